@@ -1,0 +1,260 @@
+// The `tile` dialect: registration, types, attributes and type helpers.
+#include "tilejit/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace tilejit::tile;
+
+#include "tilejit/Dialect/Tile/IR/TileDialect.cpp.inc"
+#include "tilejit/Dialect/Tile/IR/TileEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "tilejit/Dialect/Tile/IR/TileTypes.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "tilejit/Dialect/Tile/IR/TileAttrs.cpp.inc"
+
+void TileDialect::initialize() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "tilejit/Dialect/Tile/IR/TileTypes.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "tilejit/Dialect/Tile/IR/TileAttrs.cpp.inc"
+      >();
+  addOperations<
+#define GET_OP_LIST
+#include "tilejit/Dialect/Tile/IR/TileOps.cpp.inc"
+      >();
+}
+
+Operation *TileDialect::materializeConstant(OpBuilder &builder, Attribute value,
+                                            Type type, Location loc) {
+  return arith::ConstantOp::materialize(builder, value, type, loc);
+}
+
+//===----------------------------------------------------------------------===//
+// Type helpers
+//===----------------------------------------------------------------------===//
+
+namespace tilejit::tile {
+
+static bool isScalarElement(Type t) {
+  return isa<Float32Type, Float16Type, BFloat16Type, Float8E4M3FNType>(t) ||
+         t.isInteger(1) || t.isInteger(8) || t.isInteger(32) || t.isInteger(64);
+}
+
+Type getSameShape(Type scalarOrTile, Type element) {
+  if (auto tensor = dyn_cast<RankedTensorType>(scalarOrTile))
+    return RankedTensorType::get(tensor.getShape(), element);
+  return element;
+}
+
+Type getPointeeType(Type ptrOrPtrTile) {
+  auto ptr = dyn_cast<PointerType>(getElementTypeOrSelf(ptrOrPtrTile));
+  if (!ptr)
+    return Type();
+  return getSameShape(ptrOrPtrTile, ptr.getPointeeType());
+}
+
+Type getMaskType(Type scalarOrTile) {
+  return getSameShape(scalarOrTile, IntegerType::get(scalarOrTile.getContext(), 1));
+}
+
+bool isWideningConversion(Type from, Type to) {
+  from = getElementTypeOrSelf(from);
+  to = getElementTypeOrSelf(to);
+  if (from == to || to.isF32())
+    return true;
+  // e4m3fn (max 448, min subnormal 2^-9, 3 mantissa bits) fits bf16 and f16.
+  return isa<Float8E4M3FNType>(from) && isa<BFloat16Type, Float16Type>(to);
+}
+
+std::string describeType(Type type) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    os << "tile<";
+    for (int64_t d : tensor.getShape())
+      os << d << "x";
+    os << tensor.getElementType() << ">";
+  } else {
+    os << type;
+  }
+  return out;
+}
+
+} // namespace tilejit::tile
+
+//===----------------------------------------------------------------------===//
+// PointerType
+//===----------------------------------------------------------------------===//
+
+LogicalResult PointerType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  Type pointee) {
+  if (!isScalarElement(pointee))
+    return emitError() << "pointee must be a scalar element type (f32, f16, bf16, "
+                          "f8E4M3FN, i1, i8, i32, i64), got "
+                       << pointee;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ViewType
+//===----------------------------------------------------------------------===//
+
+static constexpr int64_t kDynamic = ShapedType::kDynamic;
+
+LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType,
+                               ArrayRef<int64_t> strides) {
+  if (shape.empty())
+    return emitError() << "view must have rank >= 1";
+  if (shape.size() != strides.size())
+    return emitError() << "view of rank " << shape.size() << " has "
+                       << strides.size() << " strides";
+  if (!isScalarElement(elementType))
+    return emitError() << "view element must be a scalar element type, got "
+                       << elementType;
+  for (int64_t s : shape)
+    if (s != kDynamic && s < 0)
+      return emitError() << "view size must be non-negative, got " << s;
+  for (int64_t s : strides)
+    if (s != kDynamic && s < 0)
+      return emitError() << "view stride must be non-negative, got " << s;
+  return success();
+}
+
+unsigned ViewType::getNumDynamicSizes() const {
+  return llvm::count(getShape(), kDynamic);
+}
+
+unsigned ViewType::getNumDynamicStrides() const {
+  return llvm::count(getStrides(), kDynamic);
+}
+
+std::optional<unsigned> ViewType::getContiguousDim() const {
+  for (auto [i, s] : llvm::enumerate(getStrides()))
+    if (s == 1)
+      return i;
+  return std::nullopt;
+}
+
+static ParseResult parseDynamicInt(AsmParser &parser, int64_t &value) {
+  if (succeeded(parser.parseOptionalQuestion())) {
+    value = kDynamic;
+    return success();
+  }
+  return parser.parseInteger(value);
+}
+
+Type ViewType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape, strides;
+  Type element;
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/true, /*withTrailingX=*/true) ||
+      parser.parseType(element) || parser.parseComma() ||
+      parser.parseKeyword("strides") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parseDynamicInt(parser, strides.emplace_back());
+      }) ||
+      parser.parseGreater())
+    return Type();
+  return parser.getChecked<ViewType>(parser.getContext(), shape, element, strides);
+}
+
+void ViewType::print(AsmPrinter &printer) const {
+  auto printDim = [&](int64_t d) {
+    if (d == kDynamic)
+      printer << "?";
+    else
+      printer << d;
+  };
+  printer << "<";
+  for (int64_t d : getShape()) {
+    printDim(d);
+    printer << "x";
+  }
+  printer << getElementType() << ", strides = [";
+  llvm::interleaveComma(getStrides(), printer, printDim);
+  printer << "]>";
+}
+
+//===----------------------------------------------------------------------===//
+// ConfigAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 ArrayRef<int64_t> tile, int64_t warps,
+                                 int64_t stages, int64_t vector, int64_t splitK) {
+  if (tile.empty())
+    return emitError() << "config needs at least one tile size";
+  for (int64_t t : tile)
+    if (t <= 0)
+      return emitError() << "config tile sizes must be positive, got " << t;
+  if (warps < 1 || warps > 32 || !llvm::isPowerOf2_64(warps))
+    return emitError() << "config warps must be a power of two in [1, 32], got "
+                       << warps;
+  if (stages < 1 || stages > 8)
+    return emitError() << "config stages must be in [1, 8], got " << stages;
+  if (vector < 1 || vector > 16 || !llvm::isPowerOf2_64(vector))
+    return emitError() << "config vector width must be a power of two in [1, 16], got "
+                       << vector;
+  if (splitK < 1)
+    return emitError() << "config split_k must be >= 1, got " << splitK;
+  return success();
+}
+
+// #tile.config<tile = [128, 64], warps = 4[, stages = N][, vector = N][, split_k = N]>
+Attribute ConfigAttr::parse(AsmParser &parser, Type) {
+  SmallVector<int64_t> tile;
+  int64_t warps = 0, stages = 1, vector = 1, splitK = 1;
+  if (parser.parseLess() || parser.parseKeyword("tile") || parser.parseEqual() ||
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(tile.emplace_back());
+      }) ||
+      parser.parseComma() || parser.parseKeyword("warps") || parser.parseEqual() ||
+      parser.parseInteger(warps))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    StringRef key;
+    SMLoc loc = parser.getCurrentLocation();
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    int64_t *slot = llvm::StringSwitch<int64_t *>(key)
+                        .Case("stages", &stages)
+                        .Case("vector", &vector)
+                        .Case("split_k", &splitK)
+                        .Default(nullptr);
+    if (!slot) {
+      parser.emitError(loc) << "unknown config key '" << key
+                            << "' (expected stages, vector or split_k)";
+      return {};
+    }
+    if (parser.parseInteger(*slot))
+      return {};
+  }
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ConfigAttr>(parser.getContext(), tile, warps, stages,
+                                       vector, splitK);
+}
+
+void ConfigAttr::print(AsmPrinter &printer) const {
+  printer << "<tile = [";
+  llvm::interleaveComma(getTile(), printer);
+  printer << "], warps = " << getWarps();
+  if (getStages() != 1)
+    printer << ", stages = " << getStages();
+  if (getVector() != 1)
+    printer << ", vector = " << getVector();
+  if (getSplitK() != 1)
+    printer << ", split_k = " << getSplitK();
+  printer << ">";
+}
