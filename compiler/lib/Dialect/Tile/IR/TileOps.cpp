@@ -41,10 +41,16 @@ ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
                       function_interface_impl::VariadicFlag, std::string &) {
     return b.getFunctionType(args, results);
   };
-  return function_interface_impl::parseFunctionOp(
-      parser, result, /*allowVariadic=*/false,
-      getFunctionTypeAttrName(result.name), buildType,
-      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+  SMLoc loc = parser.getCurrentLocation();
+  if (function_interface_impl::parseFunctionOp(
+          parser, result, /*allowVariadic=*/false,
+          getFunctionTypeAttrName(result.name), buildType,
+          getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
+    return failure();
+  // `config` arrives in the attribute dictionary; unchecked, an attribute of
+  // the wrong kind would be dropped silently when it becomes a property.
+  return result.name.verifyInherentAttrs(result.attributes,
+                                         [&] { return parser.emitError(loc); });
 }
 
 void KernelOp::print(OpAsmPrinter &p) {
@@ -73,11 +79,12 @@ LogicalResult KernelOp::verify() {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ArangeOp::verify() {
-  int64_t start = getStart(), end = getEnd();
+  // I32Attr accessors zero-extend; the bounds are signed.
+  int64_t start = getStartAttr().getInt(), end = getEndAttr().getInt();
   if (end <= start)
     return emitOpError("needs start < end, got ") << start << " to " << end;
-  int64_t n = getResult().getType().getShape()[0];
-  if (getResult().getType().getRank() != 1 || n != end - start)
+  RankedTensorType type = getResult().getType();
+  if (type.getRank() != 1 || type.getDimSize(0) != end - start)
     return emitOpError("result must be tile<") << (end - start) << "xi32>, got "
                                                << str(getResult().getType());
   return success();
@@ -98,7 +105,7 @@ LogicalResult BroadcastOp::verify() {
 
 LogicalResult ExpandDimsOp::verify() {
   auto src = getSrc().getType(), dst = getResult().getType();
-  int64_t axis = getAxis();
+  int64_t axis = getAxisAttr().getInt();
   if (axis < 0 || axis > src.getRank())
     return emitOpError("axis ") << axis << " out of range [0, " << src.getRank()
                                 << "] for " << str(src);
@@ -256,7 +263,7 @@ static LogicalResult verifyCombinable(Operation *op, ReduceKind kind, Type eleme
 
 LogicalResult ReduceOp::verify() {
   auto src = getSrc().getType();
-  if (failed(verifyAxis(*this, getAxis(), src)) ||
+  if (failed(verifyAxis(*this, getAxisAttr().getInt(), src)) ||
       failed(verifyCombinable(*this, getKind(), src.getElementType())))
     return failure();
   SmallVector<int64_t> shape(src.getShape());
@@ -271,7 +278,7 @@ LogicalResult ReduceOp::verify() {
 
 LogicalResult ScanOp::verify() {
   auto src = getSrc().getType();
-  if (failed(verifyAxis(*this, getAxis(), src)))
+  if (failed(verifyAxis(*this, getAxisAttr().getInt(), src)))
     return failure();
   return verifyCombinable(*this, getKind(), src.getElementType());
 }

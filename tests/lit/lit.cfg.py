@@ -1,0 +1,20 @@
+# lit configuration of tilejit's IR tests: every .mlir file under this
+# directory is a test, run through tilejit-opt and FileCheck.
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "tilejit"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = config.tilejit_lit_obj_dir
+
+llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+# FileCheck, not and count from LLVM's tools directory.
+llvm_config.use_default_substitutions()
+# tilejit-opt from this build tree, never one found on PATH.
+llvm_config.add_tool_substitutions(["tilejit-opt"], [config.tilejit_tools_dir])
