@@ -16,5 +16,5 @@ config.test_exec_root = config.tilejit_lit_obj_dir
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 # FileCheck, not and count from LLVM's tools directory.
 llvm_config.use_default_substitutions()
-# tilejit-opt from this build tree, never one found on PATH.
-llvm_config.add_tool_substitutions(["tilejit-opt"], [config.tilejit_tools_dir])
+# tilejit and tilejit-opt from this build tree, never ones found on PATH.
+llvm_config.add_tool_substitutions(["tilejit", "tilejit-opt"], [config.tilejit_tools_dir])

@@ -107,6 +107,13 @@ tile.kernel @config_unknown_key() attributes {config = #tile.config<tile = [64],
 
 // -----
 
+// expected-error @+1 {{config key 'stages' given twice}}
+tile.kernel @config_repeated_key() attributes {config = #tile.config<tile = [64], warps = 4, stages = 2, stages = 3>} {
+  tile.return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Kernel structure and grid queries
 //===----------------------------------------------------------------------===//

@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
@@ -222,6 +223,7 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
       parser.parseComma() || parser.parseKeyword("warps") || parser.parseEqual() ||
       parser.parseInteger(warps))
     return {};
+  llvm::StringSet<> seen;
   while (succeeded(parser.parseOptionalComma())) {
     StringRef key;
     SMLoc loc = parser.getCurrentLocation();
@@ -235,6 +237,10 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
     if (!slot) {
       parser.emitError(loc) << "unknown config key '" << key
                             << "' (expected stages, vector or split_k)";
+      return {};
+    }
+    if (!seen.insert(key).second) {
+      parser.emitError(loc) << "config key '" << key << "' given twice";
       return {};
     }
     if (parser.parseInteger(*slot))

@@ -23,6 +23,12 @@ def Tile_PointerType : Tile_Type<"Pointer", "ptr"> {
     ```
   }];
   let parameters = (ins "::mlir::Type":$pointeeType);
+  let builders = [
+    TypeBuilderWithInferredContext<(ins "::mlir::Type":$pointeeType), [{
+      return $_get(pointeeType.getContext(), pointeeType);
+    }]>
+  ];
+  let skipDefaultBuilders = 1;
   let assemblyFormat = "`<` $pointeeType `>`";
   let genVerifyDecl = 1;
 }

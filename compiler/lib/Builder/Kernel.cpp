@@ -1,0 +1,166 @@
+// The Kernel under construction: parameters, locations, diagnostics, finish().
+#include "BuilderInternal.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace tilejit {
+
+static thread_local Kernel *currentKernel = nullptr;
+
+const char *dtypeName(DType t) {
+  switch (t) {
+  case DType::F32: return "f32";
+  case DType::F16: return "f16";
+  case DType::BF16: return "bf16";
+  case DType::F8E4M3: return "f8e4m3";
+  case DType::I1: return "i1";
+  case DType::I8: return "i8";
+  case DType::I32: return "i32";
+  case DType::I64: return "i64";
+  }
+  return "?";
+}
+
+bool isFloat(DType t) {
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F8E4M3;
+}
+
+Type toMlirType(MLIRContext &ctx, DType t) {
+  Builder b(&ctx);
+  switch (t) {
+  case DType::F32: return b.getF32Type();
+  case DType::F16: return b.getF16Type();
+  case DType::BF16: return b.getBF16Type();
+  case DType::F8E4M3: return Float8E4M3FNType::get(&ctx);
+  case DType::I1: return b.getI1Type();
+  case DType::I8: return b.getI8Type();
+  case DType::I32: return b.getI32Type();
+  case DType::I64: return b.getI64Type();
+  }
+  return {};
+}
+
+std::optional<DType> fromMlirType(Type t) {
+  if (t.isF32()) return DType::F32;
+  if (t.isF16()) return DType::F16;
+  if (t.isBF16()) return DType::BF16;
+  if (isa<Float8E4M3FNType>(t)) return DType::F8E4M3;
+  if (t.isInteger(1)) return DType::I1;
+  if (t.isInteger(8)) return DType::I8;
+  if (t.isInteger(32)) return DType::I32;
+  if (t.isInteger(64)) return DType::I64;
+  return std::nullopt;
+}
+
+/// Collects every diagnostic raised on the context while a kernel is built
+/// (builder mistakes and verifier errors) as "file:line:col: error: message".
+class DiagnosticCollector {
+public:
+  DiagnosticCollector(MLIRContext &ctx, std::vector<std::string> &out)
+      : handler(&ctx, [&out](Diagnostic &diag) {
+          std::string text;
+          llvm::raw_string_ostream os(text);
+          auto print = [&os](Diagnostic &d) {
+            if (auto file = dyn_cast<FileLineColLoc>(d.getLocation()))
+              os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+                 << file.getColumn() << ": ";
+            else
+              os << d.getLocation() << ": ";
+            os << (d.getSeverity() == DiagnosticSeverity::Note ? "note: " : "error: ")
+               << d.str();
+          };
+          print(diag);
+          for (Diagnostic &note : diag.getNotes()) {
+            os << "\n  ";
+            print(note);
+          }
+          out.push_back(std::move(text));
+          return success();
+        }) {}
+
+private:
+  ScopedDiagnosticHandler handler;
+};
+
+Kernel::Kernel(MLIRContext &ctx, llvm::StringRef name, SrcLoc loc)
+    : ctx_(ctx), builder_(&ctx), previous_(currentKernel) {
+  ctx.loadDialect<tile::TileDialect, arith::ArithDialect, math::MathDialect,
+                  scf::SCFDialect>();
+  collector_ = std::make_unique<DiagnosticCollector>(ctx, diagnostics_);
+  module_ = ModuleOp::create(location(loc));
+  builder_.setInsertionPointToEnd(module_->getBody());
+  auto kernel = tile::KernelOp::create(builder_, location(loc), name,
+                                       builder_.getFunctionType({}, {}));
+  kernelOp_ = kernel;
+  builder_.setInsertionPointToEnd(&kernel.getBody().front());
+  currentKernel = this;
+}
+
+Kernel::~Kernel() { currentKernel = previous_; }
+
+Kernel *Kernel::current() { return currentKernel; }
+
+Location Kernel::location(const SrcLoc &loc) {
+  return FileLineColLoc::get(&ctx_, loc.file_name(), loc.line(), loc.column());
+}
+
+Value Kernel::fail(const SrcLoc &loc, const llvm::Twine &message) {
+  emitError(location(loc)) << message.str();
+  return Value();
+}
+
+Value Kernel::addParam(llvm::StringRef name, Type type, const SrcLoc &loc) {
+  auto kernel = cast<tile::KernelOp>(kernelOp_);
+  Block &entry = kernel.getBody().front();
+  BlockArgument arg = entry.addArgument(type, location(loc));
+  kernel.setFunctionTypeAttr(TypeAttr::get(
+      builder_.getFunctionType(entry.getArgumentTypes(), {})));
+  paramNames_.push_back(name.str());
+  return wrap(arg);
+}
+
+Value Kernel::ptrParam(llvm::StringRef name, DType pointee, SrcLoc loc) {
+  return addParam(name, tile::PointerType::get(toMlirType(ctx_, pointee)), loc);
+}
+
+Value Kernel::scalarParam(llvm::StringRef name, DType type, SrcLoc loc) {
+  if (type == DType::F8E4M3)
+    return fail(loc, "scalar parameter '" + name + "' cannot be f8e4m3");
+  return addParam(name, toMlirType(ctx_, type), loc);
+}
+
+void Kernel::setConfig(const Config &c) {
+  cast<tile::KernelOp>(kernelOp_).setConfigAttr(
+      tile::ConfigAttr::get(&ctx_, c.tile, c.warps, c.stages, c.vector, c.splitK));
+}
+
+llvm::Expected<OwningOpRef<ModuleOp>> Kernel::finish() {
+  auto kernel = cast<tile::KernelOp>(kernelOp_);
+  if (diagnostics_.empty()) {
+    OpBuilder::InsertionGuard guard(builder_);
+    builder_.setInsertionPointToEnd(&kernel.getBody().front());
+    tile::ReturnOp::create(builder_, kernel.getLoc());
+    // Parameter names travel as `tile.name` argument attributes, so the IR and
+    // launch-time errors can name them.
+    SmallVector<DictionaryAttr> argAttrs;
+    for (const std::string &name : paramNames_)
+      argAttrs.push_back(builder_.getDictionaryAttr(
+          builder_.getNamedAttr("tile.name", builder_.getStringAttr(name))));
+    kernel.setAllArgAttrs(argAttrs);
+    (void)verify(*module_);
+  }
+  if (!diagnostics_.empty()) {
+    std::string all = "kernel '" + kernel.getSymName().str() + "' has " +
+                      std::to_string(diagnostics_.size()) + " error(s):";
+    for (const std::string &d : diagnostics_)
+      all += "\n" + d;
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), all);
+  }
+  return std::move(module_);
+}
+
+} // namespace tilejit

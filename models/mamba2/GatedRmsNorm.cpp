@@ -1,0 +1,35 @@
+// R6 (reference-math.md): out = bf16(w * bf16(v * rsqrt(mean_group(v^2) + eps))),
+// v = y * silu(z), with norm groups of `group_size` channels. Two rounding points,
+// as vLLM's native path and HF do.
+#include "tilejit/models/Kernels.h"
+
+namespace tilejit::models {
+
+void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
+  const int64_t width = spec.get("width"), group = spec.get("group_size");
+  Value y = k.ptrParam("y", DType::BF16);
+  Value z = k.ptrParam("z", DType::BF16);
+  Value weight = k.ptrParam("weight", DType::BF16);
+  Value out = k.ptrParam("out", DType::BF16);
+  Value rows = k.scalarParam("rows", DType::I32);
+  Value eps = k.scalarParam("eps", DType::F32);
+  k.setConfig({{1, group}, /*warps=*/4, /*stages=*/1, /*vector=*/8});
+
+  Value row = programId(0);
+  Value col = programId(1) * group;
+  View yView = makeView(y, {rows, width}, {width, 1});
+  View zView = makeView(z, {rows, width}, {width, 1});
+  View outView = makeView(out, {rows, width}, {width, 1});
+  View wView = makeView(weight, {width}, {1});
+
+  Value yt = load(yView, {row, col}, {1, group}).to(DType::F32);
+  Value zt = load(zView, {row, col}, {1, group}).to(DType::F32);
+  Value v = yt * silu(zt);
+  Value meanSquare = sum(v * v, 1) / double(group);
+  Value r = expandDims(rsqrt(meanSquare + eps), 1);
+  Value normed = (v * r).to(DType::BF16).to(DType::F32);
+  Value w = load(wView, {col}, {group}).to(DType::F32);
+  store(outView, {row, col}, (w * normed).to(DType::BF16));
+}
+
+} // namespace tilejit::models
