@@ -1,0 +1,202 @@
+// The C++ builder API: the Mamba2 kernels build and verify, mistakes become
+// diagnostics at the user's line (never an abort), specialization works.
+#include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/Pipeline/Pipeline.h"
+#include "tilejit/models/Kernels.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tilejit;
+
+namespace {
+
+struct Fixture {
+  Fixture() {
+    registerCompilerDialects(registry);
+    ctx = std::make_unique<mlir::MLIRContext>(registry);
+  }
+  mlir::DialectRegistry registry;
+  std::unique_ptr<mlir::MLIRContext> ctx;
+};
+
+std::string print(mlir::ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os);
+  return text;
+}
+
+std::string errorText(llvm::Error err) { return llvm::toString(std::move(err)); }
+
+/// Prints `module`, parses it back and prints again: both texts must agree.
+void requireRoundTrip(Fixture &f, mlir::ModuleOp module) {
+  std::string first = print(module);
+  auto reparsed = mlir::parseSourceString<mlir::ModuleOp>(first, f.ctx.get());
+  REQUIRE(reparsed);
+  REQUIRE(print(*reparsed) == first);
+}
+
+} // namespace
+
+TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
+  Fixture f;
+  KernelDef def{"gated_rmsnorm", "", {{"width", 4096, ""}, {"group_size", 512, ""}},
+                models::buildGatedRmsNorm};
+  auto spec = def.specialize({});
+  REQUIRE(bool(spec));
+  auto module = def.build(*f.ctx, *spec);
+  REQUIRE(bool(module));
+  std::string text = print(**module);
+  INFO(text);
+  CHECK(text.find("tile.reduce sum") != std::string::npos);
+  CHECK(text.find("math.rsqrt") != std::string::npos);
+  CHECK(text.find("tensor<1x512xbf16>") != std::string::npos);
+  requireRoundTrip(f, **module);
+}
+
+TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
+  Fixture f;
+  KernelDef def{"conv_update", "", {{"channels", 6144, ""}, {"block", 256, ""}},
+                models::buildConvUpdate};
+  auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));
+  REQUIRE(bool(module));
+  std::string text = print(**module);
+  INFO(text);
+  CHECK(text.find("tensor<128x!tile.ptr<bf16>>") != std::string::npos);
+  CHECK(text.find("tile.ptr_store") != std::string::npos);
+  requireRoundTrip(f, **module);
+}
+
+TEST_CASE("a shape mismatch names the C++ file, line and both shapes", "[builder]") {
+  Fixture f;
+  Kernel k(*f.ctx, "mismatch");
+  Value a = zeros({128}, DType::F32);
+  Value b = zeros({64}, DType::F32);
+  const int line = __LINE__ + 1;
+  Value c = a + b;
+  CHECK_FALSE(c.valid());
+  // Later uses of the invalid value are silent: one mistake, one diagnostic.
+  Value d = c * 2.0;
+  CHECK_FALSE(d.valid());
+  auto module = k.finish();
+  REQUIRE_FALSE(bool(module));
+  std::string msg = errorText(module.takeError());
+  INFO(msg);
+  CHECK(msg.find("BuilderTest.cpp:" + std::to_string(line) + ":") != std::string::npos);
+  CHECK(msg.find("tile<128xf32>") != std::string::npos);
+  CHECK(msg.find("tile<64xf32>") != std::string::npos);
+  CHECK(msg.find("has 1 error(s)") != std::string::npos);
+}
+
+TEST_CASE("every mistake is reported, each at its own line", "[builder]") {
+  Fixture f;
+  Kernel k(*f.ctx, "mistakes");
+  Value x = zeros({16, 32}, DType::BF16);
+  Value y = zeros({16, 32}, DType::F32);
+  const int dtypeLine = __LINE__ + 1;
+  Value s = x + y;
+  const int axisLine = __LINE__ + 1;
+  Value r = sum(y, 2);
+  const int mathLine = __LINE__ + 1;
+  Value e = exp(arange(0, 16));
+  CHECK_FALSE(s.valid());
+  CHECK_FALSE(r.valid());
+  CHECK_FALSE(e.valid());
+  std::string msg = errorText(k.finish().takeError());
+  INFO(msg);
+  CHECK(msg.find("has 3 error(s)") != std::string::npos);
+  CHECK(msg.find(":" + std::to_string(dtypeLine) + ":") != std::string::npos);
+  CHECK(msg.find("dtype mismatch in '+': tile<16x32xbf16> vs tile<16x32xf32>") !=
+        std::string::npos);
+  CHECK(msg.find(":" + std::to_string(axisLine) + ":") != std::string::npos);
+  CHECK(msg.find("axis 2 out of range [0, 2)") != std::string::npos);
+  CHECK(msg.find(":" + std::to_string(mathLine) + ":") != std::string::npos);
+  CHECK(msg.find("exp needs a float tile or scalar, got tile<16xi32>") != std::string::npos);
+}
+
+TEST_CASE("verifier errors carry the builder call site", "[builder]") {
+  Fixture f;
+  Kernel k(*f.ctx, "bad_dot");
+  Value a = zeros({16, 32}, DType::BF16);
+  Value b = zeros({16, 32}, DType::BF16);
+  Value acc = zeros({16, 32}, DType::F32);
+  const int line = __LINE__ + 1;
+  dot(a, b, acc);
+  std::string msg = errorText(k.finish().takeError());
+  INFO(msg);
+  CHECK(msg.find("BuilderTest.cpp:" + std::to_string(line) + ":") != std::string::npos);
+  CHECK(msg.find("inner dimensions differ") != std::string::npos);
+}
+
+TEST_CASE("numbers adopt the other operand's dtype and broadcasting follows numpy",
+          "[builder]") {
+  Fixture f;
+  Kernel k(*f.ctx, "broadcast");
+  Value p = k.ptrParam("p", DType::F32);
+  Value col = arange(0, 8);            // [8]
+  Value row = expandDims(arange(0, 4), 1); // [4, 1]
+  Value idx = row * 8 + col;           // [4, 8]
+  CHECK(idx.shape() == Shape{4, 8});
+  CHECK(idx.dtype() == DType::I32);
+  Value v = load(p + idx, idx < 30, 0.0f);
+  CHECK(v.shape() == Shape{4, 8});
+  CHECK(v.dtype() == DType::F32);
+  Value h = (v * 0.5).to(DType::BF16);
+  CHECK(h.dtype() == DType::BF16);
+  Value q = (v / 2.0f).to(DType::F8E4M3);
+  store(p + idx, q.to(DType::F32) + h.to(DType::F32), idx < 30);
+  auto module = k.finish();
+  REQUIRE(bool(module));
+  std::string text = print(**module);
+  INFO(text);
+  CHECK(text.find("rounding rne saturate : tensor<4x8xf32> -> tensor<4x8xf8E4M3FN>") !=
+        std::string::npos);
+}
+
+TEST_CASE("loops carry values and check their types", "[builder]") {
+  Fixture f;
+  {
+    Kernel k(*f.ctx, "loop");
+    Value out = k.ptrParam("out", DType::F32);
+    auto result = forRange(0, 4, 1, {zeros({16}, DType::F32)},
+                           [&](Value i, std::vector<Value> acc) -> std::vector<Value> {
+                             return {acc[0] + i.to(DType::F32)};
+                           });
+    REQUIRE(result.size() == 1);
+    store(out + arange(0, 16), result[0]);
+    REQUIRE(bool(k.finish()));
+  }
+  {
+    Kernel k(*f.ctx, "bad_loop");
+    forRange(0, 4, 1, {zeros({16}, DType::F32)},
+             [&](Value, std::vector<Value>) -> std::vector<Value> {
+               return {zeros({8}, DType::F32)};
+             });
+    std::string msg = errorText(k.finish().takeError());
+    CHECK(msg.find("loop-carried value 0 changes type: tile<16xf32> -> tile<8xf32>") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("specialization rejects unknown constants and non-integers", "[builder]") {
+  KernelDef def{"k", "", {{"block", 128, ""}}, [](Kernel &, const Specialization &) {}};
+  CHECK(cantFail(def.specialize({"block=64"})).get("block") == 64);
+  CHECK(cantFail(def.specialize({})).key() == "block=128");
+  CHECK(errorText(def.specialize({"blok=64"}).takeError()) ==
+        "kernel 'k' has no constant 'blok' (it has: block)");
+  CHECK(errorText(def.specialize({"block=x"}).takeError()) ==
+        "constant 'block' needs an integer, got 'x'");
+  CHECK(errorText(def.specialize({"block"}).takeError()) == "expected name=value, got 'block'");
+}
+
+TEST_CASE("the registry refuses duplicate names", "[builder]") {
+  KernelRegistry registry;
+  REQUIRE(errorText(models::registerModelKernels(registry)).empty());
+  CHECK(registry.find("gated_rmsnorm") != nullptr);
+  CHECK(registry.all().size() == 2);
+  CHECK(errorText(models::registerModelKernels(registry)) ==
+        "kernel 'gated_rmsnorm' is registered twice");
+}
