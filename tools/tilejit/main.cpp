@@ -1,13 +1,19 @@
-// tilejit: the command-line driver (list, dump; more commands as the compiler grows).
+// tilejit: the command-line driver: list, dump and compile registered kernels.
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/Kernels.h"
 
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 using namespace llvm;
 
@@ -15,15 +21,21 @@ namespace {
 
 cl::SubCommand listCmd("list", "List the registered kernels and their constants");
 cl::SubCommand dumpCmd("dump", "Print a kernel's IR at each compilation stage");
+cl::SubCommand compileCmd("compile", "Compile a kernel ahead of time to PTX");
 
-cl::opt<std::string> dumpKernel(cl::Positional, cl::desc("<kernel>"), cl::Required,
-                                cl::sub(dumpCmd));
-cl::opt<std::string> dumpStage("stage", cl::desc("tile (more stages arrive with lowering)"),
-                               cl::init("tile"), cl::sub(dumpCmd));
-cl::list<std::string> dumpSet("set", cl::desc("Override a kernel constant: name=value"),
-                              cl::sub(dumpCmd));
-cl::opt<std::string> dumpOut("out", cl::desc("Write each stage to a file in this folder"),
-                             cl::sub(dumpCmd));
+cl::opt<std::string> kernelName(cl::Positional, cl::desc("<kernel>"), cl::Required,
+                                cl::sub(dumpCmd), cl::sub(compileCmd));
+cl::list<std::string> constants("set", cl::desc("Override a kernel constant: name=value"),
+                                cl::sub(dumpCmd), cl::sub(compileCmd));
+cl::opt<std::string> archName("arch", cl::desc("sm_90, sm_90a, sm_110a or sm_121a"),
+                              cl::init("sm_90a"), cl::sub(dumpCmd), cl::sub(compileCmd));
+cl::opt<std::string> stage("stage", cl::desc("tile|mlir|llvm|ptx|sass|all"), cl::init("all"),
+                           cl::sub(dumpCmd));
+cl::opt<std::string> outDir("out", cl::desc("Write one numbered file per stage here"),
+                            cl::sub(dumpCmd));
+cl::opt<std::string> outFile("o", cl::desc("Output PTX file"), cl::Required,
+                             cl::sub(compileCmd));
+cl::opt<bool> showTime("time", cl::desc("Print the time of each stage"), cl::sub(compileCmd));
 
 int fail(const Twine &message) {
   errs() << "tilejit: error: " << message << "\n";
@@ -39,35 +51,144 @@ int runList(const tilejit::KernelRegistry &registry) {
   return 0;
 }
 
-int runDump(const tilejit::KernelRegistry &registry) {
-  const tilejit::KernelDef *def = registry.find(dumpKernel);
+/// Builds the named kernel with the --set constants.
+Expected<mlir::OwningOpRef<mlir::ModuleOp>> buildKernel(const tilejit::KernelRegistry &registry,
+                                                        mlir::MLIRContext &ctx) {
+  const tilejit::KernelDef *def = registry.find(kernelName);
   if (!def)
-    return fail("unknown kernel '" + dumpKernel + "' (see 'tilejit list')");
-  if (dumpStage != "tile")
-    return fail("stage '" + dumpStage + "' is not available: this build lowers no further "
-                "than the tile IR");
-  auto spec = def->specialize(dumpSet);
+    return createStringError("unknown kernel '%s' (see 'tilejit list')", kernelName.c_str());
+  auto spec = def->specialize(constants);
   if (!spec)
-    return fail(toString(spec.takeError()));
+    return spec.takeError();
+  return def->build(ctx, *spec);
+}
+
+/// SASS through ptxas + cuobjdump/nvdisasm when they are installed.
+Expected<std::string> disassemble(StringRef ptx, StringRef arch) {
+  auto ptxas = sys::findProgramByName("ptxas", {"/usr/local/cuda/bin"});
+  auto cuobjdump = sys::findProgramByName("cuobjdump", {"/usr/local/cuda/bin"});
+  if (!ptxas || !cuobjdump)
+    return createStringError("the sass stage needs ptxas and cuobjdump (CUDA toolkit)");
+  SmallString<128> ptxPath, cubinPath, sassPath;
+  sys::fs::createTemporaryFile("tilejit", "ptx", ptxPath);
+  sys::fs::createTemporaryFile("tilejit", "cubin", cubinPath);
+  sys::fs::createTemporaryFile("tilejit", "sass", sassPath);
+  auto cleanup = make_scope_exit([&] {
+    for (auto &p : {ptxPath, cubinPath, sassPath})
+      sys::fs::remove(p);
+  });
+  {
+    std::error_code ec;
+    raw_fd_ostream os(ptxPath, ec);
+    os << ptx;
+  }
+  std::string archArg = ("-arch=" + arch).str();
+  std::string err;
+  if (sys::ExecuteAndWait(*ptxas, {*ptxas, archArg, ptxPath.str(), "-o", cubinPath.str()}, {},
+                          {}, 0, 0, &err) != 0)
+    return createStringError("ptxas failed: %s", err.c_str());
+  std::optional<StringRef> redirects[] = {std::nullopt, sassPath.str(), std::nullopt};
+  if (sys::ExecuteAndWait(*cuobjdump, {*cuobjdump, "--dump-sass", cubinPath.str()}, {},
+                          redirects, 0, 0, &err) != 0)
+    return createStringError("cuobjdump failed: %s", err.c_str());
+  auto buffer = MemoryBuffer::getFile(sassPath);
+  if (!buffer)
+    return createStringError("cannot read SASS: %s", buffer.getError().message().c_str());
+  return (*buffer)->getBuffer().str();
+}
+
+int runDump(const tilejit::KernelRegistry &registry) {
+  static const char *stages[] = {"tile", "mlir", "llvm", "ptx", "sass", "all"};
+  if (!is_contained(stages, stage))
+    return fail("unknown stage '" + stage + "' (tile|mlir|llvm|ptx|sass|all)");
+  auto arch = tilejit::Arch::parse(archName);
+  if (!arch)
+    return fail(toString(arch.takeError()));
   mlir::DialectRegistry dialects;
   tilejit::registerCompilerDialects(dialects);
   mlir::MLIRContext ctx(dialects);
-  auto module = def->build(ctx, *spec);
+  auto module = buildKernel(registry, ctx);
   if (!module)
     return fail(toString(module.takeError()));
-  if (dumpOut.empty()) {
-    (*module)->print(outs());
+  if (!outDir.empty())
+    if (std::error_code ec = sys::fs::create_directories(outDir))
+      return fail("cannot create '" + outDir + "': " + ec.message());
+
+  unsigned counter = 0;
+  std::string ptxText;
+  auto emit = [&](StringRef name, StringRef text) {
+    StringRef family = name.split('.').first;
+    if (family == "ptx")
+      ptxText = text.str();
+    if (stage != "all" && stage != family)
+      return;
+    if (outDir.empty()) {
+      outs() << "// ----- " << name << " -----\n" << text << "\n";
+      return;
+    }
+    std::string path = formatv("{0}/{1}.{2:d2}-{3}.{4}", outDir, kernelName, counter++, name,
+                               family == "ptx" ? "ptx" : family == "llvm" ? "ll" : "mlir");
+    std::error_code ec;
+    raw_fd_ostream file(path, ec);
+    file << text;
+    outs() << "wrote " << path << "\n";
+  };
+  if (stage == "tile") {
+    emit("tile", [&] {
+      std::string s;
+      raw_string_ostream os(s);
+      (*module)->print(os);
+      return s;
+    }());
     return 0;
   }
-  if (std::error_code ec = sys::fs::create_directories(dumpOut))
-    return fail("cannot create '" + dumpOut + "': " + ec.message());
-  std::string path = dumpOut + "/" + def->name + ".0-tile.mlir";
+  tilejit::CompileOptions opts;
+  opts.dump = emit;
+  opts.dumpLLVM = stage == "llvm" || stage == "all";
+  auto compiled = tilejit::compileToPTX(**module, *arch, opts);
+  if (!compiled)
+    return fail(toString(compiled.takeError()));
+  if (stage == "sass" || stage == "all") {
+    auto sass = disassemble(ptxText, archName);
+    if (!sass) {
+      if (stage == "sass")
+        return fail(toString(sass.takeError()));
+      errs() << "tilejit: note: no sass stage: " << toString(sass.takeError()) << "\n";
+    } else {
+      emit("sass", *sass);
+    }
+  }
+  return 0;
+}
+
+int runCompile(const tilejit::KernelRegistry &registry) {
+  auto arch = tilejit::Arch::parse(archName);
+  if (!arch)
+    return fail(toString(arch.takeError()));
+  mlir::DialectRegistry dialects;
+  tilejit::registerCompilerDialects(dialects);
+  mlir::MLIRContext ctx(dialects);
+  auto buildStart = std::chrono::steady_clock::now();
+  auto module = buildKernel(registry, ctx);
+  if (!module)
+    return fail(toString(module.takeError()));
+  double buildMs = std::chrono::duration<double, std::milli>(
+                       std::chrono::steady_clock::now() - buildStart)
+                       .count();
+  auto compiled = tilejit::compileToPTX(**module, *arch);
+  if (!compiled)
+    return fail(toString(compiled.takeError()));
   std::error_code ec;
-  raw_fd_ostream file(path, ec);
+  raw_fd_ostream file(outFile, ec);
   if (ec)
-    return fail("cannot write '" + path + "': " + ec.message());
-  (*module)->print(file);
-  outs() << "wrote " << path << "\n";
+    return fail("cannot write '" + outFile + "': " + ec.message());
+  file << compiled->ptx;
+  if (showTime) {
+    outs() << formatv("{0} for {1}: build {2:f2} ms, lower {3:f2} ms, ", kernelName, archName,
+                      buildMs, compiled->lowerMs);
+    compiled->ptxTimings.print(outs());
+    outs() << formatv("; IR->PTX {0:f2} ms\n", compiled->lowerMs + compiled->ptxTimings.totalMs());
+  }
   return 0;
 }
 
@@ -84,6 +205,8 @@ int main(int argc, char **argv) {
     return runList(registry);
   if (dumpCmd)
     return runDump(registry);
+  if (compileCmd)
+    return runCompile(registry);
   cl::PrintHelpMessage();
   return 1;
 }

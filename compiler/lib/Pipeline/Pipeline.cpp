@@ -1,22 +1,150 @@
-// Registration of dialects and passes, and the named pipelines.
+// Registration of dialects and passes, the named pipelines, and compileToPTX.
 #include "tilejit/Pipeline/Pipeline.h"
 
+#include "tilejit/Conversion/TileToLLVM/Passes.h"
+#include "tilejit/Dialect/Tile/IR/TileOps.h"
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
-#include "tilejit/Dialect/Tile/IR/TileOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+
+using namespace mlir;
 
 namespace tilejit {
 
-void registerCompilerDialects(mlir::DialectRegistry &registry) {
-  registry.insert<tile::TileDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect>();
+void registerCompilerDialects(DialectRegistry &registry) {
+  registry.insert<tile::TileDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
+                  LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registerPTXTargetTranslations(registry);
+}
+
+void buildTileLayoutPipeline(OpPassManager &pm) {
+  pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void buildTileToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertTileToLLVM());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
 }
 
 void registerCompilerPasses() {
-  mlir::registerCanonicalizerPass();
-  mlir::registerCSEPass();
+  registerCanonicalizerPass();
+  registerCSEPass();
+  registerArithToLLVMConversionPass();
+  registerReconcileUnrealizedCastsPass();
+  tile::registerTileTransformsPasses();
+  registerTileToLLVMPasses();
+  PassPipelineRegistration<>("tile-layout-pipeline",
+                             "tile -> tile with register layouts",
+                             buildTileLayoutPipeline);
+  PassPipelineRegistration<>("tile-to-llvm-pipeline",
+                             "tile with layouts -> LLVM + NVVM dialects",
+                             buildTileToLLVMPipeline);
+}
+
+namespace {
+
+std::string print(Operation *op) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os);
+  return text;
+}
+
+/// Hands the IR after every pass to CompileOptions::dump.
+class DumpAfterEachPass : public PassManager::IRPrinterConfig {
+public:
+  explicit DumpAfterEachPass(const CompileOptions &opts)
+      : IRPrinterConfig(/*printModuleScope=*/true), opts_(opts) {}
+  void printAfterIfEnabled(Pass *pass, Operation *op, PrintCallbackFn) override {
+    opts_.dump(("mlir." + pass->getArgument()).str(), print(op));
+  }
+
+private:
+  const CompileOptions &opts_;
+};
+
+std::string paramKind(Type t) {
+  if (isa<tile::PointerType>(t))
+    return "ptr";
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+} // namespace
+
+llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
+                                            const CompileOptions &opts) {
+  auto kernels = module.getOps<tile::KernelOp>();
+  if (std::distance(kernels.begin(), kernels.end()) != 1)
+    return llvm::createStringError("compileToPTX needs a module with exactly one tile.kernel");
+  tile::KernelOp kernel = *kernels.begin();
+  CompiledKernel out;
+  out.name = kernel.getSymName().str();
+  for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
+    auto name = kernel.getArgAttrOfType<StringAttr>(i, "tile.name");
+    out.params.emplace_back(name ? name.str() : "arg" + std::to_string(i), paramKind(t));
+  }
+  if (opts.dump)
+    opts.dump("tile", print(module));
+
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << diag.getLocation() << ": " << diag.str() << "\n";
+    for (Diagnostic &note : diag.getNotes())
+      os << "  " << note.getLocation() << ": note: " << note.str() << "\n";
+    return success();
+  });
+  auto start = std::chrono::steady_clock::now();
+  PassManager pm(module.getContext());
+  buildTileLayoutPipeline(pm);
+  buildTileToLLVMPipeline(pm);
+  if (opts.dump) {
+    pm.getContext()->disableMultithreading();
+    pm.enableIRPrinting(std::make_unique<DumpAfterEachPass>(opts));
+  }
+  if (failed(pm.run(module)))
+    return llvm::createStringError("lowering kernel '%s' failed:\n%s", out.name.c_str(),
+                                   diagnostics.c_str());
+  out.lowerMs =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+          .count();
+  auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(out.name);
+  out.threads = func->getAttrOfType<IntegerAttr>("tile.threads").getInt();
+  out.sharedBytes = func->getAttrOfType<IntegerAttr>("tile.shared_bytes").getInt();
+  if (opts.dump && opts.dumpLLVM) {
+    auto ir = translateToLLVMIR(module, arch, opts.ptx);
+    if (!ir)
+      return ir.takeError();
+    opts.dump("llvm", *ir);
+  }
+  auto ptx = emitPTX(module, arch, opts.ptx, &out.ptxTimings);
+  if (!ptx)
+    return ptx.takeError();
+  out.ptx = std::move(*ptx);
+  if (opts.dump)
+    opts.dump("ptx", out.ptx);
+  return out;
 }
 
 } // namespace tilejit

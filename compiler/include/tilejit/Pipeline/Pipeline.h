@@ -1,17 +1,58 @@
-// Named pipelines and registration shared by tilejit-opt, the CLI and the JIT.
+// Named pipelines and registration shared by tilejit-opt, the CLI and the JIT:
+// tile IR -> tile with layouts -> LLVM + NVVM dialects -> LLVM IR -> PTX.
 #ifndef TILEJIT_PIPELINE_PIPELINE_H
 #define TILEJIT_PIPELINE_PIPELINE_H
 
+#include "tilejit/Target/PTX/PTXTarget.h"
+
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <string>
+#include <vector>
 
 namespace tilejit {
 
-/// Registers every dialect a tile kernel may contain at any stage.
+/// Registers every dialect a tile kernel may contain at any stage, and the
+/// LLVM IR translations the PTX stage needs.
 void registerCompilerDialects(mlir::DialectRegistry &registry);
 
-/// Registers tilejit's passes and the upstream ones its pipelines use, so
-/// tilejit-opt can run each of them by name.
+/// Registers tilejit's passes, its named pipelines and the upstream passes
+/// they use, so tilejit-opt can run each of them by name.
 void registerCompilerPasses();
+
+/// tile -> tile with layouts: tile-assign-layouts, canonicalize, cse.
+void buildTileLayoutPipeline(mlir::OpPassManager &pm);
+/// tile with layouts -> LLVM + NVVM: convert-tile-to-llvm,
+/// convert-arith-to-llvm, reconcile-unrealized-casts, canonicalize, cse.
+void buildTileToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// A kernel compiled to PTX, with what its launch needs.
+struct CompiledKernel {
+  std::string name; ///< PTX entry
+  std::string ptx;
+  int64_t threads = 0;     ///< per program (CTA)
+  int64_t sharedBytes = 0; ///< dynamic shared memory per program
+  /// Parameters in order: name and kind ("ptr", "i32", "i64", "f32", ...).
+  std::vector<std::pair<std::string, std::string>> params;
+  double lowerMs = 0; ///< the MLIR pipelines
+  PTXTimings ptxTimings;
+};
+
+struct CompileOptions {
+  PTXOptions ptx;
+  /// Called with each stage's text: "tile", then "mlir.<pass-argument>" after
+  /// every pass, "llvm" (only when `dumpLLVM`) and "ptx".
+  std::function<void(llvm::StringRef stage, llvm::StringRef text)> dump;
+  bool dumpLLVM = false;
+};
+
+/// Lowers a module holding one verified tile.kernel (in place) and compiles it
+/// to PTX for `arch`. Errors carry the diagnostics with their locations.
+llvm::Expected<CompiledKernel> compileToPTX(mlir::ModuleOp module, const Arch &arch,
+                                            const CompileOptions &opts = {});
 
 } // namespace tilejit
 

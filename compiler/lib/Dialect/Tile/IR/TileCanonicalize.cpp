@@ -66,6 +66,16 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   return foldSplatConstant(adaptor.getSrc(), getResult().getType());
 }
 
+OpFoldResult ConvertLayoutOp::fold(FoldAdaptor adaptor) {
+  if (getSrc().getType() == getResult().getType())
+    return getSrc();
+  if (auto inner = getSrc().getDefiningOp<ConvertLayoutOp>()) {
+    getSrcMutable().assign(inner.getSrc());
+    return getResult();
+  }
+  return foldSplatConstant(adaptor.getSrc(), getResult().getType());
+}
+
 OpFoldResult ConvertOp::fold(FoldAdaptor) {
   if (getSrc().getType() == getResult().getType())
     return getSrc();

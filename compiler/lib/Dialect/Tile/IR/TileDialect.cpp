@@ -53,7 +53,7 @@ static bool isScalarElement(Type t) {
 
 Type getSameShape(Type scalarOrTile, Type element) {
   if (auto tensor = dyn_cast<RankedTensorType>(scalarOrTile))
-    return RankedTensorType::get(tensor.getShape(), element);
+    return RankedTensorType::get(tensor.getShape(), element, tensor.getEncoding());
   return element;
 }
 
@@ -263,4 +263,33 @@ void ConfigAttr::print(AsmPrinter &printer) const {
   if (getSplitK() != 1)
     printer << ", split_k = " << getSplitK();
   printer << ">";
+}
+
+//===----------------------------------------------------------------------===//
+// BlockedLayoutAttr
+//===----------------------------------------------------------------------===//
+
+LogicalResult BlockedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                        ArrayRef<int64_t> spt, ArrayRef<int64_t> tpw,
+                                        ArrayRef<int64_t> wpc, ArrayRef<int64_t> order) {
+  size_t rank = spt.size();
+  if (rank == 0 || tpw.size() != rank || wpc.size() != rank || order.size() != rank)
+    return emitError() << "blocked layout needs spt, tpw, wpc and order of one rank";
+  int64_t lanes = 1;
+  for (size_t d = 0; d < rank; ++d) {
+    for (int64_t v : {spt[d], tpw[d], wpc[d]})
+      if (v < 1 || !llvm::isPowerOf2_64(v))
+        return emitError() << "blocked layout entries must be powers of two, got " << v;
+    lanes *= tpw[d];
+  }
+  if (lanes != 32)
+    return emitError() << "blocked layout tpw must multiply to 32 lanes, got " << lanes;
+  SmallVector<bool> seen(rank, false);
+  for (int64_t o : order) {
+    if (o < 0 || o >= (int64_t)rank || seen[o])
+      return emitError() << "blocked layout order must be a permutation of [0, " << rank
+                         << ")";
+    seen[o] = true;
+  }
+  return success();
 }

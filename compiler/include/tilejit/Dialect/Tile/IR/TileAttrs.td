@@ -42,4 +42,65 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
   let genVerifyDecl = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Register layouts (tensor encodings set by tile-assign-layouts)
+//===----------------------------------------------------------------------===//
+
+def Tile_BlockedLayoutAttr : AttrDef<Tile_Dialect, "BlockedLayout"> {
+  let mnemonic = "blocked";
+  let summary = "Tile elements distributed over registers, lanes and warps in blocks";
+  let description = [{
+    Along each dimension a thread holds `spt` consecutive elements, a warp's
+    32 lanes cover `tpw` such blocks and the program's warps `wpc` warp blocks;
+    the pattern repeats (more registers) when the tile is larger, and
+    replicates (several threads hold one element) when it is smaller.
+    `order` lists dimensions fastest first. Shape-independent, so a broadcast
+    keeps its operand's layout and costs no data movement.
+
+    ```mlir
+    tensor<64x128xbf16, #tile.blocked<spt = [1, 8], tpw = [2, 16], wpc = [4, 1], order = [1, 0]>>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$spt,
+                        ArrayRefParameter<"int64_t">:$tpw,
+                        ArrayRefParameter<"int64_t">:$wpc,
+                        ArrayRefParameter<"int64_t">:$order);
+  let assemblyFormat = [{
+    `<` `spt` `=` `[` $spt `]` `,` `tpw` `=` `[` $tpw `]` `,` `wpc` `=` `[` $wpc `]`
+        `,` `order` `=` `[` $order `]` `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+def Tile_SliceLayoutAttr : AttrDef<Tile_Dialect, "SliceLayout"> {
+  let mnemonic = "slice";
+  let summary = "The layout of a parent with one dimension removed";
+  let description = [{
+    What a reduction along `dim` leaves, and what `tile.expand_dims` at `dim`
+    turns back into the parent at no cost.
+
+    ```mlir
+    tensor<64xf32, #tile.slice<dim = 1, parent = #tile.blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$dim, "::mlir::Attribute":$parent);
+  let assemblyFormat = "`<` `dim` `=` $dim `,` `parent` `=` $parent `>`";
+}
+
+def Tile_MmaLayoutAttr : AttrDef<Tile_Dialect, "MmaLayout"> {
+  let mnemonic = "mma";
+  let summary = "The accumulator layout of mma.sync m16n8 tiles";
+  let description = [{
+    Warps form a `wpc[0]` x `wpc[1]` grid; each holds 16x8 accumulator tiles
+    as mma.sync m16n8k16 (bf16) / m16n8k32 (e4m3) defines them, repeating
+    with strides 16*wpc[0] and 8*wpc[1].
+
+    ```mlir
+    tensor<128x128xf32, #tile.mma<wpc = [2, 2]>>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$wpc);
+  let assemblyFormat = "`<` `wpc` `=` `[` $wpc `]` `>`";
+}
+
 #endif // TILEJIT_TILE_ATTRS_TD

@@ -198,6 +198,25 @@ def Tile_TransposeOp : Tile_Op<"transpose", [Pure, SameOperandsAndResultElementT
   let hasFolder = 1;
 }
 
+def Tile_ConvertLayoutOp : Tile_Op<"convert_layout", [Pure,
+    SameOperandsAndResultShape, SameOperandsAndResultElementType]> {
+  let summary = "Moves a tile to another register layout";
+  let description = [{
+    Inserted by `tile-assign-layouts` where a producer's layout differs from
+    what its consumer needs. Lowering moves registers when the two layouts
+    hold the same elements per thread, and goes through shared memory
+    otherwise.
+
+    ```mlir
+    %m = tile.convert_layout %x : tensor<64x64xf32, #blocked> -> tensor<64x64xf32, #mma>
+    ```
+  }];
+  let arguments = (ins Tile_Tile:$src);
+  let results = (outs Tile_Tile:$result);
+  let assemblyFormat = "$src attr-dict `:` type($src) `->` type($result)";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Memory
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,60 @@
+// Register layouts as data: which tile element each register of each thread holds.
+//
+// Every layout the dialect knows (blocked, slice, mma) is a sum of independent
+// power-of-two contributions: a thread's register r holds the element at
+//   regs[r] + sum(lane bit b set) lanes[b] + sum(warp bit b set) warps[b].
+// A zero lane/warp basis means threads differing in that bit hold the same
+// elements (replication). Lowering and the layout pass reason on this form.
+#ifndef TILEJIT_DIALECT_TILE_IR_LAYOUTS_H
+#define TILEJIT_DIALECT_TILE_IR_LAYOUTS_H
+
+#include "mlir/IR/Attributes.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace tilejit::tile {
+
+using Index = llvm::SmallVector<int64_t, 4>;
+
+struct Distributed {
+  Index shape;
+  llvm::SmallVector<Index> regs;  ///< per register: index offset
+  llvm::SmallVector<Index> lanes; ///< 5 bases, one per lane-id bit
+  llvm::SmallVector<Index> warps; ///< log2(numWarps) bases
+
+  unsigned numRegs() const { return regs.size(); }
+  /// Lane/warp bits whose basis is zero: threads differing only there hold
+  /// the same elements; only the one with these bits clear should store.
+  unsigned laneReplicationMask() const;
+  unsigned warpReplicationMask() const;
+  /// True if register r repeats an earlier register's element.
+  bool isDuplicateRegister(unsigned r) const;
+  /// Number of consecutive registers, starting at multiples of the result,
+  /// that hold consecutive elements along `dim` (the vector width a memory
+  /// access along `dim` may use), capped at `max`.
+  unsigned contiguousRegisters(unsigned dim, unsigned max) const;
+};
+
+/// The distribution of a tile of `shape` under `encoding` over `numWarps`
+/// warps; failure when the encoding cannot hold that shape.
+llvm::FailureOr<Distributed> distribute(mlir::Attribute encoding,
+                                        llvm::ArrayRef<int64_t> shape, int64_t numWarps);
+
+/// Convenience for an encoded tile type.
+llvm::FailureOr<Distributed> distribute(mlir::RankedTensorType type, int64_t numWarps);
+
+/// A coalescing blocked layout for `shape`: `vector` elements per thread along
+/// the last dimension, lanes then warps filling the fastest dimensions first.
+mlir::Attribute defaultBlockedLayout(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> shape,
+                                     int64_t numWarps, int64_t vector);
+
+/// The mma.sync accumulator layout for an MxN result over `numWarps` warps.
+mlir::Attribute mmaLayoutFor(mlir::MLIRContext *ctx, int64_t m, int64_t n,
+                             int64_t numWarps);
+
+/// Number of warps a kernel runs with (its #tile.config, else 4).
+int64_t getNumWarps(mlir::Operation *kernel);
+
+} // namespace tilejit::tile
+
+#endif // TILEJIT_DIALECT_TILE_IR_LAYOUTS_H

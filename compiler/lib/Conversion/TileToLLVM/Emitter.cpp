@@ -1,0 +1,258 @@
+// Emitter core: kernel prologue (thread ids, shared scratch), value maps,
+// layout indices, shared-memory staging and the per-op dispatch.
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tilejit::lowering {
+
+static constexpr llvm::StringLiteral kSharedName = "tile_shared";
+
+Emitter::Emitter(tile::KernelOp kernel, LLVM::LLVMFuncOp func, const EmitterTable &table)
+    : b(func.getContext()), ctx(func.getContext()), numWarps(tile::getNumWarps(kernel)),
+      kernel_(kernel), func_(func), table_(table) {
+  Location loc = kernel.getLoc();
+  b.setInsertionPointToStart(func.addEntryBlock(b));
+  Value tid = NVVM::ThreadIdXOp::create(b, loc, b.getI32Type());
+  lane_ = LLVM::AndOp::create(b, loc, tid, i32(31, loc));
+  warp_ = LLVM::LShrOp::create(b, loc, tid, i32(5, loc));
+  auto module = func->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol(kSharedName)) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    // Dynamic shared memory: a zero-sized external array in address space 3.
+    LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
+                           /*isConstant=*/false, LLVM::Linkage::External, kSharedName,
+                           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+  }
+  shared_ = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
+                                      kSharedName);
+  prologue_ = b.saveInsertionPoint();
+}
+
+LogicalResult Emitter::run() {
+  for (auto [arg, llvmArg] :
+       llvm::zip(kernel_.getBody().front().getArguments(), func_.getArguments()))
+    map(arg, {llvmArg});
+  if (failed(emitBlock(kernel_.getBody().front())))
+    return failure();
+  LLVM::ReturnOp::create(b, kernel_.getLoc(), ValueRange());
+  return success();
+}
+
+LogicalResult Emitter::emitBlock(Block &block) {
+  for (Operation &op : block.without_terminator()) {
+    StringRef name = op.getName().getStringRef();
+    auto it = table_.find(name);
+    if (it == table_.end())
+      it = table_.find((op.getDialect()->getNamespace() + ".*").str());
+    if (it == table_.end())
+      return op.emitOpError("has no GPU lowering");
+    if (failed(it->second(*this, &op)))
+      return failure();
+  }
+  return success();
+}
+
+Regs &Emitter::regs(Value v) {
+  auto it = regs_.find(v);
+  assert(it != regs_.end() && "value used before it was emitted");
+  return it->second;
+}
+
+Type llvmElementType(MLIRContext *ctx, Type t) {
+  Type element = getElementTypeOrSelf(t);
+  if (isa<tile::PointerType>(element))
+    return LLVM::LLVMPointerType::get(ctx, 1);
+  if (isa<Float8E4M3FNType>(element))
+    return IntegerType::get(ctx, 8);
+  return element;
+}
+
+Type Emitter::elementType(Type t) { return llvmElementType(ctx, t); }
+
+Value Emitter::i32(int64_t v, Location loc) {
+  return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
+}
+
+Value Emitter::i64(int64_t v, Location loc) {
+  return LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(v));
+}
+
+Value Emitter::zero(Type t, Location loc) {
+  if (isa<LLVM::LLVMPointerType>(t))
+    return LLVM::ZeroOp::create(b, loc, t);
+  return LLVM::ConstantOp::create(b, loc, t, b.getZeroAttr(t));
+}
+
+const Distributed &Emitter::layout(RankedTensorType type) {
+  std::unique_ptr<Distributed> &slot = layouts_[type];
+  if (!slot) {
+    auto d = tile::distribute(type, numWarps);
+    assert(succeeded(d) && "tile-assign-layouts guarantees a distributable layout");
+    slot = std::make_unique<Distributed>(std::move(*d));
+  }
+  return *slot;
+}
+
+const Regs &Emitter::threadIndex(const Distributed &d) {
+  auto it = threadIndex_.find(&d);
+  if (it != threadIndex_.end())
+    return it->second;
+  OpBuilder::InsertionGuard guard(b);
+  b.restoreInsertionPoint(prologue_);
+  Location loc = kernel_.getLoc();
+  Regs index;
+  for (size_t dim = 0; dim < d.shape.size(); ++dim) {
+    Value sum = i32(0, loc);
+    auto addBits = [&](Value id, ArrayRef<Index> bases) {
+      for (auto [bit, basis] : llvm::enumerate(bases)) {
+        if (basis[dim] == 0)
+          continue;
+        Value set = LLVM::AndOp::create(b, loc, LLVM::LShrOp::create(b, loc, id, i32(bit, loc)),
+                                        i32(1, loc));
+        sum = LLVM::AddOp::create(b, loc, sum,
+                                  LLVM::MulOp::create(b, loc, set, i32(basis[dim], loc)));
+      }
+    };
+    addBits(lane_, d.lanes);
+    addBits(warp_, d.warps);
+    index.push_back(sum);
+  }
+  prologue_ = b.saveInsertionPoint();
+  return threadIndex_.emplace(&d, std::move(index)).first->second;
+}
+
+Regs Emitter::elementIndex(const Distributed &d, unsigned r, Location loc) {
+  const Regs &thread = threadIndex(d);
+  Regs index;
+  for (size_t dim = 0; dim < d.shape.size(); ++dim)
+    index.push_back(d.regs[r][dim] == 0
+                        ? thread[dim]
+                        : Value(LLVM::AddOp::create(b, loc, thread[dim],
+                                                    i32(d.regs[r][dim], loc))));
+  return index;
+}
+
+Value Emitter::isOwner(const Distributed &d, Location loc) {
+  Value owner = LLVM::ConstantOp::create(b, loc, b.getI1Type(), b.getBoolAttr(true));
+  auto clear = [&](Value id, unsigned mask) {
+    if (!mask)
+      return;
+    Value bits = LLVM::AndOp::create(b, loc, id, i32(mask, loc));
+    Value isZero = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, bits, i32(0, loc));
+    owner = LLVM::AndOp::create(b, loc, owner, isZero);
+  };
+  clear(lane_, d.laneReplicationMask());
+  clear(warp_, d.warpReplicationMask());
+  return owner;
+}
+
+void Emitter::barrier(Location loc) { NVVM::Barrier0Op::create(b, loc); }
+
+Value Emitter::sharedAddress(Value linear, Type llvmType, int64_t offset, Location loc) {
+  Value base = shared_;
+  auto ptrType = LLVM::LLVMPointerType::get(ctx, 3);
+  if (offset)
+    base = LLVM::GEPOp::create(b, loc, ptrType, b.getI8Type(), base,
+                               ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(offset)});
+  return LLVM::GEPOp::create(b, loc, ptrType, llvmType, base, ValueRange{linear});
+}
+
+Value Emitter::linearize(ArrayRef<Value> index, ArrayRef<int64_t> shape, Location loc) {
+  Value linear = i32(0, loc);
+  int64_t stride = 1;
+  for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
+    Value term = stride == 1 ? index[dim]
+                             : Value(LLVM::MulOp::create(b, loc, index[dim], i32(stride, loc)));
+    linear = LLVM::AddOp::create(b, loc, linear, term);
+    stride *= shape[dim];
+  }
+  return linear;
+}
+
+static int64_t bytesOf(Type llvmType) {
+  if (isa<LLVM::LLVMPointerType>(llvmType))
+    return 8;
+  return std::max<int64_t>(1, llvmType.getIntOrFloatBitWidth() / 8);
+}
+
+void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmType,
+                          int64_t offset, Location loc) {
+  int64_t elements = 1;
+  for (int64_t s : d.shape)
+    elements *= s;
+  Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
+  reserveShared(offset + elements * bytesOf(stored));
+  // Replicated threads hold the same values; only the owner writes.
+  Value owner = isOwner(d, loc);
+  Block *current = b.getInsertionBlock();
+  Block *write = b.createBlock(current->getParent(), std::next(current->getIterator()));
+  Block *done = b.createBlock(current->getParent(), std::next(write->getIterator()));
+  b.setInsertionPointToEnd(current);
+  LLVM::CondBrOp::create(b, loc, owner, write, done);
+  b.setInsertionPointToEnd(write);
+  for (unsigned r = 0; r < d.numRegs(); ++r) {
+    if (d.isDuplicateRegister(r))
+      continue;
+    Value linear = linearize(elementIndex(d, r, loc), d.shape, loc);
+    Value v = values[r];
+    if (llvmType.isInteger(1))
+      v = LLVM::ZExtOp::create(b, loc, stored, v);
+    LLVM::StoreOp::create(b, loc, v, sharedAddress(linear, stored, offset, loc));
+  }
+  LLVM::BrOp::create(b, loc, done);
+  b.setInsertionPointToEnd(done);
+}
+
+Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> srcShape,
+                         const std::function<Regs(ArrayRef<Value>)> &source, int64_t offset,
+                         Location loc) {
+  Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
+  Regs out(d.numRegs());
+  for (unsigned r = 0; r < d.numRegs(); ++r) {
+    auto first = llvm::find(d.regs, d.regs[r]) - d.regs.begin();
+    if ((unsigned)first != r) {
+      out[r] = out[first];
+      continue;
+    }
+    Regs index = source(elementIndex(d, r, loc));
+    Value linear = linearize(index, srcShape, loc);
+    Value v = LLVM::LoadOp::create(b, loc, stored, sharedAddress(linear, stored, offset, loc));
+    if (llvmType.isInteger(1))
+      v = LLVM::TruncOp::create(b, loc, llvmType, v);
+    out[r] = v;
+  }
+  return out;
+}
+
+Value Emitter::intrinsic(StringRef name, Type result, ValueRange args, Location loc) {
+  return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name), args)
+      .getResult(0);
+}
+
+SmallVector<Value> Emitter::inlineAsm(StringRef text, StringRef constraints, TypeRange results,
+                                      ValueRange args, bool sideEffects, Location loc) {
+  Type resultType;
+  if (results.size() == 1)
+    resultType = results[0];
+  else if (results.size() > 1)
+    resultType = LLVM::LLVMStructType::getLiteral(ctx, SmallVector<Type>(results));
+  auto op = LLVM::InlineAsmOp::create(
+      b, loc, resultType, args, text, constraints, sideEffects, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(ctx, LLVM::AsmDialect::AD_ATT), ArrayAttr());
+  SmallVector<Value> out;
+  if (results.size() == 1)
+    out.push_back(op.getResult(0));
+  else
+    for (unsigned i = 0; i < results.size(); ++i)
+      out.push_back(LLVM::ExtractValueOp::create(b, loc, op.getResult(0), i));
+  return out;
+}
+
+Value gep(Emitter &e, Value ptr, Type elementType, Value offset, Location loc) {
+  return LLVM::GEPOp::create(e.b, loc, ptr.getType(), elementType, ptr, ValueRange{offset});
+}
+
+} // namespace tilejit::lowering

@@ -1,0 +1,134 @@
+// The tile -> LLVM/NVVM emitter: state shared by the op-family emitters.
+//
+// A kernel is lowered by walking its body in order. Every tile value maps to
+// the scalars its thread holds (one per register of its layout, see
+// Layouts.h); scalars map to one value. Op families register one emit
+// function per op name (populate...Emitters), in the manner of pattern sets.
+#ifndef TILEJIT_LIB_CONVERSION_TILETOLLVM_EMITTER_H
+#define TILEJIT_LIB_CONVERSION_TILETOLLVM_EMITTER_H
+
+#include "tilejit/Dialect/Tile/IR/Layouts.h"
+#include "tilejit/Dialect/Tile/IR/TileOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <functional>
+
+namespace tilejit::lowering {
+
+using mlir::Location;
+using mlir::LogicalResult;
+using mlir::Operation;
+using mlir::Type;
+using mlir::Value;
+using Regs = llvm::SmallVector<Value>;
+using tile::Distributed;
+using tile::Index;
+
+/// A view at run time: base pointer, sizes (i32) and strides (i64) per dim.
+struct ViewValue {
+  Value base;
+  Regs sizes, strides;
+  tile::ViewType type;
+};
+
+class Emitter;
+using EmitFn = std::function<LogicalResult(Emitter &, Operation *)>;
+using EmitterTable = llvm::StringMap<EmitFn>;
+
+void populateElementwiseEmitters(EmitterTable &table);
+void populateMemoryEmitters(EmitterTable &table);
+void populateLayoutEmitters(EmitterTable &table);
+void populateReduceEmitters(EmitterTable &table);
+void populateDotEmitters(EmitterTable &table);
+void populateControlFlowEmitters(EmitterTable &table);
+
+class Emitter {
+public:
+  Emitter(tile::KernelOp kernel, mlir::LLVM::LLVMFuncOp func, const EmitterTable &table);
+
+  /// Emits the kernel body into the function; the diagnostic names the op
+  /// that has no GPU lowering.
+  LogicalResult run();
+  /// Emits every op of `block` except its terminator.
+  LogicalResult emitBlock(mlir::Block &block);
+
+  mlir::OpBuilder b;
+  mlir::MLIRContext *ctx;
+  int64_t numWarps;
+  /// Bytes of dynamic shared memory the kernel needs (max over ops).
+  int64_t sharedBytes = 0;
+
+  // Values.
+  Regs &regs(Value v);
+  void map(Value v, Regs values) { regs_[v] = std::move(values); }
+  ViewValue &view(Value v) { return views_[v]; }
+  void mapView(Value v, ViewValue view) { views_[v] = std::move(view); }
+
+  // Types and constants.
+  /// The LLVM type of one element: f8E4M3FN -> i8, !tile.ptr -> !llvm.ptr<1>.
+  Type elementType(Type tileOrScalar);
+  Value i32(int64_t v, Location loc);
+  Value i64(int64_t v, Location loc);
+  Value zero(Type llvmType, Location loc);
+
+  // Layouts and indices.
+  const Distributed &layout(mlir::RankedTensorType type);
+  /// Per dimension, the part of an element's index that depends on the thread
+  /// (hoisted to the kernel entry).
+  const Regs &threadIndex(const Distributed &d);
+  /// Index of register r, per dimension (i32).
+  Regs elementIndex(const Distributed &d, unsigned r, Location loc);
+  /// i1: this thread holds the first copy of its elements (replicated
+  /// lanes/warps skip stores).
+  Value isOwner(const Distributed &d, Location loc);
+  Value lane() const { return lane_; }
+  Value warp() const { return warp_; }
+
+  // Shared memory scratch (one buffer reused by every op, between barriers).
+  void barrier(Location loc);
+  /// Address of element `linear` of type `llvmType` at byte `offset` of scratch.
+  Value sharedAddress(Value linear, Type llvmType, int64_t offset, Location loc);
+  void reserveShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, bytes); }
+  /// Writes a distributed tile to scratch, row-major in `d.shape`, at `offset`.
+  void storeShared(const Distributed &d, const Regs &values, Type llvmType, int64_t offset,
+                   Location loc);
+  /// Reads a distributed tile from scratch: register r takes the element at
+  /// row-major position `source(index of r)` of a buffer shaped `srcShape`.
+  Regs loadShared(const Distributed &d, Type llvmType, llvm::ArrayRef<int64_t> srcShape,
+                  const std::function<Regs(llvm::ArrayRef<Value>)> &source, int64_t offset,
+                  Location loc);
+  Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape, Location loc);
+
+  /// Calls an LLVM/NVVM intrinsic by name.
+  Value intrinsic(llvm::StringRef name, Type result, mlir::ValueRange args, Location loc);
+  /// Inline PTX returning `results` (a struct when several).
+  llvm::SmallVector<Value> inlineAsm(llvm::StringRef text, llvm::StringRef constraints,
+                                     mlir::TypeRange results, mlir::ValueRange args,
+                                     bool sideEffects, Location loc);
+
+private:
+  tile::KernelOp kernel_;
+  mlir::LLVM::LLVMFuncOp func_;
+  const EmitterTable &table_;
+  llvm::DenseMap<Value, Regs> regs_;
+  llvm::DenseMap<Value, ViewValue> views_;
+  llvm::DenseMap<mlir::Type, std::unique_ptr<Distributed>> layouts_;
+  std::map<const Distributed *, Regs> threadIndex_;
+  mlir::OpBuilder::InsertPoint prologue_;
+  Value lane_, warp_, shared_;
+};
+
+/// The LLVM type of one element: f8E4M3FN -> i8, !tile.ptr -> !llvm.ptr<1>.
+Type llvmElementType(mlir::MLIRContext *ctx, Type tileOrScalar);
+
+/// Multiplying index by `stride` in i64 and adding to a global pointer.
+Value gep(Emitter &e, Value ptr, Type elementType, Value offset, Location loc);
+
+} // namespace tilejit::lowering
+
+#endif // TILEJIT_LIB_CONVERSION_TILETOLLVM_EMITTER_H

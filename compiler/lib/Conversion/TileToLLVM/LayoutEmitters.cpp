@@ -1,0 +1,156 @@
+// Layout family: convert_layout, broadcast, expand_dims, reshape, transpose.
+// Each moves elements by an index map (destination index -> source index).
+// When every thread already holds what it needs, registers are just renamed;
+// otherwise the tile goes through shared memory.
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tilejit::lowering {
+namespace {
+
+/// Destination index -> source index, on constants and on run-time values.
+struct IndexMap {
+  std::function<Index(const Index &)> constant;
+  std::function<Regs(ArrayRef<Value>)> values;
+};
+
+LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
+  Location loc = dst.getLoc();
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto dstType = cast<RankedTensorType>(dst.getType());
+  const Distributed &from = e.layout(srcType), &to = e.layout(dstType);
+  Regs &in = e.regs(src);
+
+  // In registers: every lane/warp basis maps onto the source's, and every
+  // destination register's element sits in some source register.
+  bool inRegisters = from.lanes.size() == to.lanes.size() &&
+                     from.warps.size() == to.warps.size();
+  for (size_t b = 0; inRegisters && b < to.lanes.size(); ++b)
+    inRegisters = map.constant(to.lanes[b]) == from.lanes[b];
+  for (size_t b = 0; inRegisters && b < to.warps.size(); ++b)
+    inRegisters = map.constant(to.warps[b]) == from.warps[b];
+  Regs out;
+  for (unsigned r = 0; inRegisters && r < to.numRegs(); ++r) {
+    auto it = llvm::find(from.regs, map.constant(to.regs[r]));
+    if (it == from.regs.end())
+      inRegisters = false;
+    else
+      out.push_back(in[it - from.regs.begin()]);
+  }
+  if (inRegisters) {
+    e.map(dst, std::move(out));
+    return success();
+  }
+  Type type = e.elementType(srcType);
+  e.barrier(loc);
+  e.storeShared(from, in, type, 0, loc);
+  e.barrier(loc);
+  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc));
+  return success();
+}
+
+IndexMap identity() {
+  return {[](const Index &i) { return i; }, [](ArrayRef<Value> v) { return Regs(v); }};
+}
+
+LogicalResult emitBroadcast(Emitter &e, Operation *op) {
+  auto bcast = cast<tile::BroadcastOp>(op);
+  ArrayRef<int64_t> shape = bcast.getSrc().getType().getShape();
+  Emitter *em = &e;
+  Location loc = op->getLoc();
+  IndexMap map{[shape](const Index &i) {
+                 Index out(i);
+                 for (size_t d = 0; d < shape.size(); ++d)
+                   if (shape[d] == 1)
+                     out[d] = 0;
+                 return out;
+               },
+               [shape, em, loc](ArrayRef<Value> v) {
+                 Regs out(v);
+                 for (size_t d = 0; d < shape.size(); ++d)
+                   if (shape[d] == 1)
+                     out[d] = em->i32(0, loc);
+                 return out;
+               }};
+  return moveTile(e, bcast.getSrc(), bcast.getResult(), map);
+}
+
+LogicalResult emitExpandDims(Emitter &e, Operation *op) {
+  auto expand = cast<tile::ExpandDimsOp>(op);
+  int64_t axis = expand.getAxis();
+  IndexMap map{[axis](const Index &i) {
+                 Index out(i);
+                 out.erase(out.begin() + axis);
+                 return out;
+               },
+               [axis](ArrayRef<Value> v) {
+                 Regs out(v);
+                 out.erase(out.begin() + axis);
+                 return out;
+               }};
+  return moveTile(e, expand.getSrc(), expand.getResult(), map);
+}
+
+LogicalResult emitTranspose(Emitter &e, Operation *op) {
+  auto transpose = cast<tile::TransposeOp>(op);
+  SmallVector<int32_t> order(transpose.getOrder());
+  IndexMap map{[order](const Index &i) {
+                 Index out(i.size());
+                 for (size_t d = 0; d < order.size(); ++d)
+                   out[order[d]] = i[d];
+                 return out;
+               },
+               [order](ArrayRef<Value> v) {
+                 Regs out(v.size());
+                 for (size_t d = 0; d < order.size(); ++d)
+                   out[order[d]] = v[d];
+                 return out;
+               }};
+  return moveTile(e, transpose.getSrc(), transpose.getResult(), map);
+}
+
+LogicalResult emitReshape(Emitter &e, Operation *op) {
+  auto reshape = cast<tile::ReshapeOp>(op);
+  Index from(reshape.getResult().getType().getShape());
+  Index to(reshape.getSrc().getType().getShape());
+  Emitter *em = &e;
+  Location loc = op->getLoc();
+  // Row-major position is what a reshape keeps.
+  IndexMap map{[from, to](const Index &i) {
+                 int64_t linear = 0;
+                 for (size_t d = 0; d < from.size(); ++d)
+                   linear = linear * from[d] + i[d];
+                 Index out(to.size());
+                 for (int64_t d = to.size() - 1; d >= 0; --d) {
+                   out[d] = linear % to[d];
+                   linear /= to[d];
+                 }
+                 return out;
+               },
+               [from, to, em, loc](ArrayRef<Value> v) {
+                 Value linear = em->linearize(v, from, loc);
+                 Regs out(to.size());
+                 for (int64_t d = to.size() - 1; d >= 0; --d) {
+                   Value size = em->i32(to[d], loc);
+                   out[d] = LLVM::URemOp::create(em->b, loc, linear, size);
+                   linear = LLVM::UDivOp::create(em->b, loc, linear, size);
+                 }
+                 return out;
+               }};
+  return moveTile(e, reshape.getSrc(), reshape.getResult(), map);
+}
+
+} // namespace
+
+void populateLayoutEmitters(EmitterTable &table) {
+  table["tile.convert_layout"] = [](Emitter &e, Operation *op) {
+    return moveTile(e, op->getOperand(0), op->getResult(0), identity());
+  };
+  table["tile.broadcast"] = emitBroadcast;
+  table["tile.expand_dims"] = emitExpandDims;
+  table["tile.reshape"] = emitReshape;
+  table["tile.transpose"] = emitTranspose;
+}
+
+} // namespace tilejit::lowering

@@ -1,0 +1,51 @@
+// convert-tile-to-llvm: each tile.kernel becomes an nvvm.kernel llvm.func.
+#include "Emitter.h"
+#include "tilejit/Conversion/TileToLLVM/Passes.h"
+
+namespace tilejit {
+#define GEN_PASS_DEF_CONVERTTILETOLLVM
+#include "tilejit/Conversion/TileToLLVM/Passes.h.inc"
+} // namespace tilejit
+
+using namespace mlir;
+using namespace tilejit;
+using namespace tilejit::lowering;
+
+namespace {
+
+struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileToLLVMPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    EmitterTable table;
+    populateElementwiseEmitters(table);
+    populateMemoryEmitters(table);
+    populateLayoutEmitters(table);
+    populateReduceEmitters(table);
+    populateDotEmitters(table);
+    populateControlFlowEmitters(table);
+
+    MLIRContext *ctx = &getContext();
+    for (auto kernel : llvm::make_early_inc_range(module.getOps<tile::KernelOp>())) {
+      SmallVector<Type> params;
+      for (Type t : kernel.getArgumentTypes())
+        params.push_back(llvmElementType(ctx, t));
+      OpBuilder b(kernel);
+      auto func = LLVM::LLVMFuncOp::create(
+          b, kernel.getLoc(), kernel.getSymName(),
+          LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
+      int64_t threads = 32 * tile::getNumWarps(kernel);
+      func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
+      func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
+                    b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+      Emitter emitter(kernel, func, table);
+      if (failed(emitter.run()))
+        return signalPassFailure();
+      // The runtime reads these to launch: dynamic shared bytes and threads.
+      func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.sharedBytes));
+      func->setAttr("tile.threads", b.getI64IntegerAttr(threads));
+      kernel.erase();
+    }
+  }
+};
+
+} // namespace

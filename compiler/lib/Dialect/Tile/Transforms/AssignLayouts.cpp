@@ -1,0 +1,224 @@
+// tile-assign-layouts: every tile gets a register layout encoding; conversions
+// are inserted (or splats rebuilt) where producer and consumer disagree.
+#include "tilejit/Dialect/Tile/IR/Layouts.h"
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+namespace tilejit::tile {
+#define GEN_PASS_DEF_TILEASSIGNLAYOUTS
+#include "tilejit/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace tilejit::tile
+
+using namespace mlir;
+using namespace tilejit::tile;
+
+namespace {
+
+RankedTensorType tileType(Value v) { return dyn_cast<RankedTensorType>(v.getType()); }
+
+Attribute layoutOf(Value v) {
+  auto t = tileType(v);
+  return t ? t.getEncoding() : Attribute();
+}
+
+/// Values any layout can be rebuilt in for free.
+bool isRematerializable(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return false;
+  if (isa<SplatOp, ArangeOp>(def))
+    return true;
+  auto constant = dyn_cast<arith::ConstantOp>(def);
+  return constant && isa<SplatElementsAttr>(constant.getValue());
+}
+
+class Assigner {
+public:
+  Assigner(KernelOp kernel)
+      : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)) {
+    if (auto config = kernel.getConfigAttr())
+      configVector = config.getVector();
+  }
+
+  void processBlock(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(block))
+      process(&op);
+  }
+
+private:
+  /// 16-byte accesses unless the config asks for a narrower vector.
+  int64_t vectorFor(RankedTensorType t) {
+    Type element = t.getElementType();
+    if (auto ptr = dyn_cast<PointerType>(element))
+      element = ptr.getPointeeType();
+    int64_t bits = std::max<int64_t>(8, element.getIntOrFloatBitWidth());
+    int64_t vector = 128 / bits;
+    return configVector > 1 ? std::min(vector, configVector) : vector;
+  }
+
+  Attribute defaultLayout(RankedTensorType t) {
+    return defaultBlockedLayout(ctx, t.getShape(), numWarps, vectorFor(t));
+  }
+
+  void setLayout(Value v, Attribute layout) {
+    auto t = tileType(v);
+    v.setType(RankedTensorType::get(t.getShape(), t.getElementType(), layout));
+  }
+
+  /// `v` in `layout` for use by `user`: itself, a rebuilt splat/constant, or a
+  /// tile.convert_layout inserted before `user`.
+  Value inLayout(Value v, Attribute layout, Operation *user) {
+    if (layoutOf(v) == layout)
+      return v;
+    auto t = tileType(v);
+    auto type = RankedTensorType::get(t.getShape(), t.getElementType(), layout);
+    OpBuilder b(user);
+    if (isRematerializable(v)) {
+      Operation *clone = b.clone(*v.getDefiningOp());
+      if (auto constant = dyn_cast<arith::ConstantOp>(clone))
+        constant.setValueAttr(SplatElementsAttr::get(
+            type, cast<SplatElementsAttr>(constant.getValue()).getSplatValue<Attribute>()));
+      clone->getResult(0).setType(type);
+      return clone->getResult(0);
+    }
+    return ConvertLayoutOp::create(b, v.getLoc(), type, v);
+  }
+
+  void convertOperand(OpOperand &operand, Attribute layout) {
+    if (tileType(operand.get()))
+      operand.set(inLayout(operand.get(), layout, operand.getOwner()));
+  }
+
+  /// Elementwise ops: the first operand that is not a free splat decides.
+  void processElementwise(Operation *op) {
+    Attribute layout;
+    for (Value v : op->getOperands())
+      if (tileType(v) && (!layout || !isRematerializable(v)) && layoutOf(v)) {
+        layout = layoutOf(v);
+        if (!isRematerializable(v))
+          break;
+      }
+    if (!layout)
+      return;
+    for (OpOperand &operand : op->getOpOperands())
+      convertOperand(operand, layout);
+    for (Value r : op->getResults())
+      if (tileType(r))
+        setLayout(r, layout);
+  }
+
+  void processFor(scf::ForOp loop) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (auto [i, init] : llvm::enumerate(loop.getInitArgs())) {
+      if (!tileType(init))
+        continue;
+      Attribute layout = layoutOf(init);
+      // An accumulator a dot produces stays in the mma layout across iterations.
+      if (auto dot = yield.getOperand(i).getDefiningOp<DotOp>()) {
+        auto t = dot.getResult().getType();
+        layout = mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps);
+      }
+      convertOperand(loop.getInitArgsMutable()[i], layout);
+      setLayout(loop.getRegionIterArg(i), layout);
+      setLayout(loop.getResult(i), layout);
+    }
+    processBlock(*loop.getBody());
+    for (auto [i, r] : llvm::enumerate(loop.getResults()))
+      if (tileType(r))
+        convertOperand(yield->getOpOperand(i), layoutOf(r));
+  }
+
+  void processIf(scf::IfOp op) {
+    processBlock(*op.thenBlock());
+    if (op.elseBlock())
+      processBlock(*op.elseBlock());
+    for (auto [i, r] : llvm::enumerate(op.getResults())) {
+      if (!tileType(r))
+        continue;
+      Attribute layout = layoutOf(op.thenYield().getOperand(i));
+      setLayout(r, layout);
+      convertOperand(op.elseYield()->getOpOperand(i), layout);
+    }
+  }
+
+  void process(Operation *op) {
+    if (auto loop = dyn_cast<scf::ForOp>(op))
+      return processFor(loop);
+    if (auto branch = dyn_cast<scf::IfOp>(op))
+      return processIf(branch);
+    if (isa<scf::YieldOp, ConvertLayoutOp, StoreOp>(op))
+      return;
+    if (auto store = dyn_cast<PtrStoreOp>(op)) {
+      if (auto layout = layoutOf(store.getPtrs()))
+        for (OpOperand &operand : op->getOpOperands().drop_front())
+          convertOperand(operand, layout);
+      return;
+    }
+    if (auto bcast = dyn_cast<BroadcastOp>(op))
+      return setLayout(bcast.getResult(), layoutOf(bcast.getSrc()));
+    if (auto expand = dyn_cast<ExpandDimsOp>(op)) {
+      auto slice = dyn_cast<SliceLayoutAttr>(layoutOf(expand.getSrc()));
+      Attribute parent = slice && slice.getDim() == expand.getAxis()
+                             ? slice.getParent()
+                             : defaultLayout(expand.getResult().getType());
+      convertOperand(expand.getSrcMutable(),
+                     SliceLayoutAttr::get(ctx, expand.getAxis(), parent));
+      return setLayout(expand.getResult(), parent);
+    }
+    if (auto reduce = dyn_cast<ReduceOp>(op)) {
+      if (tileType(reduce.getResult()))
+        setLayout(reduce.getResult(),
+                  SliceLayoutAttr::get(ctx, reduce.getAxis(), layoutOf(reduce.getSrc())));
+      return;
+    }
+    if (auto dot = dyn_cast<DotOp>(op)) {
+      auto t = dot.getResult().getType();
+      Attribute mma = mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps);
+      convertOperand(dot.getAccMutable(), mma);
+      return setLayout(dot.getResult(), mma);
+    }
+    if (isa<ScanOp, AddPtrOp, PtrLoadOp, ConvertOp>(op) ||
+        op->getDialect()->getNamespace() == "arith" ||
+        op->getDialect()->getNamespace() == "math") {
+      if (op->getNumOperands() > 0)
+        return processElementwise(op);
+    }
+    // Tiles made from nothing (splat, arange, constants, loads) and reshapes
+    // and transposes start from a coalescing blocked layout.
+    for (Value r : op->getResults())
+      if (auto t = tileType(r); t && !t.getEncoding()) {
+        Attribute layout = defaultLayout(t);
+        if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+          auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+          if (!dense)
+            continue;
+          constant.setValueAttr(dense.reshape(
+              RankedTensorType::get(t.getShape(), t.getElementType(), layout)));
+        }
+        setLayout(r, layout);
+      }
+  }
+
+  MLIRContext *ctx;
+  int64_t numWarps;
+  int64_t configVector = 1;
+};
+
+struct AssignLayoutsPass
+    : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
+  void runOnOperation() override {
+    KernelOp kernel = getOperation();
+    Assigner(kernel).processBlock(kernel.getBody().front());
+    kernel.walk([&](Operation *op) {
+      for (Value r : op->getResults())
+        if (auto t = tileType(r); t && !t.getEncoding()) {
+          op->emitOpError("no register layout could be assigned to ")
+              << describeType(t);
+          signalPassFailure();
+        }
+    });
+  }
+};
+
+} // namespace
