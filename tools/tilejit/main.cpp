@@ -9,6 +9,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
@@ -36,6 +37,10 @@ cl::opt<std::string> outDir("out", cl::desc("Write one numbered file per stage h
 cl::opt<std::string> outFile("o", cl::desc("Output PTX file"), cl::Required,
                              cl::sub(compileCmd));
 cl::opt<bool> showTime("time", cl::desc("Print the time of each stage"), cl::sub(compileCmd));
+cl::opt<std::string> metaFile("meta",
+                              cl::desc("Also write the launch metadata (entry, threads, "
+                                       "shared bytes, parameters) as JSON here"),
+                              cl::sub(compileCmd));
 
 int fail(const Twine &message) {
   errs() << "tilejit: error: " << message << "\n";
@@ -183,6 +188,20 @@ int runCompile(const tilejit::KernelRegistry &registry) {
   if (ec)
     return fail("cannot write '" + outFile + "': " + ec.message());
   file << compiled->ptx;
+  if (!metaFile.empty()) {
+    raw_fd_ostream meta(metaFile, ec);
+    if (ec)
+      return fail("cannot write '" + metaFile + "': " + ec.message());
+    json::Array params;
+    for (auto &[name, kind] : compiled->params)
+      params.push_back(json::Object{{"name", name}, {"kind", kind}});
+    meta << formatv("{0:2}", json::Value(json::Object{{"entry", compiled->name},
+                                                      {"arch", archName},
+                                                      {"threads", compiled->threads},
+                                                      {"shared_bytes", compiled->sharedBytes},
+                                                      {"params", std::move(params)}}))
+         << "\n";
+  }
   if (showTime) {
     outs() << formatv("{0} for {1}: build {2:f2} ms, lower {3:f2} ms, ", kernelName, archName,
                       buildMs, compiled->lowerMs);
@@ -199,7 +218,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tilejit: a JIT tile-kernel compiler for NVIDIA GPUs\n");
   tilejit::KernelRegistry &registry = tilejit::KernelRegistry::global();
-  if (Error err = tilejit::models::registerModelKernels(registry))
+  if (Error err = joinErrors(tilejit::models::registerModelKernels(registry),
+                             tilejit::models::registerExampleKernels(registry)))
     return fail(toString(std::move(err)));
   if (listCmd)
     return runList(registry);

@@ -27,7 +27,15 @@ Emitter::Emitter(tile::KernelOp kernel, LLVM::LLVMFuncOp func, const EmitterTabl
   }
   shared_ = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
                                       kSharedName);
+  // The entry block is the prologue: index math hoisted out of loops lands
+  // before its branch into the body, which dominates everything.
+  Block *entry = b.getInsertionBlock();
+  Block *body = b.createBlock(entry->getParent(), entry->getParent()->end());
+  b.setInsertionPointToEnd(entry);
+  auto branch = LLVM::BrOp::create(b, loc, ValueRange(), body);
+  b.setInsertionPoint(branch);
   prologue_ = b.saveInsertionPoint();
+  b.setInsertionPointToStart(body);
 }
 
 LogicalResult Emitter::run() {

@@ -14,6 +14,10 @@ void buildConvUpdate(Kernel &k, const Specialization &spec);
 /// Registers every model kernel in `registry`.
 llvm::Error registerModelKernels(KernelRegistry &registry);
 
+/// Registers the example kernels (vector_add, softmax, cumsum, gemm_bf16,
+/// gemm_e4m3): lowering regression tests for each op family.
+llvm::Error registerExampleKernels(KernelRegistry &registry);
+
 } // namespace tilejit::models
 
 #endif // TILEJIT_MODELS_KERNELS_H

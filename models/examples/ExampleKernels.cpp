@@ -1,0 +1,114 @@
+// Example kernels that double as lowering regression tests: one per op family
+// (elementwise, reduction, scan, bf16 and e4m3 matrix products).
+#include "tilejit/models/Kernels.h"
+
+namespace tilejit::models {
+namespace {
+
+/// out[i] = x[i] + y[i], BLOCK elements per program.
+void buildVectorAdd(Kernel &k, const Specialization &spec) {
+  const int64_t block = spec.get("block");
+  Value x = k.ptrParam("x", DType::F32), y = k.ptrParam("y", DType::F32);
+  Value out = k.ptrParam("out", DType::F32);
+  Value n = k.scalarParam("n", DType::I32);
+  k.setConfig({{block}, spec.get("warps"), 1, 4});
+  View xv = makeView(x, {n}, {1}), yv = makeView(y, {n}, {1}), ov = makeView(out, {n}, {1});
+  Value start = programId(0) * block;
+  store(ov, {start}, load(xv, {start}, {block}) + load(yv, {start}, {block}));
+}
+
+/// Row softmax of x[rows, cols] (cols <= BLOCK), one row per program.
+void buildSoftmax(Kernel &k, const Specialization &spec) {
+  const int64_t block = spec.get("block");
+  Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);
+  Value rows = k.scalarParam("rows", DType::I32), cols = k.scalarParam("cols", DType::I32);
+  k.setConfig({{1, block}, spec.get("warps")});
+  View xv = makeView(x, {rows, cols}, {cols, 1});
+  View ov = makeView(out, {rows, cols}, {cols, 1});
+  Value row = programId(0);
+  Value t = load(xv, {row, 0}, {1, block}, -INFINITY);
+  Value e = exp(t - expandDims(max(t, 1), 1));
+  store(ov, {row, 0}, e / expandDims(sum(e, 1), 1));
+}
+
+/// Inclusive cumulative sum of each row of x[rows, cols] (cols <= BLOCK).
+void buildCumsum(Kernel &k, const Specialization &spec) {
+  const int64_t block = spec.get("block");
+  Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);
+  Value rows = k.scalarParam("rows", DType::I32), cols = k.scalarParam("cols", DType::I32);
+  k.setConfig({{block}, spec.get("warps")});
+  View xv = makeView(x, {rows, cols}, {cols, 1});
+  View ov = makeView(out, {rows, cols}, {cols, 1});
+  Value row = programId(0);
+  store(ov, {row, 0}, expandDims(cumsum(reshape(load(xv, {row, 0}, {1, block}), {block}), 0), 0));
+}
+
+/// c[M, N] = bf16(a[M, K] x b[K, N]), bf16 operands, f32 accumulation.
+void buildGemmBf16(Kernel &k, const Specialization &spec) {
+  const int64_t n = spec.get("n"), kDim = spec.get("k");
+  const int64_t bm = spec.get("block_m"), bn = spec.get("block_n"), bk = spec.get("block_k");
+  Value a = k.ptrParam("a", DType::BF16), b = k.ptrParam("b", DType::BF16);
+  Value c = k.ptrParam("c", DType::BF16);
+  Value m = k.scalarParam("m", DType::I32);
+  k.setConfig({{bm, bn, bk}, spec.get("warps")});
+  View av = makeView(a, {m, kDim}, {kDim, 1}), bv = makeView(b, {kDim, n}, {n, 1});
+  View cv = makeView(c, {m, n}, {n, 1});
+  Value row = programId(0) * bm, col = programId(1) * bn;
+  auto acc = forRange(0, kDim, bk, {zeros({bm, bn}, DType::F32)},
+                      [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
+                        return {dot(load(av, {row, kk}, {bm, bk}), load(bv, {kk, col}, {bk, bn}),
+                                    carried[0])};
+                      });
+  store(cv, {row, col}, acc[0].to(DType::BF16));
+}
+
+/// c[M, N] = bf16(scale * (a[M, K] x w[N, K]^T)), e4m3 operands (W8A8 GEMM).
+void buildGemmE4m3(Kernel &k, const Specialization &spec) {
+  const int64_t n = spec.get("n"), kDim = spec.get("k");
+  const int64_t bm = spec.get("block_m"), bn = spec.get("block_n"), bk = spec.get("block_k");
+  Value a = k.ptrParam("a", DType::F8E4M3), w = k.ptrParam("w", DType::F8E4M3);
+  Value c = k.ptrParam("c", DType::BF16);
+  Value m = k.scalarParam("m", DType::I32), scale = k.scalarParam("scale", DType::F32);
+  k.setConfig({{bm, bn, bk}, spec.get("warps")});
+  View av = makeView(a, {m, kDim}, {kDim, 1}), wv = makeView(w, {n, kDim}, {kDim, 1});
+  View cv = makeView(c, {m, n}, {n, 1});
+  Value row = programId(0) * bm, col = programId(1) * bn;
+  auto acc = forRange(0, kDim, bk, {zeros({bm, bn}, DType::F32)},
+                      [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
+                        Value wt = transpose(load(wv, {col, kk}, {bn, bk}), {1, 0});
+                        return {dot(load(av, {row, kk}, {bm, bk}), wt, carried[0])};
+                      });
+  store(cv, {row, col}, (acc[0] * scale).to(DType::BF16));
+}
+
+} // namespace
+
+llvm::Error registerExampleKernels(KernelRegistry &registry) {
+  const std::vector<KernelDef> defs = {
+      {"vector_add", "out = x + y (elementwise, masked tail)",
+       {{"block", 1024, "elements per program"}, {"warps", 4, "warps per program"}},
+       buildVectorAdd},
+      {"softmax", "row softmax (max and sum reductions, exp)",
+       {{"block", 1024, "columns per program (>= cols)"}, {"warps", 4, "warps per program"}},
+       buildSoftmax},
+      {"cumsum", "inclusive cumulative sum of each row (scan)",
+       {{"block", 128, "columns per program (>= cols)"}, {"warps", 4, "warps per program"}},
+       buildCumsum},
+      {"gemm_bf16", "c = bf16(a x b), bf16 mma.sync, f32 accumulation",
+       {{"n", 4096, "columns of b and c"}, {"k", 4096, "inner dimension"},
+        {"block_m", 128, "rows per program"}, {"block_n", 128, "columns per program"},
+        {"block_k", 32, "K per iteration"}, {"warps", 8, "warps per program"}},
+       buildGemmBf16},
+      {"gemm_e4m3", "c = bf16(scale * a x w^T), e4m3 mma.sync (W8A8)",
+       {{"n", 4096, "rows of w, columns of c"}, {"k", 4096, "inner dimension"},
+        {"block_m", 128, "rows per program"}, {"block_n", 128, "columns per program"},
+        {"block_k", 64, "K per iteration"}, {"warps", 8, "warps per program"}},
+       buildGemmE4m3},
+  };
+  for (const KernelDef &def : defs)
+    if (auto err = registry.add(def))
+      return err;
+  return llvm::Error::success();
+}
+
+} // namespace tilejit::models
