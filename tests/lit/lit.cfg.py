@@ -16,5 +16,6 @@ config.test_exec_root = config.tilejit_lit_obj_dir
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
 # FileCheck, not and count from LLVM's tools directory.
 llvm_config.use_default_substitutions()
+llvm_config.add_tool_substitutions(["not", "count"], config.llvm_tools_dir)
 # tilejit and tilejit-opt from this build tree, never ones found on PATH.
 llvm_config.add_tool_substitutions(["tilejit", "tilejit-opt"], [config.tilejit_tools_dir])

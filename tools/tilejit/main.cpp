@@ -24,6 +24,9 @@ cl::SubCommand listCmd("list", "List the registered kernels and their constants"
 cl::SubCommand dumpCmd("dump", "Print a kernel's IR at each compilation stage");
 cl::SubCommand compileCmd("compile", "Compile a kernel ahead of time to PTX");
 
+cl::opt<bool> namesOnly("names", cl::desc("Print only the kernel names, one per line"),
+                        cl::sub(listCmd));
+
 cl::opt<std::string> kernelName(cl::Positional, cl::desc("<kernel>"), cl::Required,
                                 cl::sub(dumpCmd), cl::sub(compileCmd));
 cl::list<std::string> constants("set", cl::desc("Override a kernel constant: name=value"),
@@ -49,6 +52,10 @@ int fail(const Twine &message) {
 
 int runList(const tilejit::KernelRegistry &registry) {
   for (const tilejit::KernelDef *def : registry.all()) {
+    if (namesOnly) {
+      outs() << def->name << "\n";
+      continue;
+    }
     outs() << def->name << "\n    " << def->summary << "\n";
     for (const tilejit::KernelConstant &c : def->constants)
       outs() << "    " << c.name << " = " << c.defaultValue << "  (" << c.help << ")\n";
@@ -140,9 +147,10 @@ int runDump(const tilejit::KernelRegistry &registry) {
   };
   if (stage == "tile") {
     emit("tile", [&] {
+      // With locations: each op names the C++ line of the builder call.
       std::string s;
       raw_string_ostream os(s);
-      (*module)->print(os);
+      (*module)->print(os, mlir::OpPrintingFlags().enableDebugInfo());
       return s;
     }());
     return 0;

@@ -104,8 +104,12 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
     auto name = kernel.getArgAttrOfType<StringAttr>(i, "tile.name");
     out.params.emplace_back(name ? name.str() : "arg" + std::to_string(i), paramKind(t));
   }
-  if (opts.dump)
-    opts.dump("tile", print(module));
+  if (opts.dump) {
+    std::string tile;
+    llvm::raw_string_ostream os(tile);
+    module->print(os, OpPrintingFlags().enableDebugInfo());
+    opts.dump("tile", tile);
+  }
 
   std::string diagnostics;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &diag) {

@@ -1,12 +1,13 @@
 // The Mamba2 kernels written with the C++ builder print IR that verifies and
 // round-trips through tilejit-opt, with the C++ call sites as locations.
-// RUN: tilejit dump gated_rmsnorm > %t.rms.mlir
+// RUN: tilejit dump gated_rmsnorm --stage tile > %t.rms.mlir
 // RUN: tilejit-opt %t.rms.mlir | tilejit-opt | FileCheck %s --check-prefix=RMS
-// RUN: tilejit dump gated_rmsnorm --set group_size=256 | FileCheck %s --check-prefix=RMS256
-// RUN: tilejit dump conv_update > %t.conv.mlir
+// RUN: tilejit dump gated_rmsnorm --stage tile --set group_size=256 | FileCheck %s --check-prefix=RMS256
+// RUN: tilejit dump conv_update --stage tile > %t.conv.mlir
 // RUN: tilejit-opt %t.conv.mlir | tilejit-opt | FileCheck %s --check-prefix=CONV
+// RUN: FileCheck %s --check-prefix=LOC < %t.conv.mlir
 // RUN: tilejit-opt %t.conv.mlir --mlir-print-debuginfo | FileCheck %s --check-prefix=LOC
-// RUN: not tilejit dump gated_rmsnorm --set groups=2 2>&1 | FileCheck %s --check-prefix=BADSET
+// RUN: not tilejit dump gated_rmsnorm --stage tile --set groups=2 2>&1 | FileCheck %s --check-prefix=BADSET
 
 // RMS-LABEL: tile.kernel @gated_rmsnorm
 // RMS-SAME: config = #tile.config<tile = [1, 512], warps = 4, vector = 8>
@@ -31,4 +32,4 @@
 
 // LOC: loc("{{.*}}models/mamba2/ConvUpdate.cpp":{{[0-9]+}}:{{[0-9]+}})
 
-// BADSET: kernel 'gated_rmsnorm' has no constant 'groups' (it has: group_size, width)
+// BADSET: kernel 'gated_rmsnorm' has no constant 'groups' (it has: width, group_size)

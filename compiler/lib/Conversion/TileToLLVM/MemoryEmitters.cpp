@@ -153,25 +153,31 @@ void predicatedStore(Emitter &e, Value addr, Value pred, Type type, ArrayRef<Val
   e.inlineAsm(text, constraints, {}, args, /*sideEffects=*/true, loc);
 }
 
-/// The vector width (in elements) a view access may use.
-unsigned viewVectorWidth(const Distributed &d, tile::ViewType view, ValueRange offsets,
-                         Type memType) {
+/// How a view access is split: `width` elements per access; with `tail`, a
+/// vector is issued only where all its elements are in bounds, and elements
+/// of a partly-in-bounds vector go one by one (dynamic or ragged sizes).
+struct VectorPlan {
+  unsigned width = 1;
+  bool tail = false;
+};
+
+VectorPlan planViewAccess(const Distributed &d, tile::ViewType view, ValueRange offsets,
+                          Type memType) {
   auto contiguous = view.getContiguousDim();
   if (!contiguous)
-    return 1;
+    return {};
   unsigned c = *contiguous;
   unsigned width = d.contiguousRegisters(c, 128 / bitsOf(memType));
-  int64_t size = view.getShape()[c];
   for (; width > 1; width /= 2) {
-    bool ok = size != ShapedType::kDynamic && size % width == 0 &&
-              knownMultiple(offsets[c]) % width == 0;
+    bool ok = knownMultiple(offsets[c]) % width == 0;
     for (auto [dim, stride] : llvm::enumerate(view.getStrides()))
       if (dim != c && (stride == ShapedType::kDynamic || stride % width != 0))
         ok = false;
     if (ok)
       break;
   }
-  return width;
+  int64_t size = view.getShape()[c];
+  return {width, width > 1 && (size == ShapedType::kDynamic || size % width != 0)};
 }
 
 /// Address and in-bounds predicate of register r of a view access.
@@ -193,6 +199,10 @@ std::pair<Value, Value> viewElement(Emitter &e, const Distributed &d, ViewValue 
                                  LLVM::MulOp::create(b, loc, wide, view.strides[dim]));
   }
   return {gep(e, view.base, memType, linear, loc), inBounds};
+}
+
+Value trueValue(Emitter &e, Location loc) {
+  return LLVM::ConstantOp::create(e.b, loc, e.b.getI1Type(), e.b.getBoolAttr(true));
 }
 
 /// The padding of a masked view load, as its memory type (zero when absent).
@@ -239,12 +249,23 @@ LogicalResult emitLoad(Emitter &e, Operation *op) {
   for (Value o : load.getOffsets())
     offsets.push_back(e.regs(o)[0]);
   Value pad = paddingValue(e, load.getPaddingAttr(), memType, loc);
-  unsigned width = viewVectorWidth(d, view.type, load.getOffsets(), memType);
+  VectorPlan plan = planViewAccess(d, view.type, load.getOffsets(), memType);
   Regs out(d.numRegs());
-  for (unsigned r = 0; r < d.numRegs(); r += width) {
+  for (unsigned r = 0; r < d.numRegs(); r += plan.width) {
     auto [addr, inBounds] = viewElement(e, d, view, offsets, r, memType, loc);
-    Regs values = predicatedLoad(e, addr, inBounds, memType, Regs(width, pad), loc);
-    for (unsigned i = 0; i < width; ++i)
+    Value whole = inBounds;
+    if (plan.tail) // first and last in bounds: the whole vector is
+      whole = LLVM::AndOp::create(
+          e.b, loc, inBounds,
+          viewElement(e, d, view, offsets, r + plan.width - 1, memType, loc).second);
+    Regs values = predicatedLoad(e, addr, whole, memType, Regs(plan.width, pad), loc);
+    for (unsigned i = 0; plan.tail && i < plan.width; ++i) {
+      auto [elemAddr, elemIn] = viewElement(e, d, view, offsets, r + i, memType, loc);
+      Value partial = LLVM::AndOp::create(
+          e.b, loc, elemIn, LLVM::XOrOp::create(e.b, loc, whole, trueValue(e, loc)));
+      values[i] = predicatedLoad(e, elemAddr, partial, memType, {values[i]}, loc)[0];
+    }
+    for (unsigned i = 0; i < plan.width; ++i)
       out[r + i] = type.isInteger(1) ? Value(LLVM::TruncOp::create(e.b, loc, type, values[i]))
                                      : values[i];
   }
@@ -263,19 +284,30 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
   for (Value o : store.getOffsets())
     offsets.push_back(e.regs(o)[0]);
   Regs &values = e.regs(store.getValue());
-  unsigned width = viewVectorWidth(d, view.type, store.getOffsets(), memType);
+  VectorPlan plan = planViewAccess(d, view.type, store.getOffsets(), memType);
   Value owner = e.isOwner(d, loc);
-  for (unsigned r = 0; r < d.numRegs(); r += width) {
+  for (unsigned r = 0; r < d.numRegs(); r += plan.width) {
     if (d.isDuplicateRegister(r))
       continue;
     auto [addr, inBounds] = viewElement(e, d, view, offsets, r, memType, loc);
+    Value whole = inBounds;
+    if (plan.tail) // first and last in bounds: the whole vector is
+      whole = LLVM::AndOp::create(
+          e.b, loc, inBounds,
+          viewElement(e, d, view, offsets, r + plan.width - 1, memType, loc).second);
     Regs chunk;
-    for (unsigned i = 0; i < width; ++i)
+    for (unsigned i = 0; i < plan.width; ++i)
       chunk.push_back(type.isInteger(1)
                           ? Value(LLVM::ZExtOp::create(e.b, loc, memType, values[r + i]))
                           : values[r + i]);
-    Value pred = LLVM::AndOp::create(e.b, loc, inBounds, owner);
-    predicatedStore(e, addr, pred, memType, chunk, loc);
+    predicatedStore(e, addr, LLVM::AndOp::create(e.b, loc, whole, owner), memType, chunk, loc);
+    for (unsigned i = 0; plan.tail && i < plan.width; ++i) {
+      auto [elemAddr, elemIn] = viewElement(e, d, view, offsets, r + i, memType, loc);
+      Value partial = LLVM::AndOp::create(
+          e.b, loc, elemIn, LLVM::XOrOp::create(e.b, loc, whole, trueValue(e, loc)));
+      predicatedStore(e, elemAddr, LLVM::AndOp::create(e.b, loc, partial, owner), memType,
+                      {chunk[i]}, loc);
+    }
   }
   return success();
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Every registered kernel, for every arch: `tilejit compile` writes PTX whose
+# .target is the exact arch, and ptxas for that arch assembles it.
+# Exit 77 (CTest: skipped) with the reason when ptxas is not installed.
+set -euo pipefail
+tilejit="$1"
+ptxas=$(command -v ptxas || true)
+[ -n "$ptxas" ] || { [ -x /usr/local/cuda/bin/ptxas ] && ptxas=/usr/local/cuda/bin/ptxas; }
+if [ -z "$ptxas" ]; then
+  echo "SKIP: ptxas not found (install the CUDA toolkit to validate PTX)"
+  exit 77
+fi
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+count=0
+for kernel in $("$tilejit" list --names); do
+  for arch in sm_90 sm_90a sm_110a sm_121a; do
+    "$tilejit" compile "$kernel" --arch "$arch" -o "$dir/$kernel.$arch.ptx"
+    grep -q "^\.target $arch\$" "$dir/$kernel.$arch.ptx" ||
+      { echo "FAIL: $kernel $arch: no '.target $arch' line"; exit 1; }
+    "$ptxas" -arch="$arch" "$dir/$kernel.$arch.ptx" -o "$dir/$kernel.$arch.cubin" ||
+      { echo "FAIL: ptxas -arch=$arch rejected $kernel"; exit 1; }
+    count=$((count + 1))
+  done
+done
+echo "ptxas accepted $count kernel/arch pairs"
