@@ -1,0 +1,301 @@
+// The interpreter's driver: classifies types, translates a kernel into an
+// instruction list once, checks the launch arguments against the signature
+// and runs the list for every program id of the grid.
+#include "InterpreterImpl.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/APFloat.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+
+namespace tilejit::interp {
+namespace detail {
+
+static bool classifyScalar(Type type, ElementKind &kind, unsigned &width,
+                           unsigned &bytes) {
+  width = 0;
+  if (type.isF32()) {
+    kind = ElementKind::F32, bytes = 4;
+  } else if (type.isF16()) {
+    kind = ElementKind::F16, bytes = 2;
+  } else if (type.isBF16()) {
+    kind = ElementKind::BF16, bytes = 2;
+  } else if (isa<Float8E4M3FNType>(type)) {
+    kind = ElementKind::E4M3, bytes = 1;
+  } else if (type.isIndex()) {
+    kind = ElementKind::Int, width = 64, bytes = 8;
+  } else if (auto integer = dyn_cast<IntegerType>(type);
+             integer && integer.getWidth() <= 64) {
+    kind = ElementKind::Int, width = integer.getWidth(), bytes = (width + 7) / 8;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+Expected<ValueType> classifyType(Type type, Operation *op) {
+  ValueType result;
+  Type element = type;
+  if (auto tensor = dyn_cast<RankedTensorType>(type)) {
+    if (!tensor.hasStaticShape())
+      return opError(op,
+                     "needs statically shaped tiles, got " + tile::describeType(type));
+    result.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
+    result.numElements = tensor.getNumElements();
+    element = tensor.getElementType();
+  }
+  auto unsupported = [&] {
+    return opError(op, "uses type " + tile::describeType(type) +
+                           ", which the interpreter does not support");
+  };
+  Type pointee;
+  if (auto ptr = dyn_cast<tile::PointerType>(element)) {
+    result.kind = ElementKind::Ptr;
+    pointee = ptr.getPointeeType();
+  } else if (auto view = dyn_cast<tile::ViewType>(element)) {
+    if (result.isTile())
+      return unsupported();
+    result.kind = ElementKind::View;
+    pointee = view.getElementType();
+  }
+  if (pointee) {
+    if (!classifyScalar(pointee, result.pointee, result.pointeeWidth, result.memoryBytes))
+      return unsupported();
+    return result;
+  }
+  if (!classifyScalar(element, result.kind, result.bitWidth, result.memoryBytes))
+    return unsupported();
+  return result;
+}
+
+ValueType elementOf(const ValueType &type) {
+  ValueType element;
+  element.memoryBytes = type.memoryBytes;
+  bool indirect = type.kind == ElementKind::Ptr || type.kind == ElementKind::View;
+  element.kind = indirect ? type.pointee : type.kind;
+  element.bitWidth = indirect ? type.pointeeWidth : type.bitWidth;
+  return element;
+}
+
+OpSite siteOf(Operation *op) {
+  OpSite site;
+  llvm::raw_string_ostream os(site.text);
+  os << "'" << op->getName() << "' at ";
+  op->getLoc().print(os);
+  return site;
+}
+
+llvm::Error opError(Operation *op, const llvm::Twine &message) {
+  return siteError(siteOf(op), message);
+}
+
+llvm::Error siteError(const OpSite &site, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 site.text + ": " + message.str());
+}
+
+Expected<unsigned> Compiler::define(Value value, Operation *owner) {
+  Expected<ValueType> type = classifyType(value.getType(), owner);
+  if (!type)
+    return type.takeError();
+  unsigned slot = slotCount++;
+  types[value] = std::move(*type);
+  slots[value] = slot;
+  return slot;
+}
+
+llvm::Error Compiler::alias(Value value, unsigned existing, Operation *owner) {
+  Expected<ValueType> type = classifyType(value.getType(), owner);
+  if (!type)
+    return type.takeError();
+  types[value] = std::move(*type);
+  slots[value] = existing;
+  return llvm::Error::success();
+}
+
+Expected<InstrList> Compiler::compileBody(Block &block) {
+  InstrList list;
+  for (Operation &op : block.without_terminator()) {
+    auto entry = table.find(op.getName().getStringRef());
+    if (entry == table.end())
+      return opError(&op, "is not supported by the interpreter");
+    Expected<Instr> instr = entry->second(&op, *this);
+    if (!instr)
+      return instr.takeError();
+    if (*instr)
+      list.push_back(std::move(*instr));
+  }
+  return list;
+}
+
+static OpTable buildOpTable() {
+  OpTable table;
+  registerArithFloatOps(table);
+  registerArithIntOps(table);
+  registerCastOps(table);
+  registerControlFlowOps(table);
+  registerMemoryOps(table);
+  registerReduceOps(table);
+  registerShapeOps(table);
+  return table;
+}
+
+} // namespace detail
+
+using namespace detail;
+
+/// A kernel parameter as the argument checks need it, detached from the IR.
+struct Param {
+  ValueType type;
+  std::string typeName;
+  const llvm::fltSemantics *semantics = nullptr; // float parameters
+};
+
+class CompiledKernelImpl {
+public:
+  std::string name;
+  std::vector<Param> params;
+  std::vector<unsigned> paramSlots;
+  unsigned numSlots = 0;
+  InstrList body;
+
+  llvm::Error bindArgument(unsigned index, const Arg &arg, Frame &frame,
+                           Memory &memory) const;
+};
+
+static llvm::Error kernelError(const std::string &name, const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 "kernel @" + name + ": " + message.str());
+}
+
+llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Frame &frame,
+                                             Memory &memory) const {
+  const ValueType &param = params[index].type;
+  Slot &slot = frame.slots[paramSlots[index]];
+  std::string what =
+      "argument " + std::to_string(index) + " (" + params[index].typeName + ")";
+  static const char *kindNames[] = {"a buffer", "an integer scalar", "a float scalar"};
+  const char *given = kindNames[int(arg.getKind())];
+  switch (param.kind) {
+  case ElementKind::Ptr:
+    if (arg.getKind() != Arg::Kind::Buffer)
+      return kernelError(name, what + " needs a buffer, got " + given);
+    memory.addBuffer(arg, index);
+    slot.i.assign(1, int64_t(reinterpret_cast<uintptr_t>(arg.getData())));
+    return llvm::Error::success();
+  case ElementKind::Int: {
+    if (arg.getKind() != Arg::Kind::Int)
+      return kernelError(name, what + " needs an integer scalar, got " + given);
+    int64_t value = arg.getInt();
+    unsigned width = param.bitWidth;
+    if (width < 64 && (value < -(int64_t(1) << (width - 1)) ||
+                       value > int64_t((uint64_t(1) << width) - 1)))
+      return kernelError(name, what + " = " + std::to_string(value) +
+                                   " does not fit in " + std::to_string(width) + " bits");
+    slot.i.assign(1, signExtend(uint64_t(value), width));
+    return llvm::Error::success();
+  }
+  case ElementKind::F32:
+  case ElementKind::F16:
+  case ElementKind::BF16: {
+    if (arg.getKind() != Arg::Kind::Float)
+      return kernelError(name, what + " needs a float scalar, got " + given);
+    llvm::APFloat value(arg.getFloat());
+    bool lost;
+    value.convert(*params[index].semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
+    value.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven, &lost);
+    slot.f.assign(1, value.convertToFloat());
+    return llvm::Error::success();
+  }
+  default:
+    return kernelError(name, what + " cannot be passed to the interpreter");
+  }
+}
+
+CompiledKernel::CompiledKernel(std::unique_ptr<CompiledKernelImpl> impl)
+    : impl(std::move(impl)) {}
+CompiledKernel::CompiledKernel(CompiledKernel &&) noexcept = default;
+CompiledKernel &CompiledKernel::operator=(CompiledKernel &&) noexcept = default;
+CompiledKernel::~CompiledKernel() = default;
+
+/// Verifies `kernel`, returning its diagnostics as an error: the translation
+/// relies on the verifiers' guarantees (operand shapes, attributes).
+static llvm::Error verifyKernel(tile::KernelOp kernel) {
+  std::string diagnostics;
+  ScopedDiagnosticHandler handler(kernel->getContext(), [&](Diagnostic &diag) {
+    llvm::raw_string_ostream os(diagnostics);
+    os << "\n  " << diag.getLocation() << ": " << diag;
+    return success();
+  });
+  if (succeeded(verify(kernel)))
+    return llvm::Error::success();
+  return kernelError(kernel.getSymName().str(), "does not verify:" + diagnostics);
+}
+
+Expected<CompiledKernel> CompiledKernel::compile(tile::KernelOp kernel) {
+  static const OpTable table = buildOpTable();
+  if (llvm::Error err = verifyKernel(kernel))
+    return std::move(err);
+  auto impl = std::make_unique<CompiledKernelImpl>();
+  impl->name = kernel.getSymName().str();
+  Block &entry = kernel.getBody().front();
+  Compiler compiler(table);
+  for (BlockArgument arg : entry.getArguments()) {
+    Expected<unsigned> slot = compiler.define(arg, kernel);
+    if (!slot)
+      return slot.takeError();
+    impl->paramSlots.push_back(*slot);
+    Param param{compiler.typeOf(arg), tile::describeType(arg.getType())};
+    if (auto floatType = dyn_cast<FloatType>(arg.getType()))
+      param.semantics = &floatType.getFloatSemantics();
+    impl->params.push_back(std::move(param));
+  }
+  Expected<InstrList> body = compiler.compileBody(entry);
+  if (!body)
+    return body.takeError();
+  impl->body = std::move(*body);
+  impl->numSlots = compiler.numSlots();
+  return CompiledKernel(std::move(impl));
+}
+
+llvm::Error CompiledKernel::run(const Grid &grid, llvm::ArrayRef<Arg> args) const {
+  const CompiledKernelImpl &k = *impl;
+  if (args.size() != k.params.size())
+    return kernelError(k.name, "takes " + std::to_string(k.params.size()) +
+                                   " argument(s), got " + std::to_string(args.size()));
+  for (int64_t extent : grid)
+    if (extent < 0)
+      return kernelError(
+          k.name, "grid extents must be >= 0, got (" + std::to_string(grid[0]) + ", " +
+                      std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ")");
+  Memory memory;
+  Frame frame;
+  frame.slots.resize(k.numSlots);
+  frame.grid = grid;
+  frame.memory = &memory;
+  for (auto [index, arg] : llvm::enumerate(args))
+    if (llvm::Error err = k.bindArgument(index, arg, frame, memory))
+      return err;
+  for (int64_t z = 0; z < grid[2]; ++z)
+    for (int64_t y = 0; y < grid[1]; ++y)
+      for (int64_t x = 0; x < grid[0]; ++x) {
+        frame.programId = {x, y, z};
+        if (llvm::Error err = runList(k.body, frame))
+          return kernelError(k.name, "program (" + std::to_string(x) + ", " +
+                                         std::to_string(y) + ", " + std::to_string(z) +
+                                         "): " + llvm::toString(std::move(err)));
+      }
+  return llvm::Error::success();
+}
+
+llvm::Error run(tile::KernelOp kernel, const Grid &grid, llvm::ArrayRef<Arg> args) {
+  Expected<CompiledKernel> compiled = CompiledKernel::compile(kernel);
+  if (!compiled)
+    return compiled.takeError();
+  return compiled->run(grid, args);
+}
+
+} // namespace tilejit::interp
