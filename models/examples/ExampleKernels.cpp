@@ -50,7 +50,7 @@ void buildGemmBf16(Kernel &k, const Specialization &spec) {
   Value a = k.ptrParam("a", DType::BF16), b = k.ptrParam("b", DType::BF16);
   Value c = k.ptrParam("c", DType::BF16);
   Value m = k.scalarParam("m", DType::I32);
-  k.setConfig({{bm, bn, bk}, spec.get("warps")});
+  k.setConfig({{bm, bn, bk}, spec.get("warps"), spec.get("stages")});
   View av = makeView(a, {m, kDim}, {kDim, 1}), bv = makeView(b, {kDim, n}, {n, 1});
   View cv = makeView(c, {m, n}, {n, 1});
   Value row = programId(0) * bm, col = programId(1) * bn;
@@ -69,7 +69,7 @@ void buildGemmE4m3(Kernel &k, const Specialization &spec) {
   Value a = k.ptrParam("a", DType::F8E4M3), w = k.ptrParam("w", DType::F8E4M3);
   Value c = k.ptrParam("c", DType::BF16);
   Value m = k.scalarParam("m", DType::I32), scale = k.scalarParam("scale", DType::F32);
-  k.setConfig({{bm, bn, bk}, spec.get("warps")});
+  k.setConfig({{bm, bn, bk}, spec.get("warps"), spec.get("stages")});
   View av = makeView(a, {m, kDim}, {kDim, 1}), wv = makeView(w, {n, kDim}, {kDim, 1});
   View cv = makeView(c, {m, n}, {n, 1});
   Value row = programId(0) * bm, col = programId(1) * bn;
@@ -97,12 +97,14 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
       {"gemm_bf16", "c = bf16(a x b), bf16 mma.sync, f32 accumulation",
        {{"n", 4096, "columns of b and c"}, {"k", 4096, "inner dimension"},
         {"block_m", 128, "rows per program"}, {"block_n", 128, "columns per program"},
-        {"block_k", 32, "K per iteration"}, {"warps", 8, "warps per program"}},
+        {"block_k", 32, "K per iteration"}, {"warps", 8, "warps per program"},
+        {"stages", 3, "shared-memory buffers of the K loop"}},
        buildGemmBf16},
       {"gemm_e4m3", "c = bf16(scale * a x w^T), e4m3 mma.sync (W8A8)",
        {{"n", 4096, "rows of w, columns of c"}, {"k", 4096, "inner dimension"},
         {"block_m", 128, "rows per program"}, {"block_n", 128, "columns per program"},
-        {"block_k", 64, "K per iteration"}, {"warps", 8, "warps per program"}},
+        {"block_k", 64, "K per iteration"}, {"warps", 8, "warps per program"},
+        {"stages", 3, "shared-memory buffers of the K loop"}},
        buildGemmE4m3},
   };
   for (const KernelDef &def : defs)

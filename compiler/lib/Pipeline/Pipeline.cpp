@@ -32,6 +32,7 @@ void registerCompilerDialects(DialectRegistry &registry) {
 
 void buildTileLayoutPipeline(OpPassManager &pm) {
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts());
+  pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineDots());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }

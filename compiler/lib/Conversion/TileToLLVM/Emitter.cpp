@@ -25,8 +25,22 @@ Emitter::Emitter(tile::KernelOp kernel, LLVM::LLVMFuncOp func, const EmitterTabl
                            /*isConstant=*/false, LLVM::Linkage::External, kSharedName,
                            Attribute(), /*alignment=*/16, /*addrSpace=*/3);
   }
-  shared_ = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
-                                      kSharedName);
+  sharedStart_ = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
+                                           kSharedName);
+  // Buffers live for the whole kernel: they take the start of the dynamic
+  // shared memory (128-byte aligned), the scratch space follows.
+  kernel.walk([&](tile::SharedAllocOp alloc) {
+    auto type = alloc.getResult().getType();
+    bufferOffsets_[alloc] = scratchBase_;
+    int64_t bytes = type.getNumElements() *
+                    std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+    scratchBase_ = llvm::alignTo(scratchBase_ + bytes, 128);
+  });
+  sharedBytes = scratchBase_;
+  shared_ = scratchBase_ ? Value(LLVM::GEPOp::create(
+                               b, loc, sharedStart_.getType(), b.getI8Type(), sharedStart_,
+                               ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(scratchBase_))}))
+                         : sharedStart_;
   // The entry block is the prologue: index math hoisted out of loops lands
   // before its branch into the body, which dominates everything.
   Block *entry = b.getInsertionBlock();
@@ -154,6 +168,14 @@ Value Emitter::isOwner(const Distributed &d, Location loc) {
   clear(lane_, d.laneReplicationMask());
   clear(warp_, d.warpReplicationMask());
   return owner;
+}
+
+Value Emitter::sharedBuffer(Operation *alloc, Location loc) {
+  int64_t offset = bufferOffsets_.lookup(alloc);
+  if (!offset)
+    return sharedStart_;
+  return LLVM::GEPOp::create(b, loc, sharedStart_.getType(), b.getI8Type(), sharedStart_,
+                             ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(offset))});
 }
 
 void Emitter::barrier(Location loc) { NVVM::Barrier0Op::create(b, loc); }

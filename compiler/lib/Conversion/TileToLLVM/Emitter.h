@@ -46,6 +46,7 @@ void populateLayoutEmitters(EmitterTable &table);
 void populateReduceEmitters(EmitterTable &table);
 void populateDotEmitters(EmitterTable &table);
 void populateControlFlowEmitters(EmitterTable &table);
+void populateSharedEmitters(EmitterTable &table);
 
 class Emitter {
 public:
@@ -89,11 +90,16 @@ public:
   Value lane() const { return lane_; }
   Value warp() const { return warp_; }
 
+  // Shared memory: tile.shared_alloc buffers at fixed offsets from the start,
+  // then the scratch space.
+  /// Base address (!llvm.ptr<3>) of a tile.shared_alloc buffer.
+  Value sharedBuffer(Operation *alloc, Location loc);
+
   // Shared memory scratch (one buffer reused by every op, between barriers).
   void barrier(Location loc);
   /// Address of element `linear` of type `llvmType` at byte `offset` of scratch.
   Value sharedAddress(Value linear, Type llvmType, int64_t offset, Location loc);
-  void reserveShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, bytes); }
+  void reserveShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, scratchBase_ + bytes); }
   /// Writes a distributed tile to scratch, row-major in `d.shape`, at `offset`.
   void storeShared(const Distributed &d, const Regs &values, Type llvmType, int64_t offset,
                    Location loc);
@@ -120,7 +126,9 @@ private:
   llvm::DenseMap<mlir::Type, std::unique_ptr<Distributed>> layouts_;
   std::map<const Distributed *, Regs> threadIndex_;
   mlir::OpBuilder::InsertPoint prologue_;
-  Value lane_, warp_, shared_;
+  Value lane_, warp_, shared_, sharedStart_;
+  llvm::DenseMap<Operation *, int64_t> bufferOffsets_;
+  int64_t scratchBase_ = 0;
 };
 
 /// The LLVM type of one element: f8E4M3FN -> i8, !tile.ptr -> !llvm.ptr<1>.

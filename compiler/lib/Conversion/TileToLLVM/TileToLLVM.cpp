@@ -23,6 +23,7 @@ struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileT
     populateReduceEmitters(table);
     populateDotEmitters(table);
     populateControlFlowEmitters(table);
+    populateSharedEmitters(table);
 
     MLIRContext *ctx = &getContext();
     for (auto kernel : llvm::make_early_inc_range(module.getOps<tile::KernelOp>())) {

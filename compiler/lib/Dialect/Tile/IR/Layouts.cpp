@@ -99,12 +99,55 @@ static FailureOr<Distributed> distributeMma(MmaLayoutAttr layout, ArrayRef<int64
   return out;
 }
 
+static FailureOr<Distributed> distributeDotOperand(DotOperandLayoutAttr layout,
+                                                   ArrayRef<int64_t> shape, int64_t numWarps) {
+  ArrayRef<int64_t> wpc = layout.getParent().getWpc();
+  int64_t kw = layout.getKWidth();
+  bool isA = layout.getOpIdx() == 0;
+  if (shape.size() != 2 || wpc.size() != 2 || wpc[0] * wpc[1] != numWarps)
+    return failure();
+  // A is MxK (K = dim 1), B is KxN (K = dim 0); the other dim is "outer".
+  unsigned kDim = isA ? 1 : 0, outerDim = isA ? 0 : 1;
+  int64_t kSize = shape[kDim], outer = shape[outerDim];
+  int64_t outerTile = isA ? 16 : 8, outerWarps = wpc[outerDim];
+  if (kSize % (8 * kw) || outer % (outerTile * outerWarps))
+    return failure();
+  auto k = [&](int64_t v) { return unit(2, kDim, v); };
+  auto o = [&](int64_t v) { return unit(2, outerDim, v); };
+  Distributed out;
+  out.shape.assign(shape.begin(), shape.end());
+  // Lane = 4 * groupID + threadInGroup: threadInGroup picks kWidth-element
+  // K groups, groupID the row (A) or column (B) (PTX ISA, mma.m16n8k16/k32
+  // A and B fragments).
+  out.lanes = {k(kw), k(2 * kw), o(1), o(2), o(4)};
+  // Warp bits: the parent's column bits first, then its row bits; the ones
+  // along the other operand's dimension replicate.
+  for (int64_t i = 1; i < wpc[1]; i *= 2)
+    out.warps.push_back(isA ? Index{0, 0} : o(8 * i));
+  for (int64_t i = 1; i < wpc[0]; i *= 2)
+    out.warps.push_back(isA ? o(16 * i) : Index{0, 0});
+  SmallVector<Index> regBases;
+  for (int64_t i = 1; i < kw; i *= 2) // the elements packed in one register
+    regBases.push_back(k(i));
+  if (isA) // a0/a1: rows groupID and groupID + 8
+    regBases.push_back(o(8));
+  regBases.push_back(k(4 * kw)); // a0,a1 / a2,a3 (b0 / b1): the two K halves
+  for (int64_t i = 8 * kw; i < kSize; i *= 2)
+    regBases.push_back(k(i));
+  for (int64_t i = outerTile * outerWarps; i < outer; i *= 2)
+    regBases.push_back(o(i));
+  out.regs = subsetSums(regBases, 2);
+  return out;
+}
+
 FailureOr<Distributed> distribute(Attribute encoding, ArrayRef<int64_t> shape,
                                   int64_t numWarps) {
   if (auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(encoding))
     return distributeBlocked(blocked, shape, numWarps);
   if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(encoding))
     return distributeMma(mma, shape, numWarps);
+  if (auto operand = dyn_cast_or_null<DotOperandLayoutAttr>(encoding))
+    return distributeDotOperand(operand, shape, numWarps);
   auto slice = dyn_cast_or_null<SliceLayoutAttr>(encoding);
   if (!slice || slice.getDim() < 0 || slice.getDim() > (int64_t)shape.size())
     return failure();
@@ -214,13 +257,62 @@ Attribute defaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, int64_
 }
 
 Attribute mmaLayoutFor(MLIRContext *ctx, int64_t m, int64_t n, int64_t numWarps) {
-  // Prefer more warps along M (16-row tiles) while they still divide the tile.
-  int64_t wm = numWarps, wn = 1;
-  while (wm > 1 && m % (16 * wm) != 0) {
-    wm /= 2;
-    wn *= 2;
+  // Each warp's accumulator block as square as the tile allows: operand
+  // fragments are read once per warp, so a square block reads the fewest
+  // bytes of shared memory per mma. Ties split N first.
+  int64_t wm = 1, wn = 1;
+  while (wm * wn < numWarps) {
+    bool mFits = m % (16 * wm * 2) == 0, nFits = n % (8 * wn * 2) == 0;
+    bool splitM = mFits && (!nFits || m / wm > n / wn);
+    if (!mFits && !nFits)
+      splitM = m / (16 * wm) >= n / (8 * wn);
+    (splitM ? wm : wn) *= 2;
   }
   return MmaLayoutAttr::get(ctx, {wm, wn});
+}
+
+Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, Type element) {
+  int64_t bits = element.getIntOrFloatBitWidth();
+  return DotOperandLayoutAttr::get(parent.getContext(), opIdx, parent,
+                                   std::max<int64_t>(1, 32 / bits));
+}
+
+SharedLayoutAttr sharedLayoutFor(MLIRContext *ctx, int64_t cols, Type element) {
+  int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  int64_t vec = 16 / bytes, rowBytes = cols * bytes;
+  // 8 rows of 16-byte chunks read at one column must land on 8 distinct
+  // chunks of a 128-byte line: rows narrower than a line share a phase.
+  int64_t perPhase = std::max<int64_t>(1, 128 / rowBytes);
+  int64_t maxPhase = std::min<int64_t>(8 / perPhase, cols / vec);
+  return SharedLayoutAttr::get(ctx, vec, perPhase, std::max<int64_t>(1, maxPhase));
+}
+
+LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                           int64_t opIdx, MmaLayoutAttr parent,
+                                           int64_t kWidth) {
+  if (opIdx != 0 && opIdx != 1)
+    return emitError() << "dot_operand opIdx must be 0 (A) or 1 (B), got " << opIdx;
+  if (kWidth != 1 && kWidth != 2 && kWidth != 4)
+    return emitError() << "dot_operand kWidth must be 1, 2 or 4, got " << kWidth;
+  if (!parent)
+    return emitError() << "dot_operand needs a #tile.mma parent";
+  return success();
+}
+
+LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                       int64_t vec, int64_t perPhase, int64_t maxPhase) {
+  for (auto [name, v] : {std::pair<const char *, int64_t>{"vec", vec},
+                         {"perPhase", perPhase},
+                         {"maxPhase", maxPhase}})
+    if (v < 1 || !llvm::isPowerOf2_64(v))
+      return emitError() << "shared layout " << name << " must be a power of two, got " << v;
+  return success();
+}
+
+int64_t sharedOffset(SharedLayoutAttr layout, int64_t cols, int64_t row, int64_t col) {
+  int64_t vec = layout.getVec();
+  int64_t phase = (row / layout.getPerPhase()) % layout.getMaxPhase();
+  return row * cols + ((col / vec) ^ phase) * vec + col % vec;
 }
 
 int64_t getNumWarps(Operation *kernel) {

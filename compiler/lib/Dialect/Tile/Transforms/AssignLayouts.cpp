@@ -174,7 +174,17 @@ private:
     }
     if (auto dot = dyn_cast<DotOp>(op)) {
       auto t = dot.getResult().getType();
-      Attribute mma = mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps);
+      auto mma = cast<MmaLayoutAttr>(
+          mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps));
+      // Operands go to their mma fragment layouts where the tile shapes allow;
+      // otherwise lowering reports the shape it cannot split.
+      OpOperand *operands[] = {&dot.getAMutable(), &dot.getBMutable()};
+      for (auto [opIdx, operand] : llvm::enumerate(operands)) {
+        auto type = tileType(operand->get());
+        Attribute layout = dotOperandLayoutFor(mma, opIdx, type.getElementType());
+        if (succeeded(distribute(layout, type.getShape(), numWarps)))
+          convertOperand(*operand, layout);
+      }
       convertOperand(dot.getAccMutable(), mma);
       return setLayout(dot.getResult(), mma);
     }

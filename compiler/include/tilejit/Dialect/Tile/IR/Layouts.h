@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include "tilejit/Dialect/Tile/IR/TileDialect.h"
+
 namespace tilejit::tile {
 
 using Index = llvm::SmallVector<int64_t, 4>;
@@ -51,6 +53,17 @@ mlir::Attribute defaultBlockedLayout(mlir::MLIRContext *ctx, llvm::ArrayRef<int6
 /// The mma.sync accumulator layout for an MxN result over `numWarps` warps.
 mlir::Attribute mmaLayoutFor(mlir::MLIRContext *ctx, int64_t m, int64_t n,
                              int64_t numWarps);
+
+/// The #tile.dot_operand layout of operand `opIdx` (0: A, 1: B) of a dot
+/// whose accumulator is in `parent`, for `element` operands.
+mlir::Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, mlir::Type element);
+
+/// The swizzled shared layout of a tile whose rows hold `cols` elements.
+SharedLayoutAttr sharedLayoutFor(mlir::MLIRContext *ctx, int64_t cols, mlir::Type element);
+
+/// Element offset of (row, col) in one slot of `cols` columns (see
+/// #tile.shared); lowering computes the same on run-time values.
+int64_t sharedOffset(SharedLayoutAttr layout, int64_t cols, int64_t row, int64_t col);
 
 /// Number of warps a kernel runs with (its #tile.config, else 4).
 int64_t getNumWarps(mlir::Operation *kernel);

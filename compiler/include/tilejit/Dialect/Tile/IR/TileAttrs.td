@@ -103,4 +103,59 @@ def Tile_MmaLayoutAttr : AttrDef<Tile_Dialect, "MmaLayout"> {
   let assemblyFormat = "`<` `wpc` `=` `[` $wpc `]` `>`";
 }
 
+def Tile_DotOperandLayoutAttr : AttrDef<Tile_Dialect, "DotOperandLayout"> {
+  let mnemonic = "dot_operand";
+  let summary = "The register layout of an mma.sync operand fragment";
+  let description = [{
+    Operand `opIdx` (0: A, MxK; 1: B, KxN) of a `tile.dot` whose accumulator
+    is in the `#tile.mma` layout `parent`, as mma.sync m16n8k16 (bf16/f16) and
+    m16n8k32 (e4m3) lay out their A and B fragments: `kWidth` consecutive K
+    elements per 32-bit register (2 for 16-bit, 4 for 8-bit elements). A
+    thread of warp (wy, wx) of the parent grid holds the A rows and B columns
+    of its accumulator tiles, for every K (A is replicated across the warps of
+    a row of the grid, B across those of a column). `tile.shared_load` fills
+    it with ldmatrix; any other producer reaches it through
+    `tile.convert_layout`.
+
+    ```mlir
+    tensor<128x32xbf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<wpc = [2, 4]>, kWidth = 2>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$opIdx, "MmaLayoutAttr":$parent, "int64_t":$kWidth);
+  let assemblyFormat = [{
+    `<` `opIdx` `=` $opIdx `,` `parent` `=` $parent `,` `kWidth` `=` $kWidth `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared-memory layouts (memory space of tile.shared_alloc buffers)
+//===----------------------------------------------------------------------===//
+
+def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
+  let mnemonic = "shared";
+  let summary = "A swizzled shared-memory layout of a tile";
+  let description = [{
+    The memory space of a `tile.shared_alloc` buffer `memref<S x R x C x T>`:
+    S slots, each an R x C tile stored row-major with C contiguous, in
+    `vec`-element (16-byte) chunks. The chunk of element (r, c) is XORed with
+    the row's phase, so that 8 consecutive rows read at one column (ldmatrix,
+    one 16-byte row per lane) hit distinct banks:
+
+      offset(r, c) = r * C + ((c / vec) ^ ((r / perPhase) % maxPhase)) * vec + c % vec
+
+    `perPhase` rows share a phase (128-byte lines hold 128 / (C * bytes)
+    rows); `maxPhase` is the number of phases. `maxPhase = 1` is unswizzled.
+
+    ```mlir
+    memref<3x128x32xbf16, #tile.shared<vec = 8, perPhase = 2, maxPhase = 4>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$vec, "int64_t":$perPhase, "int64_t":$maxPhase);
+  let assemblyFormat = [{
+    `<` `vec` `=` $vec `,` `perPhase` `=` $perPhase `,` `maxPhase` `=` $maxPhase `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
 #endif // TILEJIT_TILE_ATTRS_TD

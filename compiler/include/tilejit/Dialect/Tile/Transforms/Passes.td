@@ -18,4 +18,19 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::tilejit::tile::KernelOp">
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TilePipelineDots : Pass<"tile-pipeline-dots", "::tilejit::tile::KernelOp"> {
+  let summary = "Stage loop-loaded dot operands through shared memory, pipelined";
+  let description = [{
+    Runs after `tile-assign-layouts`. In an `scf.for`, a `tile.dot` operand
+    that is `tile.convert_layout(tile.load)` (or of `tile.transpose [1, 0]`
+    of a load) into a `#tile.dot_operand` layout, from a view whose last
+    dimension is contiguous in 16-byte chunks, becomes a
+    `tile.shared_load` from a `tile.shared_alloc` ring of `stages` slots (the
+    kernel's `#tile.config`) that `tile.async_copy` fills `stages - 1`
+    iterations ahead. One `tile.async_wait` per iteration (its barrier)
+    orders the copies and reads. Other operands keep the register path.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 #endif // TILEJIT_TILE_PASSES_TD

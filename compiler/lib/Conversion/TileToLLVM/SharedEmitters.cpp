@@ -1,0 +1,216 @@
+// Shared-memory staging family: tile.shared_alloc, tile.async_copy (16-byte
+// cp.async, zero-filled out of bounds), tile.async_commit / tile.async_wait
+// and tile.shared_load (ldmatrix into #tile.dot_operand fragments).
+// Slots are stored as #tile.shared describes: rows of C elements whose
+// 16-byte chunks are XORed with the row's phase.
+#include "Emitter.h"
+
+using namespace mlir;
+
+namespace tilejit::lowering {
+namespace {
+
+/// One slot's geometry and its swizzle, with run-time address arithmetic.
+struct Slots {
+  Emitter &e;
+  Location loc;
+  tile::SharedLayoutAttr layout;
+  int64_t rows, cols, bytes, vec;
+
+  Slots(Emitter &e, MemRefType type, Location loc)
+      : e(e), loc(loc), layout(cast<tile::SharedLayoutAttr>(type.getMemorySpace())),
+        rows(type.getDimSize(1)), cols(type.getDimSize(2)),
+        bytes(std::max<int64_t>(1, type.getElementTypeBitWidth() / 8)),
+        vec(layout.getVec()) {}
+
+  Value add(Value x, int64_t c) {
+    return c ? Value(LLVM::AddOp::create(e.b, loc, x, e.i32(c, loc))) : x;
+  }
+  template <typename OpTy>
+  Value op(Value x, int64_t c) {
+    return OpTy::create(e.b, loc, x, e.i32(c, loc));
+  }
+
+  /// Byte address of the 16-byte chunk at row `row + rowConst`, chunk
+  /// `chunk + chunkConst`, of slot `slot`. `rowConst` must keep the phase
+  /// (a multiple of perPhase * maxPhase) and `chunkConst` must not share bits
+  /// with `chunk` (both hold for fragment offsets), so the XOR applies to the
+  /// run-time parts alone and the constants fold into the offset.
+  Value chunkAddress(Value base, Value slot, Value row, int64_t rowConst, Value chunk,
+                     int64_t chunkConst) {
+    OpBuilder &b = e.b;
+    Value phase = op<LLVM::AndOp>(op<LLVM::LShrOp>(row, llvm::Log2_64(layout.getPerPhase())),
+                                  layout.getMaxPhase() - 1);
+    Value swizzled = LLVM::XOrOp::create(b, loc, chunk, phase);
+    // (r + rc) * cols + ((c | cc) ^ p) * vec, in bytes, cc disjoint from c ^ p.
+    Value element = LLVM::AddOp::create(
+        b, loc, op<LLVM::MulOp>(row, cols),
+        op<LLVM::MulOp>(LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc)), vec));
+    Value offset = LLVM::AddOp::create(
+        b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes),
+        op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
+    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{offset});
+  }
+};
+
+LogicalResult emitSharedAlloc(Emitter &e, Operation *op) {
+  e.map(op->getResult(0), {e.sharedBuffer(op, op->getLoc())});
+  return success();
+}
+
+LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
+  auto copy = cast<tile::AsyncCopyOp>(op);
+  Location loc = op->getLoc();
+  OpBuilder &b = e.b;
+  Slots slots(e, copy.getBuffer().getType(), loc);
+  ViewValue &view = e.view(copy.getView());
+  Value base = e.regs(copy.getBuffer())[0], slot = e.regs(copy.getSlot())[0];
+  Value row0 = e.regs(copy.getOffsets()[0])[0], col0 = e.regs(copy.getOffsets()[1])[0];
+  Type element = e.elementType(copy.getView().getType().getElementType());
+  int64_t chunksPerRow = slots.cols / slots.vec, chunks = slots.rows * chunksPerRow;
+  int64_t threads = 32 * e.numWarps;
+  Value tid = LLVM::AddOp::create(b, loc, slots.op<LLVM::MulOp>(e.warp(), 32), e.lane());
+  for (int64_t first = 0; first < chunks; first += threads) {
+    // A tile of fewer chunks than threads: the extra threads repeat the last
+    // chunk (same bytes, same place).
+    Value id = slots.add(tid, first);
+    if (first + threads > chunks)
+      id = LLVM::UMinOp::create(b, loc, id, e.i32(chunks - 1, loc));
+    Value row = slots.op<LLVM::UDivOp>(id, chunksPerRow);
+    Value chunk = slots.op<LLVM::URemOp>(id, chunksPerRow);
+    Value r = LLVM::AddOp::create(b, loc, row0, row);
+    Value c = LLVM::AddOp::create(b, loc, col0, slots.op<LLVM::MulOp>(chunk, slots.vec));
+    Value inBounds = LLVM::AndOp::create(
+        b, loc, LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult, r, view.sizes[0]),
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult, c, view.sizes[1]));
+    Value linear = LLVM::AddOp::create(
+        b, loc,
+        LLVM::MulOp::create(b, loc, LLVM::SExtOp::create(b, loc, b.getI64Type(), r),
+                            view.strides[0]),
+        LLVM::MulOp::create(b, loc, LLVM::SExtOp::create(b, loc, b.getI64Type(), c),
+                            view.strides[1]));
+    Value src = gep(e, view.base, element, linear, loc);
+    Value dst = slots.chunkAddress(base, slot, row, 0, chunk, 0);
+    // Out of bounds: 0 source bytes, the 16 destination bytes are zeroed.
+    Value size = LLVM::SelectOp::create(b, loc, inBounds, e.i32(16, loc), e.i32(0, loc));
+    NVVM::CpAsyncOp::create(b, loc, dst, src, 16, NVVM::LoadCacheModifierKind::CG, size);
+  }
+  return success();
+}
+
+LogicalResult emitAsyncWait(Emitter &e, Operation *op) {
+  NVVM::CpAsyncWaitGroupOp::create(e.b, op->getLoc(),
+                                   cast<tile::AsyncWaitOp>(op).getPending());
+  e.barrier(op->getLoc());
+  return success();
+}
+
+/// The 32-bit words of `x4`/`x2` ldmatrix, each split into its elements.
+void appendElements(Emitter &e, Value word, Type element, int64_t kw, Regs &out,
+                    Location loc) {
+  auto vecType = VectorType::get({kw}, element);
+  Value v = LLVM::BitcastOp::create(e.b, loc, vecType, word);
+  for (int64_t p = 0; p < kw; ++p)
+    out.push_back(LLVM::ExtractElementOp::create(e.b, loc, v, e.i32(p, loc)));
+}
+
+LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
+  auto load = cast<tile::SharedLoadOp>(op);
+  Location loc = op->getLoc();
+  OpBuilder &b = e.b;
+  auto type = load.getResult().getType();
+  auto operand = cast<tile::DotOperandLayoutAttr>(type.getEncoding());
+  Slots slots(e, load.getBuffer().getType(), loc);
+  Value base = e.regs(load.getBuffer())[0], slot = e.regs(load.getSlot())[0];
+  Type element = e.elementType(type);
+  int64_t kw = operand.getKWidth();
+  int64_t wm = operand.getParent().getWpc()[0], wn = operand.getParent().getWpc()[1];
+  bool isA = operand.getOpIdx() == 0;
+  int64_t kSize = type.getDimSize(isA ? 1 : 0), outer = type.getDimSize(isA ? 0 : 1);
+  int64_t kSteps = kSize / (8 * kw);
+  // K runs along the slot's rows' chunks unless B is stored [K, N] (.trans).
+  bool trans = !isA && !load.getTranspose();
+
+  Value lane = e.lane(), warp = e.warp();
+  Value l8 = slots.op<LLVM::AndOp>(lane, 7);
+  Value l3 = slots.op<LLVM::AndOp>(slots.op<LLVM::LShrOp>(lane, 3), 1);
+  Value l4 = slots.op<LLVM::LShrOp>(lane, 4);
+  // This warp's first row (A) or column (B) of the parent grid.
+  Value warpOuter = isA ? slots.op<LLVM::MulOp>(slots.op<LLVM::UDivOp>(warp, wn), 16)
+                        : slots.op<LLVM::MulOp>(slots.op<LLVM::URemOp>(warp, wn), 8);
+  auto ldmatrix = [&](Value addr, int64_t num) {
+    Type i32 = b.getI32Type();
+    Type result = num == 1 ? i32
+                           : LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(num, i32));
+    Value r = NVVM::LdMatrixOp::create(
+        b, loc, result, addr, num, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(e.ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
+    Regs words;
+    for (int64_t i = 0; i < num; ++i)
+      words.push_back(num == 1 ? r : Value(LLVM::ExtractValueOp::create(b, loc, r, i)));
+    return words;
+  };
+
+  // Registers in the #tile.dot_operand order: pack, word, k step, outer tile.
+  Regs out;
+  if (isA) {
+    // Per 16-row tile and K step, one x4: lanes 0-7 rows 0-7 / low K chunk
+    // (a0), 8-15 rows 8-15 (a1), 16-23 rows 0-7 / high chunk (a2), 24-31 (a3).
+    Value row = LLVM::AddOp::create(b, loc, warpOuter,
+                                    LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l3, 8)));
+    for (int64_t i = 0; i < outer / (16 * wm); ++i)
+      for (int64_t s = 0; s < kSteps; ++s)
+        for (Value w : ldmatrix(slots.chunkAddress(base, slot, row, i * 16 * wm, l4, 2 * s), 4))
+          appendElements(e, w, element, kw, out, loc);
+  } else {
+    // Per pair of 8-column tiles and K step, one x4 giving b0, b1 of the
+    // first tile, then of the second (x2 for a last single tile).
+    int64_t tiles = outer / (8 * wn);
+    SmallVector<Regs> perTile(tiles);
+    for (int64_t j = 0; j < tiles; j += 2) {
+      int64_t num = j + 1 < tiles ? 4 : 2;
+      Value tileSel = num == 4 ? l4 : e.i32(0, loc);
+      // Column of the lane's tile: warpOuter + (j + tileSel) * 8 * wn.
+      Value col = LLVM::AddOp::create(b, loc, warpOuter,
+                                      slots.op<LLVM::MulOp>(tileSel, 8 * wn));
+      for (int64_t s = 0; s < kSteps; ++s) {
+        Regs words;
+        if (trans) {
+          // Rows are K: lanes 0-7 K 0-7 (b0), 8-15 K 8-15 (b1); chunk = column.
+          Value krow = LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l3, 8));
+          Value chunk = slots.op<LLVM::LShrOp>(col, llvm::Log2_64(slots.vec));
+          words = ldmatrix(slots.chunkAddress(base, slot, krow, s * 8 * kw, chunk,
+                                              j * 8 * wn / slots.vec),
+                           num);
+        } else {
+          // Rows are N: lanes 0-7 low K chunk (b0), 8-15 high K chunk (b1).
+          Value nrow = LLVM::AddOp::create(b, loc, col, l8);
+          words = ldmatrix(slots.chunkAddress(base, slot, nrow, j * 8 * wn, l3, 2 * s), num);
+        }
+        for (int64_t t = 0; t < num / 2; ++t)
+          for (int64_t q = 0; q < 2; ++q)
+            perTile[j + t].push_back(words[2 * t + q]);
+      }
+    }
+    for (Regs &words : perTile)
+      for (Value w : words)
+        appendElements(e, w, element, kw, out, loc);
+  }
+  e.map(load.getResult(), std::move(out));
+  return success();
+}
+
+} // namespace
+
+void populateSharedEmitters(EmitterTable &table) {
+  table["tile.shared_alloc"] = emitSharedAlloc;
+  table["tile.async_copy"] = emitAsyncCopy;
+  table["tile.async_commit"] = [](Emitter &e, Operation *op) {
+    NVVM::CpAsyncCommitGroupOp::create(e.b, op->getLoc());
+    return success();
+  };
+  table["tile.async_wait"] = emitAsyncWait;
+  table["tile.shared_load"] = emitSharedLoad;
+}
+
+} // namespace tilejit::lowering

@@ -1,0 +1,70 @@
+// Verifiers of the shared-memory staging ops (tile.shared_alloc,
+// tile.async_copy, tile.shared_load) that tile-pipeline-dots creates.
+#include "tilejit/Dialect/Tile/IR/TileOps.h"
+
+using namespace mlir;
+using namespace tilejit::tile;
+
+static int64_t bytesOf(Type element) {
+  return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+}
+
+LogicalResult SharedAllocOp::verify() {
+  MemRefType type = getResult().getType();
+  auto layout = cast<SharedLayoutAttr>(type.getMemorySpace());
+  int64_t cols = type.getDimSize(2);
+  if (layout.getVec() * bytesOf(type.getElementType()) != 16)
+    return emitOpError("shared layout vec must make 16-byte chunks of ")
+           << type.getElementType() << ", got vec = " << layout.getVec();
+  if (cols % layout.getVec() || cols / layout.getVec() < layout.getMaxPhase())
+    return emitOpError("rows of ") << cols << " elements must hold at least maxPhase = "
+                                   << layout.getMaxPhase() << " whole chunks of "
+                                   << layout.getVec();
+  return success();
+}
+
+LogicalResult AsyncCopyOp::verify() {
+  ViewType view = getView().getType();
+  MemRefType buffer = getBuffer().getType();
+  if (view.getRank() != 2 || getOffsets().size() != 2)
+    return emitOpError("needs a 2-D view and 2 offsets, got a ")
+           << view.getRank() << "-D view and " << getOffsets().size() << " offsets";
+  if (view.getElementType() != buffer.getElementType())
+    return emitOpError("view element type ")
+           << view.getElementType() << " differs from the buffer's "
+           << buffer.getElementType();
+  if (view.getContiguousDim() != 1u)
+    return emitOpError("needs the view's last dimension contiguous (stride 1)");
+  int64_t vec = 16 / bytesOf(buffer.getElementType());
+  int64_t size = view.getShape()[1], stride = view.getStrides()[0];
+  if (size == ShapedType::kDynamic || size % vec || stride == ShapedType::kDynamic ||
+      stride % vec)
+    return emitOpError("needs the view's last size and row stride static multiples of ")
+           << vec << " elements (16 bytes)";
+  return success();
+}
+
+LogicalResult SharedLoadOp::verify() {
+  MemRefType buffer = getBuffer().getType();
+  RankedTensorType result = getResult().getType();
+  int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
+  if (getTranspose())
+    std::swap(rows, cols);
+  if (result.getRank() != 2 || result.getDimSize(0) != rows || result.getDimSize(1) != cols)
+    return emitOpError("result must be ")
+           << rows << "x" << cols << " (a slot" << (getTranspose() ? ", transposed" : "")
+           << "), got " << describeType(result);
+  if (result.getElementType() != buffer.getElementType())
+    return emitOpError("result element type ")
+           << result.getElementType() << " differs from the buffer's "
+           << buffer.getElementType();
+  auto operand = dyn_cast_or_null<DotOperandLayoutAttr>(result.getEncoding());
+  if (!operand)
+    return emitOpError("result needs a #tile.dot_operand layout");
+  // ldmatrix reads 16-byte rows along K, or (.trans) along M/N of 16-bit data.
+  bool kContiguous = (operand.getOpIdx() == 0) != getTranspose();
+  if (!kContiguous && bytesOf(result.getElementType()) != 2)
+    return emitOpError("needs K contiguous in the slot for ")
+           << result.getElementType() << " (ldmatrix.trans moves 16-bit elements only)";
+  return success();
+}

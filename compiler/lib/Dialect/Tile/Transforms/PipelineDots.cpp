@@ -1,0 +1,220 @@
+// tile-pipeline-dots: dot operands that a loop loads from views reach shared
+// memory through asynchronous copies issued `stages - 1` iterations ahead,
+// and registers through tile.shared_load (ldmatrix), never through a
+// register round trip. Runs after tile-assign-layouts: it replaces
+// convert_layout(load) and convert_layout(transpose(load)) into a
+// #tile.dot_operand layout.
+#include "tilejit/Dialect/Tile/IR/Layouts.h"
+#include "tilejit/Dialect/Tile/Transforms/Passes.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace tilejit::tile {
+#define GEN_PASS_DEF_TILEPIPELINEDOTS
+#include "tilejit/Dialect/Tile/Transforms/Passes.h.inc"
+} // namespace tilejit::tile
+
+using namespace mlir;
+using namespace tilejit::tile;
+
+namespace {
+
+/// One dot operand the loop loads: load [-> transpose] -> convert_layout.
+struct Staged {
+  LoadOp load;
+  TransposeOp transpose;
+  ConvertLayoutOp convert;
+  Value buffer;
+};
+
+std::optional<int64_t> constantInt(Value v) {
+  APInt value;
+  if (matchPattern(v, m_ConstantInt(&value)))
+    return value.getSExtValue();
+  return std::nullopt;
+}
+
+/// True when the i32 value `v` is provably a multiple of `m`.
+bool isMultipleOf(Value v, int64_t m, scf::ForOp loop) {
+  if (auto c = constantInt(v))
+    return *c % m == 0;
+  if (v == loop.getInductionVar())
+    return isMultipleOf(loop.getLowerBound(), m, loop) &&
+           isMultipleOf(loop.getStep(), m, loop);
+  Operation *def = v.getDefiningOp();
+  if (isa_and_nonnull<arith::MulIOp>(def))
+    return isMultipleOf(def->getOperand(0), m, loop) ||
+           isMultipleOf(def->getOperand(1), m, loop);
+  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
+    return isMultipleOf(def->getOperand(0), m, loop) &&
+           isMultipleOf(def->getOperand(1), m, loop);
+  return false;
+}
+
+/// True when `v` can be recomputed for another iteration: it is defined
+/// outside the loop, is its induction variable, or comes from pure ops of
+/// such values in the loop body.
+bool isRecomputable(Value v, scf::ForOp loop) {
+  if (v == loop.getInductionVar() || !loop->isAncestor(v.getParentBlock()->getParentOp()))
+    return true;
+  Operation *def = v.getDefiningOp();
+  return def && def->getBlock() == loop.getBody() && isPure(def) &&
+         def->getNumRegions() == 0 &&
+         llvm::all_of(def->getOperands(), [&](Value o) { return isRecomputable(o, loop); });
+}
+
+/// The staging of one dot operand, when its tile can be copied with 16-byte
+/// cp.async chunks and read back with ldmatrix.
+std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loop) {
+  Staged s;
+  s.convert = operand.getDefiningOp<ConvertLayoutOp>();
+  if (!s.convert || s.convert->getBlock() != loop.getBody() || !s.convert->hasOneUse() ||
+      !isa<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding()))
+    return std::nullopt;
+  Value src = s.convert.getSrc();
+  if ((s.transpose = src.getDefiningOp<TransposeOp>())) {
+    if (!s.transpose->hasOneUse() || s.transpose.getOrder() != ArrayRef<int32_t>{1, 0})
+      return std::nullopt;
+    src = s.transpose.getSrc();
+  }
+  s.load = src.getDefiningOp<LoadOp>();
+  if (!s.load || s.load->getBlock() != loop.getBody() || !s.load->hasOneUse())
+    return std::nullopt;
+  if (auto pad = s.load.getPaddingAttr()) {
+    auto f = dyn_cast<FloatAttr>(pad);
+    if (!f || !f.getValue().isPosZero())
+      return std::nullopt;
+  }
+  ViewType view = s.load.getView().getType();
+  Type element = view.getElementType();
+  int64_t bits = element.getIntOrFloatBitWidth(), vec = 128 / bits;
+  if (view.getRank() != 2 || view.getContiguousDim() != 1u || (bits != 8 && bits != 16))
+    return std::nullopt;
+  int64_t size = view.getShape()[1], stride = view.getStrides()[0];
+  if (size == ShapedType::kDynamic || size % vec || stride == ShapedType::kDynamic ||
+      stride % vec)
+    return std::nullopt;
+  // ldmatrix reads 16-byte rows along K; only 16-bit B may be K-major.
+  bool kContiguous = (opIdx == 0) != bool(s.transpose);
+  auto tile = s.load.getResult().getType();
+  if ((!kContiguous && bits != 16) || tile.getDimSize(1) % vec)
+    return std::nullopt;
+  if (!isMultipleOf(s.load.getOffsets()[1], vec, loop) ||
+      !isRecomputable(s.load.getView(), loop) ||
+      !llvm::all_of(s.load.getOffsets(), [&](Value o) { return isRecomputable(o, loop); }))
+    return std::nullopt;
+  return s;
+}
+
+/// `v` for the iteration whose induction variable `map` names: values from
+/// outside the loop stay, body ops are cloned at `b`.
+Value recompute(OpBuilder &b, Value v, scf::ForOp loop, IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != loop.getBody())
+    return v;
+  for (Value o : def->getOperands())
+    recompute(b, o, loop, map);
+  return b.clone(*def, map)->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+/// Copies of every staged operand for iteration `iv` into `slot`, one group.
+void issueCopies(OpBuilder &b, Location loc, scf::ForOp loop, ArrayRef<Staged> staged,
+                 Value iv, Value slot) {
+  IRMapping map;
+  map.map(loop.getInductionVar(), iv);
+  for (Staged s : staged) {
+    Value view = recompute(b, s.load.getView(), loop, map);
+    SmallVector<Value> offsets;
+    for (Value o : s.load.getOffsets())
+      offsets.push_back(recompute(b, o, loop, map));
+    AsyncCopyOp::create(b, loc, view, offsets, s.buffer, slot);
+  }
+  AsyncCommitOp::create(b, loc);
+}
+
+void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
+  MLIRContext *ctx = loop.getContext();
+  Location loc = loop.getLoc();
+  OpBuilder b(loop);
+  Type i32 = b.getI32Type();
+  auto constant = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
+  for (Staged &s : staged) {
+    auto tile = s.load.getResult().getType();
+    auto layout = sharedLayoutFor(ctx, tile.getDimSize(1), tile.getElementType());
+    auto type = MemRefType::get({stages, tile.getDimSize(0), tile.getDimSize(1)},
+                                tile.getElementType(), MemRefLayoutAttrInterface(), layout);
+    s.buffer = SharedAllocOp::create(b, loc, type);
+  }
+  // Prologue: iterations 0 .. stages-2 into slots 0 .. stages-2. Copies for
+  // iterations the loop does not run are never read.
+  Value lb = loop.getLowerBound(), step = loop.getStep();
+  for (int64_t i = 0; i + 1 < stages; ++i) {
+    Value iv = arith::AddIOp::create(b, loc, lb,
+                                     arith::MulIOp::create(b, loc, step, constant(i)));
+    issueCopies(b, loc, loop, staged, iv, constant(i));
+  }
+
+  // Iteration i reads slot i % stages once its group is complete (stages-2
+  // younger groups may stay in flight), then refills the slot iteration i-1
+  // read (the wait's barrier has released it) for iteration i + stages - 1.
+  b.setInsertionPointToStart(loop.getBody());
+  Value iv = loop.getInductionVar();
+  Value index = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+  Value readSlot = arith::RemSIOp::create(b, loc, index, constant(stages));
+  if (stages == 1) {
+    // One slot: wait for every thread to finish reading it, refill, wait.
+    AsyncWaitOp::create(b, loc, 0);
+    issueCopies(b, loc, loop, staged, iv, readSlot);
+    AsyncWaitOp::create(b, loc, 0);
+  } else {
+    AsyncWaitOp::create(b, loc, stages - 2);
+    Value ahead = arith::AddIOp::create(
+        b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
+    Value writeSlot = arith::RemSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, index, constant(stages - 1)), constant(stages));
+    issueCopies(b, loc, loop, staged, ahead, writeSlot);
+  }
+  for (Staged &s : staged) {
+    b.setInsertionPoint(s.convert);
+    Value tile = SharedLoadOp::create(b, s.convert.getLoc(), s.convert.getResult().getType(),
+                                      s.buffer, readSlot, bool(s.transpose));
+    s.convert.getResult().replaceAllUsesWith(tile);
+    s.convert.erase();
+    if (s.transpose)
+      s.transpose.erase();
+    s.load.erase();
+  }
+  // Copies of iterations past the end may still be in flight.
+  b.setInsertionPointAfter(loop);
+  AsyncWaitOp::create(b, loc, 0);
+}
+
+struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDotsPass> {
+  void runOnOperation() override {
+    KernelOp kernel = getOperation();
+    int64_t stages = 1;
+    if (auto config = kernel.getConfigAttr())
+      stages = config.getStages();
+    SmallVector<std::pair<scf::ForOp, SmallVector<Staged>>> loops;
+    kernel.walk([&](scf::ForOp loop) {
+      SmallVector<Staged> staged;
+      for (Operation &op : *loop.getBody())
+        if (auto dot = dyn_cast<DotOp>(op)) {
+          Value operands[] = {dot.getA(), dot.getB()};
+          for (auto [opIdx, operand] : llvm::enumerate(operands))
+            if (auto s = matchOperand(operand, opIdx, loop))
+              staged.push_back(*s);
+        }
+      if (!staged.empty())
+        loops.emplace_back(loop, std::move(staged));
+    });
+    for (auto &[loop, staged] : loops)
+      pipelineLoop(loop, std::move(staged), stages);
+  }
+};
+
+} // namespace
