@@ -1,0 +1,100 @@
+// The narrow interface through which the runtime reaches the compiler: a request
+// (canonical tile IR, exact arch, options) in, PTX and launch metadata out. The
+// runtime includes no MLIR header; the MLIR -> PTX implementation lives in compiler/.
+#ifndef TILEJIT_RUNTIME_COMPILERINTERFACE_H
+#define TILEJIT_RUNTIME_COMPILERINTERFACE_H
+
+#include "tilejit/runtime/KernelSignature.h"
+
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilejit::runtime {
+
+/// Compiler options that change the emitted code; all of them are part of the
+/// disk cache key through canonical().
+struct CompileOptions {
+  /// LLVM optimization level, 0 to 3.
+  unsigned optLevel = 3;
+  /// Any other output-changing option, by name ("fast-math" -> "1").
+  std::map<std::string, std::string> flags;
+
+  /// "O3;k1=v1;k2=v2" with flags in name order: equal options give equal text.
+  std::string canonical() const;
+};
+
+/// One kernel specialization to compile.
+struct KernelRequest {
+  /// The kernel's name, for messages and `tilejit cache ls`.
+  std::string kernelName;
+  /// The tile IR after specialization, printed canonically (generic form,
+  /// no locations): the content the disk cache key hashes.
+  std::string canonicalIR;
+  /// The exact arch name, suffix included ("sm_90a").
+  std::string arch;
+  CompileOptions options;
+};
+
+/// Grid-independent launch parameters the compiler decided.
+struct LaunchInfo {
+  /// 1-D thread blocks of this many threads.
+  uint32_t threadsPerBlock = 128;
+  /// Dynamic shared memory per block, in bytes. Above 48 KiB the launcher
+  /// raises the function's limit first (the device's opt-in maximum caps it).
+  uint32_t dynamicSharedBytes = 0;
+
+  bool operator==(const LaunchInfo &other) const = default;
+};
+
+/// Wall time of one compile stage ("tile", "llvm", "ptx", ...).
+struct StageTiming {
+  std::string stage;
+  double ms = 0;
+};
+
+/// The compiler's output for one request: everything needed to load and
+/// launch the kernel. A disk cache entry stores all of it except `timings`.
+struct CompiledKernel {
+  /// PTX text, `.target` naming the request's arch.
+  std::string ptx;
+  /// The `.entry` to launch.
+  std::string entryName;
+  /// Parameters in order, as the PTX declares them.
+  std::vector<KernelParam> params;
+  LaunchInfo launch;
+  /// Per-stage compile times; empty when the kernel came from a cache.
+  std::vector<StageTiming> timings;
+
+  /// The sum of `timings`.
+  double totalMs() const;
+};
+
+/// The toolchain's identity; part of every disk cache key, so that a rebuilt
+/// tilejit or another LLVM never loads an entry an older one wrote.
+struct CompilerIdentity {
+  /// Changes whenever the compiler's code does (e.g. commit + dirty-tree hash).
+  std::string buildId;
+  /// LLVM/MLIR version string ("22.1.0").
+  std::string llvmVersion;
+};
+
+/// The compiler as the runtime sees it. Implementations must allow compile()
+/// to run on several threads at once (the runtime compiles a model's kernels
+/// in parallel at load).
+class KernelCompiler {
+public:
+  virtual ~KernelCompiler();
+
+  /// The toolchain identity keyed into the disk cache.
+  virtual CompilerIdentity identity() const = 0;
+
+  /// Compiles `request` to PTX. Errors carry the compiler's diagnostics.
+  virtual llvm::Expected<CompiledKernel> compile(const KernelRequest &request) = 0;
+};
+
+} // namespace tilejit::runtime
+
+#endif // TILEJIT_RUNTIME_COMPILERINTERFACE_H

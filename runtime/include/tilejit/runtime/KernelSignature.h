@@ -1,0 +1,89 @@
+// A kernel's parameter list as the launcher sees it (kinds and byte sizes), and the
+// argument values a launch passes, checked against it before the driver sees them.
+#ifndef TILEJIT_RUNTIME_KERNELSIGNATURE_H
+#define TILEJIT_RUNTIME_KERNELSIGNATURE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tilejit::runtime {
+
+/// An address in device memory (a CUdeviceptr).
+using DevicePtr = uint64_t;
+
+/// What a kernel parameter holds. Pointers are device addresses; every other
+/// kind is a scalar passed by value.
+enum class ParamKind : uint8_t { Pointer, I8, I16, I32, I64, F16, BF16, F32, F64 };
+
+/// "ptr", "i32", "bf16", ...: the spelling used in messages and cache entries.
+llvm::StringRef paramKindName(ParamKind kind);
+/// The kind spelled `name` by paramKindName; std::nullopt for anything else.
+std::optional<ParamKind> parseParamKind(llvm::StringRef name);
+/// The size in bytes of a value of `kind` (8 for a pointer).
+uint32_t paramKindSize(ParamKind kind);
+
+/// One parameter of a compiled kernel, in declaration order.
+struct KernelParam {
+  std::string name;
+  ParamKind kind;
+  /// Size in bytes as the kernel's PTX declares it.
+  uint32_t size;
+
+  bool operator==(const KernelParam &other) const = default;
+};
+
+/// One argument value of a launch: its kind, its size and up to 8 bytes of
+/// payload, so the launcher can check it against the kernel's KernelParam.
+class KernelArg {
+public:
+  static KernelArg pointer(DevicePtr address) {
+    return bits(ParamKind::Pointer, address);
+  }
+  static KernelArg i8(int8_t v) { return bits(ParamKind::I8, static_cast<uint8_t>(v)); }
+  static KernelArg i16(int16_t v) {
+    return bits(ParamKind::I16, static_cast<uint16_t>(v));
+  }
+  static KernelArg i32(int32_t v) {
+    return bits(ParamKind::I32, static_cast<uint32_t>(v));
+  }
+  static KernelArg i64(int64_t v) {
+    return bits(ParamKind::I64, static_cast<uint64_t>(v));
+  }
+  static KernelArg f32(float v);
+  static KernelArg f64(double v);
+  /// A value of `kind` given by its bit pattern in the low paramKindSize(kind)
+  /// bytes (how f16 and bf16 scalars are passed).
+  static KernelArg bits(ParamKind kind, uint64_t pattern);
+
+  ParamKind kind() const { return argKind; }
+  uint32_t size() const { return paramKindSize(argKind); }
+  /// The bit pattern, zero-extended to 64 bits.
+  uint64_t pattern() const { return payload; }
+  /// The address of the value as the driver reads it (little-endian host).
+  const void *data() const { return &payload; }
+
+private:
+  KernelArg(ParamKind kind, uint64_t payload) : argKind(kind), payload(payload) {}
+
+  ParamKind argKind;
+  uint64_t payload;
+};
+
+/// "(x: ptr, n: i32, scale: f32)": a signature for messages.
+std::string formatSignature(llvm::ArrayRef<KernelParam> params);
+
+/// Checks a launch's arguments against the kernel's parameters: the count,
+/// then each argument's kind and size. The error names the kernel, the
+/// argument (position and name) and both kinds and sizes, e.g.
+/// "kernel 'scale': argument 2 ('n') expects i32 (4 bytes), got f32 (4 bytes)".
+llvm::Error checkArguments(llvm::StringRef kernel, llvm::ArrayRef<KernelParam> params,
+                           llvm::ArrayRef<KernelArg> args);
+
+} // namespace tilejit::runtime
+
+#endif // TILEJIT_RUNTIME_KERNELSIGNATURE_H

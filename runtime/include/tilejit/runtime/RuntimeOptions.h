@@ -1,0 +1,41 @@
+// The runtime's settings and the environment variables of design.md §3 that set
+// them: TILEJIT_ARCH, TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or
+// ~/.cache/tilejit) and TILEJIT_NO_CACHE=1.
+#ifndef TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
+#define TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
+
+#include "tilejit/runtime/DiskCache.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+
+namespace tilejit::runtime {
+
+struct RuntimeOptions {
+  /// Compile for this exact arch instead of the device's (TILEJIT_ARCH). Empty:
+  /// the device's arch-specific target. Code the device cannot run is an error
+  /// when it is launched, not when it is compiled.
+  std::string archOverride;
+  /// Read and write the disk cache; TILEJIT_NO_CACHE=1 turns it off. The memory
+  /// cache is always on.
+  bool useDiskCache = true;
+  /// The disk cache directory (TILEJIT_CACHE_DIR and its defaults).
+  std::string cacheDirectory;
+  uint64_t cacheMaxBytes = defaultDiskCacheMaxBytes;
+  /// Warnings the runtime recovers from; printWarning when empty.
+  DiagnosticHandler diagnostics;
+
+  /// The settings the environment selects. Errors: an unknown TILEJIT_ARCH
+  /// (the message lists the known arches), no cache directory to be found
+  /// while the disk cache is on.
+  static llvm::Expected<RuntimeOptions> fromEnvironment();
+};
+
+/// TILEJIT_CACHE_DIR, else $XDG_CACHE_HOME/tilejit, else $HOME/.cache/tilejit.
+/// An error when none of the variables is set.
+llvm::Expected<std::string> cacheDirectoryFromEnvironment();
+
+} // namespace tilejit::runtime
+
+#endif // TILEJIT_RUNTIME_RUNTIMEOPTIONS_H

@@ -1,0 +1,111 @@
+// The value types of the compiler interface: parameter kinds, argument checks
+// against a kernel's signature, canonical options.
+#include "tilejit/runtime/CompilerInterface.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cstring>
+
+using namespace llvm;
+
+namespace tilejit::runtime {
+
+namespace {
+struct KindRow {
+  ParamKind kind;
+  const char *name;
+  uint32_t size;
+};
+constexpr KindRow kindTable[] = {
+    {ParamKind::Pointer, "ptr", 8}, {ParamKind::I8, "i8", 1},
+    {ParamKind::I16, "i16", 2},     {ParamKind::I32, "i32", 4},
+    {ParamKind::I64, "i64", 8},     {ParamKind::F16, "f16", 2},
+    {ParamKind::BF16, "bf16", 2},   {ParamKind::F32, "f32", 4},
+    {ParamKind::F64, "f64", 8},
+};
+
+const KindRow &row(ParamKind kind) {
+  for (const KindRow &r : kindTable)
+    if (r.kind == kind)
+      return r;
+  llvm_unreachable("ParamKind missing from kindTable");
+}
+} // namespace
+
+StringRef paramKindName(ParamKind kind) { return row(kind).name; }
+
+uint32_t paramKindSize(ParamKind kind) { return row(kind).size; }
+
+std::optional<ParamKind> parseParamKind(StringRef name) {
+  for (const KindRow &r : kindTable)
+    if (name == r.name)
+      return r.kind;
+  return std::nullopt;
+}
+
+KernelArg KernelArg::bits(ParamKind kind, uint64_t pattern) {
+  uint32_t size = paramKindSize(kind);
+  uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
+  return KernelArg(kind, pattern & mask);
+}
+
+KernelArg KernelArg::f32(float v) {
+  uint32_t pattern;
+  std::memcpy(&pattern, &v, sizeof(v));
+  return bits(ParamKind::F32, pattern);
+}
+
+KernelArg KernelArg::f64(double v) {
+  uint64_t pattern;
+  std::memcpy(&pattern, &v, sizeof(v));
+  return bits(ParamKind::F64, pattern);
+}
+
+std::string formatSignature(ArrayRef<KernelParam> params) {
+  std::string text = "(";
+  for (const KernelParam &param : params) {
+    if (text.size() > 1)
+      text += ", ";
+    text += formatv("{0}: {1}", param.name, paramKindName(param.kind));
+  }
+  return text + ")";
+}
+
+Error checkArguments(StringRef kernel, ArrayRef<KernelParam> params,
+                     ArrayRef<KernelArg> args) {
+  if (params.size() != args.size())
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("kernel '{0}' takes {1} arguments {2}, got {3}",
+                                     kernel, params.size(), formatSignature(params),
+                                     args.size()));
+  for (auto [index, param, arg] : llvm::enumerate(params, args)) {
+    if (param.kind == arg.kind() && param.size == arg.size())
+      continue;
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv(
+            "kernel '{0}': argument {1} ('{2}') expects {3} ({4} bytes), got {5} ({6} "
+            "bytes)",
+            kernel, index, param.name, paramKindName(param.kind), param.size,
+            paramKindName(arg.kind()), arg.size()));
+  }
+  return Error::success();
+}
+
+std::string CompileOptions::canonical() const {
+  std::string text = formatv("O{0}", optLevel);
+  for (const auto &[name, value] : flags)
+    text += formatv(";{0}={1}", name, value);
+  return text;
+}
+
+double CompiledKernel::totalMs() const {
+  double total = 0;
+  for (const StageTiming &timing : timings)
+    total += timing.ms;
+  return total;
+}
+
+KernelCompiler::~KernelCompiler() = default;
+
+} // namespace tilejit::runtime

@@ -1,0 +1,59 @@
+// Reading the runtime's environment variables.
+#include "tilejit/runtime/RuntimeOptions.h"
+
+#include "tilejit/Target/PTX/Arch.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/Path.h"
+
+#include <cstdlib>
+
+using namespace llvm;
+
+namespace tilejit::runtime {
+
+/// The value of `name`; empty when unset.
+static StringRef environment(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? StringRef(value) : StringRef();
+}
+
+Expected<std::string> cacheDirectoryFromEnvironment() {
+  if (StringRef dir = environment("TILEJIT_CACHE_DIR"); !dir.empty())
+    return dir.str();
+  SmallString<256> path;
+  if (StringRef xdg = environment("XDG_CACHE_HOME"); !xdg.empty()) {
+    path = xdg;
+  } else if (StringRef home = environment("HOME"); !home.empty()) {
+    path = home;
+    sys::path::append(path, ".cache");
+  } else {
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot place the kernel cache: none of TILEJIT_CACHE_DIR, "
+                             "XDG_CACHE_HOME and HOME is set");
+  }
+  sys::path::append(path, "tilejit");
+  return std::string(path);
+}
+
+Expected<RuntimeOptions> RuntimeOptions::fromEnvironment() {
+  RuntimeOptions options;
+  if (StringRef arch = environment("TILEJIT_ARCH"); !arch.empty()) {
+    Expected<Arch> parsed = Arch::parse(arch);
+    if (!parsed)
+      return createStringError(inconvertibleErrorCode(),
+                               "TILEJIT_ARCH: " + toString(parsed.takeError()));
+    options.archOverride = arch.str();
+  }
+  StringRef noCache = environment("TILEJIT_NO_CACHE");
+  options.useDiskCache = noCache.empty() || noCache == "0";
+  if (options.useDiskCache) {
+    Expected<std::string> dir = cacheDirectoryFromEnvironment();
+    if (!dir)
+      return dir.takeError();
+    options.cacheDirectory = std::move(*dir);
+  }
+  return options;
+}
+
+} // namespace tilejit::runtime
