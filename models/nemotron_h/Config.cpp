@@ -1,0 +1,187 @@
+// NemotronHConfig: the geometry and layer pattern of reference-math.md §1, read
+// from a Hugging Face config.json and checked before anything uses it.
+#include "tilejit/models/NemotronH.h"
+
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
+
+namespace tilejit::models {
+namespace {
+
+/// Python's json writes non-finite floats as bare Infinity / -Infinity / NaN,
+/// which strict JSON (and llvm::json) refuses; quote them so they parse.
+std::string quoteNonFiniteLiterals(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
+    if (inString) {
+      out += ch;
+      if (ch == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (ch == '"')
+        inString = false;
+      continue;
+    }
+    if (ch == '"')
+      inString = true;
+    bool negative = ch == '-' && text.substr(i + 1).starts_with("Infinity");
+    llvm::StringRef rest = text.substr(negative ? i + 1 : i);
+    llvm::StringRef literal = rest.starts_with("Infinity") ? "Infinity"
+                              : rest.starts_with("NaN")    ? "NaN"
+                                                           : "";
+    if (literal.empty()) {
+      out += ch;
+      continue;
+    }
+    out += (negative ? "\"-" : "\"") + literal.str() + "\"";
+    i += literal.size() + (negative ? 1 : 0) - 1;
+  }
+  return out;
+}
+
+/// A JSON number, or a non-finite float spelled as a string ("Infinity") or as
+/// transformers' {"__float__": "Infinity"}.
+std::optional<double> floatOf(const llvm::json::Value &value) {
+  if (auto number = value.getAsNumber())
+    return number;
+  std::optional<llvm::StringRef> text = value.getAsString();
+  if (const llvm::json::Object *object = value.getAsObject())
+    text = object->getString("__float__");
+  if (!text)
+    return std::nullopt;
+  if (*text == "Infinity" || *text == "inf")
+    return INFINITY;
+  if (*text == "-Infinity" || *text == "-inf")
+    return -INFINITY;
+  return std::nullopt;
+}
+
+} // namespace
+
+bool NemotronHConfig::isMambaLayer(int64_t layer) const {
+  return layer >= 0 && layer < numLayers() && layerPattern[size_t(layer)] == 'M';
+}
+
+bool NemotronHConfig::hasBF16Projections(int64_t layer) const {
+  return isMambaLayer(layer) && layer + 1 < numLayers() &&
+         layerPattern[size_t(layer + 1)] == '*';
+}
+
+std::vector<int64_t> NemotronHConfig::mambaLayers() const {
+  std::vector<int64_t> layers;
+  for (int64_t i = 0; i < numLayers(); ++i)
+    if (isMambaLayer(i))
+      layers.push_back(i);
+  return layers;
+}
+
+llvm::Error NemotronHConfig::validate() const {
+  for (auto [name, value] : {std::pair{"hidden_size", hiddenSize},
+                             {"mamba_num_heads", numHeads},
+                             {"mamba_head_dim", headDim},
+                             {"n_groups", numGroups},
+                             {"ssm_state_size", stateSize},
+                             {"conv_kernel", convKernel},
+                             {"chunk_size", chunkSize}})
+    if (value < 1)
+      return llvm::createStringError("%s must be positive, got %lld", name,
+                                     (long long)value);
+  if (numHeads % numGroups != 0)
+    return llvm::createStringError(
+        "mamba_num_heads %lld is not a multiple of n_groups %lld", (long long)numHeads,
+        (long long)numGroups);
+  if ((chunkSize & (chunkSize - 1)) != 0)
+    return llvm::createStringError("chunk_size %lld is not a power of two",
+                                   (long long)chunkSize);
+  if (!(eps > 0.0))
+    return llvm::createStringError("layer_norm_epsilon must be positive, got %g", eps);
+  if (!(dtMin >= 0.0 && dtMin <= dtMax))
+    return llvm::createStringError("time_step_limit [%g, %g] is not a range in "
+                                   "[0, inf)",
+                                   dtMin, dtMax);
+  if (layerPattern.empty())
+    return llvm::createStringError("hybrid_override_pattern is empty");
+  size_t bad = layerPattern.find_first_not_of("M*E-");
+  if (bad != std::string::npos)
+    return llvm::createStringError(
+        "hybrid_override_pattern has unknown layer kind '%c' at layer %zu",
+        layerPattern[bad], bad);
+  return llvm::Error::success();
+}
+
+llvm::Expected<NemotronHConfig> NemotronHConfig::fromJson(llvm::StringRef text,
+                                                          llvm::StringRef origin) {
+  auto parsed = llvm::json::parse(quoteNonFiniteLiterals(text));
+  if (!parsed)
+    return llvm::createStringError("%s: invalid JSON: %s", origin.str().c_str(),
+                                   llvm::toString(parsed.takeError()).c_str());
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return llvm::createStringError("%s: the top level is not a JSON object",
+                                   origin.str().c_str());
+  auto missing = [&](llvm::StringRef key, const char *kind) {
+    return llvm::createStringError("%s: missing %s '%s'", origin.str().c_str(), kind,
+                                   key.str().c_str());
+  };
+
+  NemotronHConfig config;
+  for (auto [key, field] : {std::pair{"hidden_size", &config.hiddenSize},
+                            {"mamba_num_heads", &config.numHeads},
+                            {"mamba_head_dim", &config.headDim},
+                            {"ssm_state_size", &config.stateSize},
+                            {"conv_kernel", &config.convKernel},
+                            {"chunk_size", &config.chunkSize}}) {
+    std::optional<int64_t> value = root->getInteger(key);
+    if (!value)
+      return missing(key, "integer");
+    *field = *value;
+  }
+  std::optional<int64_t> groups = root->getInteger("n_groups");
+  if (!groups)
+    groups = root->getInteger("mamba_n_groups");
+  if (!groups)
+    return missing("n_groups", "integer");
+  config.numGroups = *groups;
+  std::optional<double> eps = root->getNumber("layer_norm_epsilon");
+  if (!eps)
+    return missing("layer_norm_epsilon", "number");
+  config.eps = *eps;
+  std::optional<llvm::StringRef> pattern = root->getString("hybrid_override_pattern");
+  if (!pattern)
+    return missing("hybrid_override_pattern", "string");
+  config.layerPattern = pattern->str();
+  std::optional<int64_t> layers = root->getInteger("num_hidden_layers");
+  if (!layers)
+    return missing("num_hidden_layers", "integer");
+  if (*layers != config.numLayers())
+    return llvm::createStringError(
+        "%s: hybrid_override_pattern has %lld layers, num_hidden_layers says %lld",
+        origin.str().c_str(), (long long)config.numLayers(), (long long)*layers);
+  if (const llvm::json::Array *limit = root->getArray("time_step_limit")) {
+    std::optional<double> lo = limit->size() == 2 ? floatOf((*limit)[0]) : std::nullopt;
+    std::optional<double> hi = limit->size() == 2 ? floatOf((*limit)[1]) : std::nullopt;
+    if (!lo || !hi)
+      return llvm::createStringError("%s: time_step_limit is not a pair of numbers",
+                                     origin.str().c_str());
+    config.dtMin = *lo;
+    config.dtMax = *hi;
+  }
+  if (auto err = config.validate())
+    return llvm::createStringError("%s: %s", origin.str().c_str(),
+                                   llvm::toString(std::move(err)).c_str());
+  return config;
+}
+
+llvm::Expected<NemotronHConfig> NemotronHConfig::fromFile(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
+                                   path.str().c_str(),
+                                   buffer.getError().message().c_str());
+  return fromJson((*buffer)->getBuffer(), path);
+}
+
+} // namespace tilejit::models

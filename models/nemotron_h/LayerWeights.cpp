@@ -1,0 +1,283 @@
+// Loading a Mamba layer from a checkpoint directory under its Hugging Face
+// tensor names, and the reverse (exportMambaLayer). Each tensor is checked for
+// presence, dtype and shape; the layer is built in a local and returned whole.
+#include "tilejit/models/NemotronH.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace tilejit::models {
+namespace {
+
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+std::string joinPath(llvm::StringRef dir, llvm::StringRef file) {
+  llvm::SmallString<256> path(dir);
+  llvm::sys::path::append(path, file);
+  return std::string(path);
+}
+
+/// The shard names listed by model.safetensors.index.json's weight_map.
+llvm::Expected<std::set<std::string>> shardNames(llvm::StringRef indexPath) {
+  auto buffer = llvm::MemoryBuffer::getFile(indexPath, /*IsText=*/true);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
+                                   indexPath.str().c_str(),
+                                   buffer.getError().message().c_str());
+  auto index = llvm::json::parse((*buffer)->getBuffer());
+  if (!index)
+    return llvm::createStringError("%s: invalid JSON: %s", indexPath.str().c_str(),
+                                   llvm::toString(index.takeError()).c_str());
+  const llvm::json::Object *root = index->getAsObject();
+  const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
+  if (!map)
+    return llvm::createStringError("%s: no weight_map object", indexPath.str().c_str());
+  std::set<std::string> names;
+  for (const auto &[tensor, file] : *map) {
+    std::optional<llvm::StringRef> name = file.getAsString();
+    if (!name)
+      return llvm::createStringError("%s: weight_map entry '%s' is not a file name",
+                                     indexPath.str().c_str(), tensor.str().c_str());
+    names.insert(name->str());
+  }
+  return names;
+}
+
+} // namespace
+
+std::string mambaTensorName(int64_t layer, llvm::StringRef suffix) {
+  return "backbone.layers." + std::to_string(layer) + ".mixer." + suffix.str();
+}
+
+llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef dir) {
+  NemotronHCheckpoint checkpoint;
+  checkpoint.dir = dir.str();
+  auto config = NemotronHConfig::fromFile(joinPath(dir, "config.json"));
+  if (!config)
+    return config.takeError();
+  checkpoint.cfg = *config;
+
+  std::set<std::string> files;
+  std::string indexPath = joinPath(dir, "model.safetensors.index.json");
+  if (llvm::sys::fs::exists(indexPath)) {
+    auto names = shardNames(indexPath);
+    if (!names)
+      return names.takeError();
+    files = std::move(*names);
+  } else {
+    files.insert("model.safetensors");
+  }
+  for (const std::string &file : files) {
+    auto shard = SafetensorsFile::open(joinPath(dir, file));
+    if (!shard)
+      return shard.takeError();
+    for (const auto &entry : shard->tensors())
+      if (!checkpoint.shardOf.try_emplace(entry.getKey(), checkpoint.shards.size())
+               .second)
+        return llvm::createStringError("%s: tensor '%s' appears in two shards",
+                                       dir.str().c_str(), entry.getKey().str().c_str());
+    checkpoint.shards.push_back(std::move(*shard));
+  }
+  return checkpoint;
+}
+
+namespace {
+
+/// Reads checkpoint tensors by name, checking dtype and shape.
+struct TensorReader {
+  const llvm::StringMap<size_t> &shardOf;
+  const std::vector<SafetensorsFile> &shards;
+  llvm::StringRef dir;
+
+  struct Found {
+    const SafetensorsFile *file;
+    const SafetensorsTensor *tensor;
+  };
+
+  llvm::Expected<Found> find(llvm::StringRef name) const {
+    auto it = shardOf.find(name);
+    if (it == shardOf.end())
+      return llvm::createStringError("%s: missing tensor '%s'", dir.str().c_str(),
+                                     name.str().c_str());
+    const SafetensorsFile &file = shards[it->second];
+    return Found{&file, file.find(name)};
+  }
+
+  llvm::Error mismatch(llvm::StringRef name, const Found &found, llvm::StringRef what,
+                       llvm::StringRef want, llvm::StringRef got) const {
+    return llvm::createStringError("tensor '%s' in %s: expected %s %s, got %s",
+                                   name.str().c_str(), found.file->path().str().c_str(),
+                                   what.str().c_str(), want.str().c_str(),
+                                   got.str().c_str());
+  }
+
+  /// The tensor `name` of dtype `dtype` and one of `shapes`, copied out.
+  template <typename T>
+  llvm::Expected<Tensor<T>> read(llvm::StringRef name, llvm::StringRef dtype,
+                                 std::vector<std::vector<int64_t>> shapes) const {
+    auto found = find(name);
+    if (!found)
+      return found.takeError();
+    if (found->tensor->dtype != dtype)
+      return mismatch(name, *found, "dtype", dtype, found->tensor->dtype);
+    bool shapeOk = false;
+    std::string wanted;
+    for (const auto &shape : shapes) {
+      shapeOk |= shape == found->tensor->shape;
+      wanted += (wanted.empty() ? "" : " or ") + formatShape(shape);
+    }
+    if (!shapeOk)
+      return mismatch(name, *found, "shape", wanted, formatShape(found->tensor->shape));
+    Tensor<T> result(found->tensor->shape);
+    llvm::ArrayRef<uint8_t> bytes = found->file->bytes(*found->tensor);
+    std::memcpy(result.data.data(), bytes.data(), bytes.size());
+    return result;
+  }
+
+  /// A positive finite f32 scalar (shape [] or [1]).
+  llvm::Expected<float> readScale(llvm::StringRef weightName,
+                                  llvm::StringRef name) const {
+    if (!shardOf.count(name))
+      return llvm::createStringError(
+          "%s: FP8 tensor '%s' needs its scale '%s', which is missing", dir.str().c_str(),
+          weightName.str().c_str(), name.str().c_str());
+    auto scale = read<float>(name, "F32", {{}, {1}});
+    if (!scale)
+      return scale.takeError();
+    float value = scale->data[0];
+    if (!(value > 0.0f) || !std::isfinite(value))
+      return llvm::createStringError(
+          "tensor '%s': scale must be positive and finite, got %g", name.str().c_str(),
+          double(value));
+    return value;
+  }
+
+  /// in_proj or out_proj: an F8_E4M3 weight with both scales, or a BF16 weight.
+  llvm::Expected<Projection> readProjection(int64_t layer, llvm::StringRef prefix,
+                                            std::vector<int64_t> shape) const {
+    std::string name = mambaTensorName(layer, prefix.str() + ".weight");
+    auto found = find(name);
+    if (!found)
+      return found.takeError();
+    Projection projection;
+    if (found->tensor->dtype == "BF16") {
+      auto weight = read<uint16_t>(name, "BF16", {shape});
+      if (!weight)
+        return weight.takeError();
+      projection.bf16Weight = std::move(*weight);
+      return projection;
+    }
+    if (found->tensor->dtype != "F8_E4M3")
+      return mismatch(name, *found, "dtype", "F8_E4M3 or BF16", found->tensor->dtype);
+    auto weight = read<uint8_t>(name, "F8_E4M3", {shape});
+    if (!weight)
+      return weight.takeError();
+    auto weightScale =
+        readScale(name, mambaTensorName(layer, prefix.str() + ".weight_scale"));
+    if (!weightScale)
+      return weightScale.takeError();
+    auto inputScale =
+        readScale(name, mambaTensorName(layer, prefix.str() + ".input_scale"));
+    if (!inputScale)
+      return inputScale.takeError();
+    projection.isFP8 = true;
+    projection.fp8Weight = std::move(*weight);
+    projection.weightScale = *weightScale;
+    projection.inputScale = *inputScale;
+    return projection;
+  }
+};
+
+} // namespace
+
+llvm::Expected<MambaLayerWeights>
+NemotronHCheckpoint::loadMambaLayer(int64_t layer) const {
+  if (!cfg.isMambaLayer(layer))
+    return llvm::createStringError(
+        "%s: layer %lld is not a Mamba layer (hybrid_override_pattern '%s')", dir.c_str(),
+        (long long)layer, cfg.layerPattern.c_str());
+  const TensorReader reader{shardOf, shards, dir};
+  const int64_t Cd = cfg.convChannels(), K = cfg.convKernel, H = cfg.numHeads;
+  MambaLayerWeights w;
+  w.layer = layer;
+  auto name = [&](llvm::StringRef suffix) { return mambaTensorName(layer, suffix); };
+  auto inProj =
+      reader.readProjection(layer, "in_proj", {cfg.inProjRows(), cfg.hiddenSize});
+  if (!inProj)
+    return inProj.takeError();
+  w.inProj = std::move(*inProj);
+  auto convWeight =
+      reader.read<uint16_t>(name("conv1d.weight"), "BF16", {{Cd, 1, K}, {Cd, K}});
+  if (!convWeight)
+    return convWeight.takeError();
+  w.convWeight = convWeight->reshaped({Cd, K});
+  for (auto [suffix, field, dims] :
+       {std::tuple{"conv1d.bias", &w.convBias, Cd},
+        {"norm.weight", &w.normWeight, cfg.intermediate()}}) {
+    auto tensor = reader.read<uint16_t>(name(suffix), "BF16", {{dims}});
+    if (!tensor)
+      return tensor.takeError();
+    *field = std::move(*tensor);
+  }
+  for (auto [suffix, field] :
+       {std::pair{"A_log", &w.aLog}, {"dt_bias", &w.dtBias}, {"D", &w.d}}) {
+    auto tensor = reader.read<float>(name(suffix), "F32", {{H}});
+    if (!tensor)
+      return tensor.takeError();
+    *field = std::move(*tensor);
+  }
+  auto outProj =
+      reader.readProjection(layer, "out_proj", {cfg.hiddenSize, cfg.intermediate()});
+  if (!outProj)
+    return outProj.takeError();
+  w.outProj = std::move(*outProj);
+  return w;
+}
+
+std::vector<SafetensorsBlob> exportMambaLayer(const MambaLayerWeights &w) {
+  std::vector<SafetensorsBlob> blobs;
+  auto name = [&](llvm::StringRef suffix) { return mambaTensorName(w.layer, suffix); };
+  auto addProjection = [&](llvm::StringRef prefix, const Projection &p) {
+    std::string weight = prefix.str() + ".weight";
+    if (!p.isFP8) {
+      blobs.push_back(
+          {name(weight), "BF16", p.bf16Weight.shape, bytesOf(p.bf16Weight.data)});
+      return;
+    }
+    blobs.push_back(
+        {name(weight), "F8_E4M3", p.fp8Weight.shape, bytesOf(p.fp8Weight.data)});
+    blobs.push_back({name(prefix.str() + ".weight_scale"),
+                     "F32",
+                     {},
+                     bytesOf(std::vector<float>{p.weightScale})});
+    blobs.push_back({name(prefix.str() + ".input_scale"),
+                     "F32",
+                     {},
+                     bytesOf(std::vector<float>{p.inputScale})});
+  };
+  addProjection("in_proj", w.inProj);
+  blobs.push_back({name("conv1d.weight"),
+                   "BF16",
+                   {w.convWeight.dim(0), 1, w.convWeight.dim(1)},
+                   bytesOf(w.convWeight.data)});
+  blobs.push_back(
+      {name("conv1d.bias"), "BF16", w.convBias.shape, bytesOf(w.convBias.data)});
+  blobs.push_back({name("A_log"), "F32", w.aLog.shape, bytesOf(w.aLog.data)});
+  blobs.push_back({name("D"), "F32", w.d.shape, bytesOf(w.d.data)});
+  blobs.push_back({name("dt_bias"), "F32", w.dtBias.shape, bytesOf(w.dtBias.data)});
+  blobs.push_back(
+      {name("norm.weight"), "BF16", w.normWeight.shape, bytesOf(w.normWeight.data)});
+  addProjection("out_proj", w.outProj);
+  return blobs;
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,341 @@
+// Checkpoint loading: small safetensors checkpoints written to a temp dir load
+// back exactly, every malformed input gives its own message, and the synthetic
+// default has the real model's geometry and FP8/bf16 pattern, deterministically.
+#include "tilejit/models/Reference.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+
+using namespace tilejit::models;
+
+namespace {
+
+/// H = 4, P = 4, G = 2, N = 8, hidden 32; layers "M*M-": layer 0 keeps bf16
+/// projections, layer 2 is FP8.
+const char *const kConfig = R"({
+  "hidden_size": 32, "mamba_num_heads": 4, "mamba_head_dim": 4, "n_groups": 2,
+  "ssm_state_size": 8, "conv_kernel": 4, "chunk_size": 4, "layer_norm_epsilon": 1e-05,
+  "hybrid_override_pattern": "M*M-", "num_hidden_layers": 4,
+  "time_step_limit": [0.0, Infinity]
+})";
+
+/// A fresh directory, removed with everything in it at scope exit.
+struct TempDir {
+  llvm::SmallString<128> path;
+  TempDir() { REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-ckpt", path)); }
+  ~TempDir() { llvm::sys::fs::remove_directories(path); }
+  std::string file(llvm::StringRef name) const {
+    llvm::SmallString<128> p(path);
+    llvm::sys::path::append(p, name);
+    return std::string(p);
+  }
+};
+
+void writeText(const std::string &path, llvm::StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  REQUIRE(!ec);
+  os << text;
+}
+
+NemotronHConfig smallConfig() {
+  auto config = NemotronHConfig::fromJson(kConfig, "config.json");
+  REQUIRE(bool(config));
+  return *config;
+}
+
+/// Both Mamba layers of the small model, synthetic.
+std::vector<SafetensorsBlob> smallTensors() {
+  std::vector<SafetensorsBlob> blobs;
+  for (int64_t layer : {0, 2}) {
+    auto w = syntheticMambaLayer(smallConfig(), layer, 42);
+    REQUIRE(bool(w));
+    for (SafetensorsBlob &blob : exportMambaLayer(*w))
+      blobs.push_back(std::move(blob));
+  }
+  return blobs;
+}
+
+SafetensorsBlob &blobNamed(std::vector<SafetensorsBlob> &blobs, llvm::StringRef suffix) {
+  for (SafetensorsBlob &blob : blobs)
+    if (blob.name == mambaTensorName(2, suffix))
+      return blob;
+  FAIL("no tensor " << suffix.str());
+  return blobs.front();
+}
+
+/// Writes config.json and `blobs` into `dir` and loads Mamba layer 2.
+std::string loadError(const TempDir &dir, const std::vector<SafetensorsBlob> &blobs) {
+  writeText(dir.file("config.json"), kConfig);
+  REQUIRE(!writeSafetensors(dir.file("model.safetensors"), blobs));
+  auto checkpoint = NemotronHCheckpoint::open(dir.path);
+  if (!checkpoint)
+    return llvm::toString(checkpoint.takeError());
+  auto layer = checkpoint->loadMambaLayer(2);
+  REQUIRE(!layer);
+  return llvm::toString(layer.takeError());
+}
+
+/// A raw safetensors file: header length, header text, then `data` bytes.
+void writeRaw(const std::string &path, uint64_t headerBytes, llvm::StringRef header,
+              size_t data) {
+  std::string bytes(8, '\0');
+  std::memcpy(bytes.data(), &headerBytes, 8);
+  writeText(path, bytes + header.str() + std::string(data, '\0'));
+}
+
+std::string openError(const std::string &path) {
+  auto file = SafetensorsFile::open(path);
+  REQUIRE(!file);
+  return llvm::toString(file.takeError());
+}
+
+} // namespace
+
+TEST_CASE("config.json gives the geometry; Infinity parses", "[checkpoint]") {
+  NemotronHConfig c = smallConfig();
+  CHECK(c.intermediate() == 16);
+  CHECK(c.convChannels() == 16 + 2 * 2 * 8);
+  CHECK(c.inProjRows() == 16 + 48 + 4);
+  CHECK(c.normGroupSize() == 8);
+  CHECK(std::isinf(c.dtMax));
+  CHECK(c.mambaLayers() == std::vector<int64_t>{0, 2});
+
+  auto error = [](llvm::StringRef text) {
+    auto r = NemotronHConfig::fromJson(text, "cfg");
+    REQUIRE(!r);
+    return llvm::toString(r.takeError());
+  };
+  std::string noHeads = kConfig;
+  noHeads.replace(noHeads.find("\"mamba_num_heads\""), 17, "\"heads\"");
+  CHECK(error(noHeads) == "cfg: missing integer 'mamba_num_heads'");
+  std::string layers = kConfig;
+  layers.replace(layers.find("\"num_hidden_layers\": 4"), 22, "\"num_hidden_layers\": 5");
+  CHECK(error(layers) == "cfg: hybrid_override_pattern has 4 layers, num_hidden_layers "
+                         "says 5");
+  std::string groups = kConfig;
+  groups.replace(groups.find("\"n_groups\": 2"), 13, "\"n_groups\": 3");
+  CHECK(error(groups) == "cfg: mamba_num_heads 4 is not a multiple of n_groups 3");
+  CHECK(error("{\"hidden_size\": ").find("cfg: invalid JSON") == 0);
+}
+
+TEST_CASE("the full NemotronH geometry and its 17 FP8 / 6 bf16 layers", "[checkpoint]") {
+  NemotronHConfig c; // the defaults are the real model
+  CHECK(!c.validate());
+  CHECK(c.numLayers() == 52);
+  CHECK(c.inProjRows() == 10304);
+  CHECK(c.convChannels() == 6144);
+  CHECK(c.mambaLayers() == std::vector<int64_t>{0,  2,  4,  7,  9,  11, 14, 16,
+                                                18, 21, 23, 25, 28, 30, 32, 35,
+                                                37, 39, 41, 44, 46, 48, 50});
+  std::vector<int64_t> bf16;
+  for (int64_t layer : c.mambaLayers())
+    if (c.hasBF16Projections(layer))
+      bf16.push_back(layer);
+  CHECK(bf16 == std::vector<int64_t>{4, 11, 18, 25, 32, 41});
+}
+
+TEST_CASE("a checkpoint round-trips, single file and sharded", "[checkpoint]") {
+  const NemotronHConfig c = smallConfig();
+  std::vector<SafetensorsBlob> blobs = smallTensors();
+  TempDir dir;
+  writeText(dir.file("config.json"), kConfig);
+  REQUIRE(!writeSafetensors(dir.file("model.safetensors"), blobs));
+  auto checkpoint = NemotronHCheckpoint::open(dir.path);
+  REQUIRE(bool(checkpoint));
+  for (int64_t layer : {0, 2}) {
+    auto loaded = checkpoint->loadMambaLayer(layer);
+    REQUIRE(bool(loaded));
+    auto want = syntheticMambaLayer(c, layer, 42);
+    REQUIRE(bool(want));
+    CHECK(*loaded == *want);
+    CHECK(loaded->inProj.isFP8 == (layer == 2));
+    CHECK(loaded->convWeight.shape == std::vector<int64_t>{48, 4});
+  }
+  auto notMamba = checkpoint->loadMambaLayer(1);
+  REQUIRE(!notMamba);
+  CHECK(llvm::toString(notMamba.takeError()) ==
+        dir.path.str().str() +
+            ": layer 1 is not a Mamba layer (hybrid_override_pattern 'M*M-')");
+
+  // Two shards and an index.
+  TempDir sharded;
+  writeText(sharded.file("config.json"), kConfig);
+  size_t half = blobs.size() / 2;
+  REQUIRE(!writeSafetensors(sharded.file("a.safetensors"), {blobs.data(), half}));
+  REQUIRE(!writeSafetensors(sharded.file("b.safetensors"),
+                            {blobs.data() + half, blobs.size() - half}));
+  std::string index = "{\"weight_map\": {";
+  for (size_t i = 0; i < blobs.size(); ++i)
+    index += (i ? ", \"" : "\"") + blobs[i].name + "\": \"" + (i < half ? "a" : "b") +
+             ".safetensors\"";
+  writeText(sharded.file("model.safetensors.index.json"), index + "}}");
+  auto shardedCheckpoint = NemotronHCheckpoint::open(sharded.path);
+  REQUIRE(bool(shardedCheckpoint));
+  auto loaded = shardedCheckpoint->loadMambaLayer(2);
+  auto want = syntheticMambaLayer(c, 2, 42);
+  REQUIRE(bool(loaded));
+  REQUIRE(bool(want));
+  CHECK(*loaded == *want);
+}
+
+TEST_CASE("each malformed layer names the tensor and what disagrees", "[checkpoint]") {
+  TempDir dir;
+  const std::string file = dir.file("model.safetensors");
+  auto prefix = [&](llvm::StringRef suffix) {
+    return "tensor '" + mambaTensorName(2, suffix) + "' in " + file + ": ";
+  };
+  std::vector<SafetensorsBlob> blobs = smallTensors();
+
+  auto missing = blobs;
+  missing.erase(missing.begin() + (&blobNamed(missing, "A_log") - missing.data()));
+  CHECK(loadError(dir, missing) ==
+        dir.path.str().str() + ": missing tensor '" + mambaTensorName(2, "A_log") + "'");
+
+  auto shape = blobs;
+  blobNamed(shape, "D").shape = {2, 2};
+  CHECK(loadError(dir, shape) == prefix("D") + "expected shape [4], got [2, 2]");
+
+  auto conv = blobs;
+  blobNamed(conv, "conv1d.weight").shape = {48, 2, 2};
+  CHECK(loadError(dir, conv) ==
+        prefix("conv1d.weight") + "expected shape [48, 1, 4] or [48, 4], got [48, 2, 2]");
+
+  auto dtype = blobs;
+  SafetensorsBlob &aLog = blobNamed(dtype, "A_log");
+  aLog.dtype = "BF16";
+  aLog.bytes.resize(aLog.bytes.size() / 2);
+  CHECK(loadError(dir, dtype) == prefix("A_log") + "expected dtype F32, got BF16");
+
+  auto projection = blobs;
+  SafetensorsBlob &outProj = blobNamed(projection, "out_proj.weight");
+  outProj.dtype = "I8";
+  CHECK(loadError(dir, projection) ==
+        prefix("out_proj.weight") + "expected dtype F8_E4M3 or BF16, got I8");
+
+  auto noScale = blobs;
+  noScale.erase(noScale.begin() +
+                (&blobNamed(noScale, "in_proj.input_scale") - noScale.data()));
+  CHECK(loadError(dir, noScale) ==
+        dir.path.str().str() + ": FP8 tensor '" + mambaTensorName(2, "in_proj.weight") +
+            "' needs its scale '" + mambaTensorName(2, "in_proj.input_scale") +
+            "', which is missing");
+
+  auto zeroScale = blobs;
+  std::memset(blobNamed(zeroScale, "out_proj.weight_scale").bytes.data(), 0, 4);
+  CHECK(loadError(dir, zeroScale) == "tensor '" +
+                                         mambaTensorName(2, "out_proj.weight_scale") +
+                                         "': scale must be positive and finite, got 0");
+}
+
+TEST_CASE("malformed safetensors files are refused with the numbers", "[checkpoint]") {
+  TempDir dir;
+  const std::string path = dir.file("x.safetensors");
+  REQUIRE(!writeSafetensors(path, smallTensors()));
+  uint64_t size = 0;
+  REQUIRE(!llvm::sys::fs::file_size(path, size));
+
+  SECTION("truncated file") {
+    std::filesystem::resize_file(path, size - 3);
+    CHECK(openError(path).find("run past the end of the data") != std::string::npos);
+  }
+  SECTION("too short for a header") {
+    writeText(path, "abc");
+    CHECK(openError(path) == path + ": 3 bytes are too short for a safetensors header");
+  }
+  SECTION("header length past the end") {
+    writeRaw(path, 1000, "{}", 0);
+    CHECK(openError(path) ==
+          path + ": header length 1000 runs past the end of the file (10 bytes)");
+  }
+  SECTION("bad JSON header") {
+    writeRaw(path, 9, "{\"a\": [1,", 0);
+    CHECK(openError(path).find(path + ": invalid JSON header: ") == 0);
+  }
+  SECTION("offsets past the end") {
+    std::string header =
+        R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})";
+    writeRaw(path, header.size(), header, 12);
+    CHECK(openError(path) == path + ": tensor 't': data_offsets [0, 16] run past the end "
+                                    "of the data (12 bytes)");
+  }
+  SECTION("offsets that disagree with dtype and shape") {
+    std::string header =
+        R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 12]}})";
+    writeRaw(path, header.size(), header, 12);
+    CHECK(openError(path) ==
+          path + ": tensor 't': F32 [4] needs 16 bytes, data_offsets cover 12");
+  }
+  SECTION("an entry without data_offsets") {
+    std::string header = R"({"t": {"dtype": "F32", "shape": [4]}})";
+    writeRaw(path, header.size(), header, 16);
+    CHECK(openError(path) == path +
+                                 ": tensor 't': needs a dtype string, a shape of "
+                                 "non-negative integers and data_offsets [begin, end]");
+  }
+}
+
+TEST_CASE("the synthetic default: full geometry, deterministic, realistic",
+          "[checkpoint]") {
+  const NemotronHConfig c;
+  auto fp8 = syntheticMambaLayer(c, 0);
+  auto bf16 = syntheticMambaLayer(c, 4);
+  REQUIRE(bool(fp8));
+  REQUIRE(bool(bf16));
+  CHECK(fp8->inProj.isFP8);
+  CHECK(fp8->outProj.isFP8);
+  CHECK(fp8->inProj.fp8Weight.shape == std::vector<int64_t>{10304, 2688});
+  CHECK(fp8->outProj.fp8Weight.shape == std::vector<int64_t>{2688, 4096});
+  CHECK(!bf16->inProj.isFP8);
+  CHECK(bf16->inProj.bf16Weight.shape == std::vector<int64_t>{10304, 2688});
+  CHECK(bf16->outProj.bf16Weight.shape == std::vector<int64_t>{2688, 4096});
+  CHECK(fp8->convWeight.shape == std::vector<int64_t>{6144, 4});
+  CHECK(fp8->convBias.shape == std::vector<int64_t>{6144});
+  CHECK(fp8->normWeight.shape == std::vector<int64_t>{4096});
+  for (const Tensor<float> *param : {&fp8->aLog, &fp8->dtBias, &fp8->d})
+    CHECK(param->shape == std::vector<int64_t>{64});
+  for (int64_t h = 0; h < 64; ++h) {
+    double A = tilejit::models::ref::decayRate(fp8->aLog(h));
+    CHECK((A >= -16.0 && A <= -1.0));
+    double dt = tilejit::models::ref::timeStep(0.0, fp8->dtBias(h), 0.0, INFINITY);
+    CHECK((dt >= 0.99e-3 && dt <= 1.01e-1));
+  }
+  // Deterministic; other layers and seeds give other weights.
+  auto again = syntheticMambaLayer(c, 0);
+  REQUIRE(bool(again));
+  CHECK(*again == *fp8);
+  auto otherSeed = syntheticMambaLayer(c, 0, 1);
+  REQUIRE(bool(otherSeed));
+  CHECK(otherSeed->inProj.fp8Weight != fp8->inProj.fp8Weight);
+  auto otherLayer = syntheticMambaLayer(c, 2);
+  REQUIRE(bool(otherLayer));
+  CHECK(otherLayer->aLog != fp8->aLog);
+  auto notMamba = syntheticMambaLayer(c, 5);
+  REQUIRE(!notMamba);
+  CHECK(llvm::toString(notMamba.takeError()) ==
+        "synthetic weights: layer 5 is not a Mamba layer of '" + c.layerPattern + "'");
+
+  // Activations stay in range: the mixer on unit-scale input gives finite
+  // outputs of moderate magnitude in both projection forms.
+  tilejit::models::Rng rng(1);
+  Tensor<uint16_t> hidden = randomBF16({2, c.hiddenSize}, rng, -2, 2);
+  for (const MambaLayerWeights *w : {&*fp8, &*bf16}) {
+    auto state = tilejit::models::ref::PagedState::zeros(c, 2);
+    auto out = tilejit::models::ref::mixerDecode(c, *w, hidden, {0, 1}, state);
+    REQUIRE(bool(out));
+    double sumSquares = 0;
+    for (double v : tilejit::models::ref::fromBF16(*out).data) {
+      REQUIRE(std::isfinite(v));
+      sumSquares += v * v;
+    }
+    double rms = std::sqrt(sumSquares / double(out->size()));
+    CHECK((rms > 0.05 && rms < 20.0));
+  }
+}
