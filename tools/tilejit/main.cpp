@@ -1,7 +1,10 @@
-// tilejit: the command-line driver: list, dump and compile registered kernels.
+// tilejit: the command-line driver: list, dump, compile and run.
+#include "Commands.h"
+
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/Kernels.h"
+#include "tilejit/runtime/CacheCommand.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -24,6 +27,10 @@ cl::SubCommand listCmd("list", "List the registered kernels and their constants"
 cl::SubCommand dumpCmd("dump", "Print a kernel's IR at each compilation stage");
 cl::SubCommand compileCmd("compile", "Compile a kernel ahead of time to PTX");
 
+cl::SubCommand cacheCmd("cache", "Inspect the kernel disk cache: ls, verify or clear");
+cl::opt<std::string> cacheAction(cl::Positional, cl::desc("<ls|verify|clear>"), cl::Required,
+                                 cl::sub(cacheCmd));
+
 cl::opt<bool> namesOnly("names", cl::desc("Print only the kernel names, one per line"),
                         cl::sub(listCmd));
 
@@ -45,10 +52,7 @@ cl::opt<std::string> metaFile("meta",
                                        "shared bytes, parameters) as JSON here"),
                               cl::sub(compileCmd));
 
-int fail(const Twine &message) {
-  errs() << "tilejit: error: " << message << "\n";
-  return 1;
-}
+using tilejit::cli::fail;
 
 int runList(const tilejit::KernelRegistry &registry) {
   for (const tilejit::KernelDef *def : registry.all()) {
@@ -221,10 +225,20 @@ int runCompile(const tilejit::KernelRegistry &registry) {
 
 } // namespace
 
+int tilejit::cli::fail(const Twine &message) {
+  errs() << "tilejit: error: " << message << "\n";
+  return 1;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv,
                               "tilejit: a JIT tile-kernel compiler for NVIDIA GPUs\n");
+  if (cacheCmd) {
+    if (Error err = tilejit::runtime::runCacheCommand(cacheAction, outs()))
+      return fail(toString(std::move(err)));
+    return 0;
+  }
   tilejit::KernelRegistry &registry = tilejit::KernelRegistry::global();
   if (Error err = joinErrors(tilejit::models::registerModelKernels(registry),
                              tilejit::models::registerExampleKernels(registry)))
@@ -235,6 +249,8 @@ int main(int argc, char **argv) {
     return runDump(registry);
   if (compileCmd)
     return runCompile(registry);
+  if (tilejit::cli::runRequested())
+    return tilejit::cli::runMain(registry);
   cl::PrintHelpMessage();
   return 1;
 }
