@@ -238,36 +238,62 @@ LogicalResult emitMakeView(Emitter &e, Operation *op) {
   return success();
 }
 
+/// A load or store of a tile through a view: the shared setup and the guards
+/// of each vector (and, for a ragged tail, of each element).
+struct ViewAccess {
+  ViewAccess(Emitter &e, ValueRange offsetValues, Value viewValue, RankedTensorType tile)
+      : e(e), d(e.layout(tile)), view(e.view(viewValue)), type(e.elementType(tile)),
+        memType(memoryType(e, type)),
+        plan(planViewAccess(d, view.type, offsetValues, memType)) {
+    for (Value o : offsetValues)
+      offsets.push_back(e.regs(o)[0]);
+  }
+
+  /// Address of register r's vector and whether all of it is in bounds.
+  std::pair<Value, Value> vector(unsigned r, Location loc) {
+    auto [addr, inBounds] = viewElement(e, d, view, offsets, r, memType, loc);
+    if (plan.tail) // first and last in bounds: the whole vector is
+      inBounds = LLVM::AndOp::create(
+          e.b, loc, inBounds,
+          viewElement(e, d, view, offsets, r + plan.width - 1, memType, loc).second);
+    return {addr, inBounds};
+  }
+
+  /// Address of element i of the vector at r and whether it goes alone (in
+  /// bounds while its vector is not).
+  std::pair<Value, Value> tailElement(unsigned r, unsigned i, Value whole, Location loc) {
+    auto [addr, inBounds] = viewElement(e, d, view, offsets, r + i, memType, loc);
+    Value partial = LLVM::AndOp::create(
+        e.b, loc, inBounds, LLVM::XOrOp::create(e.b, loc, whole, trueValue(e, loc)));
+    return {addr, partial};
+  }
+
+  Emitter &e;
+  const Distributed &d;
+  ViewValue &view;
+  Type type, memType;
+  VectorPlan plan;
+  Regs offsets;
+};
+
 LogicalResult emitLoad(Emitter &e, Operation *op) {
   auto load = cast<tile::LoadOp>(op);
   Location loc = op->getLoc();
-  const Distributed &d = e.layout(load.getResult().getType());
-  ViewValue &view = e.view(load.getView());
-  Type type = e.elementType(load.getResult().getType());
-  Type memType = memoryType(e, type);
-  Regs offsets;
-  for (Value o : load.getOffsets())
-    offsets.push_back(e.regs(o)[0]);
-  Value pad = paddingValue(e, load.getPaddingAttr(), memType, loc);
-  VectorPlan plan = planViewAccess(d, view.type, load.getOffsets(), memType);
-  Regs out(d.numRegs());
-  for (unsigned r = 0; r < d.numRegs(); r += plan.width) {
-    auto [addr, inBounds] = viewElement(e, d, view, offsets, r, memType, loc);
-    Value whole = inBounds;
-    if (plan.tail) // first and last in bounds: the whole vector is
-      whole = LLVM::AndOp::create(
-          e.b, loc, inBounds,
-          viewElement(e, d, view, offsets, r + plan.width - 1, memType, loc).second);
-    Regs values = predicatedLoad(e, addr, whole, memType, Regs(plan.width, pad), loc);
-    for (unsigned i = 0; plan.tail && i < plan.width; ++i) {
-      auto [elemAddr, elemIn] = viewElement(e, d, view, offsets, r + i, memType, loc);
-      Value partial = LLVM::AndOp::create(
-          e.b, loc, elemIn, LLVM::XOrOp::create(e.b, loc, whole, trueValue(e, loc)));
-      values[i] = predicatedLoad(e, elemAddr, partial, memType, {values[i]}, loc)[0];
+  ViewAccess access(e, load.getOffsets(), load.getView(), load.getResult().getType());
+  unsigned width = access.plan.width;
+  Value pad = paddingValue(e, load.getPaddingAttr(), access.memType, loc);
+  Regs out(access.d.numRegs());
+  for (unsigned r = 0; r < access.d.numRegs(); r += width) {
+    auto [addr, whole] = access.vector(r, loc);
+    Regs values = predicatedLoad(e, addr, whole, access.memType, Regs(width, pad), loc);
+    for (unsigned i = 0; access.plan.tail && i < width; ++i) {
+      auto [elemAddr, alone] = access.tailElement(r, i, whole, loc);
+      values[i] = predicatedLoad(e, elemAddr, alone, access.memType, {values[i]}, loc)[0];
     }
-    for (unsigned i = 0; i < plan.width; ++i)
-      out[r + i] = type.isInteger(1) ? Value(LLVM::TruncOp::create(e.b, loc, type, values[i]))
-                                     : values[i];
+    for (unsigned i = 0; i < width; ++i)
+      out[r + i] = access.type.isInteger(1)
+                       ? Value(LLVM::TruncOp::create(e.b, loc, access.type, values[i]))
+                       : values[i];
   }
   e.map(load.getResult(), std::move(out));
   return success();
@@ -276,36 +302,24 @@ LogicalResult emitLoad(Emitter &e, Operation *op) {
 LogicalResult emitStore(Emitter &e, Operation *op) {
   auto store = cast<tile::StoreOp>(op);
   Location loc = op->getLoc();
-  const Distributed &d = e.layout(store.getValue().getType());
-  ViewValue &view = e.view(store.getView());
-  Type type = e.elementType(store.getValue().getType());
-  Type memType = memoryType(e, type);
-  Regs offsets;
-  for (Value o : store.getOffsets())
-    offsets.push_back(e.regs(o)[0]);
+  ViewAccess access(e, store.getOffsets(), store.getView(), store.getValue().getType());
+  unsigned width = access.plan.width;
   Regs &values = e.regs(store.getValue());
-  VectorPlan plan = planViewAccess(d, view.type, store.getOffsets(), memType);
-  Value owner = e.isOwner(d, loc);
-  for (unsigned r = 0; r < d.numRegs(); r += plan.width) {
-    if (d.isDuplicateRegister(r))
+  Value owner = e.isOwner(access.d, loc);
+  for (unsigned r = 0; r < access.d.numRegs(); r += width) {
+    if (access.d.isDuplicateRegister(r))
       continue;
-    auto [addr, inBounds] = viewElement(e, d, view, offsets, r, memType, loc);
-    Value whole = inBounds;
-    if (plan.tail) // first and last in bounds: the whole vector is
-      whole = LLVM::AndOp::create(
-          e.b, loc, inBounds,
-          viewElement(e, d, view, offsets, r + plan.width - 1, memType, loc).second);
+    auto [addr, whole] = access.vector(r, loc);
     Regs chunk;
-    for (unsigned i = 0; i < plan.width; ++i)
-      chunk.push_back(type.isInteger(1)
-                          ? Value(LLVM::ZExtOp::create(e.b, loc, memType, values[r + i]))
+    for (unsigned i = 0; i < width; ++i)
+      chunk.push_back(access.type.isInteger(1)
+                          ? Value(LLVM::ZExtOp::create(e.b, loc, access.memType, values[r + i]))
                           : values[r + i]);
-    predicatedStore(e, addr, LLVM::AndOp::create(e.b, loc, whole, owner), memType, chunk, loc);
-    for (unsigned i = 0; plan.tail && i < plan.width; ++i) {
-      auto [elemAddr, elemIn] = viewElement(e, d, view, offsets, r + i, memType, loc);
-      Value partial = LLVM::AndOp::create(
-          e.b, loc, elemIn, LLVM::XOrOp::create(e.b, loc, whole, trueValue(e, loc)));
-      predicatedStore(e, elemAddr, LLVM::AndOp::create(e.b, loc, partial, owner), memType,
+    predicatedStore(e, addr, LLVM::AndOp::create(e.b, loc, whole, owner), access.memType, chunk,
+                    loc);
+    for (unsigned i = 0; access.plan.tail && i < width; ++i) {
+      auto [elemAddr, alone] = access.tailElement(r, i, whole, loc);
+      predicatedStore(e, elemAddr, LLVM::AndOp::create(e.b, loc, alone, owner), access.memType,
                       {chunk[i]}, loc);
     }
   }

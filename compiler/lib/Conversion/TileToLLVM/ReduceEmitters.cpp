@@ -39,8 +39,7 @@ Value shuffleXor(Emitter &e, Value v, int32_t laneMask, Location loc) {
   if (t.isF32() || t.isInteger(32))
     return shfl(v);
   if (bits == 64) {
-    Value word = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, i32),
-                                         isa<FloatType>(t) ? v : v);
+    Value word = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, i32), v);
     Value lo = shfl(LLVM::ExtractElementOp::create(b, loc, word, e.i32(0, loc)));
     Value hi = shfl(LLVM::ExtractElementOp::create(b, loc, word, e.i32(1, loc)));
     Value vec = LLVM::UndefOp::create(b, loc, VectorType::get({2}, i32));
