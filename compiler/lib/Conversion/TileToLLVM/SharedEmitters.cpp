@@ -129,7 +129,10 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   int64_t kSize = type.getDimSize(isA ? 1 : 0), outer = type.getDimSize(isA ? 0 : 1);
   int64_t kSteps = kSize / (8 * kw);
   // K runs along the slot's rows' chunks unless B is stored [K, N] (.trans).
-  bool trans = !isA && !load.getTranspose();
+  bool trans = load.getKDim() == 0;
+  int64_t kOffset = load.getSlotOffsets()[load.getKDim()];
+  // The part's first K chunk (rows hold K) or first K row (.trans).
+  int64_t kChunk = trans ? 0 : kOffset / slots.vec, kRow = trans ? kOffset : 0;
 
   Value lane = e.lane(), warp = e.warp();
   Value l8 = slots.op<LLVM::AndOp>(lane, 7);
@@ -160,7 +163,7 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
                                     LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l3, 8)));
     for (int64_t i = 0; i < outer / (16 * wm); ++i)
       for (int64_t s = 0; s < kSteps; ++s)
-        for (Value w : ldmatrix(slots.chunkAddress(base, slot, row, i * 16 * wm, l4, 2 * s), 4))
+        for (Value w : ldmatrix(slots.chunkAddress(base, slot, row, i * 16 * wm, l4, kChunk + 2 * s), 4))
           appendElements(e, w, element, kw, out, loc);
   } else {
     // Per pair of 8-column tiles and K step, one x4 giving b0, b1 of the
@@ -179,13 +182,14 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
           // Rows are K: lanes 0-7 K 0-7 (b0), 8-15 K 8-15 (b1); chunk = column.
           Value krow = LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l3, 8));
           Value chunk = slots.op<LLVM::LShrOp>(col, llvm::Log2_64(slots.vec));
-          words = ldmatrix(slots.chunkAddress(base, slot, krow, s * 8 * kw, chunk,
+          words = ldmatrix(slots.chunkAddress(base, slot, krow, kRow + s * 8 * kw, chunk,
                                               j * 8 * wn / slots.vec),
                            num);
         } else {
           // Rows are N: lanes 0-7 low K chunk (b0), 8-15 high K chunk (b1).
           Value nrow = LLVM::AddOp::create(b, loc, col, l8);
-          words = ldmatrix(slots.chunkAddress(base, slot, nrow, j * 8 * wn, l3, 2 * s), num);
+          words = ldmatrix(
+              slots.chunkAddress(base, slot, nrow, j * 8 * wn, l3, kChunk + 2 * s), num);
         }
         for (int64_t t = 0; t < num / 2; ++t)
           for (int64_t q = 0; q < 2; ++q)

@@ -294,8 +294,6 @@ LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> em
     return emitError() << "dot_operand opIdx must be 0 (A) or 1 (B), got " << opIdx;
   if (kWidth != 1 && kWidth != 2 && kWidth != 4)
     return emitError() << "dot_operand kWidth must be 1, 2 or 4, got " << kWidth;
-  if (!parent)
-    return emitError() << "dot_operand needs a #tile.mma parent";
   return success();
 }
 

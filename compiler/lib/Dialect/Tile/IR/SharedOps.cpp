@@ -5,6 +5,13 @@
 using namespace mlir;
 using namespace tilejit::tile;
 
+static std::string listStr(ArrayRef<int64_t> values) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os);
+  return s;
+}
+
 static int64_t bytesOf(Type element) {
   return std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
 }
@@ -44,16 +51,32 @@ LogicalResult AsyncCopyOp::verify() {
   return success();
 }
 
+unsigned SharedLoadOp::getKDim() {
+  auto operand = cast<DotOperandLayoutAttr>(getResult().getType().getEncoding());
+  return (operand.getOpIdx() == 0) != getTranspose() ? 1 : 0;
+}
+
+SmallVector<int64_t, 2> SharedLoadOp::getSlotOffsets() {
+  if (auto offsets = getOffsets())
+    return SmallVector<int64_t, 2>(*offsets);
+  return {0, 0};
+}
+
 LogicalResult SharedLoadOp::verify() {
   MemRefType buffer = getBuffer().getType();
   RankedTensorType result = getResult().getType();
-  int64_t rows = buffer.getDimSize(1), cols = buffer.getDimSize(2);
+  if (result.getRank() != 2)
+    return emitOpError("result must be 2-D, got ") << describeType(result);
+  int64_t rows = result.getDimSize(0), cols = result.getDimSize(1);
   if (getTranspose())
     std::swap(rows, cols);
-  if (result.getRank() != 2 || result.getDimSize(0) != rows || result.getDimSize(1) != cols)
-    return emitOpError("result must be ")
-           << rows << "x" << cols << " (a slot" << (getTranspose() ? ", transposed" : "")
-           << "), got " << describeType(result);
+  SmallVector<int64_t, 2> offsets = getSlotOffsets();
+  if (offsets.size() != 2 || offsets[0] < 0 || offsets[1] < 0 ||
+      offsets[0] + rows > buffer.getDimSize(1) || offsets[1] + cols > buffer.getDimSize(2))
+    return emitOpError("a ")
+           << rows << "x" << cols << " part at offsets [" << listStr(offsets)
+           << "] does not fit a "
+           << buffer.getDimSize(1) << "x" << buffer.getDimSize(2) << " slot";
   if (result.getElementType() != buffer.getElementType())
     return emitOpError("result element type ")
            << result.getElementType() << " differs from the buffer's "
@@ -62,9 +85,14 @@ LogicalResult SharedLoadOp::verify() {
   if (!operand)
     return emitOpError("result needs a #tile.dot_operand layout");
   // ldmatrix reads 16-byte rows along K, or (.trans) along M/N of 16-bit data.
-  bool kContiguous = (operand.getOpIdx() == 0) != getTranspose();
-  if (!kContiguous && bytesOf(result.getElementType()) != 2)
-    return emitOpError("needs K contiguous in the slot for ")
-           << result.getElementType() << " (ldmatrix.trans moves 16-bit elements only)";
+  unsigned kDim = getKDim();
+  if (kDim == 0 && (operand.getOpIdx() == 0 || bytesOf(result.getElementType()) != 2))
+    return emitOpError("needs K contiguous in the slot for operand ")
+           << operand.getOpIdx() << " of " << result.getElementType()
+           << " (ldmatrix.trans reads only a 16-bit B)";
+  int64_t kStep = 8 * operand.getKWidth();
+  if (offsets[1 - kDim] != 0 || offsets[kDim] % kStep)
+    return emitOpError("offsets must move along K only, by multiples of ")
+           << kStep << ", got [" << listStr(offsets) << "]";
   return success();
 }

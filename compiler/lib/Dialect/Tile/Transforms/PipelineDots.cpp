@@ -136,6 +136,43 @@ void issueCopies(OpBuilder &b, Location loc, scf::ForOp loop, ArrayRef<Staged> s
   AsyncCommitOp::create(b, loc);
 }
 
+/// A dot of two tile.shared_loads becomes one dot per mma K step, each on
+/// its own part of the slots: the fragments of one step are live at a time
+/// instead of the whole K extent's.
+void splitIntoSteps(DotOp dot) {
+  auto aLoad = dot.getA().getDefiningOp<SharedLoadOp>();
+  auto bLoad = dot.getB().getDefiningOp<SharedLoadOp>();
+  if (!aLoad || !bLoad || !aLoad->hasOneUse() || !bLoad->hasOneUse() || aLoad == bLoad ||
+      aLoad.getOffsets() || bLoad.getOffsets())
+    return;
+  auto aType = aLoad.getResult().getType();
+  int64_t kStep = 8 * cast<DotOperandLayoutAttr>(aType.getEncoding()).getKWidth();
+  int64_t kTotal = aType.getDimSize(1);
+  if (kTotal <= kStep || kTotal % kStep)
+    return;
+  OpBuilder b(dot);
+  Location loc = dot.getLoc();
+  auto part = [&](SharedLoadOp load, unsigned resultKDim, int64_t k) -> Value {
+    auto type = load.getResult().getType();
+    SmallVector<int64_t> shape(type.getShape());
+    shape[resultKDim] = kStep;
+    SmallVector<int64_t> offsets{0, 0};
+    offsets[load.getKDim()] = k;
+    return SharedLoadOp::create(
+        b, load.getLoc(), RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
+        load.getBuffer(), load.getSlot(), b.getDenseI64ArrayAttr(offsets), load.getTranspose());
+  };
+  Value acc = dot.getAcc();
+  for (int64_t k = 0; k < kTotal; k += kStep) {
+    Value a = part(aLoad, 1, k), bPart = part(bLoad, 0, k);
+    acc = DotOp::create(b, loc, acc.getType(), a, bPart, acc);
+  }
+  dot.getResult().replaceAllUsesWith(acc);
+  dot.erase();
+  aLoad.erase();
+  bLoad.erase();
+}
+
 void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   MLIRContext *ctx = loop.getContext();
   Location loc = loop.getLoc();
@@ -181,13 +218,16 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   for (Staged &s : staged) {
     b.setInsertionPoint(s.convert);
     Value tile = SharedLoadOp::create(b, s.convert.getLoc(), s.convert.getResult().getType(),
-                                      s.buffer, readSlot, bool(s.transpose));
+                                      s.buffer, readSlot, DenseI64ArrayAttr(),
+                                      bool(s.transpose));
     s.convert.getResult().replaceAllUsesWith(tile);
     s.convert.erase();
     if (s.transpose)
       s.transpose.erase();
     s.load.erase();
   }
+  for (DotOp dot : llvm::to_vector(loop.getBody()->getOps<DotOp>()))
+    splitIntoSteps(dot);
   // Copies of iterations past the end may still be in flight.
   b.setInsertionPointAfter(loop);
   AsyncWaitOp::create(b, loc, 0);

@@ -499,21 +499,34 @@ def Tile_AsyncWaitOp : Tile_Op<"async_wait"> {
 def Tile_SharedLoadOp : Tile_Op<"shared_load", [MemoryEffects<[MemRead]>]> {
   let summary = "Reads a shared-memory slot into registers";
   let description = [{
-    The R x C tile in slot `slot` of `buffer`, or its transpose (C x R) with
-    `transpose`. The result is an operand of a `tile.dot` in a
-    `#tile.dot_operand` layout; lowering reads it with ldmatrix, which needs
-    the operand's K dimension contiguous in the slot, or for 16-bit elements
-    its M/N dimension (ldmatrix.trans).
+    The part of slot `slot` of `buffer` that starts at `offsets` (slot
+    coordinates, zero when absent) and has the result's shape, or with
+    `transpose` the transpose of the part (the result is then C x R). The
+    result is an operand of a `tile.dot` in a `#tile.dot_operand` layout;
+    lowering reads it with ldmatrix, which needs the operand's K dimension
+    contiguous in the slot, or for 16-bit elements its M/N dimension
+    (ldmatrix.trans). Offsets move along K only, by whole mma K steps
+    (8 * kWidth), so a dot can be split into steps that each read their own
+    fragments.
 
     ```mlir
     %a = tile.shared_load %buf[%slot] : memref<3x128x32xbf16, #shared> -> tensor<128x32xbf16, #tile.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>>
+    %a1 = tile.shared_load %buf[%slot] offsets [0, 16] : memref<3x128x32xbf16, #shared> -> tensor<128x16xbf16, #tile.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>>
     %w = tile.shared_load %wbuf[%slot] transpose : memref<3x128x64xf8E4M3FN, #shared> -> tensor<64x128xf8E4M3FN, #tile.dot_operand<opIdx = 1, parent = #mma, kWidth = 4>>
     ```
   }];
-  let arguments = (ins Tile_SharedBuffer:$buffer, I32:$slot, UnitAttr:$transpose);
+  let arguments = (ins Tile_SharedBuffer:$buffer, I32:$slot,
+                       OptionalAttr<DenseI64ArrayAttr>:$offsets, UnitAttr:$transpose);
   let results = (outs Tile_DotOperandTile:$result);
   let assemblyFormat = [{
-    $buffer `[` $slot `]` (`transpose` $transpose^)? attr-dict `:` type($buffer) `->` type($result)
+    $buffer `[` $slot `]` (`offsets` $offsets^)? (`transpose` $transpose^)? attr-dict
+        `:` type($buffer) `->` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The slot dimension K runs along (1: rows hold K; 0: ldmatrix.trans).
+    unsigned getKDim();
+    /// `offsets`, or zeros.
+    ::llvm::SmallVector<int64_t, 2> getSlotOffsets();
   }];
   let hasVerifier = 1;
 }
