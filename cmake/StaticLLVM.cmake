@@ -13,6 +13,8 @@ file(WRITE "${_script}" "GROUP ( ${_group} )\n")
 foreach(cfg RELEASE RELWITHDEBINFO DEBUG MINSIZEREL NOCONFIG)
   set_target_properties(LLVM PROPERTIES IMPORTED_LOCATION_${cfg} "${_script}")
 endforeach()
-set_property(TARGET LLVM PROPERTY IMPORTED_NO_SONAME TRUE)
+# With a soname the link line names the script by its path; IMPORTED_NO_SONAME would
+# turn it into -llibLLVM-static.ld, which ld cannot find.
+set_property(TARGET LLVM PROPERTY IMPORTED_NO_SONAME FALSE)
 set_property(TARGET LLVM APPEND PROPERTY INTERFACE_LINK_LIBRARIES z zstd rt dl pthread m)
 add_link_options(-static-libstdc++ -static-libgcc)

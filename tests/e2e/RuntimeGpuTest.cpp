@@ -19,7 +19,12 @@
 #include <cstring>
 #include <mutex>
 
-using namespace tilejit;
+using tilejit::buildCanonicalIR;
+using tilejit::JitCompiler;
+using tilejit::KernelDef;
+using tilejit::KernelRegistry;
+using tilejit::makeKernelSpec;
+namespace models = tilejit::models;
 using namespace tilejit::runtime;
 
 namespace {
@@ -33,19 +38,24 @@ const KernelRegistry &registry() {
   return KernelRegistry::global();
 }
 
-/// $TILEJIT_CACHE_DIR when set (it must not hold entries yet), else a new
-/// temporary directory.
+/// A new temporary directory.
 std::string freshCacheDirectory() {
-  if (auto dir = llvm::sys::Process::GetEnv("TILEJIT_CACHE_DIR")) {
-    std::error_code ec;
-    llvm::sys::fs::directory_iterator it(*dir + "/entries", ec);
-    INFO("TILEJIT_CACHE_DIR=" << *dir << " must be fresh");
-    REQUIRE((ec || it == llvm::sys::fs::directory_iterator()));
-    return *dir;
-  }
   llvm::SmallString<128> dir;
   REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-cache", dir));
   return dir.str().str();
+}
+
+/// $TILEJIT_CACHE_DIR when set (it must hold no entries yet, so the first
+/// compile is cold), else a new temporary directory.
+std::string coldCacheDirectory() {
+  auto dir = llvm::sys::Process::GetEnv("TILEJIT_CACHE_DIR");
+  if (!dir)
+    return freshCacheDirectory();
+  std::error_code ec;
+  llvm::sys::fs::directory_iterator it(*dir + "/entries", ec);
+  INFO("TILEJIT_CACHE_DIR=" << *dir << " must hold no entries");
+  REQUIRE((ec || it == llvm::sys::fs::directory_iterator()));
+  return *dir;
 }
 
 /// The GPU, or null after printing why the case is skipped.
@@ -106,7 +116,7 @@ Summary summarize(std::vector<double> v) {
 /// (each a new JitRuntime on a new device handle) that must all hit the disk.
 void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
                   int warmRuns) {
-  std::string cacheDir = freshCacheDirectory();
+  std::string cacheDir = coldCacheDirectory();
   {
     auto jit = makeRuntime(openDevice(), cacheDir);
     auto kernels = allKernels(*jit);
