@@ -307,12 +307,6 @@ LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitEr
   return success();
 }
 
-int64_t sharedOffset(SharedLayoutAttr layout, int64_t cols, int64_t row, int64_t col) {
-  int64_t vec = layout.getVec();
-  int64_t phase = (row / layout.getPerPhase()) % layout.getMaxPhase();
-  return row * cols + ((col / vec) ^ phase) * vec + col % vec;
-}
-
 int64_t getNumWarps(Operation *kernel) {
   if (auto k = dyn_cast<KernelOp>(kernel))
     if (auto config = k.getConfigAttr())

@@ -61,10 +61,6 @@ mlir::Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, mlir::
 /// The swizzled shared layout of a tile whose rows hold `cols` elements.
 SharedLayoutAttr sharedLayoutFor(mlir::MLIRContext *ctx, int64_t cols, mlir::Type element);
 
-/// Element offset of (row, col) in one slot of `cols` columns (see
-/// #tile.shared); lowering computes the same on run-time values.
-int64_t sharedOffset(SharedLayoutAttr layout, int64_t cols, int64_t row, int64_t col);
-
 /// Number of warps a kernel runs with (its #tile.config, else 4).
 int64_t getNumWarps(mlir::Operation *kernel);
 
