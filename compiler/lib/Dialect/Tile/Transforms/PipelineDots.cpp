@@ -241,6 +241,9 @@ struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDots
       stages = config.getStages();
     SmallVector<std::pair<scf::ForOp, SmallVector<Staged>>> loops;
     kernel.walk([&](scf::ForOp loop) {
+      // Slot arithmetic is emitted in i32, the type of tile offsets.
+      if (!loop.getInductionVar().getType().isInteger(32))
+        return;
       SmallVector<Staged> staged;
       for (Operation &op : *loop.getBody())
         if (auto dot = dyn_cast<DotOp>(op)) {
