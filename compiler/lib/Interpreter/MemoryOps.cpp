@@ -120,6 +120,22 @@ std::vector<unsigned> slotsOf(const Compiler &c, ValueRange values) {
   return slots;
 }
 
+/// A view access in this run: its offsets and the part of the tile inside the
+/// view, checked against the run's buffers (not checked when nothing is inside).
+Expected<std::pair<SmallVector<int64_t, 4>, Box>>
+locate(Frame &frame, const OpSite &site, const View &view, ArrayRef<unsigned> offsetSlots,
+       ArrayRef<int64_t> shape, unsigned bytes, bool write) {
+  SmallVector<int64_t, 4> offsets;
+  for (unsigned s : offsetSlots)
+    offsets.push_back(frame.slots[s].i[0]);
+  Box box = clipToView(view, offsets, shape);
+  if (!box.empty)
+    if (llvm::Error err =
+            checkBox(site, *frame.memory, view, offsets, shape, box, bytes, write))
+      return std::move(err);
+  return std::make_pair(std::move(offsets), std::move(box));
+}
+
 Expected<Instr> compileLoad(Operation *op, Compiler &c) {
   auto load = cast<tile::LoadOp>(op);
   unsigned viewSlot = c.slotOf(load.getView());
@@ -145,20 +161,18 @@ Expected<Instr> compileLoad(Operation *op, Compiler &c) {
   unsigned dst = *out;
   return Instr([=](Frame &frame) -> llvm::Error {
     const View &view = frame.slots[viewSlot].view;
-    SmallVector<int64_t, 4> offsets;
-    for (unsigned s : offsetSlots)
-      offsets.push_back(frame.slots[s].i[0]);
     Slot &to = frame.slots[dst];
-    Box box = clipToView(view, offsets, shape);
     if (element.isFloat())
       to.f.assign(n, floatPad);
     else
       to.i.assign(n, intPad);
+    auto located = locate(frame, site, view, offsetSlots, shape, element.memoryBytes,
+                          /*write=*/false);
+    if (!located)
+      return located.takeError();
+    auto &[offsets, box] = *located;
     if (box.empty)
       return llvm::Error::success();
-    if (llvm::Error err = checkBox(site, *frame.memory, view, offsets, shape, box,
-                                   element.memoryBytes, /*write=*/false))
-      return err;
     if (element.isFloat())
       forEachInBox(
           view, offsets, shape, box, element.memoryBytes,
@@ -181,16 +195,14 @@ Expected<Instr> compileStore(Operation *op, Compiler &c) {
   OpSite site = siteOf(op);
   return Instr([=](Frame &frame) -> llvm::Error {
     const View &view = frame.slots[viewSlot].view;
-    SmallVector<int64_t, 4> offsets;
-    for (unsigned s : offsetSlots)
-      offsets.push_back(frame.slots[s].i[0]);
     const Slot &from = frame.slots[valueSlot];
-    Box box = clipToView(view, offsets, shape);
+    auto located = locate(frame, site, view, offsetSlots, shape, element.memoryBytes,
+                          /*write=*/true);
+    if (!located)
+      return located.takeError();
+    auto &[offsets, box] = *located;
     if (box.empty)
       return llvm::Error::success();
-    if (llvm::Error err = checkBox(site, *frame.memory, view, offsets, shape, box,
-                                   element.memoryBytes, /*write=*/true))
-      return err;
     if (element.isFloat())
       forEachInBox(
           view, offsets, shape, box, element.memoryBytes,
