@@ -1,0 +1,202 @@
+// Runtime and DeviceKernel: the JIT runtime (caches, load statistics) on a CUDA
+// device or compile-only, launching on a stream the caller owns.
+#include "CoreInternal.h"
+#include "StreamLendingDevice.h"
+
+#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/runtime/CudaDevice.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/runtime/Jit.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <limits>
+
+namespace tilejit::python {
+
+struct Runtime::State {
+  std::unique_ptr<runtime::JitRuntime> jit;
+  /// The device inside `jit`; null for a compile-only runtime.
+  StreamLendingDevice *lending = nullptr;
+  int ordinal = 0;
+};
+
+struct DeviceKernel::State {
+  std::shared_ptr<Runtime::State> runtime;
+  std::shared_ptr<const KernelModule> module;
+  std::unique_ptr<runtime::Kernel> kernel;
+};
+
+std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
+  auto state = std::make_unique<State>();
+  state->ordinal = config.ordinal;
+  runtime::RuntimeOptions options =
+      unwrap(runtime::RuntimeOptions::fromEnvironment(), ErrorKind::Device);
+  if (!config.arch.empty())
+    options.archOverride = config.arch;
+  if (!config.cacheDirectory.empty())
+    options.cacheDirectory = config.cacheDirectory;
+  options.useDiskCache = options.useDiskCache && config.diskCache;
+
+  std::unique_ptr<runtime::DeviceApi> device;
+  if (config.device == "cuda") {
+    auto lending = std::make_unique<StreamLendingDevice>(
+        unwrap(runtime::openCudaDevice(config.ordinal), ErrorKind::Device));
+    state->lending = lending.get();
+    device = std::move(lending);
+  } else if (config.device == "compile-only") {
+    if (options.archOverride.empty())
+      throw Error(ErrorKind::Argument,
+                  "a compile-only runtime needs an arch (arch= or TILEJIT_ARCH)");
+    // Stands in for a device the kernels are never loaded on: compile() does
+    // no device work, and prepare/launch are refused below.
+    device = std::make_unique<runtime::FakeDevice>();
+  } else {
+    throw Error(ErrorKind::Argument,
+                "unknown device '" + config.device + "' (expected cuda or compile-only)");
+  }
+  state->jit = unwrap(runtime::JitRuntime::create(std::move(device),
+                                                  JitCompiler::fromEnvironment(), options),
+                      ErrorKind::Device);
+  return std::make_shared<Runtime>(std::move(state));
+}
+
+Runtime::Runtime(std::unique_ptr<State> s) : state(std::move(s)) {}
+Runtime::~Runtime() = default;
+
+std::string Runtime::arch() const { return state->jit->targetArch().name().str(); }
+int Runtime::ordinal() const { return state->ordinal; }
+bool Runtime::canLaunch() const { return state->lending != nullptr; }
+
+std::string Runtime::describe() const {
+  if (!canLaunch())
+    return "compile-only (" + arch() + ")";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  runtime::printDeviceInfo(os, state->jit->device().info());
+  return text;
+}
+
+LoadStatistics Runtime::stats() const {
+  runtime::LoadStatsSnapshot s = state->jit->stats().snapshot();
+  LoadStatistics out{s.bytesUploaded, s.modulesCompiled, s.modulesLoaded, s.memoryHits,
+                     s.diskHits,      s.corruptEntries,  s.compileMsByStage, {}};
+  llvm::raw_string_ostream os(out.text);
+  s.print(os);
+  return out;
+}
+
+std::shared_ptr<DeviceKernel> Runtime::kernel(std::shared_ptr<const KernelModule> module,
+                                              unsigned optLevel) {
+  if (optLevel > 3)
+    throw Error(ErrorKind::Argument,
+                "optimization level " + std::to_string(optLevel) + " (expected 0 to 3)");
+  auto s = std::make_unique<DeviceKernel::State>();
+  runtime::KernelSpec spec;
+  spec.name = module->name();
+  // The tile IR is arch-independent; the module keeps its canonical text.
+  spec.buildIR = [module](const Arch &) -> llvm::Expected<std::string> {
+    return module->canonicalIR();
+  };
+  spec.options.optLevel = optLevel;
+  s->kernel = std::make_unique<runtime::Kernel>(*state->jit, std::move(spec));
+  s->runtime = state;
+  s->module = std::move(module);
+  return std::make_shared<DeviceKernel>(std::move(s));
+}
+
+DeviceKernel::DeviceKernel(std::unique_ptr<State> s) : state(std::move(s)) {}
+DeviceKernel::~DeviceKernel() = default;
+
+const std::string &DeviceKernel::name() const { return state->module->name(); }
+
+void DeviceKernel::compile() {
+  if (llvm::Error err = state->kernel->compile())
+    throwError(ErrorKind::Compile, std::move(err));
+}
+
+void DeviceKernel::prepare() {
+  if (!state->runtime->lending)
+    throw Error(ErrorKind::Device, "kernel '" + name() +
+                                       "': a compile-only runtime cannot load or launch");
+  compile();
+  if (llvm::Error err = state->kernel->prepare())
+    throwError(ErrorKind::Device, std::move(err));
+}
+
+std::string DeviceKernel::origin() const {
+  return runtime::compileOriginName(state->kernel->origin()).str();
+}
+double DeviceKernel::compileMs() const { return state->kernel->compileMs(); }
+std::string DeviceKernel::diskKey() const { return state->kernel->diskKey().str(); }
+std::string DeviceKernel::ptx() const {
+  const runtime::CompiledKernel *compiled = state->kernel->compiled();
+  return compiled ? compiled->ptx : std::string();
+}
+
+/// `arg` as a value of the compiled parameter `param`; an Argument error
+/// naming both when it does not fit.
+static runtime::KernelArg toKernelArg(const std::string &kernel, size_t index,
+                                      const runtime::KernelParam &param,
+                                      const DeviceArg &arg) {
+  using runtime::ParamKind;
+  auto fail = [&](const std::string &why) {
+    return Error(ErrorKind::Argument,
+                 llvm::formatv("kernel '{0}': argument {1} ('{2}') expects {3}: {4}", kernel,
+                               index, param.name, runtime::paramKindName(param.kind), why)
+                     .str());
+  };
+  if (param.kind == ParamKind::Pointer) {
+    if (arg.kind != DeviceArg::Kind::Pointer)
+      throw fail("got a scalar");
+    return runtime::KernelArg::pointer(arg.address);
+  }
+  if (arg.kind == DeviceArg::Kind::Pointer)
+    throw fail("got a device array");
+  auto integer = [&](int64_t lo, int64_t hi) {
+    if (arg.kind != DeviceArg::Kind::Int)
+      throw fail("got a float");
+    if (arg.integer < lo || arg.integer > hi)
+      throw fail(std::to_string(arg.integer) + " is out of range");
+    return arg.integer;
+  };
+  double number = arg.kind == DeviceArg::Kind::Int ? double(arg.integer) : arg.number;
+  switch (param.kind) {
+  case ParamKind::I8: return runtime::KernelArg::i8(int8_t(integer(INT8_MIN, INT8_MAX)));
+  case ParamKind::I16: return runtime::KernelArg::i16(int16_t(integer(INT16_MIN, INT16_MAX)));
+  case ParamKind::I32: return runtime::KernelArg::i32(int32_t(integer(INT32_MIN, INT32_MAX)));
+  case ParamKind::I64: return runtime::KernelArg::i64(integer(INT64_MIN, INT64_MAX));
+  case ParamKind::F16:
+    return runtime::KernelArg::bits(ParamKind::F16, tilejit::f32ToF16(float(number)));
+  case ParamKind::BF16:
+    return runtime::KernelArg::bits(ParamKind::BF16, tilejit::f32ToBF16(float(number)));
+  case ParamKind::F32: return runtime::KernelArg::f32(float(number));
+  case ParamKind::F64: return runtime::KernelArg::f64(number);
+  case ParamKind::Pointer: break;
+  }
+  throw fail("an unknown parameter kind");
+}
+
+void DeviceKernel::launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
+                          const std::vector<DeviceArg> &args) {
+  prepare();
+  const std::vector<runtime::KernelParam> &params = state->kernel->compiled()->params;
+  if (args.size() != params.size())
+    throw Error(ErrorKind::Argument,
+                llvm::formatv("kernel '{0}' takes {1} argument(s) {2}, got {3}", name(),
+                              params.size(), runtime::formatSignature(params), args.size())
+                    .str());
+  std::vector<runtime::KernelArg> kernelArgs;
+  for (size_t i = 0; i < args.size(); ++i)
+    kernelArgs.push_back(toKernelArg(name(), i, params[i], args[i]));
+  runtime::Stream borrowed = unwrap(
+      state->runtime->lending->borrow(runtime::StreamHandle{reinterpret_cast<void *>(stream)}),
+      ErrorKind::Device);
+  if (llvm::Error err = state->kernel->launch(
+          borrowed, runtime::Dim3{grid[0], grid[1], grid[2]}, kernelArgs))
+    throwError(ErrorKind::Device, std::move(err));
+}
+
+} // namespace tilejit::python

@@ -1,0 +1,343 @@
+// The C++ core behind the `tilejit` Python package: the builder, the stages, the
+// interpreter, the registered kernels and the GPU runtime, behind plain C++ types.
+// No LLVM, MLIR or Python header: the pybind11 module compiles against this header
+// alone, so on a host without LLVM it is built against a prebuilt core library.
+#ifndef TILEJIT_PYTHON_CORE_H
+#define TILEJIT_PYTHON_CORE_H
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tilejit::python {
+
+/// What kind of mistake an Error reports; the module maps each to a Python
+/// exception class.
+enum class ErrorKind { Build, Compile, Run, Argument, Device };
+
+/// Every failure of the core: a message carrying the IR location(s) and the
+/// numbers that disagree. The core never aborts the process.
+class Error : public std::runtime_error {
+public:
+  Error(ErrorKind kind, const std::string &message)
+      : std::runtime_error(message), errorKind(kind) {}
+  /// Out of line: the type's identity lives in the core library, so an Error
+  /// thrown there is caught as one in the module.
+  ~Error() override;
+  ErrorKind kind() const { return errorKind; }
+
+private:
+  ErrorKind errorKind;
+};
+
+/// A user's source position (a Python file and line): the location the IR
+/// records for the ops a builder call creates.
+struct Location {
+  std::string file;
+  unsigned line = 0;
+  unsigned column = 0;
+};
+
+/// Element types, in tilejit::DType's order.
+enum class ElementType : uint8_t { F32, F16, BF16, F8E4M3, I1, I8, I32, I64 };
+/// "f32", "bf16", "f8e4m3", ...
+const char *elementTypeName(ElementType type);
+/// Bytes per element (1 for i1).
+unsigned elementTypeSize(ElementType type);
+
+/// A value of the kernel under construction, by its index in the builder.
+using ValueId = int32_t;
+
+/// An argument of a builder call: a value, an integer or a float, with the
+/// location of the user's expression.
+struct Operand {
+  enum class Kind { Value, Int, Float } kind = Kind::Int;
+  ValueId value = -1;
+  int64_t integer = 0;
+  double number = 0;
+  Location loc;
+};
+
+/// A size or stride of a view: static or a run-time value.
+struct ViewDim {
+  std::optional<int64_t> fixed;
+  ValueId value = -1;
+};
+
+/// `#tile.config` of the kernel (tilejit::Config).
+struct KernelConfig {
+  std::vector<int64_t> tile;
+  int64_t warps = 4, stages = 1, vector = 1, splitK = 1;
+};
+
+/// One kernel parameter: a pointer to `type`, or a scalar of `type`.
+struct Param {
+  std::string name;
+  bool pointer = false;
+  ElementType type = ElementType::F32;
+};
+
+enum class UnaryOp { Neg, Exp, Log, Log1p, Sqrt, Rsqrt, Abs, Silu, Softplus };
+enum class BinaryOp { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Maximum, Minimum };
+enum class ReduceOp { Sum, Max, Min, Cumsum };
+
+class KernelModule;
+
+/// A kernel under construction (tilejit::Kernel). One per thread at a time:
+/// the builder's free functions (programId, arange) act on the thread's
+/// current kernel. Mistakes are recorded with their location and reported
+/// together by finish(), as in C++.
+class KernelBuilder {
+public:
+  /// Errors: another kernel is still under construction on this thread.
+  KernelBuilder(const std::string &name, const Location &loc);
+  ~KernelBuilder();
+  KernelBuilder(const KernelBuilder &) = delete;
+  KernelBuilder &operator=(const KernelBuilder &) = delete;
+
+  /// The unfinished kernel of this thread, or null.
+  static KernelBuilder *current();
+  const std::string &name() const;
+  bool finished() const;
+
+  ValueId ptrParam(const std::string &name, ElementType pointee, const Location &loc);
+  ValueId scalarParam(const std::string &name, ElementType type, const Location &loc);
+  void setConfig(const KernelConfig &config);
+  /// Records a mistake that finish() will report (e.g. a Python loop body
+  /// that raised).
+  void fail(const Location &loc, const std::string &message);
+
+  bool valid(ValueId v) const;
+  bool isTile(ValueId v) const;
+  bool isPointer(ValueId v) const;
+  bool isView(ValueId v) const;
+  std::vector<int64_t> shape(ValueId v) const;
+  ElementType dtype(ValueId v) const;
+  /// "tile<128xf32>", "i32", "!tile.ptr<bf16>"; "<invalid>" after a mistake.
+  std::string describe(ValueId v) const;
+
+  ValueId convert(ValueId v, ElementType type, const Location &loc);
+  ValueId programId(int axis, const Location &loc);
+  ValueId numPrograms(int axis, const Location &loc);
+  ValueId arange(int start, int end, const Location &loc);
+  ValueId constant(double value, ElementType type, const Location &loc);
+  ValueId full(const std::vector<int64_t> &shape, const Operand &value, ElementType type);
+  ValueId zeros(const std::vector<int64_t> &shape, ElementType type, const Location &loc);
+  ValueId broadcastTo(const Operand &x, const std::vector<int64_t> &shape);
+  ValueId expandDims(const Operand &x, int axis);
+  ValueId reshape(const Operand &x, const std::vector<int64_t> &shape);
+  ValueId transpose(const Operand &x, const std::vector<int32_t> &order);
+  ValueId unary(UnaryOp op, const Operand &x);
+  ValueId binary(BinaryOp op, const Operand &a, const Operand &b);
+  ValueId where(const Operand &cond, const Operand &a, const Operand &b);
+  ValueId reduce(ReduceOp op, const Operand &x, int axis);
+  ValueId dot(const Operand &a, const Operand &b, const Operand &acc);
+
+  ValueId makeView(const Operand &ptr, const std::vector<ViewDim> &sizes,
+                   const std::vector<ViewDim> &strides);
+  ValueId loadView(ValueId view, const std::vector<Operand> &offsets,
+                   const std::vector<int64_t> &shape, std::optional<double> padding,
+                   const Location &loc);
+  void storeView(ValueId view, const std::vector<Operand> &offsets, const Operand &value,
+                 const Location &loc);
+  ValueId load(const Operand &ptrs, const std::optional<Operand> &mask,
+               const std::optional<Operand> &other);
+  void store(const Operand &ptrs, const Operand &value, const std::optional<Operand> &mask);
+
+  /// The loop body must not throw: a caller that can fail (Python) catches,
+  /// calls fail() and returns no values.
+  using LoopBody = std::function<std::vector<ValueId>(ValueId iv, std::vector<ValueId>)>;
+  std::vector<ValueId> forRange(const Operand &lo, const Operand &hi, const Operand &step,
+                                const std::vector<ValueId> &init, const LoopBody &body);
+  void ifThen(const Operand &cond, const std::function<void()> &body);
+
+  /// Verifies the kernel and ends construction. Errors (ErrorKind::Build):
+  /// every recorded mistake and verifier error, each with its location.
+  std::shared_ptr<KernelModule> finish();
+
+private:
+  struct State;
+  std::unique_ptr<State> state;
+};
+
+/// One compiled stage's text, in pipeline order ("tile", "mlir.<pass>",
+/// "llvm", "ptx").
+struct Stage {
+  std::string name;
+  std::string text;
+};
+
+/// A kernel compiled to PTX (tilejit::CompiledKernel) with every stage.
+struct PTXResult {
+  std::string entry;
+  std::string ptx;
+  int64_t threads = 0;
+  int64_t sharedBytes = 0;
+  std::vector<std::pair<std::string, std::string>> params;
+  std::vector<Stage> stages;
+  double lowerMs = 0, translateMs = 0, optimizeMs = 0, codegenMs = 0;
+};
+
+/// An argument of an interpreter run: a host buffer or a scalar.
+struct HostArg {
+  enum class Kind { Buffer, Int, Float } kind = Kind::Int;
+  void *data = nullptr;
+  size_t bytes = 0;
+  bool writable = false;
+  int64_t integer = 0;
+  double number = 0;
+};
+
+/// A verified kernel module: immutable, shareable across threads.
+class KernelModule {
+public:
+  ~KernelModule();
+  const std::string &name() const;
+  const std::vector<Param> &params() const;
+  /// The tile IR; with locations, each op names the source line that built it.
+  std::string tileIR(bool locations) const;
+  /// Generic form without locations: the text the disk cache key hashes.
+  const std::string &canonicalIR() const;
+  /// Lowers a copy of the module for `arch` ("sm_90a", ...) and returns each
+  /// stage's text when `stages` is set. Errors: ErrorKind::Compile.
+  PTXResult compilePTX(const std::string &arch, unsigned optLevel, bool stages) const;
+  /// Runs on the CPU interpreter over `grid` (translated once, on first use).
+  /// Errors: ErrorKind::Run with the op's location and the program id.
+  void run(const std::array<int64_t, 3> &grid, const std::vector<HostArg> &args) const;
+
+  struct State;
+  explicit KernelModule(std::unique_ptr<State> state);
+
+private:
+  std::unique_ptr<State> state;
+};
+
+/// A compile-time constant of a registered kernel.
+struct ConstantInfo {
+  std::string name;
+  int64_t defaultValue = 0;
+  std::string help;
+};
+
+/// A kernel of the registry (the models' kernels and the examples).
+struct RegisteredKernel {
+  std::string name;
+  std::string summary;
+  std::vector<ConstantInfo> constants;
+};
+
+/// Every registered kernel, sorted by name.
+std::vector<RegisteredKernel> registeredKernels();
+/// Builds registered kernel `name` with its defaults overridden by `constants`.
+/// Errors (ErrorKind::Argument): an unknown kernel or constant.
+std::shared_ptr<KernelModule> buildRegistered(const std::string &name,
+                                              const std::map<std::string, int64_t> &constants);
+
+/// Bit-exact conversions (tilejit/Support/FloatFormats.h, round to nearest even).
+void f32ToBF16(const float *in, uint16_t *out, size_t n);
+void bf16ToF32(const uint16_t *in, float *out, size_t n);
+void f32ToE4M3(const float *in, uint8_t *out, size_t n);
+void e4m3ToF32(const uint8_t *in, float *out, size_t n);
+
+/// The runtime's load statistics (runtime::LoadStatsSnapshot).
+struct LoadStatistics {
+  uint64_t bytesUploaded = 0, modulesCompiled = 0, modulesLoaded = 0, memoryHits = 0,
+           diskHits = 0, corruptEntries = 0;
+  std::map<std::string, double> compileMsByStage;
+  /// runtime::LoadStatsSnapshot::print's line.
+  std::string text;
+};
+
+/// An argument of a GPU launch: a device address or a scalar.
+struct DeviceArg {
+  enum class Kind { Pointer, Int, Float } kind = Kind::Int;
+  uint64_t address = 0;
+  int64_t integer = 0;
+  double number = 0;
+};
+
+class Runtime;
+
+/// A kernel of a Runtime (runtime::Kernel): compiled on first use through the
+/// memory cache, the disk cache, then the compiler.
+class DeviceKernel {
+public:
+  ~DeviceKernel();
+  const std::string &name() const;
+  /// Obtains the compiled code; no device work. Errors: ErrorKind::Compile.
+  void compile();
+  /// compile(), then loads the module. Errors: ErrorKind::Device.
+  void prepare();
+  /// "none", "memory", "disk" or "compiler".
+  std::string origin() const;
+  double compileMs() const;
+  std::string diskKey() const;
+  /// The compiled PTX; empty before compile().
+  std::string ptx() const;
+  /// Launches on `stream` (a CUstream owned by the caller, e.g. torch's
+  /// current stream; 0 is the legacy default stream). Scalars are converted
+  /// to the compiled parameter kinds, range-checked. Errors: ErrorKind::Argument
+  /// for a bad argument, ErrorKind::Device for a driver failure.
+  void launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
+              const std::vector<DeviceArg> &args);
+
+  struct State;
+  explicit DeviceKernel(std::unique_ptr<State> state);
+
+private:
+  std::unique_ptr<State> state;
+};
+
+/// How to open a Runtime.
+struct RuntimeConfig {
+  /// "cuda": the GPU through the driver. "compile-only": no device; kernels
+  /// compile (and fill the caches) for `arch` but cannot be prepared or launched.
+  std::string device = "cuda";
+  int ordinal = 0;
+  /// Empty: TILEJIT_ARCH, else the device's own arch ("compile-only" needs one).
+  std::string arch;
+  /// Empty: TILEJIT_CACHE_DIR and its defaults.
+  std::string cacheDirectory;
+  /// False turns the disk cache off (as TILEJIT_NO_CACHE=1 does).
+  bool diskCache = true;
+};
+
+/// A JIT runtime on one device context (runtime::JitRuntime).
+class Runtime {
+public:
+  /// Errors (ErrorKind::Device): no driver, no GPU, an unknown arch, a cache
+  /// directory that cannot be made.
+  static std::shared_ptr<Runtime> open(const RuntimeConfig &config);
+  ~Runtime();
+  std::string arch() const;
+  /// The CUDA device ordinal (RuntimeConfig::ordinal).
+  int ordinal() const;
+  /// printDeviceInfo's line, or "compile-only (sm_90a)".
+  std::string describe() const;
+  bool canLaunch() const;
+  LoadStatistics stats() const;
+  /// A kernel handle for `module`; compiled on first use.
+  std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<const KernelModule> module,
+                                       unsigned optLevel);
+
+  // The NemotronH mixer step (decode/prefill through the model's C++ API)
+  // belongs here when that API exists: one method taking device addresses of
+  // the layer's tensors and the stream, as DeviceKernel::launch does.
+
+  struct State;
+  explicit Runtime(std::unique_ptr<State> state);
+
+private:
+  std::shared_ptr<State> state;
+};
+
+} // namespace tilejit::python
+
+#endif // TILEJIT_PYTHON_CORE_H

@@ -1,0 +1,43 @@
+// Shared by the pybind11 module's files: how Python callers become core Locations
+// and Operands. Includes only the core's header, pybind11 and Python.
+#ifndef TILEJIT_PYTHON_MODULE_BINDINGS_H
+#define TILEJIT_PYTHON_MODULE_BINDINGS_H
+
+#include "tilejit/python/Core.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace tilejit::python {
+
+namespace py = pybind11;
+
+/// The innermost Python frame outside the tilejit package: the user's line
+/// that the ops of a builder call are located at.
+Location callerLocation();
+/// Sets the package folder whose frames callerLocation skips.
+void setPackageDirectory(std::string directory);
+
+/// A Value of Python: one value of a kernel under construction.
+struct PyValue {
+  std::shared_ptr<KernelBuilder> builder;
+  ValueId id;
+};
+
+/// The thread's kernel under construction; a BuildError when there is none.
+std::shared_ptr<KernelBuilder> currentKernel();
+/// Makes `builder` the thread's kernel for the free functions.
+void setCurrentKernel(const std::shared_ptr<KernelBuilder> &builder);
+
+/// A Value, an int or a float as an Operand of `builder` located at `loc`.
+/// TypeError for anything else, BuildError for a value of another kernel.
+Operand toOperand(const std::shared_ptr<KernelBuilder> &builder, py::handle x,
+                  const Location &loc);
+
+void bindBuilder(py::module_ &m);
+void bindModules(py::module_ &m);
+
+} // namespace tilejit::python
+
+#endif // TILEJIT_PYTHON_MODULE_BINDINGS_H

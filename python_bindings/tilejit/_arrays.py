@@ -1,0 +1,141 @@
+"""Kernel arguments from Python objects, checked against the kernel's parameters.
+
+numpy arrays feed the interpreter; torch CUDA tensors and objects with
+``__cuda_array_interface__`` feed the GPU. Only addresses are taken: no copy, no
+conversion, so a wrong dtype, device or layout is an ArgumentError, never fixed up.
+bf16 and f8e4m3 arrays are numpy uint16 / uint8 bit patterns (see f32_to_bf16).
+"""
+
+from ._tilejit import ArgumentError, dtype
+
+_NUMPY_NAMES = {
+    dtype.f32: "float32", dtype.f16: "float16", dtype.bf16: "uint16",
+    dtype.f8e4m3: "uint8", dtype.i1: "bool", dtype.i8: "int8",
+    dtype.i32: "int32", dtype.i64: "int64",
+}
+_TYPESTRS = {
+    dtype.f32: "<f4", dtype.f16: "<f2", dtype.bf16: "<u2", dtype.f8e4m3: "|u1",
+    dtype.i1: "|b1", dtype.i8: "|i1", dtype.i32: "<i4", dtype.i64: "<i8",
+}
+_TORCH_NAMES = {
+    dtype.f32: "torch.float32", dtype.f16: "torch.float16", dtype.bf16: "torch.bfloat16",
+    dtype.f8e4m3: "torch.float8_e4m3fn", dtype.i1: "torch.bool", dtype.i8: "torch.int8",
+    dtype.i32: "torch.int32", dtype.i64: "torch.int64",
+}
+_INTEGER = (dtype.i1, dtype.i8, dtype.i32, dtype.i64)
+
+
+def grid3(grid):
+    """(x,), (x, y) or (x, y, z), or an int, as three non-negative ints."""
+    dims = (grid,) if isinstance(grid, int) else tuple(grid)
+    if not 1 <= len(dims) <= 3 or any(int(d) != d or d < 0 for d in dims):
+        raise ArgumentError(f"grid {grid!r}: expected 1 to 3 non-negative integers")
+    return tuple(int(d) for d in dims) + (1,) * (3 - len(dims))
+
+
+def _signature(module):
+    return "(" + ", ".join(
+        f"{p.name}: {'ptr<' + p.dtype.name + '>' if p.pointer else p.dtype.name}"
+        for p in module.params) + ")"
+
+
+def _check_count(module, args):
+    if len(args) != len(module.params):
+        raise ArgumentError(f"kernel '{module.name}' takes {len(module.params)} "
+                            f"argument(s) {_signature(module)}, got {len(args)}")
+
+
+def _where(module, i, p):
+    return f"kernel '{module.name}': argument {i} ('{p.name}')"
+
+
+def _scalar(module, i, p, value):
+    if hasattr(value, "__index__"):
+        return int(value)
+    if p.dtype in _INTEGER:
+        raise ArgumentError(f"{_where(module, i, p)} expects an integer ({p.dtype.name}), "
+                            f"got {type(value).__name__} {value!r}")
+    if hasattr(value, "__float__"):
+        return float(value)
+    raise ArgumentError(f"{_where(module, i, p)} expects a number, got {type(value).__name__}")
+
+
+def host_args(module, args):
+    """Arguments of an interpreter run: numpy arrays and numbers."""
+    import numpy as np
+
+    _check_count(module, args)
+    out = []
+    for i, (p, a) in enumerate(zip(module.params, args)):
+        if not p.pointer:
+            out.append(_scalar(module, i, p, a))
+            continue
+        want = _NUMPY_NAMES[p.dtype]
+        if not isinstance(a, np.ndarray):
+            raise ArgumentError(f"{_where(module, i, p)} expects a numpy array of {want} "
+                                f"(ptr<{p.dtype.name}>), got {type(a).__name__}")
+        if a.dtype != np.dtype(want):
+            raise ArgumentError(f"{_where(module, i, p)} expects {want} elements "
+                                f"(ptr<{p.dtype.name}>), got {a.dtype}")
+        if not a.flags.c_contiguous:
+            raise ArgumentError(f"{_where(module, i, p)} is not C-contiguous "
+                                "(pass numpy.ascontiguousarray of it)")
+        out.append(("buffer", a.ctypes.data, a.nbytes, bool(a.flags.writeable)))
+    return out
+
+
+def is_device_array(a):
+    """A torch CUDA tensor or an object exposing __cuda_array_interface__."""
+    if type(a).__module__.startswith("torch"):
+        return bool(getattr(a, "is_cuda", False))
+    return hasattr(a, "__cuda_array_interface__")
+
+
+def _torch_pointer(module, i, p, t, ordinal):
+    if not t.is_cuda or t.device.index != ordinal:
+        raise ArgumentError(f"{_where(module, i, p)} is on {t.device}, the runtime on "
+                            f"cuda:{ordinal}")
+    if str(t.dtype) != _TORCH_NAMES[p.dtype]:
+        raise ArgumentError(f"{_where(module, i, p)} expects {_TORCH_NAMES[p.dtype]} "
+                            f"(ptr<{p.dtype.name}>), got {t.dtype}")
+    if not t.is_contiguous():
+        raise ArgumentError(f"{_where(module, i, p)} is not contiguous "
+                            "(pass .contiguous() of it)")
+    return t.data_ptr()
+
+
+def _interface_pointer(module, i, p, a):
+    cai = a.__cuda_array_interface__
+    if cai["typestr"] != _TYPESTRS[p.dtype]:
+        raise ArgumentError(f"{_where(module, i, p)} expects typestr {_TYPESTRS[p.dtype]} "
+                            f"(ptr<{p.dtype.name}>), got {cai['typestr']}")
+    strides = cai.get("strides")
+    if strides is not None:
+        expected, step = [], int(cai["typestr"][2:])
+        for extent in reversed(cai["shape"]):
+            expected.insert(0, step)
+            step *= extent
+        if list(strides) != expected:
+            raise ArgumentError(f"{_where(module, i, p)} is not C-contiguous")
+    return cai["data"][0]
+
+
+def device_args(module, args, ordinal):
+    """Arguments of a GPU launch and the stream of the first torch tensor
+    (its device's current stream), or None when no torch tensor is passed."""
+    _check_count(module, args)
+    out, stream = [], None
+    for i, (p, a) in enumerate(zip(module.params, args)):
+        if not p.pointer:
+            out.append(_scalar(module, i, p, a))
+        elif type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
+            out.append(("ptr", _torch_pointer(module, i, p, a, ordinal)))
+            if stream is None:
+                import torch
+                stream = torch.cuda.current_stream(a.device).cuda_stream
+        elif hasattr(a, "__cuda_array_interface__"):
+            out.append(("ptr", _interface_pointer(module, i, p, a)))
+        else:
+            raise ArgumentError(f"{_where(module, i, p)} expects a CUDA tensor "
+                                f"(ptr<{p.dtype.name}>), got {type(a).__name__}")
+    return out, stream

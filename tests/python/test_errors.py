@@ -1,0 +1,134 @@
+"""Mistakes become Python exceptions naming the Python line and the numbers that
+disagree; the interpreter process survives every one of them."""
+
+import inspect
+import os
+
+import numpy as np
+import pytest
+
+import tilejit as tj
+
+
+def line_of(marker):
+    """The line of this file holding `marker` (kept out of the asserted code)."""
+    for number, text in enumerate(inspect.getsource(__import__(__name__)).splitlines(), 1):
+        if marker in text and "line_of(" not in text:
+            return number
+    raise AssertionError(marker)
+
+
+def test_shape_mistake_names_the_python_line():
+    k = tj.Kernel("bad_shapes")
+    x = k.ptr_param("x", tj.f32)
+    a = tj.load(x + tj.arange(0, 128))
+    b = tj.load(x + tj.arange(0, 64))
+    bad = a + b  # MARK-broadcast
+    assert not bad.valid
+    with pytest.raises(tj.BuildError) as info:
+        k.finish()
+    text = str(info.value)
+    assert f"{os.path.basename(__file__)}:{line_of('MARK-broadcast')}:" in text
+    assert "shapes do not broadcast in '+': tile<128xf32> vs tile<64xf32>" in text
+
+
+def test_every_mistake_is_reported():
+    k = tj.Kernel("two_mistakes")
+    x = k.ptr_param("x", tj.f32)
+    t = tj.load(x + tj.arange(0, 8))
+    t + tj.arange(0, 4).to(tj.f32)  # MARK-first
+    tj.sum(t, 3)  # MARK-second
+    with pytest.raises(tj.BuildError) as info:
+        k.finish()
+    text = str(info.value)
+    assert "has 2 error(s)" in text
+    assert f":{line_of('MARK-first')}:" in text and f":{line_of('MARK-second')}:" in text
+
+
+def test_one_kernel_at_a_time_and_no_use_after_finish():
+    k = tj.Kernel("first")
+    x = k.ptr_param("x", tj.f32)
+    with pytest.raises(tj.BuildError, match="started while kernel 'first' is still being built"):
+        tj.Kernel("second")
+    tj.store(x + tj.arange(0, 4), 1.0)
+    k.finish()
+    with pytest.raises(tj.BuildError, match="kernel 'first' is finished"):
+        x + 1
+    with pytest.raises(tj.BuildError, match="no kernel is being built"):
+        tj.program_id(0)
+
+
+def test_a_raising_loop_body_propagates_and_fails_the_kernel():
+    k = tj.Kernel("raising_loop")
+    x = k.ptr_param("x", tj.f32)
+
+    def body(i, carried):
+        raise KeyError("from the body")
+
+    with pytest.raises(KeyError, match="from the body"):
+        tj.for_range(0, 4, 1, [tj.zeros([4], tj.f32)], body)
+    with pytest.raises(tj.BuildError, match="the loop body raised"):
+        k.finish()
+
+
+def test_values_have_no_truth_value():
+    k = tj.Kernel("truth")
+    with pytest.raises(TypeError, match="no truth value"):
+        if tj.program_id(0) < 3:
+            pass
+    k.finish()
+
+
+def test_out_of_bounds_access_is_a_run_error_with_location():
+    k = tj.Kernel("overrun")
+    x = k.ptr_param("x", tj.f32)
+    tj.store(x + tj.arange(0, 64), 2.0)  # MARK-store
+    module = k.finish()
+    with pytest.raises(tj.RunError) as info:
+        module.run(1, np.zeros(32, np.float32))
+    text = str(info.value)
+    assert "program (0, 0, 0)" in text and "outside every buffer argument" in text
+    assert f"{os.path.basename(__file__)}:{line_of('MARK-store')}" in text
+
+
+def test_launch_arguments_are_checked():
+    k = tj.Kernel("args")
+    x = k.ptr_param("x", tj.bf16)
+    n = k.scalar_param("n", tj.i32)
+    tj.store(x + tj.arange(0, 4), tj.full([4], n, tj.i32).to(tj.bf16))
+    module = k.finish()
+    with pytest.raises(tj.ArgumentError, match=r"takes 2 argument\(s\) \(x: ptr<bf16>, n: i32\), got 1"):
+        module.run(1, np.zeros(4, np.uint16))
+    with pytest.raises(tj.ArgumentError, match=r"argument 0 \('x'\) expects uint16 elements "
+                                               r"\(ptr<bf16>\), got float32"):
+        module.run(1, np.zeros(4, np.float32), 3)
+    with pytest.raises(tj.ArgumentError, match=r"argument 1 \('n'\) expects an integer"):
+        module.run(1, np.zeros(4, np.uint16), 2.5)
+    with pytest.raises(tj.ArgumentError, match="not C-contiguous"):
+        module.run(1, np.zeros(8, np.uint16)[::2], 3)
+    with pytest.raises(tj.RunError, match="= 4294967296"):
+        module.run(1, np.zeros(4, np.uint16), 2**32)
+    with pytest.raises(tj.ArgumentError, match="grid"):
+        module.run((1, -1), np.zeros(4, np.uint16), 3)
+
+
+def test_read_only_arrays_refuse_stores():
+    k = tj.Kernel("writer")
+    x = k.ptr_param("x", tj.f32)
+    tj.store(x + tj.arange(0, 4), 1.0)
+    module = k.finish()
+    frozen = np.zeros(4, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(tj.RunError, match="read-only"):
+        module.run(1, frozen)
+    assert (frozen == 0).all()
+
+
+def test_unknown_arch_and_registered_constants():
+    module = tj.kernels.gated_rmsnorm.build()
+    with pytest.raises(tj.ArgumentError, match="sm_91"):
+        module.compile("sm_91")
+    with pytest.raises(tj.ArgumentError, match="no_such_constant"):
+        tj.kernels.gated_rmsnorm.build(no_such_constant=3)
+    with pytest.raises(AttributeError, match="no registered kernel 'nope'"):
+        tj.kernels.nope

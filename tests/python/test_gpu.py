@@ -1,0 +1,100 @@
+"""On a GPU (torch with CUDA): the registered Mamba2 ops and a Python-built kernel
+with torch tensors in and out, against plain-torch references, launched on the
+tensors' current stream. Skipped, with the reason, where there is no GPU."""
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the GPU tests need torch")
+if not torch.cuda.is_available():
+    pytest.skip("the GPU tests need a CUDA device", allow_module_level=True)
+
+import tilejit as tj  # noqa: E402
+from test_builder import build_scale  # noqa: E402
+
+
+def torch_gated_rmsnorm(y, z, w, group, eps):
+    """R6 in f64 with its two bf16 rounding points, in plain torch."""
+    v = y.double() * torch.nn.functional.silu(z.double())
+    rows, width = v.shape
+    g = v.view(rows, width // group, group)
+    normed = (g * torch.rsqrt(g.pow(2).mean(-1, keepdim=True) + eps)).view(rows, width)
+    return (w.double() * normed.bfloat16().double()).bfloat16()
+
+
+def assert_band(got, want, atol, rtol):
+    err = (got.double() - want.double()).abs()
+    bad = err > atol + rtol * want.double().abs()
+    assert got.numel() == want.numel() and not bad.any(), (
+        f"{int(bad.sum())} of {got.numel()} out of band, worst {float(err.max()):.3g}")
+
+
+def test_gated_rmsnorm_on_torch_tensors():
+    rows, width, group, eps = 64, 4096, 512, 1e-5
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    y = torch.randn(rows, width, device="cuda", generator=gen).bfloat16()
+    y *= torch.repeat_interleave(2.0 ** torch.arange(width // group, device="cuda"), group)
+    z = torch.randn(rows, width, device="cuda", generator=gen).bfloat16()
+    w = (1 + 0.1 * torch.randn(width, device="cuda", generator=gen)).bfloat16()
+    out = torch.full_like(y, float("nan"))
+    tj.kernels.gated_rmsnorm(y, z, w, out, rows, eps, grid=(rows, width // group))
+    torch.cuda.synchronize()
+    want = torch_gated_rmsnorm(y, z, w, group, eps)
+    assert_band(out, want, 5e-2, 1e-2)  # R6's bf16 band
+    whole_row = torch_gated_rmsnorm(y, z, w, width, eps)
+    assert (whole_row.double() - want.double()).abs().max() > 1e-1
+
+
+def test_conv_update_on_torch_tensors():
+    batch, channels, slots = 8, 6144, 16
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    rnd = lambda *s: torch.randn(*s, device="cuda", generator=gen)  # noqa: E731
+    x, state = rnd(batch, channels).bfloat16(), rnd(slots, channels, 3).bfloat16()
+    weight, bias = (0.5 * rnd(channels, 4)).bfloat16(), (0.1 * rnd(channels)).bfloat16()
+    slot_of = torch.tensor([3, -1, 0, 7, 9, 1, 15, 4], dtype=torch.int32, device="cuda")
+    before = state.clone()
+    out = torch.full_like(x, float("nan"))
+    tj.kernels.conv_update(x, state, slot_of, weight, bias, out, grid=(batch, channels // 256))
+    torch.cuda.synchronize()
+    want_state = before.clone()
+    for row, slot in enumerate(slot_of.tolist()):
+        if slot < 0:
+            assert (out[row] == 0).all()
+            continue
+        s = before[slot].double()
+        pre = bias.double() + (weight[:, :3].double() * s).sum(1) + weight[:, 3].double() * x[row].double()
+        assert_band(out[row], torch.nn.functional.silu(pre).bfloat16(), 1e-2, 1e-2)
+        want_state[slot] = torch.stack([before[slot, :, 1], before[slot, :, 2], x[row]], -1)
+    assert torch.equal(state, want_state)
+
+
+def test_python_kernel_on_a_side_stream_and_in_a_cuda_graph():
+    module = build_scale(block=128)
+    n = 1 << 20
+    x = torch.randn(n, device="cuda")
+    out = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        module(x, out, n, 0.5, grid=(n // 128,))
+    side.synchronize()
+    assert torch.equal(out, (x * 0.5).bfloat16())
+    # A launch captured into a CUDA graph proves the launch path does no host
+    # copy or synchronization (both are illegal during capture).
+    graph, y = torch.cuda.CUDAGraph(), torch.zeros_like(x)
+    with torch.cuda.graph(graph):
+        module(y, out, n, 3.0, grid=(n // 128,))
+    y.copy_(x)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, (x * 3.0).bfloat16())
+    stats = tj.runtime().stats()
+    assert stats.modules_loaded >= 1 and stats.bytes_uploaded == 0, str(stats)
+
+
+def test_device_errors_are_exceptions():
+    module = build_scale()
+    x = torch.zeros(128, device="cuda")
+    with pytest.raises(tj.ArgumentError, match="expects torch.bfloat16"):
+        module(x, x, 128, 1.0, grid=1)
+    with pytest.raises(tj.ArgumentError, match="mix of host and device"):
+        module(x.cpu().numpy(), torch.zeros(128, dtype=torch.bfloat16, device="cuda"), 1, 1.0,
+               grid=1)
