@@ -30,8 +30,8 @@ void registerCompilerDialects(DialectRegistry &registry) {
   registerPTXTargetTranslations(registry);
 }
 
-void buildTileLayoutPipeline(OpPassManager &pm) {
-  pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts());
+void buildTileLayoutPipeline(OpPassManager &pm, llvm::StringRef arch) {
+  pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts({arch.str()}));
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineDots());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -45,6 +45,13 @@ void buildTileToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createCSEPass());
 }
 
+namespace {
+struct LayoutPipelineOptions : PassPipelineOptions<LayoutPipelineOptions> {
+  Option<std::string> arch{*this, "arch",
+                           llvm::cl::desc("Target arch whose capabilities pick the dot path")};
+};
+} // namespace
+
 void registerCompilerPasses() {
   registerCanonicalizerPass();
   registerCSEPass();
@@ -52,9 +59,11 @@ void registerCompilerPasses() {
   registerReconcileUnrealizedCastsPass();
   tile::registerTileTransformsPasses();
   registerTileToLLVMPasses();
-  PassPipelineRegistration<>("tile-layout-pipeline",
-                             "tile -> tile with register layouts",
-                             buildTileLayoutPipeline);
+  PassPipelineRegistration<LayoutPipelineOptions>(
+      "tile-layout-pipeline", "tile -> tile with register layouts",
+      [](OpPassManager &pm, const LayoutPipelineOptions &options) {
+        buildTileLayoutPipeline(pm, options.arch);
+      });
   PassPipelineRegistration<>("tile-to-llvm-pipeline",
                              "tile with layouts -> LLVM + NVVM dialects",
                              buildTileToLLVMPipeline);
@@ -122,7 +131,7 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   });
   auto start = std::chrono::steady_clock::now();
   PassManager pm(module.getContext());
-  buildTileLayoutPipeline(pm);
+  buildTileLayoutPipeline(pm, arch.name());
   buildTileToLLVMPipeline(pm);
   if (opts.dump) {
     pm.getContext()->disableMultithreading();

@@ -3,7 +3,8 @@
 // tile.shared_load's ldmatrix, or any layout through tile.convert_layout), so
 // each 32-bit fragment register is kWidth consecutive registers of the
 // operand; the accumulator stays in registers in the #tile.mma layout.
-#include "Emitter.h"
+// Operands in #tile.wgmma_operand layouts take the wgmma path (DotWgmma.cpp).
+#include "DotWgmma.h"
 
 using namespace mlir;
 
@@ -24,6 +25,11 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   auto dot = cast<tile::DotOp>(op);
   Location loc = op->getLoc();
   auto aType = dot.getA().getType(), bType = dot.getB().getType();
+  bool aWgmma = isa<tile::WgmmaOperandLayoutAttr>(aType.getEncoding());
+  if (aWgmma != isa<tile::WgmmaOperandLayoutAttr>(bType.getEncoding()))
+    return op->emitOpError("needs both operands or neither in #tile.wgmma_operand layouts");
+  if (aWgmma)
+    return emitWgmmaDot(e, dot);
   auto mma = dyn_cast<tile::MmaLayoutAttr>(dot.getAcc().getType().getEncoding());
   if (!mma)
     return op->emitOpError("accumulator must be in the #tile.mma layout");

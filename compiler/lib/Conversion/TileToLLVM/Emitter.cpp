@@ -20,10 +20,12 @@ Emitter::Emitter(tile::KernelOp kernel, LLVM::LLVMFuncOp func, const EmitterTabl
   if (!module.lookupSymbol(kSharedName)) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(module.getBody());
-    // Dynamic shared memory: a zero-sized external array in address space 3.
+    // Dynamic shared memory: a zero-sized external array in address space 3,
+    // 1024-byte aligned because wgmma applies its 128-byte swizzle to address
+    // bits, so a slot must start on a 1024-byte swizzle atom.
     LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), 0),
                            /*isConstant=*/false, LLVM::Linkage::External, kSharedName,
-                           Attribute(), /*alignment=*/16, /*addrSpace=*/3);
+                           Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
   }
   sharedStart_ = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
                                            kSharedName);

@@ -98,9 +98,28 @@ LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
   return success();
 }
 
+/// True when wgmma (the async proxy) reads slots of this kernel.
+bool hasWgmmaOperands(Operation *op) {
+  auto kernel = op->getParentOfType<tile::KernelOp>();
+  return kernel && kernel
+                       .walk([](tile::SharedLoadOp load) {
+                         return isa<tile::WgmmaOperandLayoutAttr>(
+                                    load.getResult().getType().getEncoding())
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       })
+                       .wasInterrupted();
+}
+
 LogicalResult emitAsyncWait(Emitter &e, Operation *op) {
   NVVM::CpAsyncWaitGroupOp::create(e.b, op->getLoc(),
                                    cast<tile::AsyncWaitOp>(op).getPending());
+  // cp.async writes through the generic proxy; each writer orders its
+  // writes before wgmma's async-proxy reads ahead of the barrier.
+  if (hasWgmmaOperands(op))
+    NVVM::FenceProxyOp::create(
+        e.b, op->getLoc(), NVVM::ProxyKindAttr::get(e.ctx, NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
   e.barrier(op->getLoc());
   return success();
 }
@@ -119,9 +138,15 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   Location loc = op->getLoc();
   OpBuilder &b = e.b;
   auto type = load.getResult().getType();
-  auto operand = cast<tile::DotOperandLayoutAttr>(type.getEncoding());
   Slots slots(e, load.getBuffer().getType(), loc);
   Value base = e.regs(load.getBuffer())[0], slot = e.regs(load.getSlot())[0];
+  // A wgmma operand stays in shared memory: its one value is the slot's
+  // address, which the dot turns into matrix descriptors.
+  if (isa<tile::WgmmaOperandLayoutAttr>(type.getEncoding())) {
+    e.map(load.getResult(), {slots.chunkAddress(base, slot, e.i32(0, loc), 0, e.i32(0, loc), 0)});
+    return success();
+  }
+  auto operand = cast<tile::DotOperandLayoutAttr>(type.getEncoding());
   Type element = e.elementType(type);
   int64_t kw = operand.getKWidth();
   int64_t wm = operand.getParent().getWpc()[0], wn = operand.getParent().getWpc()[1];

@@ -5,7 +5,7 @@
 // fragments. Other operands reach the fragments through scratch memory.
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | FileCheck %s
 // RUN: tilejit dump gemm_bf16 --stage ptx | FileCheck %s --check-prefix=PTX
-// RUN: tilejit dump gemm_e4m3 --stage ptx | FileCheck %s --check-prefix=PTX8
+// RUN: tilejit dump gemm_e4m3 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=PTX8
 
 // CHECK-LABEL: llvm.func @gemm_bf16
 // Two 8 KiB slots (64x64 bf16) each for A and B: 32 KiB of buffers.

@@ -127,7 +127,7 @@ tile.kernel @load_fit() {
 tile.kernel @load_layout() {
   %c0 = arith.constant 0 : i32
   %buf = tile.shared_alloc : memref<2x64x32xbf16, #shared>
-  // expected-error @+1 {{'tile.shared_load' op result needs a #tile.dot_operand layout}}
+  // expected-error @+1 {{'tile.shared_load' op result needs a #tile.dot_operand or #tile.wgmma_operand layout}}
   %a = tile.shared_load %buf[%c0] : memref<2x64x32xbf16, #shared> -> tensor<64x32xbf16>
   tile.return
 }
@@ -151,5 +151,47 @@ tile.kernel @load_offsets() {
   %buf = tile.shared_alloc : memref<2x64x32xbf16, #shared>
   // expected-error @+1 {{'tile.shared_load' op offsets must move along K only, by multiples of 16, got [32, 0]}}
   %a = tile.shared_load %buf[%c0] offsets [32, 0] : memref<2x64x32xbf16, #shared> -> tensor<32x32xbf16, #tile.dot_operand<opIdx = 0, parent = <wpc = [2, 2]>, kWidth = 2>>
+  tile.return
+}
+
+// -----
+
+// #tile.wgmma_operand: whole K-contiguous slots (A as stored, B transposed).
+#wg = #tile.shared<vec = 16, perPhase = 1, maxPhase = 8>
+// CHECK-LABEL: tile.kernel @wgmma_operands
+// CHECK: tile.shared_load %{{.*}}[%{{.*}}] : memref<2x64x128xf8E4M3FN, {{.*}}> -> tensor<64x128xf8E4M3FN, #tile.wgmma_operand<opIdx = 0>>
+// CHECK: tile.shared_load %{{.*}}[%{{.*}}] transpose : memref<2x64x128xf8E4M3FN, {{.*}}> -> tensor<128x64xf8E4M3FN, #tile.wgmma_operand<opIdx = 1>>
+tile.kernel @wgmma_operands() {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x128xf8E4M3FN, #wg>
+  %a = tile.shared_load %buf[%c0] : memref<2x64x128xf8E4M3FN, #wg> -> tensor<64x128xf8E4M3FN, #tile.wgmma_operand<opIdx = 0>>
+  %b = tile.shared_load %buf[%c0] transpose : memref<2x64x128xf8E4M3FN, #wg> -> tensor<128x64xf8E4M3FN, #tile.wgmma_operand<opIdx = 1>>
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{wgmma_operand opIdx must be 0 (A) or 1 (B), got 2}}
+"test.op"() {layout = #tile.wgmma_operand<opIdx = 2>} : () -> ()
+
+// -----
+
+#wg = #tile.shared<vec = 16, perPhase = 1, maxPhase = 8>
+tile.kernel @wgmma_b_not_k_major() {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x128xf8E4M3FN, #wg>
+  // expected-error @+1 {{'tile.shared_load' op a #tile.wgmma_operand result must be a whole slot with K contiguous, without offsets}}
+  %b = tile.shared_load %buf[%c0] : memref<2x64x128xf8E4M3FN, #wg> -> tensor<64x128xf8E4M3FN, #tile.wgmma_operand<opIdx = 1>>
+  tile.return
+}
+
+// -----
+
+#wg = #tile.shared<vec = 16, perPhase = 1, maxPhase = 8>
+tile.kernel @wgmma_part() {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x128xf8E4M3FN, #wg>
+  // expected-error @+1 {{'tile.shared_load' op a #tile.wgmma_operand result must be a whole slot with K contiguous, without offsets}}
+  %a = tile.shared_load %buf[%c0] offsets [0, 64] : memref<2x64x128xf8E4M3FN, #wg> -> tensor<64x64xf8E4M3FN, #tile.wgmma_operand<opIdx = 0>>
   tile.return
 }

@@ -297,6 +297,13 @@ LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> em
   return success();
 }
 
+LogicalResult WgmmaOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                             int64_t opIdx) {
+  if (opIdx != 0 && opIdx != 1)
+    return emitError() << "wgmma_operand opIdx must be 0 (A) or 1 (B), got " << opIdx;
+  return success();
+}
+
 LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                        int64_t vec, int64_t perPhase, int64_t maxPhase) {
   for (auto [name, v] : {std::pair<const char *, int64_t>{"vec", vec},

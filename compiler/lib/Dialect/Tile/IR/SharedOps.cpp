@@ -52,8 +52,11 @@ LogicalResult AsyncCopyOp::verify() {
 }
 
 unsigned SharedLoadOp::getKDim() {
-  auto operand = cast<DotOperandLayoutAttr>(getResult().getType().getEncoding());
-  return (operand.getOpIdx() == 0) != getTranspose() ? 1 : 0;
+  Attribute encoding = getResult().getType().getEncoding();
+  int64_t opIdx = isa<WgmmaOperandLayoutAttr>(encoding)
+                      ? cast<WgmmaOperandLayoutAttr>(encoding).getOpIdx()
+                      : cast<DotOperandLayoutAttr>(encoding).getOpIdx();
+  return (opIdx == 0) != getTranspose() ? 1 : 0;
 }
 
 SmallVector<int64_t, 2> SharedLoadOp::getSlotOffsets() {
@@ -81,9 +84,18 @@ LogicalResult SharedLoadOp::verify() {
     return emitOpError("result element type ")
            << result.getElementType() << " differs from the buffer's "
            << buffer.getElementType();
+  // wgmma reads the whole slot through a descriptor, K-major (the only
+  // major-ness tilejit describes; 8-bit operands have no other).
+  if (isa_and_nonnull<WgmmaOperandLayoutAttr>(result.getEncoding())) {
+    if (getKDim() != 1 || getOffsets() || rows != buffer.getDimSize(1) ||
+        cols != buffer.getDimSize(2))
+      return emitOpError("a #tile.wgmma_operand result must be a whole slot with K "
+                         "contiguous, without offsets");
+    return success();
+  }
   auto operand = dyn_cast_or_null<DotOperandLayoutAttr>(result.getEncoding());
   if (!operand)
-    return emitOpError("result needs a #tile.dot_operand layout");
+    return emitOpError("result needs a #tile.dot_operand or #tile.wgmma_operand layout");
   // ldmatrix reads 16-byte rows along K, or (.trans) along M/N of 16-bit data.
   unsigned kDim = getKDim();
   if (kDim == 0 && (operand.getOpIdx() == 0 || bytesOf(result.getElementType()) != 2))

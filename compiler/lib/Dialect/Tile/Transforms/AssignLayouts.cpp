@@ -1,9 +1,10 @@
 // tile-assign-layouts: every tile gets a register layout encoding; conversions
-// are inserted (or splats rebuilt) where producer and consumer disagree.
+// are inserted (or splats rebuilt) where producer and consumer disagree. The
+// target's capability table picks each dot's matrix path (Staging.h).
+#include "Staging.h"
+#include "tilejit/Target/PTX/Arch.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
-
-#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace tilejit::tile {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
@@ -35,8 +36,8 @@ bool isRematerializable(Value v) {
 
 class Assigner {
 public:
-  Assigner(KernelOp kernel)
-      : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)) {
+  Assigner(KernelOp kernel, bool hasWgmma)
+      : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)), hasWgmma(hasWgmma) {
     if (auto config = kernel.getConfigAttr())
       configVector = config.getVector();
   }
@@ -55,6 +56,24 @@ private:
     int64_t bits = std::max<int64_t>(8, element.getIntOrFloatBitWidth());
     int64_t vector = 128 / bits;
     return configVector > 1 ? std::min(vector, configVector) : vector;
+  }
+
+  /// Whether `dot` lowers to wgmma; decided once, before its loop's
+  /// accumulator and its operands get layouts.
+  bool usesWgmma(DotOp dot) {
+    auto [it, inserted] = wgmmaDots.try_emplace(dot, false);
+    if (inserted)
+      it->second = hasWgmma && fitsWgmma(dot, numWarps);
+    return it->second;
+  }
+
+  /// wgmma: warpgroups own 64-row blocks (warps stacked along M); mma.sync:
+  /// the squarest warp grid.
+  Attribute accLayoutFor(DotOp dot) {
+    auto t = dot.getResult().getType();
+    if (usesWgmma(dot))
+      return MmaLayoutAttr::get(ctx, {numWarps, 1});
+    return mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps);
   }
 
   Attribute defaultLayout(RankedTensorType t) {
@@ -115,10 +134,8 @@ private:
         continue;
       Attribute layout = layoutOf(init);
       // An accumulator a dot produces stays in the mma layout across iterations.
-      if (auto dot = yield.getOperand(i).getDefiningOp<DotOp>()) {
-        auto t = dot.getResult().getType();
-        layout = mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps);
-      }
+      if (auto dot = yield.getOperand(i).getDefiningOp<DotOp>())
+        layout = accLayoutFor(dot);
       convertOperand(loop.getInitArgsMutable()[i], layout);
       setLayout(loop.getRegionIterArg(i), layout);
       setLayout(loop.getResult(i), layout);
@@ -173,14 +190,18 @@ private:
       return;
     }
     if (auto dot = dyn_cast<DotOp>(op)) {
-      auto t = dot.getResult().getType();
-      auto mma = cast<MmaLayoutAttr>(
-          mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps));
+      auto mma = cast<MmaLayoutAttr>(accLayoutFor(dot));
+      bool wgmma = usesWgmma(dot);
       // Operands go to their mma fragment layouts where the tile shapes allow;
-      // otherwise lowering reports the shape it cannot split.
+      // otherwise lowering reports the shape it cannot split. wgmma operands
+      // stay in shared memory (tile-pipeline-dots stages them).
       OpOperand *operands[] = {&dot.getAMutable(), &dot.getBMutable()};
       for (auto [opIdx, operand] : llvm::enumerate(operands)) {
         auto type = tileType(operand->get());
+        if (wgmma) {
+          convertOperand(*operand, WgmmaOperandLayoutAttr::get(ctx, opIdx));
+          continue;
+        }
         Attribute layout = dotOperandLayoutFor(mma, opIdx, type.getElementType());
         if (succeeded(distribute(layout, type.getShape(), numWarps)))
           convertOperand(*operand, layout);
@@ -212,14 +233,28 @@ private:
 
   MLIRContext *ctx;
   int64_t numWarps;
+  bool hasWgmma;
   int64_t configVector = 1;
+  llvm::DenseMap<Operation *, bool> wgmmaDots;
 };
 
 struct AssignLayoutsPass
     : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
+  using TileAssignLayoutsBase::TileAssignLayoutsBase;
+
   void runOnOperation() override {
     KernelOp kernel = getOperation();
-    Assigner(kernel).processBlock(kernel.getBody().front());
+    bool hasWgmma = false;
+    if (!arch.empty()) {
+      auto target = tilejit::Arch::parse(arch);
+      if (!target) {
+        kernel.emitOpError("cannot pick a matrix path: ")
+            << llvm::toString(target.takeError());
+        return signalPassFailure();
+      }
+      hasWgmma = target->capabilities().wgmma;
+    }
+    Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
     kernel.walk([&](Operation *op) {
       for (Value r : op->getResults())
         if (auto t = tileType(r); t && !t.getEncoding()) {

@@ -4,12 +4,11 @@
 // register round trip. Runs after tile-assign-layouts: it replaces
 // convert_layout(load) and convert_layout(transpose(load)) into a
 // #tile.dot_operand layout.
+#include "Staging.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace tilejit::tile {
 #define GEN_PASS_DEF_TILEPIPELINEDOTS
@@ -29,49 +28,15 @@ struct Staged {
   Value buffer;
 };
 
-std::optional<int64_t> constantInt(Value v) {
-  APInt value;
-  if (matchPattern(v, m_ConstantInt(&value)))
-    return value.getSExtValue();
-  return std::nullopt;
-}
-
-/// True when the i32 value `v` is provably a multiple of `m`.
-bool isMultipleOf(Value v, int64_t m, scf::ForOp loop) {
-  if (auto c = constantInt(v))
-    return *c % m == 0;
-  if (v == loop.getInductionVar())
-    return isMultipleOf(loop.getLowerBound(), m, loop) &&
-           isMultipleOf(loop.getStep(), m, loop);
-  Operation *def = v.getDefiningOp();
-  if (isa_and_nonnull<arith::MulIOp>(def))
-    return isMultipleOf(def->getOperand(0), m, loop) ||
-           isMultipleOf(def->getOperand(1), m, loop);
-  if (isa_and_nonnull<arith::AddIOp, arith::SubIOp>(def))
-    return isMultipleOf(def->getOperand(0), m, loop) &&
-           isMultipleOf(def->getOperand(1), m, loop);
-  return false;
-}
-
-/// True when `v` can be recomputed for another iteration: it is defined
-/// outside the loop, is its induction variable, or comes from pure ops of
-/// such values in the loop body.
-bool isRecomputable(Value v, scf::ForOp loop) {
-  if (v == loop.getInductionVar() || !loop->isAncestor(v.getParentBlock()->getParentOp()))
-    return true;
-  Operation *def = v.getDefiningOp();
-  return def && def->getBlock() == loop.getBody() && isPure(def) &&
-         def->getNumRegions() == 0 &&
-         llvm::all_of(def->getOperands(), [&](Value o) { return isRecomputable(o, loop); });
-}
-
-/// The staging of one dot operand, when its tile can be copied with 16-byte
-/// cp.async chunks and read back with ldmatrix.
+/// The staging of one dot operand: a tile.convert_layout into a
+/// #tile.dot_operand (ldmatrix) or #tile.wgmma_operand (descriptor) layout of
+/// a stageable load.
 std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loop) {
   Staged s;
   s.convert = operand.getDefiningOp<ConvertLayoutOp>();
   if (!s.convert || s.convert->getBlock() != loop.getBody() || !s.convert->hasOneUse() ||
-      !isa<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding()))
+      !isa<DotOperandLayoutAttr, WgmmaOperandLayoutAttr>(
+          s.convert.getResult().getType().getEncoding()))
     return std::nullopt;
   Value src = s.convert.getSrc();
   if ((s.transpose = src.getDefiningOp<TransposeOp>())) {
@@ -80,30 +45,7 @@ std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loo
     src = s.transpose.getSrc();
   }
   s.load = src.getDefiningOp<LoadOp>();
-  if (!s.load || s.load->getBlock() != loop.getBody() || !s.load->hasOneUse())
-    return std::nullopt;
-  if (auto pad = s.load.getPaddingAttr()) {
-    auto f = dyn_cast<FloatAttr>(pad);
-    if (!f || !f.getValue().isPosZero())
-      return std::nullopt;
-  }
-  ViewType view = s.load.getView().getType();
-  Type element = view.getElementType();
-  int64_t bits = element.getIntOrFloatBitWidth(), vec = 128 / bits;
-  if (view.getRank() != 2 || view.getContiguousDim() != 1u || (bits != 8 && bits != 16))
-    return std::nullopt;
-  int64_t size = view.getShape()[1], stride = view.getStrides()[0];
-  if (size == ShapedType::kDynamic || size % vec || stride == ShapedType::kDynamic ||
-      stride % vec)
-    return std::nullopt;
-  // ldmatrix reads 16-byte rows along K; only 16-bit B may be K-major.
-  bool kContiguous = (opIdx == 0) != bool(s.transpose);
-  auto tile = s.load.getResult().getType();
-  if ((!kContiguous && bits != 16) || tile.getDimSize(1) % vec)
-    return std::nullopt;
-  if (!isMultipleOf(s.load.getOffsets()[1], vec, loop) ||
-      !isRecomputable(s.load.getView(), loop) ||
-      !llvm::all_of(s.load.getOffsets(), [&](Value o) { return isRecomputable(o, loop); }))
+  if (!s.load || !isStageableLoad(s.load, opIdx, bool(s.transpose), loop))
     return std::nullopt;
   return s;
 }
@@ -146,7 +88,11 @@ void splitIntoSteps(DotOp dot) {
       aLoad.getOffsets() || bLoad.getOffsets())
     return;
   auto aType = aLoad.getResult().getType();
-  int64_t kStep = 8 * cast<DotOperandLayoutAttr>(aType.getEncoding()).getKWidth();
+  // wgmma reads whole slots through descriptors; only fragments split.
+  auto aOperand = dyn_cast<DotOperandLayoutAttr>(aType.getEncoding());
+  if (!aOperand)
+    return;
+  int64_t kStep = 8 * aOperand.getKWidth();
   int64_t kTotal = aType.getDimSize(1);
   if (kTotal <= kStep || kTotal % kStep)
     return;
@@ -257,6 +203,15 @@ struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDots
     });
     for (auto &[loop, staged] : loops)
       pipelineLoop(loop, std::move(staged), stages);
+    // tile-assign-layouts gives wgmma operands only to loads this pass
+    // stages; one left behind has no lowering.
+    kernel.walk([&](ConvertLayoutOp convert) {
+      if (isa<WgmmaOperandLayoutAttr>(convert.getResult().getType().getEncoding())) {
+        convert.emitOpError("leaves a wgmma operand unstaged: only a loop-loaded tile "
+                            "can reach shared memory for wgmma");
+        signalPassFailure();
+      }
+    });
   }
 };
 

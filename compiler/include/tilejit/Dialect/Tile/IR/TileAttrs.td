@@ -128,6 +128,28 @@ def Tile_DotOperandLayoutAttr : AttrDef<Tile_Dialect, "DotOperandLayout"> {
   let genVerifyDecl = 1;
 }
 
+def Tile_WgmmaOperandLayoutAttr : AttrDef<Tile_Dialect, "WgmmaOperandLayout"> {
+  let mnemonic = "wgmma_operand";
+  let summary = "A dot operand the tensor cores read from shared memory (wgmma)";
+  let description = [{
+    Operand `opIdx` (0: A, MxK; 1: B, KxN) of a `tile.dot` that lowers to
+    Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a): no thread holds its
+    elements; the tensor cores read them from a `tile.shared_alloc` slot
+    through a matrix descriptor. `tile-assign-layouts` chooses it, on an arch
+    whose capabilities include wgmma, for dots whose operands
+    `tile-pipeline-dots` will stage with K contiguous; only `tile.shared_load`
+    may produce it. The accumulator is then `#tile.mma<wpc = [warps, 1]>`:
+    each warpgroup owns 64-row blocks, as wgmma m64nNk lays them out.
+
+    ```mlir
+    tensor<128x128xf8E4M3FN, #tile.wgmma_operand<opIdx = 0>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$opIdx);
+  let assemblyFormat = "`<` `opIdx` `=` $opIdx `>`";
+  let genVerifyDecl = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Shared-memory layouts (memory space of tile.shared_alloc buffers)
 //===----------------------------------------------------------------------===//

@@ -14,7 +14,17 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::tilejit::tile::KernelOp">
     carries it), broadcasts their operand's layout. Where a consumer needs a
     different layout than its producer has, splats and constants are
     rebuilt in place and anything else goes through `tile.convert_layout`.
+
+    `arch` (an exact arch name; empty: none) selects the matrix path from
+    that arch's capability table: with wgmma, a dot whose operands a loop
+    loads with K contiguous (bf16/f16/e4m3, rows of 32, 64 or 128 bytes,
+    M a multiple of 16 x warps, N at most 256) takes `#tile.wgmma_operand`
+    operands; every other dot keeps the mma.sync fragments.
   }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Exact target arch (sm_90, sm_90a, sm_110a, sm_121a) whose capabilities pick the dot path">
+  ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 

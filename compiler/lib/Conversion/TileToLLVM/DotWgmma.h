@@ -1,0 +1,17 @@
+// tile.dot on Hopper's warpgroup MMA (sm_90a), for dots whose operands are
+// in #tile.wgmma_operand layouts (see DotWgmma.cpp).
+#ifndef TILEJIT_LIB_CONVERSION_TILETOLLVM_DOTWGMMA_H
+#define TILEJIT_LIB_CONVERSION_TILETOLLVM_DOTWGMMA_H
+
+#include "Emitter.h"
+
+namespace tilejit::lowering {
+
+/// Emits `dot` (both operands #tile.wgmma_operand, the accumulator
+/// #tile.mma<wpc = [warps, 1]>) as wgmma.mma_async on shared-memory
+/// descriptors, completed before the dot's result is used.
+LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot);
+
+} // namespace tilejit::lowering
+
+#endif // TILEJIT_LIB_CONVERSION_TILETOLLVM_DOTWGMMA_H
