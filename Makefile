@@ -7,9 +7,9 @@ CMAKE_FLAGS ?=
 # Debian packages the build and the tests need (LLVM/MLIR 22 from Debian).
 APT_PACKAGES := cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools \
   llvm-22-tools catch2 libfmt-dev pybind11-dev python3-dev python3-numpy \
-  python3-pytest zlib1g-dev libzstd-dev
+  python3-pytest zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev
 
-.PHONY: all deps configure build run test clean bundle
+.PHONY: all deps configure build run test clean bundle test-sanitize fuzz
 
 all: build
 
@@ -65,3 +65,35 @@ bundle: deps
 	@tar -C $(BUNDLE_STAGE) -cJf bundle/tilejit-bundle.tar.xz tilejit-bundle
 	@ls -l $(STATIC_BUILD)/bin/tilejit $(STATIC_BUILD)/bin/tilejit-gpu-tests \
 	  $(BUNDLE_STAGE)/tilejit-bundle/bin/* bundle/tilejit-bundle.tar.xz | awk '{printf "%10.1f MiB  %s\n", $$5/1048576, $$9}'
+
+# ASan + UBSan build of the unit and interpreter tests (docs/hardening.md). The
+# timing tests ([time], [perf]) are left to the optimized build: sanitizers
+# slow code down several times.
+SANITIZE_BUILD ?= build-asan
+
+test-sanitize: deps
+	@[ -f $(SANITIZE_BUILD)/build.ninja ] || cmake -G Ninja -S . -B $(SANITIZE_BUILD) \
+	  -DCMAKE_BUILD_TYPE=Release -DTILEJIT_SANITIZE=ON $(CMAKE_FLAGS)
+	@cmake --build $(SANITIZE_BUILD) -j $(JOBS) --target tilejit-unit-tests tilejit-e2e-tests
+	$(SANITIZE_BUILD)/bin/tilejit-unit-tests '~[time]~[perf]'
+	$(SANITIZE_BUILD)/bin/tilejit-e2e-tests '~[time]~[perf]'
+
+# Long libFuzzer runs (docs/hardening.md): each of FUZZ_TARGETS (default: all)
+# for FUZZ_SECONDS, its corpus kept in $(FUZZ_BUILD)/corpus/TARGET, crashes left
+# as $(FUZZ_BUILD)/fuzz-crash-TARGET-*. FUZZ_FLAGS go to libFuzzer.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS ?=
+FUZZ_FLAGS ?=
+
+fuzz: deps
+	@[ -f $(FUZZ_BUILD)/build.ninja ] || CC=clang-22 CXX=clang++-22 cmake -G Ninja -S . \
+	  -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=Release -DTILEJIT_FUZZ=ON $(CMAKE_FLAGS)
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target tilejit-fuzz
+	@bin=$(abspath $(FUZZ_BUILD))/bin/tilejit-fuzz; \
+	for t in $(or $(FUZZ_TARGETS),$$($$bin --list)); do \
+	  mkdir -p $(FUZZ_BUILD)/corpus/$$t && \
+	  (cd $(FUZZ_BUILD) && TILEJIT_FUZZ_FLAGS="$(FUZZ_FLAGS)" \
+	    $(CURDIR)/tests/fuzz/run_fuzz.sh $$bin $$t $(FUZZ_SECONDS) \
+	    $(CURDIR)/tests/fuzz/regressions/$$t corpus/$$t) || exit 1; \
+	done

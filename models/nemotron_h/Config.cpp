@@ -89,6 +89,24 @@ llvm::Error NemotronHConfig::validate() const {
     if (value < 1)
       return llvm::createStringError("%s must be positive, got %lld", name,
                                      (long long)value);
+  // What is derived from the sizes (intermediate(), inProjRows(), the element
+  // counts of in_proj, out_proj and conv1d) must not overflow: config.json is
+  // input like any other.
+  int64_t inner, bc, channels, rows, elements;
+  if (__builtin_mul_overflow(numHeads, headDim, &inner) ||
+      __builtin_mul_overflow(numGroups, stateSize, &bc) ||
+      __builtin_mul_overflow(bc, int64_t(2), &bc) ||
+      __builtin_add_overflow(inner, bc, &channels) ||
+      __builtin_add_overflow(inner, channels, &rows) ||
+      __builtin_add_overflow(rows, numHeads, &rows) ||
+      __builtin_mul_overflow(rows, hiddenSize, &elements) ||
+      __builtin_mul_overflow(channels, convKernel, &elements))
+    return llvm::createStringError(
+        "the geometry's sizes overflow 64-bit integers (hidden_size %lld, "
+        "mamba_num_heads %lld, mamba_head_dim %lld, n_groups %lld, ssm_state_size %lld, "
+        "conv_kernel %lld)",
+        (long long)hiddenSize, (long long)numHeads, (long long)headDim,
+        (long long)numGroups, (long long)stateSize, (long long)convKernel);
   if (numHeads % numGroups != 0)
     return llvm::createStringError(
         "mamba_num_heads %lld is not a multiple of n_groups %lld", (long long)numHeads,

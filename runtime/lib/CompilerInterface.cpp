@@ -79,8 +79,22 @@ Error checkArguments(StringRef kernel, ArrayRef<KernelParam> params,
                                      kernel, params.size(), formatSignature(params),
                                      args.size()));
   for (auto [index, param, arg] : llvm::enumerate(params, args)) {
-    if (param.kind == arg.kind() && param.size == arg.size())
+    if (param.kind == arg.kind() && param.size == arg.size()) {
+      // The emitter's vector accesses assume 16-byte aligned base pointers
+      // (MemoryEmitters.cpp); on a GPU a null or misaligned one faults and
+      // leaves the context unusable, so it is refused here.
+      if (param.kind == ParamKind::Pointer && arg.pattern() == 0)
+        return createStringError(inconvertibleErrorCode(),
+                                 formatv("kernel '{0}': argument {1} ('{2}') is a null "
+                                         "pointer",
+                                         kernel, index, param.name));
+      if (param.kind == ParamKind::Pointer && arg.pattern() % 16 != 0)
+        return createStringError(
+            inconvertibleErrorCode(),
+            formatv("kernel '{0}': argument {1} ('{2}') is {3:x}, not 16-byte aligned",
+                    kernel, index, param.name, arg.pattern()));
       continue;
+    }
     return createStringError(
         inconvertibleErrorCode(),
         formatv(

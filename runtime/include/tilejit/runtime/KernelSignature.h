@@ -78,8 +78,10 @@ private:
 std::string formatSignature(llvm::ArrayRef<KernelParam> params);
 
 /// Checks a launch's arguments against the kernel's parameters: the count,
-/// then each argument's kind and size. The error names the kernel, the
-/// argument (position and name) and both kinds and sizes, e.g.
+/// then each argument's kind and size, and that pointers are non-null and
+/// 16-byte aligned (the compiled code's vector accesses assume it). The error
+/// names the kernel, the argument (position and name) and both kinds and
+/// sizes, e.g.
 /// "kernel 'scale': argument 2 ('n') expects i32 (4 bytes), got f32 (4 bytes)".
 llvm::Error checkArguments(llvm::StringRef kernel, llvm::ArrayRef<KernelParam> params,
                            llvm::ArrayRef<KernelArg> args);
