@@ -81,6 +81,22 @@ void buildGemmE4m3(Kernel &k, const Specialization &spec) {
   store(cv, {row, col}, (acc[0] * scale).to(DType::BF16));
 }
 
+/// Streams x[n] (f32 words, 16-byte loads, `steps` independent loads per
+/// thread) and writes one partial sum per program: the practical read ceiling
+/// a weight-streaming kernel is held against (design.md §5).
+void buildReadBytes(Kernel &k, const Specialization &spec) {
+  const int64_t block = spec.get("block"), steps = spec.get("steps");
+  Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);
+  Value n = k.scalarParam("n", DType::I32);
+  k.setConfig({{block}, spec.get("warps"), 1, 4});
+  View xv = makeView(x, {n}, {1});
+  Value base = programId(0) * (block * steps);
+  Value acc = zeros({block}, DType::F32);
+  for (int64_t s = 0; s < steps; ++s)
+    acc = acc + load(xv, {base + s * block}, {block});
+  store(makeView(out, {numPrograms(0)}, {1}), {programId(0)}, full({1}, sum(acc, 0), DType::F32));
+}
+
 } // namespace
 
 llvm::Error registerExampleKernels(KernelRegistry &registry) {
@@ -106,6 +122,10 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
         {"block_k", 64, "K per iteration"}, {"warps", 4, "warps per program"},
         {"stages", 3, "shared-memory buffers of the K loop"}},
        buildGemmE4m3},
+      {"read_bytes", "reads n f32 words, one partial sum per program (read ceiling)",
+       {{"block", 2048, "words per step"}, {"steps", 4, "unrolled steps per program"},
+        {"warps", 4, "warps per program"}},
+       buildReadBytes},
   };
   for (const KernelDef &def : defs)
     if (auto err = registry.add(def))

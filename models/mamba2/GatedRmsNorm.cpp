@@ -1,18 +1,24 @@
 // R6 (reference-math.md): out = bf16(w * bf16(v * rsqrt(mean_group(v^2) + eps))),
 // v = y * silu(z), with norm groups of `group_size` channels. Two rounding points,
-// as vLLM's native path and HF do.
+// as vLLM's native path and HF do. With `fp8_out` the result is also quantized
+// for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant), and only that
+// is stored.
 #include "tilejit/models/Kernels.h"
 
 namespace tilejit::models {
 
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), group = spec.get("group_size");
+  const bool fp8Out = spec.get("fp8_out") != 0;
   Value y = k.ptrParam("y", DType::BF16);
   Value z = k.ptrParam("z", DType::BF16);
   Value weight = k.ptrParam("weight", DType::BF16);
-  Value out = k.ptrParam("out", DType::BF16);
+  Value out = k.ptrParam("out", fp8Out ? DType::F8E4M3 : DType::BF16);
   Value rows = k.scalarParam("rows", DType::I32);
   Value eps = k.scalarParam("eps", DType::F32);
+  std::optional<Value> inputScale;
+  if (fp8Out)
+    inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
   k.setConfig({{1, group}, /*warps=*/4, /*stages=*/1, /*vector=*/8});
 
   Value row = programId(0);
@@ -29,7 +35,10 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   Value r = expandDims(rsqrt(meanSquare + eps), 1);
   Value normed = (v * r).to(DType::BF16).to(DType::F32);
   Value w = load(wView, {col}, {group}).to(DType::F32);
-  store(outView, {row, col}, (w * normed).to(DType::BF16));
+  Value result = (w * normed).to(DType::BF16);
+  if (inputScale)
+    result = (result.to(DType::F32) / *inputScale).to(DType::F8E4M3);
+  store(outView, {row, col}, result);
 }
 
 } // namespace tilejit::models

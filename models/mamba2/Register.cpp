@@ -8,8 +8,42 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
           {"gated_rmsnorm",
            "R6 gated group RMSNorm: bf16(w * bf16(y*silu(z) * rsqrt(mean(v^2)+eps)))",
            {{"width", 4096, "channels per row (I = H*P)"},
-            {"group_size", 512, "channels per norm group (I / G)"}},
+            {"group_size", 512, "channels per norm group (I / G)"},
+            {"fp8_out", 0, "1: store e4m3(out / input_scale) for an FP8 out_proj"}},
            buildGatedRmsNorm}))
+    return err;
+  if (auto err = registry.add(
+          {"in_proj_conv",
+           "decode in_proj (R1 FP8 W8A8 or R1b bf16) -> split -> conv update (R3d), fused",
+           {{"hidden", 2688, "model hidden size (K)"},
+            {"inner", 4096, "z columns, I = H*P"},
+            {"channels", 6144, "xBC columns, I + 2*G*N"},
+            {"heads", 64, "dt columns, H"},
+            {"fp8", 1, "1: e4m3 weight, static activation quant; 0: bf16 weight"},
+            {"block_n", 16, "output columns per program"},
+            {"block_k", 128, "K per unrolled step"},
+            {"warps", 4, "warps per program"}},
+           buildInProjConv}))
+    return err;
+  if (auto err = registry.add({"ssm_update",
+                               "R5d selective state update, SSM page updated in place",
+                               {{"heads", 64, "SSM heads (H)"},
+                                {"head_dim", 64, "head dim (P)"},
+                                {"state", 128, "state size (N)"},
+                                {"groups", 8, "B/C groups (G)"},
+                                {"block_p", 16, "state rows (p) per program"},
+                                {"warps", 4, "warps per program"}},
+                               buildSsmUpdate}))
+    return err;
+  if (auto err = registry.add({"out_proj",
+                               "decode out_proj: R1 with e4m3 activations, or R1b bf16",
+                               {{"inner", 4096, "K, I = H*P"},
+                                {"hidden", 2688, "output columns"},
+                                {"fp8", 1, "1: e4m3 weight and activation; 0: bf16"},
+                                {"block_n", 8, "output columns per program"},
+                                {"block_k", 256, "K per unrolled step"},
+                                {"warps", 4, "warps per program"}},
+                               buildOutProj}))
     return err;
   return registry.add({"conv_update",
                        "R3d causal conv1d update + SiLU, conv state shifted in place",

@@ -1,86 +1,235 @@
-// `tilejit run`: the NemotronH Mamba2 decode kernels on a checkpoint or on the
-// embedded synthetic weights, checked against the f64 reference, with compile
-// and run times. This build runs them on the interpreter; the GPU backend and
-// the fused mixer step arrive with the runtime (issue 4) and decode (issue 6).
+// `tilejit run --mode decode`: the NemotronH Mamba2 decode step on a checkpoint
+// or the embedded synthetic weights. On a GPU: compile (cold and warm), check
+// carried steps against the f64 reference for several batches, then time the
+// step (one CUDA graph) and each kernel against the read ceiling. Without a
+// GPU: the same plan on the interpreter (B=1, L=1 by default), checked.
 #include "Commands.h"
 
-#include "tilejit/Interpreter/Interpreter.h"
-#include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/NemotronH.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/runtime/CudaDevice.h"
+#include "tilejit/runtime/Jit.h"
 
-#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
-#include <cmath>
+#include <cstring>
+#include <set>
 
 using namespace llvm;
 using namespace tilejit;
-using models::Tensor;
+using namespace tilejit::models;
+using tilejit::cli::fail;
 
 namespace {
 
-cl::SubCommand runCmd("run", "Run the NemotronH Mamba2 decode kernels and check them "
-                             "against the f64 reference");
+cl::SubCommand runCmd("run", "Run the NemotronH Mamba2 decode step and check it against the "
+                             "f64 reference (GPU, or the interpreter without one)");
 cl::opt<std::string> modelDir("model", cl::desc("Checkpoint folder (config.json + "
                                                 "safetensors); default: synthetic weights"),
                               cl::sub(runCmd));
 cl::opt<std::string> mode("mode", cl::desc("decode|prefill"), cl::init("decode"),
                           cl::sub(runCmd));
-cl::opt<int> batch("batch", cl::desc("Sequences (rows) per step"), cl::init(1),
-                   cl::sub(runCmd));
-cl::opt<int> layers("layers", cl::desc("Mamba layers"), cl::init(1), cl::sub(runCmd));
-cl::opt<std::string> backend("backend", cl::desc("interp|gpu"), cl::init("interp"),
-                             cl::sub(runCmd));
+cl::opt<int> batch("batch", cl::desc("Rows per step (default: 1 on the interpreter; "
+                                     "checks at 1, 3 and 64 on the GPU)"),
+                   cl::init(0), cl::sub(runCmd));
+cl::opt<int> layers("layers", cl::desc("Mamba layers (default: 1 on the interpreter, "
+                                       "all of the model's on the GPU)"),
+                    cl::init(0), cl::sub(runCmd));
+cl::opt<int> steps("steps", cl::desc("Carried steps per check"), cl::init(3), cl::sub(runCmd));
+cl::opt<std::string> backend("backend", cl::desc("auto|gpu|interp (auto: the GPU when "
+                                                 "there is one)"),
+                             cl::init("auto"), cl::sub(runCmd));
+cl::opt<int> timedBatch("time-batch", cl::desc("Extra batch size whose step is timed "
+                                               "on the GPU (0: none)"),
+                        cl::init(256), cl::sub(runCmd));
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
       .count();
 }
 
-/// Largest difference of `got` (bf16 bits) from the f64 `want`, in bf16 ulps
-/// of `want`, and the number of elements compared.
-std::pair<double, size_t> ulpError(ArrayRef<uint16_t> got, ArrayRef<double> want) {
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    double ulp = std::ldexp(1.0, std::ilogb(std::max(std::abs(want[i]), 0x1p-126)) - 7);
-    worst = std::max(worst, std::abs(double(bf16ToF32(got[i])) - want[i]) / ulp);
+Expected<std::vector<MambaLayerWeights>> loadLayers(NemotronHConfig &config, int count) {
+  if (modelDir.empty()) {
+    outs() << formatv("weights: embedded synthetic NemotronH geometry, {0} Mamba layer(s)\n",
+                      count);
+    return syntheticMambaLayers(config, count);
   }
-  return {worst, got.size()};
+  auto checkpoint = NemotronHCheckpoint::open(modelDir);
+  if (!checkpoint)
+    return checkpoint.takeError();
+  config = checkpoint->config();
+  std::vector<MambaLayerWeights> weights;
+  std::vector<int64_t> mamba = config.mambaLayers();
+  for (int i = 0; i < count && i < int(mamba.size()); ++i) {
+    auto layer = checkpoint->loadMambaLayer(mamba[i]);
+    if (!layer)
+      return layer.takeError();
+    weights.push_back(std::move(*layer));
+  }
+  outs() << formatv("weights: {0}, {1} Mamba layer(s)\n", modelDir, weights.size());
+  return weights;
 }
 
-struct KernelRun {
-  std::string name;
-  double buildMs = 0, runMs = 0, worstUlp = 0;
-  size_t checked = 0;
+/// Checks `steps` carried steps at `rows` rows through `runStep`; prints it.
+Expected<bool> check(const NemotronHConfig &config, const std::vector<MambaLayerWeights> &w,
+                     const DecodePlan &plan, const DecodeStepFn &runStep, StringRef what) {
+  auto slots = randomDecodeSlots(plan.rows, plan.numSlots, 7 + plan.rows);
+  auto start = std::chrono::steady_clock::now();
+  auto result = checkDecodeSteps(config, w, plan, slots, steps, 11 + plan.rows, runStep);
+  if (!result)
+    return result.takeError();
+  outs() << formatv("check {0}: B={1} L={2}, {3} steps, slots of {4}: {5} ({6:f0} ms with "
+                    "the reference)\n",
+                    what, plan.rows, plan.numLayers, steps.getValue(), plan.numSlots,
+                    result->ok() ? "PASS" : "FAIL", msSince(start));
+  result->print(outs());
+  return result->ok();
+}
+
+int runInterpreter(const KernelRegistry &registry, const NemotronHConfig &config,
+                   const std::vector<MambaLayerWeights> &w, int rows) {
+  auto plan = planDecodeStep(registry, config, w, rows, rows + 2);
+  if (!plan)
+    return fail(toString(plan.takeError()));
+  InterpreterDecoder decoder(registry);
+  double runMs = 0;
+  int runs = 0;
+  auto ok = check(config, w, *plan,
+                  [&](HostBuffers &b) {
+                    auto start = std::chrono::steady_clock::now();
+                    Error err = decoder.run(*plan, w, b);
+                    runMs += msSince(start), ++runs;
+                    return err;
+                  },
+                  "interpreter");
+  if (!ok)
+    return fail(toString(ok.takeError()));
+  outs() << formatv("interpreter: {0:f0} ms per decode step (B={1}, L={2}, one core, the "
+                    "first step includes building the kernels)\n",
+                    runMs / runs, rows, w.size());
+  outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
+  return *ok ? 0 : 1;
+}
+
+struct Timed {
+  double us;
+  size_t bytes;
 };
 
-/// Builds `name` with its default constants and runs it on the interpreter.
-Expected<KernelRun> interpret(const KernelRegistry &registry, StringRef name,
-                              interp::Grid grid, std::vector<interp::Arg> args) {
-  KernelRun run{name.str()};
-  mlir::DialectRegistry dialects;
-  registerCompilerDialects(dialects);
-  mlir::MLIRContext ctx(dialects);
-  const KernelDef *def = registry.find(name);
-  auto start = std::chrono::steady_clock::now();
-  auto module = def->build(ctx, cantFail(def->specialize({})));
-  if (!module)
-    return module.takeError();
-  auto compiled =
-      interp::CompiledKernel::compile(*(*module)->getOps<tile::KernelOp>().begin());
-  if (!compiled)
-    return compiled.takeError();
-  run.buildMs = msSince(start);
-  start = std::chrono::steady_clock::now();
-  if (Error err = compiled->run(grid, args))
-    return std::move(err);
-  run.runMs = msSince(start);
-  return run;
+int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
+           const std::vector<MambaLayerWeights> &w, std::unique_ptr<runtime::DeviceApi> device) {
+  auto options = runtime::RuntimeOptions::fromEnvironment();
+  if (!options)
+    return fail(toString(options.takeError()));
+  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
+                                         std::move(*options));
+  if (!jit)
+    return fail(toString(jit.takeError()));
+  outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
+                    (*jit)->targetArch().name());
+  bool ok = true;
+  auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun)
+      -> Expected<std::unique_ptr<GpuDecoder>> {
+    auto plan = planDecodeStep(registry, config, layersToRun, rows, std::max(rows + 2, 8));
+    if (!plan)
+      return plan.takeError();
+    auto start = std::chrono::steady_clock::now();
+    auto decoder = GpuDecoder::create(**jit, registry, *plan, layersToRun, outs());
+    if (decoder)
+      outs() << formatv("decoder B={0} L={1} ready in {2:f1} ms (upload, compile, load, "
+                        "capture)\n",
+                        rows, layersToRun.size(), msSince(start));
+    return decoder;
+  };
+
+  // Correctness: carried steps at B = 1, 3, 64 (or --batch) on the first two
+  // layers (an FP8 and, when loaded, a bf16 one), against f64.
+  std::vector<MambaLayerWeights> checked(w.begin(), w.begin() + std::min<size_t>(w.size(), 2));
+  for (size_t i = 2; i < w.size() && checked.size() < 2; ++i)
+    checked.push_back(w[i]);
+  if (w.size() > 2 && checked[0].inProj.isFP8 == checked[1].inProj.isFP8)
+    for (const MambaLayerWeights &layer : w)
+      if (layer.inProj.isFP8 != checked[0].inProj.isFP8) {
+        checked[1] = layer;
+        break;
+      }
+  std::vector<int> batches = batch ? std::vector<int>{batch} : std::vector<int>{1, 3, 64};
+  for (int rows : batches) {
+    auto decoder = create(rows, checked);
+    if (!decoder)
+      return fail(toString(decoder.takeError()));
+    GpuDecoder &d = **decoder;
+    auto result = check(config, checked, d.plan(),
+                        [&](HostBuffers &b) -> Error {
+                          if (Error err = d.upload(b))
+                            return err;
+                          if (Error err = d.step())
+                            return err;
+                          return d.download(b);
+                        },
+                        "gpu");
+    if (!result)
+      return fail(toString(result.takeError()));
+    ok &= *result;
+  }
+
+  // Timing: the whole L-layer step as one graph, then each kernel of the
+  // first FP8 and bf16 layers as 20 back-to-back launches over distinct weight
+  // copies, next to a pure read of the same bytes.
+  for (int rows : {1, timedBatch.getValue()}) {
+    if (rows < 1 || (rows != 1 && rows == batches.front() && batches.size() == 1))
+      continue;
+    auto decoder = create(rows, w);
+    if (!decoder)
+      return fail(toString(decoder.takeError()));
+    auto slots = randomDecodeSlots(rows, (*decoder)->plan().numSlots, 5);
+    HostBuffers buffers = allocateHostBuffers((*decoder)->plan());
+    std::memcpy(buffers["slots"].data(), slots.data(), slots.size() * 4);
+    Rng rng(9);
+    auto hidden = randomBF16({rows, config.hiddenSize}, rng, -2, 2);
+    std::memcpy(buffers[DecodePlan::activation(0)].data(), hidden.data.data(),
+                hidden.data.size() * 2);
+    if (Error err = (*decoder)->upload(buffers))
+      return fail(toString(std::move(err)));
+    auto times = (*decoder)->time(50);
+    if (!times)
+      return fail(toString(times.takeError()));
+    outs() << formatv("step B={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} graph "
+                      "replays) = {6:f2} us per layer\n",
+                      rows, w.size(), times->stepUs, times->stepMinUs, times->stepMaxUs,
+                      times->replays, times->stepUs / w.size());
+    if (rows != 1)
+      continue;
+    std::set<std::string> seen;
+    const DecodePlan &plan = (*decoder)->plan();
+    for (size_t i = 0; i < plan.launches.size(); ++i) {
+      const PlannedLaunch &launch = plan.launches[i];
+      bool fp8 = std::find(launch.constants.begin(), launch.constants.end(), "fp8=1") !=
+                     launch.constants.end() ||
+                 std::find(launch.constants.begin(), launch.constants.end(), "fp8_out=1") !=
+                     launch.constants.end();
+      std::string kind = launch.kernel + (fp8 ? " (fp8)" : " (bf16)");
+      if (!seen.insert(kind).second)
+        continue;
+      auto us = (*decoder)->timeLaunch(i, 20, 30, w);
+      if (!us)
+        return fail(toString(us.takeError()));
+      size_t weightBytes = 0;
+      for (const PlanArg &arg : launch.args)
+        if (arg.kind == PlanArg::Kind::Buffer &&
+            plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight)
+          weightBytes += plan.buffers.at(arg.buffer).bytes;
+      outs() << formatv("kernel {0,-24} B=1: {1,7:f2} us per launch (median of 30 replays of "
+                        "20 launches over distinct weights), weights {2:f2} MB = {3:f2} TB/s\n",
+                        kind, *us, weightBytes / 1e6, weightBytes / (*us * 1e6));
+    }
+  }
+  outs() << (ok ? "all checks passed\n" : "some checks FAILED\n");
+  return ok ? 0 : 1;
 }
 
 } // namespace
@@ -90,102 +239,35 @@ namespace tilejit::cli {
 bool runRequested() { return bool(runCmd); }
 
 int runMain(const KernelRegistry &registry) {
-  if (backend != "interp")
-    return fail("backend '" + backend + "' is not available in this build: the GPU "
-                "runtime (issue 4) is not wired into `tilejit run` yet; use --backend interp");
   if (mode != "decode")
     return fail("mode '" + mode + "' is not available yet (prefill arrives with issue 7)");
-  if (batch < 1 || layers < 1)
-    return fail("--batch and --layers must be at least 1");
+  if (backend != "auto" && backend != "gpu" && backend != "interp")
+    return fail("--backend must be auto, gpu or interp, not '" + backend + "'");
+  if (batch < 0 || layers < 0 || steps < 1)
+    return fail("--batch and --layers must be positive and --steps at least 1");
 
-  models::NemotronHConfig config;
-  std::vector<models::MambaLayerWeights> weights;
+  std::unique_ptr<runtime::DeviceApi> device;
+  if (backend != "interp") {
+    auto opened = runtime::openCudaDevice(0);
+    if (opened) {
+      device = std::move(*opened);
+    } else if (backend == "gpu") {
+      return fail("--backend gpu: " + toString(opened.takeError()));
+    } else {
+      outs() << "no GPU (" << toString(opened.takeError())
+             << "): running the decode step on the interpreter\n";
+    }
+  }
+  NemotronHConfig config;
+  const int count = layers ? layers : device ? int(config.mambaLayers().size()) : 1;
   auto start = std::chrono::steady_clock::now();
-  if (modelDir.empty()) {
-    auto synthetic = models::syntheticMambaLayers(config, layers);
-    if (!synthetic)
-      return fail(toString(synthetic.takeError()));
-    weights = std::move(*synthetic);
-    outs() << formatv("weights: embedded synthetic NemotronH geometry, {0} Mamba layer(s)\n",
-                      layers);
-  } else {
-    auto checkpoint = models::NemotronHCheckpoint::open(modelDir);
-    if (!checkpoint)
-      return fail(toString(checkpoint.takeError()));
-    config = checkpoint->config();
-    std::vector<int64_t> mamba = config.mambaLayers();
-    for (int i = 0; i < layers && i < (int)mamba.size(); ++i) {
-      auto layer = checkpoint->loadMambaLayer(mamba[i]);
-      if (!layer)
-        return fail(toString(layer.takeError()));
-      weights.push_back(std::move(*layer));
-    }
-    outs() << formatv("weights: {0}, {1} Mamba layer(s)\n", modelDir, weights.size());
-  }
-  outs() << formatv("load {0:f1} ms; backend interp (CPU), batch {1}\n", msSince(start),
-                    batch);
-
-  const int64_t channels = config.convChannels(), width = config.intermediate();
-  const int64_t group = config.normGroupSize();
-  models::Rng rng(42);
-  bool ok = true;
-  for (const models::MambaLayerWeights &layer : weights) {
-    // R3d: one token per row through the conv; slots 0..B-1 of a zeroed page.
-    Tensor<uint16_t> xt = models::randomBF16({batch, channels}, rng, -2, 2);
-    Tensor<uint16_t> page = models::randomBF16({batch, channels, 3}, rng, -2, 2);
-    Tensor<uint16_t> refPage = page;
-    std::vector<int32_t> slots(batch);
-    std::vector<int64_t> slots64(batch);
-    for (int b = 0; b < batch; ++b)
-      slots[b] = slots64[b] = b;
-    std::vector<uint16_t> convOut(batch * channels);
-    auto conv = interpret(registry, "conv_update", {batch, channels / 256, 1},
-                          {interp::Arg::readOnlyBuffer(xt.data), interp::Arg::buffer(page.data),
-                           interp::Arg::readOnlyBuffer(slots),
-                           interp::Arg::readOnlyBuffer(layer.convWeight.data),
-                           interp::Arg::readOnlyBuffer(layer.convBias.data),
-                           interp::Arg::buffer(convOut)});
-    if (!conv)
-      return fail(toString(conv.takeError()));
-    auto convRef = models::ref::convUpdatePaged(xt, layer.convWeight, layer.convBias, slots64,
-                                                refPage);
-    if (!convRef)
-      return fail(toString(convRef.takeError()));
-    std::tie(conv->worstUlp, conv->checked) = ulpError(convOut, convRef->data);
-    bool stateOk = page.data == refPage.data;
-
-    // R6: the gated norm of random y, z with the layer's norm weight.
-    Tensor<uint16_t> y = models::randomBF16({batch, width}, rng, -2, 2);
-    Tensor<uint16_t> z = models::randomBF16({batch, width}, rng, -2, 2);
-    std::vector<uint16_t> normOut(batch * width);
-    auto norm = interpret(registry, "gated_rmsnorm", {batch, width / group, 1},
-                          {interp::Arg::readOnlyBuffer(y.data), interp::Arg::readOnlyBuffer(z.data),
-                           interp::Arg::readOnlyBuffer(layer.normWeight.data),
-                           interp::Arg::buffer(normOut), interp::Arg::intScalar(batch),
-                           interp::Arg::floatScalar(config.eps)});
-    if (!norm)
-      return fail(toString(norm.takeError()));
-    auto normRef = models::ref::gatedRmsNorm(y, z, layer.normWeight, group, config.eps);
-    if (!normRef)
-      return fail(toString(normRef.takeError()));
-    std::tie(norm->worstUlp, norm->checked) = ulpError(normOut, normRef->data);
-
-    // Both outputs are bf16 roundings of an f32 computation of the f64 value:
-    // within 1 bf16 ulp (the band of reference-math.md R3/R6 is wider).
-    for (KernelRun *k : {&*conv, &*norm}) {
-      bool pass = k->worstUlp <= 1.0;
-      ok &= pass;
-      outs() << formatv("layer {0,2} {1,-14} build {2,7:f1} ms  run {3,8:f1} ms  "
-                        "{4} elements, max error {5:f2} bf16 ulp  {6}\n",
-                        layer.layer, k->name, k->buildMs, k->runMs, k->checked, k->worstUlp,
-                        pass ? "PASS" : "FAIL");
-    }
-    outs() << formatv("layer {0,2} conv state page: {1}\n", layer.layer,
-                      stateOk ? "byte-identical to the reference PASS" : "differs FAIL");
-    ok &= stateOk;
-  }
-  outs() << (ok ? "all checks passed\n" : "some checks FAILED\n");
-  return ok ? 0 : 1;
+  auto w = loadLayers(config, count);
+  if (!w)
+    return fail(toString(w.takeError()));
+  outs() << formatv("load {0:f1} ms\n", msSince(start));
+  if (!device)
+    return runInterpreter(registry, config, *w, batch ? batch : 1);
+  return runGpu(registry, config, *w, std::move(device));
 }
 
 } // namespace tilejit::cli

@@ -10,6 +10,12 @@ namespace tilejit::models {
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec);
 /// R3d: causal conv update (decode) with SiLU, shifting the conv state in place.
 void buildConvUpdate(Kernel &k, const Specialization &spec);
+/// Decode in_proj (R1/R1b) fused with the split (R2) and the conv update (R3d).
+void buildInProjConv(Kernel &k, const Specialization &spec);
+/// R5d: the selective state update on the SSM page, in place.
+void buildSsmUpdate(Kernel &k, const Specialization &spec);
+/// Decode out_proj (R1 on e4m3 activations, or R1b).
+void buildOutProj(Kernel &k, const Specialization &spec);
 
 /// Registers every model kernel in `registry`.
 llvm::Error registerModelKernels(KernelRegistry &registry);

@@ -1,0 +1,85 @@
+// The NemotronH Mamba2 decode step as data: the kernel launches of each layer
+// (fused in_proj+conv, state update, gated norm, out_proj) over named buffers.
+// One plan serves every backend: the interpreter binds host buffers, the GPU
+// binds device buffers and captures the launches in one CUDA graph.
+#ifndef TILEJIT_MODELS_DECODEPLAN_H
+#define TILEJIT_MODELS_DECODEPLAN_H
+
+#include "tilejit/models/NemotronH.h"
+
+#include <array>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilejit {
+class KernelRegistry;
+}
+
+namespace tilejit::models {
+
+/// One kernel argument of a planned launch: a named buffer or a scalar.
+struct PlanArg {
+  enum class Kind { Buffer, Int, Float } kind;
+  std::string buffer;
+  int64_t intValue = 0;
+  double floatValue = 0;
+
+  static PlanArg of(std::string name) { return {Kind::Buffer, std::move(name)}; }
+  static PlanArg integer(int64_t v) { return {Kind::Int, {}, v}; }
+  static PlanArg real(double v) { return {Kind::Float, {}, 0, v}; }
+};
+
+/// A launch of a registered kernel specialized with `constants`.
+struct PlannedLaunch {
+  std::string kernel;
+  std::vector<std::string> constants; ///< "name=value" overrides
+  std::array<int64_t, 3> grid;
+  std::vector<PlanArg> args;
+  int64_t layer; ///< index in the whole model
+};
+
+/// A buffer the plan uses: its size and what fills it.
+struct PlanBuffer {
+  enum class Role {
+    Weight,     ///< a layer parameter, uploaded once (a weight slot on the GPU)
+    State,      ///< a paged state, carried from step to step
+    Activation, ///< written and read within a step
+    Input,      ///< the step's inputs (hidden rows, slots)
+  } role;
+  size_t bytes;
+};
+
+/// The whole decode step over `layers`, for `rows` rows and pages of
+/// `numSlots` slots. Layer i reads activation "act<i>" and writes
+/// "act<i+1>"; "slots" holds one i32 slot per row.
+struct DecodePlan {
+  std::vector<PlannedLaunch> launches;
+  std::map<std::string, PlanBuffer> buffers;
+  int64_t rows = 0, numSlots = 0, numLayers = 0;
+
+  /// "l<layer>.<name>", the buffer of one layer's parameter or page.
+  static std::string layerBuffer(int64_t layer, llvm::StringRef name);
+  static std::string activation(int64_t index) { return "act" + std::to_string(index); }
+
+  /// The bytes of weight buffer `name` in `layers` (the host copy to upload).
+  static llvm::ArrayRef<uint8_t> weightBytes(const std::vector<MambaLayerWeights> &layers,
+                                             llvm::StringRef name);
+};
+
+/// Tuning choices of the decode kernels ("name=value" constants per kernel);
+/// empty means the registered defaults.
+using KernelOverrides = std::map<std::string, std::vector<std::string>>;
+
+/// Plans one decode step through `layers` (in order, each reading the
+/// previous one's output) for `rows` rows over pages of `numSlots` slots,
+/// with the decode kernels of `registry` (registerModelKernels).
+llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
+                                          const NemotronHConfig &config,
+                                          const std::vector<MambaLayerWeights> &layers,
+                                          int64_t rows, int64_t numSlots,
+                                          const KernelOverrides &overrides = {});
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_DECODEPLAN_H

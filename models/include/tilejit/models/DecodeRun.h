@@ -1,0 +1,88 @@
+// Running a DecodePlan: on the CPU interpreter over host buffers, or on the GPU
+// through the JIT runtime (weights in weight slots, the step captured as one
+// CUDA graph). Both take the same plan, so CI's interpreter run and the H200 run
+// execute the same launches.
+#ifndef TILEJIT_MODELS_DECODERUN_H
+#define TILEJIT_MODELS_DECODERUN_H
+
+#include "tilejit/models/DecodePlan.h"
+
+#include <memory>
+
+namespace tilejit {
+class KernelRegistry;
+namespace runtime {
+class JitRuntime;
+}
+} // namespace tilejit
+
+namespace tilejit::models {
+
+/// The bytes of every non-weight buffer of a plan, by name.
+using HostBuffers = std::map<std::string, std::vector<uint8_t>>;
+
+/// Zeroed host buffers for every non-weight buffer of `plan`.
+HostBuffers allocateHostBuffers(const DecodePlan &plan);
+
+/// Checks a batch's slots before anything launches: negative is padding,
+/// others below `numSlots` and pairwise distinct (reference-math.md R8).
+llvm::Error checkDecodeSlots(llvm::ArrayRef<int32_t> slots, int64_t numSlots);
+
+/// Runs plans on the interpreter; each kernel specialization is built once.
+class InterpreterDecoder {
+public:
+  explicit InterpreterDecoder(const KernelRegistry &registry);
+  ~InterpreterDecoder();
+
+  /// Runs every launch of `plan` in order over `buffers` (states updated in
+  /// place) and the layers' weights. The slots are checked first.
+  llvm::Error run(const DecodePlan &plan, const std::vector<MambaLayerWeights> &layers,
+                  HostBuffers &buffers);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// Times of whole-step graph replays.
+struct GpuDecodeTimes {
+  double stepUs = 0; ///< one replay of the whole step, median
+  double stepMinUs = 0, stepMaxUs = 0;
+  int replays = 0;
+};
+
+/// Runs plans on the GPU: weights uploaded once into one weight slot per
+/// layer, projection kernels specialized to their layer's slot, every kernel
+/// compiled (in parallel) and loaded before the step is captured as a graph.
+class GpuDecoder {
+public:
+  /// Uploads the layers' weights and compiles every kernel of `plan`.
+  static llvm::Expected<std::unique_ptr<GpuDecoder>>
+  create(runtime::JitRuntime &jit, const KernelRegistry &registry, const DecodePlan &plan,
+         const std::vector<MambaLayerWeights> &layers, llvm::raw_ostream &log);
+  ~GpuDecoder();
+
+  /// Copies the non-weight buffers in `buffers` to the device (states too).
+  llvm::Error upload(const HostBuffers &buffers);
+  /// Copies every non-weight buffer back into `buffers`.
+  llvm::Error download(HostBuffers &buffers);
+  /// Replays the captured step once (after checking the uploaded slots).
+  llvm::Error step();
+  /// Median/min/max time of `replays` back-to-back replays of the step.
+  llvm::Expected<GpuDecodeTimes> time(int replays);
+  /// The per-launch time (µs) of plan launch `index`: `launches` launches
+  /// back to back in one graph, each over its own copy of the weights (from
+  /// `layers`) so they stream from HBM, median over `replays` replays.
+  llvm::Expected<double> timeLaunch(size_t index, int launches, int replays,
+                                    const std::vector<MambaLayerWeights> &layers);
+  const DecodePlan &plan() const;
+
+private:
+  struct Impl;
+  explicit GpuDecoder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_DECODERUN_H

@@ -1,0 +1,63 @@
+// Fused decode in_proj -> split -> conv update (reference-math.md R1/R1b, R2,
+// R3d): each program projects `block_n` output columns of one row and finishes
+// them where they land: z and dt columns are stored, xBC columns go straight
+// through the causal conv + SiLU with the conv state shifted in place, so xBC
+// never round-trips through memory before the conv. A negative slot is a
+// padding row: its conv state is untouched and all its outputs are zero.
+#include "Parts.h"
+#include "tilejit/models/Kernels.h"
+
+namespace tilejit::models {
+
+void buildInProjConv(Kernel &k, const Specialization &spec) {
+  const int64_t hidden = spec.get("hidden"), inner = spec.get("inner");
+  const int64_t channels = spec.get("channels"), heads = spec.get("heads");
+  const int64_t bn = spec.get("block_n"), bk = spec.get("block_k");
+  const bool fp8 = spec.get("fp8") != 0;
+  const int64_t outCols = inner + channels + heads;
+  const DType weightType = fp8 ? DType::F8E4M3 : DType::BF16;
+
+  Value x = k.ptrParam("x", DType::BF16);             // [rows, hidden]
+  Value weight = k.ptrParam("weight", weightType);    // [outCols, hidden]
+  Value slots = k.ptrParam("slots", DType::I32);      // [rows]
+  Value state = k.ptrParam("conv_state", DType::BF16); // [slots, channels, 3]
+  Value convWeight = k.ptrParam("conv_weight", DType::BF16); // [channels, 4]
+  Value convBias = k.ptrParam("conv_bias", DType::BF16);     // [channels]
+  Value z = k.ptrParam("z", DType::BF16);             // [rows, inner]
+  Value xBC = k.ptrParam("xbc", DType::BF16);         // [rows, channels], after the conv
+  Value dt = k.ptrParam("dt", DType::BF16);           // [rows, heads], raw
+  Value rows = k.scalarParam("rows", DType::I32);
+  // R1's s_x and s_x * s_w; the bf16 variant (R1b) has neither.
+  std::optional<Value> inputScale, outputScale;
+  if (fp8) {
+    inputScale = k.scalarParam("input_scale", DType::F32);
+    outputScale = k.scalarParam("output_scale", DType::F32);
+  }
+  k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(weightType)});
+
+  Value n0 = programId(0) * bn, row = programId(1);
+  ProjectionOperands p{makeView(weight, {outCols, hidden}, {hidden, 1}),
+                       makeView(x, {rows, hidden}, {hidden, 1}), hidden, inputScale};
+  Value acc = projectRow(p, row, n0, bn, bk);
+  if (outputScale)
+    acc = acc * *outputScale;
+  Value y = acc.to(DType::BF16);
+
+  Value slot = load(slots + row);
+  Value live = slot >= 0;
+  Value cols = n0 + arange(0, int(bn));
+  Value zero = zeros({bn}, DType::BF16);
+  Value isZ = cols < inner;
+  Value isConv = (cols >= inner) & (cols < inner + channels);
+  Value isDt = (cols >= inner + channels) & (cols < outCols);
+  Value row64 = row.to(DType::I64);
+  store(z + row64 * inner + cols, where(live, y, zero), isZ);
+  store(dt + row64 * heads + (cols - (inner + channels)), where(live, y, zero), isDt);
+
+  // R3d on the xBC columns.
+  Value c = cols - inner;
+  ConvOperands conv{state, convWeight, convBias, channels};
+  store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
+}
+
+} // namespace tilejit::models

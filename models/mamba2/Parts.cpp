@@ -1,0 +1,50 @@
+// Building blocks the Mamba2 kernels share (see Parts.h).
+#include "Parts.h"
+
+namespace tilejit::models {
+
+int64_t vectorWidth(DType t) {
+  switch (t) {
+  case DType::F8E4M3:
+  case DType::I8:
+    return 16;
+  case DType::BF16:
+  case DType::F16:
+    return 8;
+  default:
+    return 4;
+  }
+}
+
+Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk) {
+  // Products accumulate elementwise in a [bn, bk] tile and are reduced once
+  // at the end: no cross-lane traffic inside the K loop.
+  Value acc = zeros({bn, bk}, DType::F32);
+  for (int64_t k0 = 0; k0 < p.k; k0 += bk) {
+    Value a = load(p.input, {row, k0}, {1, bk}).to(DType::F32);
+    if (p.quantScale)
+      a = (a / *p.quantScale).to(DType::F8E4M3).to(DType::F32);
+    acc = acc + load(p.weight, {n0, k0}, {bn, bk}).to(DType::F32) * a;
+  }
+  return sum(acc, 1);
+}
+
+Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Value inRange,
+                 Value xt) {
+  Value update = inRange & live;
+  Value taps = conv.state + slot.to(DType::I64) * (3 * conv.channels) + c * 3;
+  Value s0 = load(taps, update, 0.0), s1 = load(taps + 1, update, 0.0),
+        s2 = load(taps + 2, update, 0.0);
+  Value w = conv.weight + c * 4;
+  auto tap = [&](int j) { return load(w + j, inRange, 0.0).to(DType::F32); };
+  // w[c, 3] multiplies the current token.
+  Value pre = load(conv.bias + c, inRange, 0.0).to(DType::F32) + tap(0) * s0.to(DType::F32) +
+              tap(1) * s1.to(DType::F32) + tap(2) * s2.to(DType::F32) +
+              tap(3) * xt.to(DType::F32);
+  store(taps, s1, update);
+  store(taps + 1, s2, update);
+  store(taps + 2, xt, update);
+  return where(live, silu(pre), 0.0).to(DType::BF16);
+}
+
+} // namespace tilejit::models

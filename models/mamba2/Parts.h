@@ -1,0 +1,49 @@
+// Building blocks the Mamba2 kernels share: the decode projection core (one
+// activation row times a [BN, K] weight slab, reference-math.md R1/R1b) and the
+// conv update of a tile of channels (R3d).
+#ifndef TILEJIT_MODELS_MAMBA2_PARTS_H
+#define TILEJIT_MODELS_MAMBA2_PARTS_H
+
+#include "tilejit/Builder/Builder.h"
+
+#include <optional>
+
+namespace tilejit::models {
+
+/// The weight and activation of one projection as a kernel sees them.
+struct ProjectionOperands {
+  View weight;    ///< [N, K], e4m3 or bf16
+  View input;     ///< [rows, K], bf16, or e4m3 already quantized
+  int64_t k = 0;  ///< K (static)
+  /// s_x: when set, the bf16 input is quantized in the kernel,
+  /// a_q = e4m3(x / s_x) (R1's static activation quant).
+  std::optional<Value> quantScale;
+};
+
+/// The f32 dot products [bn] of input row `row` with weight rows
+/// [n0, n0 + bn), before any output scale; `bk` is the K step. Weight bytes
+/// dominate decode, so the K loop is unrolled at build time: every 16-byte
+/// weight load of a program is independent and can be in flight at once.
+Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk);
+
+/// The conv page and parameters of R3d.
+struct ConvOperands {
+  Value state;    ///< !tile.ptr<bf16> [slots, channels, 3], taps oldest first
+  Value weight;   ///< !tile.ptr<bf16> [channels, 4]
+  Value bias;     ///< !tile.ptr<bf16> [channels]
+  int64_t channels = 0;
+};
+
+/// R3d for the channel tile `c` of one row with input `xt` (bf16) at conv
+/// slot `slot`: returns bf16(silu(pre)), zero where `live` (the row's slot is
+/// not padding) is false, and shifts the slot's taps in place where
+/// `inRange & live`.
+Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Value inRange,
+                 Value xt);
+
+/// Elements per 16-byte access of `t`.
+int64_t vectorWidth(DType t);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_MAMBA2_PARTS_H

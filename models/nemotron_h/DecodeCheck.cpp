@@ -1,0 +1,145 @@
+// Checks a decode backend against the sequential f64 reference (DecodeCheck.h).
+#include "tilejit/models/DecodeCheck.h"
+#include "tilejit/Support/FloatFormats.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace tilejit::models {
+namespace {
+
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+template <typename T> void assign(std::vector<T> &v, const std::vector<uint8_t> &b) {
+  v.resize(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+}
+
+/// Counts elements outside |got - want| <= atol + rtol |want|; tracks the
+/// worst ratio of error to band.
+void compare(double got, double want, double atol, double rtol, int64_t &checked,
+             int64_t &bad, double &worst) {
+  double band = atol + rtol * std::abs(want), error = std::abs(got - want);
+  ++checked;
+  if (!(error <= band))
+    ++bad;
+  worst = std::max(worst, std::isnan(error) ? INFINITY : error / band);
+}
+
+} // namespace
+
+bool DecodeCheck::ok() const {
+  return outChecked > 0 && ssmChecked > 0 && convChecked > 0 && outBad == 0 && ssmBad == 0 &&
+         convBad == 0 && convOffByOne * 100 <= convChecked && untouchedSlotsDiffering == 0 &&
+         paddingNonZero == 0;
+}
+
+void DecodeCheck::print(llvm::raw_ostream &os) const {
+  os << llvm::formatv("  output    {0,9} elements, {1} outside bf16 5e-2/1e-2 "
+                      "(worst {2:f2} of the band)\n",
+                      outChecked, outBad, outMaxError);
+  os << llvm::formatv("  ssm state {0,9} elements, {1} outside f32 1e-3/3e-4 "
+                      "(worst {2:f2} of the band)\n",
+                      ssmChecked, ssmBad, ssmMaxError);
+  os << llvm::formatv("  conv state {0,8} elements, {1} one bf16 ulp off, {2} further\n",
+                      convChecked, convOffByOne, convBad);
+  os << llvm::formatv("  untouched slots changed: {0}; padding outputs not zero: {1}\n",
+                      untouchedSlotsDiffering, paddingNonZero);
+}
+
+std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed) {
+  std::vector<int32_t> all(numSlots);
+  for (int64_t i = 0; i < numSlots; ++i)
+    all[i] = int32_t(i);
+  Rng rng(seed);
+  for (int64_t i = numSlots - 1; i > 0; --i) // Fisher-Yates
+    std::swap(all[i], all[rng.next() % uint64_t(i + 1)]);
+  std::vector<int32_t> slots(all.begin(), all.begin() + rows);
+  if (rows > 1)
+    for (int64_t r = 1; r < rows; r += 3)
+      slots[r] = -1;
+  return slots;
+}
+
+llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
+                                             const std::vector<MambaLayerWeights> &layers,
+                                             const DecodePlan &plan,
+                                             llvm::ArrayRef<int32_t> slots, int steps,
+                                             uint64_t seed, const DecodeStepFn &runStep) {
+  const int64_t rows = int64_t(slots.size()), numSlots = plan.numSlots;
+  Rng rng(seed);
+  HostBuffers buffers = allocateHostBuffers(plan);
+  buffers["slots"] = bytesOf(std::vector<int32_t>(slots.begin(), slots.end()));
+  DecodeCheck check;
+  for (const MambaLayerWeights &w : layers) {
+    ref::PagedState pages = ref::PagedState::zeros(c, numSlots);
+    pages.conv = randomBF16(pages.conv.shape, rng, -1, 1);
+    pages.ssm = randomF32(pages.ssm.shape, rng, -1, 1);
+    buffers[DecodePlan::layerBuffer(w.layer, "conv_page")] = bytesOf(pages.conv.data);
+    buffers[DecodePlan::layerBuffer(w.layer, "ssm_page")] = bytesOf(pages.ssm.data);
+    check.want.push_back(pages);
+  }
+  const std::vector<ref::PagedState> initial = check.want;
+  std::vector<int64_t> slots64(slots.begin(), slots.end());
+  Tensor<uint16_t> hidden;
+  for (int s = 0; s < steps; ++s) {
+    hidden = randomBF16({rows, c.hiddenSize}, rng, -2, 2);
+    buffers[DecodePlan::activation(0)] = bytesOf(hidden.data);
+    for (auto &[name, bytes] : buffers) // poison what the step must write
+      if (plan.buffers.at(name).role == PlanBuffer::Role::Activation)
+        std::fill(bytes.begin(), bytes.end(), 0xff);
+    if (auto err = runStep(buffers))
+      return std::move(err);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      auto out = ref::mixerDecode(c, layers[l], hidden, slots64, check.want[l]);
+      if (!out)
+        return out.takeError();
+      hidden = std::move(*out);
+    }
+  }
+  check.wantOut = hidden.data;
+  assign(check.gotOut, buffers[DecodePlan::activation(layers.size())]);
+
+  for (size_t i = 0; i < check.gotOut.size(); ++i) {
+    compare(bf16ToF32(check.gotOut[i]), bf16ToF32(check.wantOut[i]), 5e-2, 1e-2,
+            check.outChecked, check.outBad, check.outMaxError);
+    if (slots[i / c.hiddenSize] < 0 && check.gotOut[i] != 0)
+      ++check.paddingNonZero;
+  }
+  std::set<int32_t> used(slots.begin(), slots.end());
+  for (size_t l = 0; l < layers.size(); ++l) {
+    ref::PagedState got = check.want[l];
+    assign(got.conv.data, buffers[DecodePlan::layerBuffer(layers[l].layer, "conv_page")]);
+    assign(got.ssm.data, buffers[DecodePlan::layerBuffer(layers[l].layer, "ssm_page")]);
+    for (size_t i = 0; i < got.ssm.data.size(); ++i)
+      compare(got.ssm.data[i], check.want[l].ssm.data[i], 1e-3, 3e-4, check.ssmChecked,
+              check.ssmBad, check.ssmMaxError);
+    for (size_t i = 0; i < got.conv.data.size(); ++i) {
+      int d = std::abs(int(got.conv.data[i]) - int(check.want[l].conv.data[i]));
+      ++check.convChecked;
+      check.convOffByOne += d == 1;
+      check.convBad += d > 1;
+    }
+    for (int64_t slot = 0; slot < numSlots; ++slot) {
+      if (used.count(int32_t(slot)))
+        continue;
+      auto same = [&](const auto &a, const auto &b) {
+        auto ra = sliceRows(a, slot, slot + 1), rb = sliceRows(b, slot, slot + 1);
+        return std::memcmp(ra.data.data(), rb.data.data(),
+                           ra.data.size() * sizeof(ra.data[0])) == 0;
+      };
+      if (!same(got.conv, initial[l].conv) || !same(got.ssm, initial[l].ssm))
+        ++check.untouchedSlotsDiffering;
+    }
+    check.got.push_back(std::move(got));
+  }
+  return check;
+}
+
+} // namespace tilejit::models

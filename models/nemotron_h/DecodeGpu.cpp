@@ -1,0 +1,281 @@
+// A DecodePlan on the GPU: one weight slot per layer (every parameter uploaded
+// once), projection kernels specialized to their layer's slot, all kernels
+// compiled in parallel and loaded at creation, the step captured as one graph.
+#include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/models/DecodeRun.h"
+#include "tilejit/runtime/Jit.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+
+namespace tilejit::models {
+
+using namespace tilejit::runtime;
+
+struct GpuDecoder::Impl {
+  JitRuntime &jit;
+  DecodePlan plan;
+  std::map<int64_t, std::unique_ptr<WeightSlot>> slots; // by layer
+  std::map<std::string, DeviceBuffer> buffers;          // non-weight buffers
+  std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
+  std::vector<runtime::Kernel *> launchKernels; // per plan launch
+  std::vector<int32_t> hostSlots;
+  std::optional<Stream> stream;
+  std::optional<Graph> graph;
+
+  Impl(JitRuntime &jit, DecodePlan plan) : jit(jit), plan(std::move(plan)) {}
+
+  /// The device address of a buffer argument (a weight: its layer's slot part).
+  llvm::Expected<DevicePtr> address(const PlannedLaunch &launch, const std::string &name) {
+    if (plan.buffers.at(name).role == PlanBuffer::Role::Weight)
+      return slots.at(launch.layer)->address(name);
+    return buffers.at(name).address();
+  }
+
+  llvm::Expected<std::vector<KernelArg>> arguments(const PlannedLaunch &launch) {
+    std::vector<KernelArg> args;
+    for (const PlanArg &arg : launch.args) {
+      switch (arg.kind) {
+      case PlanArg::Kind::Int:
+        args.push_back(KernelArg::i32(int32_t(arg.intValue)));
+        break;
+      case PlanArg::Kind::Float:
+        args.push_back(KernelArg::f32(float(arg.floatValue)));
+        break;
+      case PlanArg::Kind::Buffer: {
+        auto ptr = address(launch, arg.buffer);
+        if (!ptr)
+          return ptr.takeError();
+        args.push_back(KernelArg::pointer(*ptr));
+      }
+      }
+    }
+    return args;
+  }
+
+  static Dim3 grid(const PlannedLaunch &launch) {
+    return {uint32_t(launch.grid[0]), uint32_t(launch.grid[1]), uint32_t(launch.grid[2])};
+  }
+
+  /// Captures `body` on the stream into a graph.
+  llvm::Expected<Graph> capture(llvm::function_ref<llvm::Error()> body) {
+    if (auto err = jit.beginCapture(*stream))
+      return std::move(err);
+    llvm::Error bodyErr = body();
+    auto captured = jit.endCapture(*stream);
+    if (bodyErr)
+      return llvm::joinErrors(std::move(bodyErr), captured.takeError());
+    return captured;
+  }
+};
+
+GpuDecoder::GpuDecoder(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+GpuDecoder::~GpuDecoder() = default;
+
+static bool isProjection(llvm::StringRef kernel) {
+  return kernel == "in_proj_conv" || kernel == "out_proj";
+}
+
+llvm::Expected<std::unique_ptr<GpuDecoder>>
+GpuDecoder::create(JitRuntime &jit, const KernelRegistry &registry, const DecodePlan &plan,
+                   const std::vector<MambaLayerWeights> &layers, llvm::raw_ostream &log) {
+  auto impl = std::make_unique<Impl>(jit, plan);
+  auto stream = Stream::create(jit.device());
+  if (!stream)
+    return stream.takeError();
+  impl->stream.emplace(std::move(*stream));
+
+  for (const auto &[name, buffer] : plan.buffers) {
+    if (buffer.role == PlanBuffer::Role::Weight) {
+      int64_t layer = 0;
+      llvm::StringRef(name).drop_front(1).split('.').first.getAsInteger(10, layer);
+      auto &slot = impl->slots[layer];
+      if (!slot)
+        slot = jit.createWeightSlot(llvm::formatv("mamba layer {0}", layer).str());
+      llvm::ArrayRef<uint8_t> bytes = DecodePlan::weightBytes(layers, name);
+      if (bytes.size() != buffer.bytes)
+        return llvm::createStringError(
+            llvm::formatv("decode: weight '{0}' has {1} bytes, the plan expects {2}", name,
+                          bytes.size(), buffer.bytes));
+      if (auto ptr = slot->upload(name, bytes); !ptr)
+        return ptr.takeError();
+      continue;
+    }
+    auto device = jit.allocate(buffer.bytes);
+    if (!device)
+      return device.takeError();
+    impl->buffers.emplace(name, std::move(*device));
+  }
+
+  for (const PlannedLaunch &launch : plan.launches) {
+    const WeightSlot *slot =
+        isProjection(launch.kernel) ? impl->slots.at(launch.layer).get() : nullptr;
+    std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",") +
+                      (slot ? "|slot" + std::to_string(launch.layer) : "");
+    auto &kernel = impl->kernels[key];
+    if (!kernel) {
+      const KernelDef *def = registry.find(launch.kernel);
+      if (!def)
+        return llvm::createStringError("decode: kernel '" + launch.kernel +
+                                       "' is not registered");
+      auto spec = def->specialize(launch.constants);
+      if (!spec)
+        return spec.takeError();
+      KernelSpec kernelSpec = makeKernelSpec(*def, std::move(*spec));
+      kernelSpec.weightSlot = slot;
+      kernel = std::make_unique<runtime::Kernel>(jit, std::move(kernelSpec));
+    }
+    impl->launchKernels.push_back(kernel.get());
+  }
+  std::vector<runtime::Kernel *> all;
+  for (auto &[key, kernel] : impl->kernels)
+    all.push_back(kernel.get());
+  auto report = jit.compileAll(all);
+  if (!report)
+    return report.takeError();
+  report->print(log);
+
+  Impl &self = *impl;
+  auto graph = impl->capture([&]() -> llvm::Error {
+    for (size_t i = 0; i < self.plan.launches.size(); ++i) {
+      auto args = self.arguments(self.plan.launches[i]);
+      if (!args)
+        return args.takeError();
+      if (auto err = self.launchKernels[i]->launch(*self.stream,
+                                                   Impl::grid(self.plan.launches[i]), *args))
+        return err;
+    }
+    return llvm::Error::success();
+  });
+  if (!graph)
+    return graph.takeError();
+  impl->graph.emplace(std::move(*graph));
+  return std::unique_ptr<GpuDecoder>(new GpuDecoder(std::move(impl)));
+}
+
+llvm::Error GpuDecoder::upload(const HostBuffers &buffers) {
+  auto slots = buffers.find("slots");
+  if (slots == buffers.end())
+    return llvm::createStringError("decode: no 'slots' buffer");
+  const auto *first = reinterpret_cast<const int32_t *>(slots->second.data());
+  if (auto err = checkDecodeSlots({first, size_t(impl->plan.rows)}, impl->plan.numSlots))
+    return err;
+  for (const auto &[name, bytes] : buffers) {
+    auto it = impl->buffers.find(name);
+    if (it == impl->buffers.end())
+      return llvm::createStringError("decode: the plan has no buffer '" + name + "'");
+    if (bytes.size() != it->second.size())
+      return llvm::createStringError(
+          llvm::formatv("decode: buffer '{0}' has {1} bytes, the plan expects {2}", name,
+                        bytes.size(), it->second.size()));
+    if (auto err = it->second.upload(bytes, impl->stream->handle()))
+      return err;
+  }
+  return impl->stream->synchronize();
+}
+
+llvm::Error GpuDecoder::download(HostBuffers &buffers) {
+  for (auto &[name, bytes] : buffers) {
+    auto it = impl->buffers.find(name);
+    if (it == impl->buffers.end())
+      return llvm::createStringError("decode: the plan has no buffer '" + name + "'");
+    bytes.resize(it->second.size());
+    if (auto err = it->second.download(bytes, impl->stream->handle()))
+      return err;
+  }
+  return impl->stream->synchronize();
+}
+
+const DecodePlan &GpuDecoder::plan() const { return impl->plan; }
+
+llvm::Error GpuDecoder::step() {
+  if (auto err = impl->graph->launch(*impl->stream))
+    return err;
+  return impl->stream->synchronize();
+}
+
+namespace {
+
+/// Milliseconds of each of `replays` replays of `graph` (events around each).
+llvm::Expected<std::vector<double>> replayTimes(DeviceApi &device, Graph &graph,
+                                                Stream &stream, int replays) {
+  auto start = Event::create(device), end = Event::create(device);
+  if (!start || !end)
+    return llvm::joinErrors(start.takeError(), end.takeError());
+  if (auto err = graph.launch(stream)) // warm-up
+    return std::move(err);
+  std::vector<double> ms;
+  for (int r = 0; r < replays; ++r) {
+    if (auto err = start->record(stream))
+      return std::move(err);
+    if (auto err = graph.launch(stream))
+      return std::move(err);
+    if (auto err = end->record(stream))
+      return std::move(err);
+    if (auto err = end->synchronize())
+      return std::move(err);
+    auto elapsed = Event::elapsedMs(*start, *end);
+    if (!elapsed)
+      return elapsed.takeError();
+    ms.push_back(*elapsed);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+} // namespace
+
+llvm::Expected<GpuDecodeTimes> GpuDecoder::time(int replays) {
+  auto ms = replayTimes(impl->jit.device(), *impl->graph, *impl->stream, replays);
+  if (!ms)
+    return ms.takeError();
+  return GpuDecodeTimes{(*ms)[ms->size() / 2] * 1e3, ms->front() * 1e3, ms->back() * 1e3,
+                        replays};
+}
+
+llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int replays,
+                                              const std::vector<MambaLayerWeights> &layers) {
+  const PlannedLaunch &launch = impl->plan.launches.at(index);
+  // Distinct copies of the launch's weights, so every launch streams them
+  // from HBM rather than L2.
+  std::vector<std::map<std::string, DeviceBuffer>> copies(launches);
+  for (auto &copy : copies)
+    for (const PlanArg &arg : launch.args)
+      if (arg.kind == PlanArg::Kind::Buffer &&
+          impl->plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
+        auto buffer = impl->jit.allocate(impl->plan.buffers.at(arg.buffer).bytes);
+        if (!buffer)
+          return buffer.takeError();
+        if (auto err = buffer->upload(DecodePlan::weightBytes(layers, arg.buffer),
+                                      impl->stream->handle()))
+          return std::move(err);
+        copy.emplace(arg.buffer, std::move(*buffer));
+      }
+  auto args = impl->arguments(launch);
+  if (!args)
+    return args.takeError();
+  Impl &self = *impl;
+  auto graph = impl->capture([&]() -> llvm::Error {
+    for (auto &copy : copies) {
+      std::vector<KernelArg> copyArgs = *args;
+      for (size_t a = 0; a < launch.args.size(); ++a)
+        if (auto it = copy.find(launch.args[a].buffer); it != copy.end())
+          copyArgs[a] = KernelArg::pointer(it->second.address());
+      if (auto err = self.launchKernels[index]->launch(*self.stream, Impl::grid(launch),
+                                                       copyArgs))
+        return err;
+    }
+    return llvm::Error::success();
+  });
+  if (!graph)
+    return graph.takeError();
+  auto ms = replayTimes(impl->jit.device(), *graph, *impl->stream, replays);
+  if (!ms)
+    return ms.takeError();
+  return (*ms)[ms->size() / 2] * 1e3 / launches;
+}
+
+} // namespace tilejit::models

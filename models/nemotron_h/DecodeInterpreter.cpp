@@ -1,0 +1,123 @@
+// A DecodePlan on the CPU interpreter: host buffers by name, each kernel
+// specialization built and translated once.
+#include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/Interpreter/Interpreter.h"
+#include "tilejit/Pipeline/Pipeline.h"
+#include "tilejit/models/DecodeRun.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <set>
+
+namespace tilejit::models {
+
+HostBuffers allocateHostBuffers(const DecodePlan &plan) {
+  HostBuffers buffers;
+  for (const auto &[name, buffer] : plan.buffers)
+    if (buffer.role != PlanBuffer::Role::Weight)
+      buffers[name].assign(buffer.bytes, 0);
+  return buffers;
+}
+
+llvm::Error checkDecodeSlots(llvm::ArrayRef<int32_t> slots, int64_t numSlots) {
+  std::set<int32_t> seen;
+  for (size_t row = 0; row < slots.size(); ++row) {
+    int32_t slot = slots[row];
+    if (slot < 0)
+      continue;
+    if (slot >= numSlots)
+      return llvm::createStringError(llvm::formatv(
+          "decode: row {0} uses slot {1}, but the pages hold {2} slots", row, slot, numSlots));
+    if (!seen.insert(slot).second)
+      return llvm::createStringError(llvm::formatv(
+          "decode: slot {0} appears twice in one batch (row {1}); each sequence owns its "
+          "slot, so duplicate rows would race on its state",
+          slot, row));
+  }
+  return llvm::Error::success();
+}
+
+struct InterpreterDecoder::Impl {
+  const KernelRegistry &registry;
+  mlir::MLIRContext ctx;
+  std::map<std::string, interp::CompiledKernel> kernels;
+
+  explicit Impl(const KernelRegistry &registry) : registry(registry) {
+    mlir::DialectRegistry dialects;
+    registerCompilerDialects(dialects);
+    ctx.appendDialectRegistry(dialects);
+    ctx.loadAllAvailableDialects();
+  }
+
+  llvm::Expected<const interp::CompiledKernel *> kernel(const PlannedLaunch &launch) {
+    std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",");
+    auto it = kernels.find(key);
+    if (it != kernels.end())
+      return &it->second;
+    const KernelDef *def = registry.find(launch.kernel);
+    if (!def)
+      return llvm::createStringError("decode: kernel '" + launch.kernel +
+                                     "' is not registered");
+    auto spec = def->specialize(launch.constants);
+    if (!spec)
+      return spec.takeError();
+    auto module = def->build(ctx, *spec);
+    if (!module)
+      return module.takeError();
+    auto compiled =
+        interp::CompiledKernel::compile(*(*module)->getOps<tile::KernelOp>().begin());
+    if (!compiled)
+      return compiled.takeError();
+    return &kernels.emplace(key, std::move(*compiled)).first->second;
+  }
+};
+
+InterpreterDecoder::InterpreterDecoder(const KernelRegistry &registry)
+    : impl(std::make_unique<Impl>(registry)) {}
+InterpreterDecoder::~InterpreterDecoder() = default;
+
+llvm::Error InterpreterDecoder::run(const DecodePlan &plan,
+                                    const std::vector<MambaLayerWeights> &layers,
+                                    HostBuffers &buffers) {
+  auto slots = buffers.find("slots");
+  if (slots == buffers.end())
+    return llvm::createStringError("decode: no 'slots' buffer");
+  if (auto err = checkDecodeSlots(
+          {reinterpret_cast<const int32_t *>(slots->second.data()), size_t(plan.rows)},
+          plan.numSlots))
+    return err;
+  for (const PlannedLaunch &launch : plan.launches) {
+    auto kernel = impl->kernel(launch);
+    if (!kernel)
+      return kernel.takeError();
+    std::vector<interp::Arg> args;
+    for (const PlanArg &arg : launch.args) {
+      switch (arg.kind) {
+      case PlanArg::Kind::Int:
+        args.push_back(interp::Arg::intScalar(arg.intValue));
+        break;
+      case PlanArg::Kind::Float:
+        args.push_back(interp::Arg::floatScalar(arg.floatValue));
+        break;
+      case PlanArg::Kind::Buffer:
+        if (plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
+          args.push_back(interp::Arg::readOnlyBuffer(DecodePlan::weightBytes(layers, arg.buffer)));
+        } else {
+          auto it = buffers.find(arg.buffer);
+          if (it == buffers.end())
+            return llvm::createStringError("decode: no host buffer '" + arg.buffer + "'");
+          args.push_back(interp::Arg::buffer(it->second));
+        }
+      }
+    }
+    if (auto err = (*kernel)->run(launch.grid, args))
+      return llvm::createStringError(llvm::formatv("decode: layer {0} {1}: {2}", launch.layer,
+                                                   launch.kernel,
+                                                   llvm::toString(std::move(err))));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,185 @@
+// Plans the NemotronH decode step (reference-math.md R7 with R3d + R5d) as the
+// launches of the four decode kernels per layer over named buffers.
+#include "tilejit/models/DecodePlan.h"
+#include "tilejit/Builder/KernelRegistry.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace tilejit::models {
+namespace {
+
+std::string kv(llvm::StringRef name, int64_t value) {
+  return llvm::formatv("{0}={1}", name, value).str();
+}
+
+/// A kernel's constants: the plan's geometry, then the caller's overrides;
+/// checked against the registered kernel so a bad override fails the plan.
+llvm::Expected<std::pair<std::vector<std::string>, Specialization>>
+specialize(const KernelRegistry &registry, const KernelOverrides &overrides,
+           llvm::StringRef kernel, std::vector<std::string> geometry) {
+  const KernelDef *def = registry.find(kernel);
+  if (!def)
+    return llvm::createStringError("decode plan: kernel '" + kernel +
+                                   "' is not registered");
+  auto it = overrides.find(kernel.str());
+  if (it != overrides.end())
+    geometry.insert(geometry.end(), it->second.begin(), it->second.end());
+  auto spec = def->specialize(geometry);
+  if (!spec)
+    return spec.takeError();
+  return std::make_pair(std::move(geometry), std::move(*spec));
+}
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+template <typename T> llvm::ArrayRef<uint8_t> asBytes(const Tensor<T> &t) {
+  return {reinterpret_cast<const uint8_t *>(t.data.data()), t.data.size() * sizeof(T)};
+}
+
+llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
+  return p.isFP8 ? asBytes(p.fp8Weight) : asBytes(p.bf16Weight);
+}
+
+} // namespace
+
+std::string DecodePlan::layerBuffer(int64_t layer, llvm::StringRef name) {
+  return llvm::formatv("l{0}.{1}", layer, name).str();
+}
+
+llvm::ArrayRef<uint8_t> DecodePlan::weightBytes(const std::vector<MambaLayerWeights> &layers,
+                                                llvm::StringRef name) {
+  auto [prefix, part] = name.split('.');
+  for (const MambaLayerWeights &w : layers) {
+    if (prefix != llvm::formatv("l{0}", w.layer).str())
+      continue;
+    if (part == "in_proj.weight")
+      return projectionBytes(w.inProj);
+    if (part == "out_proj.weight")
+      return projectionBytes(w.outProj);
+    if (part == "conv1d.weight")
+      return asBytes(w.convWeight);
+    if (part == "conv1d.bias")
+      return asBytes(w.convBias);
+    if (part == "A_log")
+      return asBytes(w.aLog);
+    if (part == "dt_bias")
+      return asBytes(w.dtBias);
+    if (part == "D")
+      return asBytes(w.d);
+    if (part == "norm.weight")
+      return asBytes(w.normWeight);
+  }
+  return {};
+}
+
+llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
+                                          const NemotronHConfig &c,
+                                          const std::vector<MambaLayerWeights> &layers,
+                                          int64_t rows, int64_t numSlots,
+                                          const KernelOverrides &overrides) {
+  if (auto err = c.validate())
+    return std::move(err);
+  if (rows < 1 || numSlots < 1)
+    return llvm::createStringError(
+        llvm::formatv("decode plan: rows ({0}) and slots ({1}) must be at least 1", rows,
+                      numSlots));
+  if (c.convKernel != 4)
+    return llvm::createStringError(
+        llvm::formatv("decode plan: the conv kernels have 4 taps, the config has {0}",
+                      c.convKernel));
+  const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+  const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
+  const int64_t outCols = c.inProjRows();
+
+  DecodePlan plan;
+  plan.rows = rows;
+  plan.numSlots = numSlots;
+  plan.numLayers = int64_t(layers.size());
+  auto buffer = [&](std::string name, PlanBuffer::Role role, size_t bytes) {
+    plan.buffers[name] = {role, bytes};
+    return PlanArg::of(std::move(name));
+  };
+  using Role = PlanBuffer::Role;
+  PlanArg slots = buffer("slots", Role::Input, rows * 4);
+  PlanArg z = buffer("z", Role::Activation, rows * I * 2);
+  PlanArg xBC = buffer("xbc", Role::Activation, rows * Cd * 2);
+  PlanArg dt = buffer("dt", Role::Activation, rows * H * 2);
+  PlanArg y = buffer("y", Role::Activation, rows * I * 2);
+  PlanArg normed = buffer("normed", Role::Activation, rows * I * 2);
+  buffer(DecodePlan::activation(0), Role::Input, rows * hidden * 2);
+
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const MambaLayerWeights &w = layers[i];
+    if (w.inProj.isFP8 != w.outProj.isFP8)
+      return llvm::createStringError(llvm::formatv(
+          "decode plan: layer {0} mixes an FP8 and a bf16 projection", w.layer));
+    const bool fp8 = w.inProj.isFP8;
+    const size_t weightBytes = fp8 ? 1 : 2;
+    auto param = [&](llvm::StringRef name, Role role, size_t bytes) {
+      return buffer(DecodePlan::layerBuffer(w.layer, name), role, bytes);
+    };
+    PlanArg inW = param("in_proj.weight", Role::Weight, outCols * hidden * weightBytes);
+    PlanArg convW = param("conv1d.weight", Role::Weight, Cd * 4 * 2);
+    PlanArg convB = param("conv1d.bias", Role::Weight, Cd * 2);
+    PlanArg aLog = param("A_log", Role::Weight, H * 4);
+    PlanArg dtBias = param("dt_bias", Role::Weight, H * 4);
+    PlanArg d = param("D", Role::Weight, H * 4);
+    PlanArg normW = param("norm.weight", Role::Weight, I * 2);
+    PlanArg outW = param("out_proj.weight", Role::Weight, hidden * I * weightBytes);
+    PlanArg convPage = param("conv_page", Role::State, numSlots * Cd * 3 * 2);
+    PlanArg ssmPage = param("ssm_page", Role::State, numSlots * H * P * N * 4);
+    PlanArg in = PlanArg::of(DecodePlan::activation(i));
+    PlanArg out = buffer(DecodePlan::activation(i + 1), Role::Activation, rows * hidden * 2);
+
+    auto inProj = specialize(registry, overrides, "in_proj_conv",
+                             {kv("hidden", hidden), kv("inner", I), kv("channels", Cd),
+                              kv("heads", H), kv("fp8", fp8)});
+    auto ssm = specialize(registry, overrides, "ssm_update",
+                          {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G)});
+    auto norm = specialize(registry, overrides, "gated_rmsnorm",
+                           {kv("width", I), kv("group_size", c.normGroupSize()),
+                            kv("fp8_out", fp8)});
+    auto outProj = specialize(registry, overrides, "out_proj",
+                              {kv("inner", I), kv("hidden", hidden), kv("fp8", fp8)});
+    if (!inProj || !ssm || !norm || !outProj)
+      return llvm::joinErrors(
+          llvm::joinErrors(inProj.takeError(), ssm.takeError()),
+          llvm::joinErrors(norm.takeError(), outProj.takeError()));
+
+    std::vector<PlanArg> inArgs = {in, inW, slots, convPage, convW, convB, z, xBC, dt,
+                                   PlanArg::integer(rows)};
+    if (fp8) {
+      inArgs.push_back(PlanArg::real(w.inProj.inputScale));
+      inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+    }
+    plan.launches.push_back({"in_proj_conv", inProj->first,
+                             {ceilDiv(outCols, inProj->second.get("block_n")), rows, 1},
+                             inArgs, w.layer});
+
+    plan.launches.push_back(
+        {"ssm_update", ssm->first,
+         {ceilDiv(P, ssm->second.get("block_p")), H, rows},
+         {xBC, dt, aLog, dtBias, d, slots, ssmPage, y, PlanArg::real(c.dtMin),
+          PlanArg::real(c.dtMax)},
+         w.layer});
+
+    std::vector<PlanArg> normArgs = {y, z, normW, normed, PlanArg::integer(rows),
+                                     PlanArg::real(c.eps)};
+    if (fp8)
+      normArgs.push_back(PlanArg::real(w.outProj.inputScale));
+    plan.launches.push_back({"gated_rmsnorm", norm->first,
+                             {rows, I / c.normGroupSize(), 1},
+                             normArgs,
+                             w.layer});
+
+    std::vector<PlanArg> outArgs = {normed, outW, out, PlanArg::integer(rows)};
+    if (fp8)
+      outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
+    plan.launches.push_back({"out_proj", outProj->first,
+                             {ceilDiv(hidden, outProj->second.get("block_n")), rows, 1},
+                             outArgs, w.layer});
+  }
+  return plan;
+}
+
+} // namespace tilejit::models
