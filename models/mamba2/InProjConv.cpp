@@ -38,7 +38,7 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   Value n0 = programId(0) * bn, row = programId(1);
   ProjectionOperands p{makeView(weight, {outCols, hidden}, {hidden, 1}),
                        makeView(x, {rows, hidden}, {hidden, 1}), hidden, inputScale};
-  Value acc = projectRow(p, row, n0, bn, bk);
+  Value acc = projectRow(p, row, n0, bn, bk, spec.get("loads_in_flight"));
   if (outputScale)
     acc = acc * *outputScale;
   Value y = acc.to(DType::BF16);

@@ -25,7 +25,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   Value n0 = programId(0) * bn, row = programId(1);
   ProjectionOperands p{makeView(weight, {hidden, inner}, {inner, 1}),
                        makeView(a, {rows, inner}, {inner, 1}), inner, std::nullopt};
-  Value acc = projectRow(p, row, n0, bn, bk);
+  Value acc = projectRow(p, row, n0, bn, bk, spec.get("loads_in_flight"));
   if (outputScale)
     acc = acc * *outputScale;
   store(makeView(out, {rows, hidden}, {hidden, 1}), {row, n0},

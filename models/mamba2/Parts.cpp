@@ -1,6 +1,8 @@
 // Building blocks the Mamba2 kernels share (see Parts.h).
 #include "Parts.h"
 
+#include <algorithm>
+
 namespace tilejit::models {
 
 int64_t vectorWidth(DType t) {
@@ -16,15 +18,24 @@ int64_t vectorWidth(DType t) {
   }
 }
 
-Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk) {
+Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
+                 int64_t group) {
   // Products accumulate elementwise in a [bn, bk] tile and are reduced once
   // at the end: no cross-lane traffic inside the K loop.
   Value acc = zeros({bn, bk}, DType::F32);
-  for (int64_t k0 = 0; k0 < p.k; k0 += bk) {
-    Value a = load(p.input, {row, k0}, {1, bk}).to(DType::F32);
-    if (p.quantScale)
-      a = (a / *p.quantScale).to(DType::F8E4M3).to(DType::F32);
-    acc = acc + load(p.weight, {n0, k0}, {bn, bk}).to(DType::F32) * a;
+  for (int64_t g0 = 0; g0 < p.k; g0 += group * bk) {
+    // The group's weight loads are issued before any activation work: the
+    // activation tile reaches the weight's layout through shared memory, and
+    // a barrier between two weight loads would leave one load in flight.
+    std::vector<std::pair<int64_t, Value>> weights;
+    for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
+      weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
+    for (auto &[k0, w] : weights) {
+      Value a = load(p.input, {row, k0}, {1, bk}).to(DType::F32);
+      if (p.quantScale)
+        a = (a / *p.quantScale).to(DType::F8E4M3).to(DType::F32);
+      acc = acc + w.to(DType::F32) * a;
+    }
   }
   return sum(acc, 1);
 }

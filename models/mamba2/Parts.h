@@ -22,9 +22,11 @@ struct ProjectionOperands {
 
 /// The f32 dot products [bn] of input row `row` with weight rows
 /// [n0, n0 + bn), before any output scale; `bk` is the K step. Weight bytes
-/// dominate decode, so the K loop is unrolled at build time: every 16-byte
-/// weight load of a program is independent and can be in flight at once.
-Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk);
+/// dominate decode, so the K loop is unrolled at build time and the weight
+/// loads of `group` steps at a time are issued together (more would not fit
+/// the registers: each loaded element lives in its own register).
+Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
+                 int64_t group);
 
 /// The conv page and parameters of R3d.
 struct ConvOperands {

@@ -22,6 +22,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"fp8", 1, "1: e4m3 weight, static activation quant; 0: bf16 weight"},
             {"block_n", 16, "output columns per program"},
             {"block_k", 128, "K per unrolled step"},
+            {"loads_in_flight", 7, "K steps whose weight loads issue together"},
             {"warps", 4, "warps per program"}},
            buildInProjConv}))
     return err;
@@ -42,6 +43,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"fp8", 1, "1: e4m3 weight and activation; 0: bf16"},
                                 {"block_n", 8, "output columns per program"},
                                 {"block_k", 256, "K per unrolled step"},
+                                {"loads_in_flight", 8, "K steps whose weight loads issue together"},
                                 {"warps", 4, "warps per program"}},
                                buildOutProj}))
     return err;

@@ -29,11 +29,12 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   Value g = h / (heads / groups);
   Value slot = load(slots + row);
   Value row64 = row.to(DType::I64);
+  // Every operand is a 2-D view tile ([bp, 1] columns, [1, N] rows) so it
+  // broadcasts against the [bp, N] state in the state's own layout.
   Value xRow = xBC + row64 * channels;
-  Value yRow = y + row64 * inner + h * headDim + p0;
-  Value ps = arange(0, int(bp));
+  View yView = makeView(y + row64 * inner + h * headDim, {headDim, 1}, {1, 1});
 
-  ifThen(slot < 0, [&] { store(yRow + ps, zeros({bp}, DType::BF16)); });
+  ifThen(slot < 0, [&] { store(yView, {p0, 0}, zeros({bp, 1}, DType::BF16)); });
   ifThen(slot >= 0, [&] {
     // R4: dt' = clamp(softplus(dt + dt_bias)); the decay exp(A dt'), A = -exp(A_log).
     Value dt = minimum(maximum(softplus(load(dtRaw + row64 * heads + h).to(DType::F32) +
@@ -41,18 +42,21 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
                                dtMin),
                        dtMax);
     Value decay = exp(-exp(load(aLog + h)) * dt);
-    Value ns = arange(0, int(stateSize));
-    Value x = load(xRow + h * headDim + p0 + ps).to(DType::F32);            // [bp]
-    Value b = load(xRow + inner + g * stateSize + ns).to(DType::F32);       // [N]
-    Value c = load(xRow + inner + (groups + g) * stateSize + ns).to(DType::F32); // [N]
+    View xView = makeView(xRow + h * headDim, {headDim, 1}, {1, 1});
+    View bView = makeView(xRow + inner + g * stateSize, {1, stateSize}, {stateSize, 1});
+    View cView =
+        makeView(xRow + inner + (groups + g) * stateSize, {1, stateSize}, {stateSize, 1});
+    Value x = load(xView, {p0, 0}, {bp, 1}).to(DType::F32);
+    Value b = load(bView, {0, 0}, {1, stateSize}).to(DType::F32);
+    Value c = load(cView, {0, 0}, {1, stateSize}).to(DType::F32);
     Value base = page + slot.to(DType::I64) * (heads * headDim * stateSize);
     View sView = makeView(base + h * (headDim * stateSize), {headDim, stateSize},
                           {stateSize, 1});
     Value s = load(sView, {p0, 0}, {bp, stateSize});
-    s = s * decay + expandDims(x * dt, 1) * expandDims(b, 0);
+    s = s * decay + (x * dt) * b;
     store(sView, {p0, 0}, s);
-    Value out = sum(s * expandDims(c, 0), 1) + load(dSkip + h) * x;
-    store(yRow + ps, out.to(DType::BF16));
+    Value out = expandDims(sum(s * c, 1), 1) + load(dSkip + h) * x;
+    store(yView, {p0, 0}, out.to(DType::BF16));
   });
 }
 

@@ -278,4 +278,54 @@ llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int re
   return (*ms)[ms->size() / 2] * 1e3 / launches;
 }
 
+llvm::Expected<double> timeReadCeiling(JitRuntime &jit, const KernelRegistry &registry,
+                                       size_t bytes, int launches, int replays) {
+  const KernelDef *def = registry.find("read_bytes");
+  if (!def)
+    return llvm::createStringError("read ceiling: kernel 'read_bytes' is not registered");
+  auto spec = def->specialize({});
+  if (!spec)
+    return spec.takeError();
+  const int64_t perProgram = spec->get("block") * spec->get("steps") * 4;
+  const int64_t words = int64_t(bytes / 4), programs = (int64_t(bytes) + perProgram - 1) / perProgram;
+  runtime::Kernel kernel(jit, makeKernelSpec(*def, std::move(*spec)));
+  if (auto err = kernel.prepare())
+    return std::move(err);
+  auto stream = Stream::create(jit.device());
+  if (!stream)
+    return stream.takeError();
+  auto sums = jit.allocate(programs * 4);
+  if (!sums)
+    return sums.takeError();
+  std::vector<DeviceBuffer> sources;
+  for (int i = 0; i < launches; ++i) {
+    auto buffer = jit.allocate(bytes);
+    if (!buffer)
+      return buffer.takeError();
+    if (auto err = jit.device().fill(buffer->address(), uint8_t(i + 1), bytes, stream->handle()))
+      return std::move(err);
+    sources.push_back(std::move(*buffer));
+  }
+  if (auto err = jit.beginCapture(*stream))
+    return std::move(err);
+  llvm::Error launchErr = llvm::Error::success();
+  for (DeviceBuffer &source : sources) {
+    launchErr = kernel.launch(*stream, {uint32_t(programs), 1, 1},
+                              {KernelArg::pointer(source.address()),
+                               KernelArg::pointer(sums->address()),
+                               KernelArg::i32(int32_t(words))});
+    if (launchErr)
+      break;
+  }
+  auto graph = jit.endCapture(*stream);
+  if (launchErr)
+    return llvm::joinErrors(std::move(launchErr), graph.takeError());
+  if (!graph)
+    return graph.takeError();
+  auto ms = replayTimes(jit.device(), *graph, *stream, replays);
+  if (!ms)
+    return ms.takeError();
+  return (*ms)[ms->size() / 2] * 1e3 / launches;
+}
+
 } // namespace tilejit::models

@@ -131,16 +131,19 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     PlanArg in = PlanArg::of(DecodePlan::activation(i));
     PlanArg out = buffer(DecodePlan::activation(i + 1), Role::Activation, rows * hidden * 2);
 
+    // bf16 weights take twice the bytes per element: half the rows per
+    // program keeps one 16-byte load per thread and K step.
     auto inProj = specialize(registry, overrides, "in_proj_conv",
                              {kv("hidden", hidden), kv("inner", I), kv("channels", Cd),
-                              kv("heads", H), kv("fp8", fp8)});
+                              kv("heads", H), kv("fp8", fp8), kv("block_n", fp8 ? 16 : 8)});
     auto ssm = specialize(registry, overrides, "ssm_update",
                           {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G)});
     auto norm = specialize(registry, overrides, "gated_rmsnorm",
                            {kv("width", I), kv("group_size", c.normGroupSize()),
                             kv("fp8_out", fp8)});
     auto outProj = specialize(registry, overrides, "out_proj",
-                              {kv("inner", I), kv("hidden", hidden), kv("fp8", fp8)});
+                              {kv("inner", I), kv("hidden", hidden), kv("fp8", fp8),
+                               kv("block_n", fp8 ? 8 : 4)});
     if (!inProj || !ssm || !norm || !outProj)
       return llvm::joinErrors(
           llvm::joinErrors(inProj.takeError(), ssm.takeError()),

@@ -231,3 +231,21 @@ TEST_CASE("conv_update (R3d) on the interpreter against the f64 reference", "[e2
   CHECK(page.data == refPage.data);
   CHECK(page.data.size() == size_t(slots * channels * 3));
 }
+
+TEST_CASE("read_bytes on the interpreter: one partial sum per program against f64",
+          "[e2e][interp]") {
+  const int n = 20000, perProgram = 2048 * 4, programs = (n + perProgram - 1) / perProgram;
+  Rng rng(8);
+  std::vector<float> x(n), sums(programs, kPoison);
+  for (float &v : x)
+    v = float(rng.uniform(-1, 1));
+  runKernel("read_bytes", {}, {programs, 1, 1},
+            {Arg::readOnlyBuffer(x), Arg::buffer(sums), Arg::intScalar(n)});
+  std::vector<double> want(programs, 0);
+  for (int i = 0; i < n; ++i)
+    want[i / perProgram] += x[i];
+  // f32 sums of 8192 terms in [-1, 1] whose partial sums stay below ~100:
+  // at most 8192 roundings of 2^-24 * 100 = 5e-2 from f64. Dropping one
+  // 2048-word step moves a sum by ~sqrt(2048 / 3) = 26.
+  CHECK(expectClose(sums, want, 5e-2, 0, f32Value) == programs);
+}

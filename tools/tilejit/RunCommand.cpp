@@ -223,9 +223,14 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
         if (arg.kind == PlanArg::Kind::Buffer &&
             plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight)
           weightBytes += plan.buffers.at(arg.buffer).bytes;
+      auto ceiling = timeReadCeiling(**jit, registry, weightBytes, 20, 30);
+      if (!ceiling)
+        return fail(toString(ceiling.takeError()));
       outs() << formatv("kernel {0,-24} B=1: {1,7:f2} us per launch (median of 30 replays of "
-                        "20 launches over distinct weights), weights {2:f2} MB = {3:f2} TB/s\n",
-                        kind, *us, weightBytes / 1e6, weightBytes / (*us * 1e6));
+                        "20 launches over distinct weights); weights {2:f2} MB: {3:f2} TB/s; "
+                        "read_bytes of the same bytes {4:f2} us: {5:f2}x the ceiling\n",
+                        kind, *us, weightBytes / 1e6, weightBytes / (*us * 1e6), *ceiling,
+                        *us / *ceiling);
     }
   }
   outs() << (ok ? "all checks passed\n" : "some checks FAILED\n");

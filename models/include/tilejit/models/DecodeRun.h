@@ -83,6 +83,13 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// The practical read ceiling of `bytes` (design.md §5): the per-launch time
+/// (µs) of the registered `read_bytes` kernel streaming `bytes`, `launches`
+/// launches back to back in one graph over distinct buffers, median over
+/// `replays` replays.
+llvm::Expected<double> timeReadCeiling(runtime::JitRuntime &jit, const KernelRegistry &registry,
+                                       size_t bytes, int launches, int replays);
+
 } // namespace tilejit::models
 
 #endif // TILEJIT_MODELS_DECODERUN_H
