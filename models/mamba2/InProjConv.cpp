@@ -4,6 +4,8 @@
 // through the causal conv + SiLU with the conv state shifted in place, so xBC
 // never round-trips through memory before the conv. A negative slot is a
 // padding row: its conv state is untouched and all its outputs are zero.
+// `block_m` 1 is the weight-streaming GEMV of small batches; larger blocks use
+// tensor-core tiles for large batches.
 #include "Parts.h"
 #include "tilejit/models/Kernels.h"
 
@@ -33,24 +35,44 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     inputScale = k.scalarParam("input_scale", DType::F32);
     outputScale = k.scalarParam("output_scale", DType::F32);
   }
-  k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(weightType)});
-
-  Value n0 = programId(0) * bn, row = programId(1);
-  ProjectionOperands p{makeView(weight, {outCols, hidden}, {hidden, 1}),
-                       makeView(x, {rows, hidden}, {hidden, 1}), hidden, inputScale};
-  Value acc = projectRow(p, row, n0, bn, bk, spec.get("loads_in_flight"));
+  const int64_t bm = spec.get("block_m");
+  View weightView = makeView(weight, {outCols, hidden}, {hidden, 1});
+  View xView = makeView(x, {rows, hidden}, {hidden, 1});
+  Value n0 = programId(0) * bn, m0 = programId(1) * bm;
+  Value acc; // [bm, bn] f32
+  if (bm == 1) {
+    // Decode's usual case: one row per program, a weight-streaming GEMV.
+    k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(weightType)});
+    ProjectionOperands p{weightView, xView, hidden, inputScale};
+    acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
+  } else {
+    // Large batches: tensor-core tiles; the activation is quantized in the
+    // K loop and the weight slab staged through shared memory.
+    k.setConfig({{bm, bn, bk}, spec.get("warps"), spec.get("stages")});
+    acc = forRange(0, hidden, bk, {zeros({bm, bn}, DType::F32)},
+                   [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
+                     Value a = load(xView, {m0, kk}, {bm, bk});
+                     if (inputScale)
+                       a = (a.to(DType::F32) / *inputScale).to(DType::F8E4M3);
+                     Value w = transpose(load(weightView, {n0, kk}, {bn, bk}), {1, 0});
+                     return {dot(a, w, carried[0])};
+                   })[0];
+  }
   if (outputScale)
     acc = acc * *outputScale;
   Value y = acc.to(DType::BF16);
 
-  Value slot = load(slots + row);
+  // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
+  Value rowIdx = expandDims(m0 + arange(0, int(bm)), 1);
+  Value rowOk = rowIdx < rows;
+  Value slot = load(slots + rowIdx, rowOk, -1);
   Value live = slot >= 0;
-  Value cols = n0 + arange(0, int(bn));
-  Value zero = zeros({bn}, DType::BF16);
-  Value isZ = cols < inner;
-  Value isConv = (cols >= inner) & (cols < inner + channels);
-  Value isDt = (cols >= inner + channels) & (cols < outCols);
-  Value row64 = row.to(DType::I64);
+  Value cols = expandDims(n0 + arange(0, int(bn)), 0);
+  Value zero = zeros({bm, bn}, DType::BF16);
+  Value isZ = (cols < inner) & rowOk;
+  Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;
+  Value isDt = (cols >= inner + channels) & (cols < outCols) & rowOk;
+  Value row64 = rowIdx.to(DType::I64);
   store(z + row64 * inner + cols, where(live, y, zero), isZ);
   store(dt + row64 * heads + (cols - (inner + channels)), where(live, y, zero), isDt);
 

@@ -46,10 +46,12 @@ Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Valu
   Value taps = conv.state + slot.to(DType::I64) * (3 * conv.channels) + c * 3;
   Value s0 = load(taps, update, 0.0), s1 = load(taps + 1, update, 0.0),
         s2 = load(taps + 2, update, 0.0);
-  Value w = conv.weight + c * 4;
+  // Per-channel parameters, broadcast over the tile's rows (a batch tile).
+  Value w = broadcastTo(conv.weight + c * 4, inRange.shape());
   auto tap = [&](int j) { return load(w + j, inRange, 0.0).to(DType::F32); };
   // w[c, 3] multiplies the current token.
-  Value pre = load(conv.bias + c, inRange, 0.0).to(DType::F32) + tap(0) * s0.to(DType::F32) +
+  Value bias = broadcastTo(conv.bias + c, inRange.shape());
+  Value pre = load(bias, inRange, 0.0).to(DType::F32) + tap(0) * s0.to(DType::F32) +
               tap(1) * s1.to(DType::F32) + tap(2) * s2.to(DType::F32) +
               tap(3) * xt.to(DType::F32);
   store(taps, s1, update);

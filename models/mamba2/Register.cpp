@@ -20,9 +20,11 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"channels", 6144, "xBC columns, I + 2*G*N"},
             {"heads", 64, "dt columns, H"},
             {"fp8", 1, "1: e4m3 weight, static activation quant; 0: bf16 weight"},
+            {"block_m", 1, "rows per program: 1 (GEMV) or >= 16 (tensor cores)"},
             {"block_n", 16, "output columns per program"},
-            {"block_k", 128, "K per unrolled step"},
-            {"loads_in_flight", 7, "K steps whose weight loads issue together"},
+            {"block_k", 128, "K per step"},
+            {"loads_in_flight", 7, "GEMV: K steps whose weight loads issue together"},
+            {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
             {"warps", 4, "warps per program"}},
            buildInProjConv}))
     return err;

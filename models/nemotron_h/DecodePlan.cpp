@@ -156,7 +156,8 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
       inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
     }
     plan.launches.push_back({"in_proj_conv", inProj->first,
-                             {ceilDiv(outCols, inProj->second.get("block_n")), rows, 1},
+                             {ceilDiv(outCols, inProj->second.get("block_n")),
+                              ceilDiv(rows, inProj->second.get("block_m")), 1},
                              inArgs, w.layer});
 
     plan.launches.push_back(

@@ -61,7 +61,12 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   REQUIRE(!(*layers)[1].inProj.isFP8);
   const int64_t numSlots = 7;
   const std::vector<int32_t> slots = {5, -1, 2};
-  auto plan = planDecodeStep(registry(), c, *layers, 3, numSlots);
+  // The GEMV in_proj (block_m 1) and the tensor-core one (a 16-row tile of
+  // which 13 rows are masked).
+  KernelOverrides overrides = GENERATE(
+      KernelOverrides{},
+      KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}});
+  auto plan = planDecodeStep(registry(), c, *layers, 3, numSlots, overrides);
   REQUIRE(bool(plan));
   InterpreterDecoder decoder(registry());
   auto check = checkDecodeSteps(c, *layers, *plan, slots, 3, 61, [&](HostBuffers &b) {
