@@ -42,8 +42,10 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   Value acc; // [bm, bn] f32
   if (bm == 1) {
     // Decode's usual case: one row per program, a weight-streaming GEMV.
-    k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(weightType)});
-    ProjectionOperands p{weightView, xView, hidden, inputScale};
+    // Eight elements per thread: the bf16 activation (16 bytes) and the
+    // weight then share one layout, so neither passes through shared memory.
+    k.setConfig({{bn, bk}, spec.get("warps"), 1, 8});
+    ProjectionOperands p{weightView, x, hidden, inputScale};
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles; the activation is quantized in the

@@ -23,8 +23,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
 
   Value n0 = programId(0) * bn, row = programId(1);
-  ProjectionOperands p{makeView(weight, {hidden, inner}, {inner, 1}),
-                       makeView(a, {rows, inner}, {inner, 1}), inner, std::nullopt};
+  ProjectionOperands p{makeView(weight, {hidden, inner}, {inner, 1}), a, inner, std::nullopt};
   Value acc = projectRow(p, row, n0, bn, bk, spec.get("loads_in_flight"));
   if (outputScale)
     acc = acc * *outputScale;

@@ -20,20 +20,24 @@ int64_t vectorWidth(DType t) {
 
 Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
                  int64_t group) {
+  // The activation row is read as a [bn, K] view with row stride 0: every
+  // weight row sees it in the weight tile's own layout, straight from L1, so
+  // no layout conversion (and no barrier) sits between the weight loads.
+  View input = makeView(p.input + row.to(DType::I64) * p.k, {bn, p.k}, {0, 1});
+  std::optional<Value> inverse;
+  if (p.quantScale)
+    inverse = 1.0f / *p.quantScale;
   // Products accumulate elementwise in a [bn, bk] tile and are reduced once
   // at the end: no cross-lane traffic inside the K loop.
   Value acc = zeros({bn, bk}, DType::F32);
   for (int64_t g0 = 0; g0 < p.k; g0 += group * bk) {
-    // The group's weight loads are issued before any activation work: the
-    // activation tile reaches the weight's layout through shared memory, and
-    // a barrier between two weight loads would leave one load in flight.
     std::vector<std::pair<int64_t, Value>> weights;
     for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
       weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
     for (auto &[k0, w] : weights) {
-      Value a = load(p.input, {row, k0}, {1, bk}).to(DType::F32);
-      if (p.quantScale)
-        a = (a / *p.quantScale).to(DType::F8E4M3).to(DType::F32);
+      Value a = load(input, {0, k0}, {bn, bk}).to(DType::F32);
+      if (inverse)
+        a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
       acc = acc + w.to(DType::F32) * a;
     }
   }

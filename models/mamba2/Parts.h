@@ -13,14 +13,15 @@ namespace tilejit::models {
 /// The weight and activation of one projection as a kernel sees them.
 struct ProjectionOperands {
   View weight;    ///< [N, K], e4m3 or bf16
-  View input;     ///< [rows, K], bf16, or e4m3 already quantized
+  Value input;    ///< !tile.ptr to [rows, K] bf16, or e4m3 already quantized
   int64_t k = 0;  ///< K (static)
-  /// s_x: when set, the bf16 input is quantized in the kernel,
-  /// a_q = e4m3(x / s_x) (R1's static activation quant).
+  /// s_x: when set, the bf16 input is quantized in the kernel, a_q =
+  /// e4m3(x * (1 / s_x)) (R1's static activation quant; the reciprocal may
+  /// move a quotient on a rounding boundary by one e4m3 code, which R1 allows).
   std::optional<Value> quantScale;
 };
 
-/// The f32 dot products [bn] of input row `row` with weight rows
+/// The f32 dot products [bn] of input row `row` (a scalar i32) with weight rows
 /// [n0, n0 + bn), before any output scale; `bk` is the K step. Weight bytes
 /// dominate decode, so the K loop is unrolled at build time and the weight
 /// loads of `group` steps at a time are issued together (more would not fit

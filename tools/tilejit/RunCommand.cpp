@@ -43,9 +43,25 @@ cl::opt<int> steps("steps", cl::desc("Carried steps per check"), cl::init(3), cl
 cl::opt<std::string> backend("backend", cl::desc("auto|gpu|interp (auto: the GPU when "
                                                  "there is one)"),
                              cl::init("auto"), cl::sub(runCmd));
+cl::list<std::string> kernelSettings(
+    "set", cl::desc("KERNEL.CONSTANT=VALUE: a decode kernel's tuning constant, e.g. "
+                    "in_proj_conv.block_n=32 (repeatable)"),
+    cl::sub(runCmd));
 cl::opt<int> timedBatch("time-batch", cl::desc("Extra batch size whose step is timed "
                                                "on the GPU (0: none)"),
                         cl::init(256), cl::sub(runCmd));
+
+/// The --set options as per-kernel overrides.
+Expected<KernelOverrides> parseSettings() {
+  KernelOverrides overrides;
+  for (StringRef setting : kernelSettings) {
+    auto [kernel, assignment] = setting.split('.');
+    if (assignment.empty() || !assignment.contains('='))
+      return createStringError("--set " + setting + ": expected KERNEL.CONSTANT=VALUE");
+    overrides[kernel.str()].push_back(assignment.str());
+  }
+  return overrides;
+}
 
 double msSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
@@ -91,8 +107,9 @@ Expected<bool> check(const NemotronHConfig &config, const std::vector<MambaLayer
 }
 
 int runInterpreter(const KernelRegistry &registry, const NemotronHConfig &config,
-                   const std::vector<MambaLayerWeights> &w, int rows) {
-  auto plan = planDecodeStep(registry, config, w, rows, rows + 2);
+                   const std::vector<MambaLayerWeights> &w, int rows,
+                   const KernelOverrides &overrides) {
+  auto plan = planDecodeStep(registry, config, w, rows, rows + 2, overrides);
   if (!plan)
     return fail(toString(plan.takeError()));
   InterpreterDecoder decoder(registry);
@@ -121,7 +138,8 @@ struct Timed {
 };
 
 int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
-           const std::vector<MambaLayerWeights> &w, std::unique_ptr<runtime::DeviceApi> device) {
+           const std::vector<MambaLayerWeights> &w, std::unique_ptr<runtime::DeviceApi> device,
+           const KernelOverrides &overrides) {
   auto options = runtime::RuntimeOptions::fromEnvironment();
   if (!options)
     return fail(toString(options.takeError()));
@@ -134,7 +152,8 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
   bool ok = true;
   auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun)
       -> Expected<std::unique_ptr<GpuDecoder>> {
-    auto plan = planDecodeStep(registry, config, layersToRun, rows, std::max(rows + 2, 8));
+    auto plan =
+        planDecodeStep(registry, config, layersToRun, rows, std::max(rows + 2, 8), overrides);
     if (!plan)
       return plan.takeError();
     auto start = std::chrono::steady_clock::now();
@@ -208,11 +227,11 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
     const DecodePlan &plan = (*decoder)->plan();
     for (size_t i = 0; i < plan.launches.size(); ++i) {
       const PlannedLaunch &launch = plan.launches[i];
-      bool fp8 = std::find(launch.constants.begin(), launch.constants.end(), "fp8=1") !=
-                     launch.constants.end() ||
-                 std::find(launch.constants.begin(), launch.constants.end(), "fp8_out=1") !=
-                     launch.constants.end();
-      std::string kind = launch.kernel + (fp8 ? " (fp8)" : " (bf16)");
+      bool fp8 = false;
+      for (const MambaLayerWeights &layer : w)
+        if (layer.layer == launch.layer)
+          fp8 = layer.inProj.isFP8;
+      std::string kind = launch.kernel + (fp8 ? " (fp8 layer)" : " (bf16 layer)");
       if (!seen.insert(kind).second)
         continue;
       auto us = (*decoder)->timeLaunch(i, 20, 30, w);
@@ -223,14 +242,22 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
         if (arg.kind == PlanArg::Kind::Buffer &&
             plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight)
           weightBytes += plan.buffers.at(arg.buffer).bytes;
+      outs() << formatv("kernel {0,-28} B=1: {1,7:f2} us per launch (median of 30 replays of "
+                        "20 launches over distinct weights)",
+                        kind, *us);
+      if (launch.kernel == "ssm_update") {
+        // Its bytes are the state slot, read and written: no read ceiling.
+        double bytes = 2.0 * config.numHeads * config.headDim * config.stateSize * 4;
+        outs() << formatv("; state read + written {0:f2} MB: {1:f2} TB/s\n", bytes / 1e6,
+                          bytes / (*us * 1e6));
+        continue;
+      }
       auto ceiling = timeReadCeiling(**jit, registry, weightBytes, 20, 30);
       if (!ceiling)
         return fail(toString(ceiling.takeError()));
-      outs() << formatv("kernel {0,-24} B=1: {1,7:f2} us per launch (median of 30 replays of "
-                        "20 launches over distinct weights); weights {2:f2} MB: {3:f2} TB/s; "
-                        "read_bytes of the same bytes {4:f2} us: {5:f2}x the ceiling\n",
-                        kind, *us, weightBytes / 1e6, weightBytes / (*us * 1e6), *ceiling,
-                        *us / *ceiling);
+      outs() << formatv("; weights {0:f2} MB: {1:f2} TB/s; read_bytes of the same bytes "
+                        "{2:f2} us: {3:f2}x the ceiling\n",
+                        weightBytes / 1e6, weightBytes / (*us * 1e6), *ceiling, *us / *ceiling);
     }
   }
   outs() << (ok ? "all checks passed\n" : "some checks FAILED\n");
@@ -263,6 +290,9 @@ int runMain(const KernelRegistry &registry) {
              << "): running the decode step on the interpreter\n";
     }
   }
+  auto overrides = parseSettings();
+  if (!overrides)
+    return fail(toString(overrides.takeError()));
   NemotronHConfig config;
   const int count = layers ? layers : device ? int(config.mambaLayers().size()) : 1;
   auto start = std::chrono::steady_clock::now();
@@ -271,8 +301,8 @@ int runMain(const KernelRegistry &registry) {
     return fail(toString(w.takeError()));
   outs() << formatv("load {0:f1} ms\n", msSince(start));
   if (!device)
-    return runInterpreter(registry, config, *w, batch ? batch : 1);
-  return runGpu(registry, config, *w, std::move(device));
+    return runInterpreter(registry, config, *w, batch ? batch : 1, *overrides);
+  return runGpu(registry, config, *w, std::move(device), *overrides);
 }
 
 } // namespace tilejit::cli

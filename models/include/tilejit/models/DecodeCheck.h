@@ -1,7 +1,13 @@
 // Checks a decode backend against the sequential f64 reference over carried
-// steps: mixer outputs, both state pages, untouched slots, padding rows. The
-// bands are reference-math.md's (R5d f32 for the SSM state, bf16 5e-2/1e-2
-// for the output) and R1's rare 1-ulp flips for the raw conv taps.
+// steps: mixer outputs, both state pages, untouched slots, padding rows.
+// Inside the mixer every op after in_proj sees bf16 values that may differ from
+// the reference's by one bf16 ulp or one e4m3 activation code (R1 allows both),
+// and carried steps and layers feed them on; so every comparison uses the bf16
+// band of reference-math.md (atol 5e-2 / rtol 1e-2 for outputs and conv taps,
+// 1e-2 / 1e-2 for the f32 SSM state, whose values are O(1)). What each band
+// separates: a dropped carry, a dropped input scale, an unshifted conv state
+// (see DecodeStepTest). Each op alone is held to its own tighter band in the
+// per-kernel tests.
 #ifndef TILEJIT_MODELS_DECODECHECK_H
 #define TILEJIT_MODELS_DECODECHECK_H
 
@@ -16,15 +22,24 @@ namespace tilejit::models {
 
 /// What checkDecodeSteps found. Counts are elements compared / outside the band.
 struct DecodeCheck {
+  static constexpr double kOutAtol = 5e-2, kOutRtol = 1e-2;
+  static constexpr double kStateAtol = 1e-2, kStateRtol = 1e-2;
   int64_t outChecked = 0, outBad = 0;
   double outMaxError = 0; ///< max |got - want| / (atol + rtol |want|) of the output
-  int64_t ssmChecked = 0, ssmBad = 0;
-  double ssmMaxError = 0;
-  int64_t convChecked = 0, convOffByOne = 0, convBad = 0; ///< bad: > 1 bf16 ulp
+  /// Per layer: the SSM state against its band, the conv taps against the
+  /// bf16 band (and how many are not bit-identical).
+  struct Layer {
+    int64_t layer = 0;
+    int64_t ssmChecked = 0, ssmBad = 0;
+    double ssmMaxError = 0;
+    int64_t convChecked = 0, convBad = 0, convNotIdentical = 0;
+    double convMaxError = 0;
+  };
+  std::vector<Layer> layers;
   int64_t untouchedSlotsDiffering = 0; ///< slots no row uses that changed
   int64_t paddingNonZero = 0;          ///< output elements of padding rows not 0
-  /// The pages and output of both sides after the last step.
-  std::vector<ref::PagedState> got, want;
+  /// The pages before the first step, and of both sides after the last.
+  std::vector<ref::PagedState> initial, got, want;
   std::vector<uint16_t> gotOut, wantOut;
 
   bool ok() const;
