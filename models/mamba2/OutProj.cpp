@@ -1,7 +1,7 @@
 // Decode out_proj (reference-math.md R1 / R1b): y = bf16(s * (a x W^T)) with the
 // activation already quantized to e4m3 by the gated norm (FP8 layers), or bf16
 // activations and weights (the bf16 layers). One program: `block_n` outputs of
-// one row.
+// one row (`block_m` 1, a weight-streaming GEMV) or of `block_m` rows (tensor cores).
 #include "Parts.h"
 #include "tilejit/models/Kernels.h"
 
@@ -20,15 +20,27 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   std::optional<Value> outputScale;
   if (fp8)
     outputScale = k.scalarParam("output_scale", DType::F32); // s_x * s_w
-  k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
-
-  Value n0 = programId(0) * bn, row = programId(1);
-  ProjectionOperands p{makeView(weight, {hidden, inner}, {inner, 1}), a, inner, std::nullopt};
-  Value acc = projectRow(p, row, n0, bn, bk, spec.get("loads_in_flight"));
+  const int64_t bm = spec.get("block_m");
+  View weightView = makeView(weight, {hidden, inner}, {inner, 1});
+  Value n0 = programId(0) * bn, m0 = programId(1) * bm;
+  Value acc; // [bm, bn] f32
+  if (bm == 1) {
+    k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
+    ProjectionOperands p{weightView, a, inner, std::nullopt};
+    acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
+  } else {
+    // Large batches: tensor-core tiles, the weight staged through shared memory.
+    k.setConfig({{bm, bn, bk}, spec.get("warps"), spec.get("stages")});
+    View aView = makeView(a, {rows, inner}, {inner, 1});
+    acc = forRange(0, inner, bk, {zeros({bm, bn}, DType::F32)},
+                   [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
+                     Value w = transpose(load(weightView, {n0, kk}, {bn, bk}), {1, 0});
+                     return {dot(load(aView, {m0, kk}, {bm, bk}), w, carried[0])};
+                   })[0];
+  }
   if (outputScale)
     acc = acc * *outputScale;
-  store(makeView(out, {rows, hidden}, {hidden, 1}), {row, n0},
-        expandDims(acc.to(DType::BF16), 0));
+  store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(DType::BF16));
 }
 
 } // namespace tilejit::models

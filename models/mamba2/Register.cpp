@@ -43,9 +43,11 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                {{"inner", 4096, "K, I = H*P"},
                                 {"hidden", 2688, "output columns"},
                                 {"fp8", 1, "1: e4m3 weight and activation; 0: bf16"},
+                                {"block_m", 1, "rows per program: 1 (GEMV) or >= 16 (tensor cores)"},
                                 {"block_n", 8, "output columns per program"},
-                                {"block_k", 256, "K per unrolled step"},
-                                {"loads_in_flight", 8, "K steps whose weight loads issue together"},
+                                {"block_k", 256, "K per step"},
+                                {"loads_in_flight", 8, "GEMV: K steps whose weight loads issue together"},
+                                {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
                                 {"warps", 4, "warps per program"}},
                                buildOutProj}))
     return err;

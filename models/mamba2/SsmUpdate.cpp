@@ -23,18 +23,18 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   Value y = k.ptrParam("y", DType::BF16);          // [rows, inner]
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);
+  // Four elements per thread: the f32 state (16 bytes) and the bf16 operands
+  // (8 bytes) then share one layout.
   k.setConfig({{bp, stateSize}, spec.get("warps"), 1, 4});
 
   Value p0 = programId(0) * bp, h = programId(1), row = programId(2);
   Value g = h / (heads / groups);
   Value slot = load(slots + row);
   Value row64 = row.to(DType::I64);
-  // Every operand is a 2-D view tile ([bp, 1] columns, [1, N] rows) so it
-  // broadcasts against the [bp, N] state in the state's own layout.
-  Value xRow = xBC + row64 * channels;
-  View yView = makeView(y + row64 * inner + h * headDim, {headDim, 1}, {1, 1});
+  Value xRow = xBC + row64 * channels + h * headDim;
+  View yView = makeView(y + row64 * inner + h * headDim, {headDim}, {1});
 
-  ifThen(slot < 0, [&] { store(yView, {p0, 0}, zeros({bp, 1}, DType::BF16)); });
+  ifThen(slot < 0, [&] { store(yView, {p0}, zeros({bp}, DType::BF16)); });
   ifThen(slot >= 0, [&] {
     // R4: dt' = clamp(softplus(dt + dt_bias)); the decay exp(A dt'), A = -exp(A_log).
     Value dt = minimum(maximum(softplus(load(dtRaw + row64 * heads + h).to(DType::F32) +
@@ -42,21 +42,25 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
                                dtMin),
                        dtMax);
     Value decay = exp(-exp(load(aLog + h)) * dt);
-    View xView = makeView(xRow + h * headDim, {headDim, 1}, {1, 1});
-    View bView = makeView(xRow + inner + g * stateSize, {1, stateSize}, {stateSize, 1});
-    View cView =
-        makeView(xRow + inner + (groups + g) * stateSize, {1, stateSize}, {stateSize, 1});
-    Value x = load(xView, {p0, 0}, {bp, 1}).to(DType::F32);
-    Value b = load(bView, {0, 0}, {1, stateSize}).to(DType::F32);
-    Value c = load(cView, {0, 0}, {1, stateSize}).to(DType::F32);
+    // x, B and C are read as [bp, N] views with a zero stride (x[p] along n,
+    // B[n] and C[n] along p): every operand arrives in the state's layout, so
+    // nothing passes through shared memory.
+    auto broadcastView = [&](Value base, int64_t pStride, int64_t nStride) {
+      return makeView(base, {headDim, stateSize}, {pStride, nStride});
+    };
+    Value bcOffset = xBC + row64 * channels + inner + g * stateSize;
+    Value x = load(broadcastView(xRow, 1, 0), {p0, 0}, {bp, stateSize}).to(DType::F32);
+    Value b = load(broadcastView(bcOffset, 0, 1), {p0, 0}, {bp, stateSize}).to(DType::F32);
+    Value c = load(broadcastView(bcOffset + groups * stateSize, 0, 1), {p0, 0},
+                   {bp, stateSize})
+                  .to(DType::F32);
     Value base = page + slot.to(DType::I64) * (heads * headDim * stateSize);
     View sView = makeView(base + h * (headDim * stateSize), {headDim, stateSize},
                           {stateSize, 1});
-    Value s = load(sView, {p0, 0}, {bp, stateSize});
-    s = s * decay + (x * dt) * b;
+    Value s = load(sView, {p0, 0}, {bp, stateSize}) * decay + (x * dt) * b;
     store(sView, {p0, 0}, s);
-    Value out = expandDims(sum(s * c, 1), 1) + load(dSkip + h) * x;
-    store(yView, {p0, 0}, out.to(DType::BF16));
+    Value xp = load(makeView(xRow, {headDim}, {1}), {p0}, {bp}).to(DType::F32);
+    store(yView, {p0}, (sum(s * c, 1) + load(dSkip + h) * xp).to(DType::BF16));
   });
 }
 

@@ -131,19 +131,33 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     PlanArg in = PlanArg::of(DecodePlan::activation(i));
     PlanArg out = buffer(DecodePlan::activation(i + 1), Role::Activation, rows * hidden * 2);
 
-    // bf16 weights take twice the bytes per element: half the rows per
-    // program keeps one 16-byte load per thread and K step.
-    auto inProj = specialize(registry, overrides, "in_proj_conv",
-                             {kv("hidden", hidden), kv("inner", I), kv("channels", Cd),
-                              kv("heads", H), kv("fp8", fp8), kv("block_n", fp8 ? 16 : 8)});
+    // Small batches stream the weight once per row (GEMV); from 16 rows on,
+    // tensor-core tiles read it once per 16 rows. bf16 weights take twice the
+    // bytes per element: half the GEMV rows per program keeps one 16-byte
+    // load per thread and K step.
+    const bool tiles = rows >= 16;
+    auto projection = [&](int64_t gemvBlockN,
+                          int64_t tileBlockN) -> std::vector<std::string> {
+      if (tiles)
+        return {kv("block_m", 16), kv("block_n", tileBlockN), kv("block_k", 64)};
+      return {kv("block_n", gemvBlockN)};
+    };
+    std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
+                                           kv("channels", Cd), kv("heads", H), kv("fp8", fp8)};
+    // in_proj's conv epilogue spills at 16 x 64 (ptxas -v): 16 x 32 tiles.
+    for (std::string &choice : projection(fp8 ? 16 : 8, 32))
+      inGeometry.push_back(choice);
+    auto inProj = specialize(registry, overrides, "in_proj_conv", inGeometry);
     auto ssm = specialize(registry, overrides, "ssm_update",
                           {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G)});
     auto norm = specialize(registry, overrides, "gated_rmsnorm",
                            {kv("width", I), kv("group_size", c.normGroupSize()),
                             kv("fp8_out", fp8)});
-    auto outProj = specialize(registry, overrides, "out_proj",
-                              {kv("inner", I), kv("hidden", hidden), kv("fp8", fp8),
-                               kv("block_n", fp8 ? 8 : 4)});
+    std::vector<std::string> outGeometry = {kv("inner", I), kv("hidden", hidden),
+                                            kv("fp8", fp8)};
+    for (std::string &choice : projection(fp8 ? 8 : 4, 64))
+      outGeometry.push_back(choice);
+    auto outProj = specialize(registry, overrides, "out_proj", outGeometry);
     if (!inProj || !ssm || !norm || !outProj)
       return llvm::joinErrors(
           llvm::joinErrors(inProj.takeError(), ssm.takeError()),
@@ -180,7 +194,8 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     if (fp8)
       outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
     plan.launches.push_back({"out_proj", outProj->first,
-                             {ceilDiv(hidden, outProj->second.get("block_n")), rows, 1},
+                             {ceilDiv(hidden, outProj->second.get("block_n")),
+                              ceilDiv(rows, outProj->second.get("block_m")), 1},
                              outArgs, w.layer});
   }
   return plan;
