@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# compute-sanitizer over every registered kernel on a GPU host (docs/hardening.md).
+# The GPU host has no LLVM: the kernels are compiled there by the bundle's
+# `tilejit` (make bundle), for sm_90a, the GEMMs at n = k = 512 so that racecheck
+# finishes. Each tool runs sanitize_kernels.py (sizes with partial tiles), then
+# memcheck runs the runtime's own GPU tests (tilejit-gpu-tests "[gpu]": JIT
+# launches, weight slots, graph capture and replay).
+#
+# Usage: tests/e2e/sanitize_gpu.sh [BUNDLE_TARBALL]
+#   (default bundle/tilejit-bundle.tar.xz); logs go to $OUT/sanitize or a temp dir.
+# Exit: 0 when every run is clean, 1 otherwise, 77 without a GPU or the tool.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+bundle=${1:-$root/bundle/tilejit-bundle.tar.xz}
+logs=${OUT:-$(mktemp -d)}/sanitize
+mkdir -p "$logs"
+
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+[ -n "$cs" ] && [ -x "$cs" ] || { echo "SKIP: compute-sanitizer not found"; exit 77; }
+nvidia-smi -L >/dev/null 2>&1 || { echo "SKIP: no GPU (nvidia-smi -L failed)"; exit 77; }
+echo "tool: $cs ($("$cs" --version | grep -i version | tail -1))"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -xJf "$bundle" -C "$work" || exit 1
+bin=$work/tilejit-bundle/bin
+kernels=$("$bin/tilejit" list --names) || exit 1
+mkdir -p "$work/ptx"
+for k in $kernels; do
+  set_args=()
+  case $k in gemm_*) set_args=(--set n=512 --set k=512) ;; esac
+  "$bin/tilejit" compile "$k" --arch sm_90a "${set_args[@]}" -o "$work/ptx/$k.ptx" \
+    --meta "$work/ptx/$k.json" || exit 1
+done
+echo "kernels: $(echo $kernels)"
+
+status=0
+# summarize NAME LOG RC: one line with the tool's own summary and the checks.
+summarize() {
+  local summary
+  summary=$(grep -E "(ERROR|RACECHECK) SUMMARY" "$2" | tail -1 | sed 's/^=* *//')
+  echo "$1: exit $3; ${summary:-no summary line}; $(grep -c '^PASS' "$2") checks passed," \
+    "$(grep -c '^FAIL' "$2") failed"
+  if [ "$3" -ne 0 ]; then
+    status=1
+    grep -E "^(=+ (Invalid|Race|Uninitialized|Error|Warning)|FAIL)" "$2" | head -20
+  fi
+}
+for tool in memcheck racecheck initcheck; do
+  timeout 50 "$cs" --tool "$tool" --error-exitcode 99 --print-limit 50 \
+    python3 "$root/tests/e2e/sanitize_kernels.py" "$work/ptx" $kernels >"$logs/$tool.log" 2>&1
+  summarize "$tool" "$logs/$tool.log" $?
+done
+TILEJIT_CACHE_DIR=$work/cache timeout 50 "$cs" --tool memcheck --error-exitcode 99 \
+  "$bin/tilejit-gpu-tests" "[gpu]" >"$logs/gpu-tests-memcheck.log" 2>&1
+rc=$?
+summarize "memcheck tilejit-gpu-tests [gpu]" "$logs/gpu-tests-memcheck.log" $rc
+grep -E "^(All tests passed|test cases:)" "$logs/gpu-tests-memcheck.log" | tail -1
+exit $status
