@@ -29,6 +29,8 @@ JitRuntime::create(std::unique_ptr<DeviceApi> device,
   }
   if (!options.diagnostics)
     options.diagnostics = printWarning;
+  if (!options.notes)
+    options.notes = printNote;
   std::unique_ptr<DiskCache> disk;
   if (options.useDiskCache) {
     Expected<std::unique_ptr<DiskCache>> opened = DiskCache::open(
@@ -51,6 +53,32 @@ JitRuntime::JitRuntime(std::unique_ptr<DeviceApi> device,
 JitRuntime::~JitRuntime() = default;
 
 void JitRuntime::warn(const Twine &message) { options.diagnostics(message.str()); }
+
+void JitRuntime::note(const Twine &message) { options.notes(message.str()); }
+
+std::string JitRuntime::tuningVersion() const {
+  CompilerIdentity identity = comp->identity();
+  return tuneVersion(identity.buildId, identity.llvmVersion);
+}
+
+std::pair<TuneMatch, std::optional<TuneEntry>>
+JitRuntime::lookupTuned(const TuneKey &key) {
+  if (options.tuneDbPath.empty())
+    return {TuneMatch::None, std::nullopt};
+  std::lock_guard<std::mutex> lock(tuneMutex);
+  if (!tuneDb) {
+    Expected<TuneDb> loaded = TuneDb::load(options.tuneDbPath);
+    if (!loaded) {
+      warn(toString(loaded.takeError()) + "; no tuned configuration is used");
+      loaded = TuneDb();
+    }
+    tuneDb = std::move(*loaded);
+  }
+  auto [match, entry] = tuneDb->lookup(key);
+  if (!entry)
+    return {match, std::nullopt};
+  return {match, *entry};
+}
 
 std::unique_ptr<WeightSlot> JitRuntime::createWeightSlot(StringRef name) {
   // Ids are process-wide, not per runtime: a slot of one runtime must not

@@ -1,5 +1,6 @@
 // Reading the runtime's environment variables.
 #include "tilejit/runtime/RuntimeOptions.h"
+#include "tilejit/runtime/TuneDb.h"
 
 #include "tilejit/Target/PTX/Arch.h"
 
@@ -53,6 +54,11 @@ Expected<RuntimeOptions> RuntimeOptions::fromEnvironment() {
       return dir.takeError();
     options.cacheDirectory = std::move(*dir);
   }
+  // Without a place for the database there is nothing tuned to consult.
+  if (Expected<std::string> tuneDb = tuneDbPathFromEnvironment())
+    options.tuneDbPath = std::move(*tuneDb);
+  else
+    consumeError(tuneDb.takeError());
   return options;
 }
 

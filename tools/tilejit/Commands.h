@@ -3,6 +3,7 @@
 #define TILEJIT_TOOLS_TILEJIT_COMMANDS_H
 
 #include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/Tuning/TuneProblem.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -14,6 +15,14 @@ int fail(const llvm::Twine &message);
 /// `tilejit run`: true when it was the command given.
 bool runRequested();
 int runMain(const KernelRegistry &registry);
+
+/// `tilejit tune` and `tilejit tunedb`: true when it was the command given.
+bool tuneRequested();
+int tuneMain(const KernelRegistry &registry);
+bool tuneDbRequested();
+int tuneDbMain(const KernelRegistry &registry);
+/// The tuning problems of the example kernels (TuneProblems.cpp).
+llvm::Error registerTuneProblems(tuning::TuneProblemRegistry &registry);
 
 } // namespace tilejit::cli
 

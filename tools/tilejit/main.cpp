@@ -1,4 +1,4 @@
-// tilejit: the command-line driver: list, dump, compile and run.
+// tilejit: the command-line driver: list, dump, compile, run, tune and tunedb.
 #include "Commands.h"
 
 #include "tilejit/Builder/KernelRegistry.h"
@@ -8,6 +8,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -61,8 +62,14 @@ int runList(const tilejit::KernelRegistry &registry) {
       continue;
     }
     outs() << def->name << "\n    " << def->summary << "\n";
-    for (const tilejit::KernelConstant &c : def->constants)
-      outs() << "    " << c.name << " = " << c.defaultValue << "  (" << c.help << ")\n";
+    for (const tilejit::KernelConstant &c : def->constants) {
+      outs() << "    " << c.name << " = " << c.defaultValue << "  (" << c.help << ")";
+      if (c.isTunable())
+        outs() << "  tuned over " << join(map_range(c.candidates, [](int64_t v) {
+                    return std::to_string(v);
+                  }), ",");
+      outs() << "\n";
+    }
   }
   return 0;
 }
@@ -240,8 +247,10 @@ int main(int argc, char **argv) {
     return 0;
   }
   tilejit::KernelRegistry &registry = tilejit::KernelRegistry::global();
-  if (Error err = joinErrors(tilejit::models::registerModelKernels(registry),
-                             tilejit::models::registerExampleKernels(registry)))
+  if (Error err = joinErrors(
+          joinErrors(tilejit::models::registerModelKernels(registry),
+                     tilejit::models::registerExampleKernels(registry)),
+          tilejit::cli::registerTuneProblems(tilejit::tuning::TuneProblemRegistry::global())))
     return fail(toString(std::move(err)));
   if (listCmd)
     return runList(registry);
@@ -251,6 +260,10 @@ int main(int argc, char **argv) {
     return runCompile(registry);
   if (tilejit::cli::runRequested())
     return tilejit::cli::runMain(registry);
+  if (tilejit::cli::tuneRequested())
+    return tilejit::cli::tuneMain(registry);
+  if (tilejit::cli::tuneDbRequested())
+    return tilejit::cli::tuneDbMain(registry);
   cl::PrintHelpMessage();
   return 1;
 }

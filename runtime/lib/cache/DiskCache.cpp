@@ -153,6 +153,8 @@ void printWarning(StringRef message) {
   errs() << "tilejit: warning: " << message << "\n";
 }
 
+void printNote(StringRef message) { errs() << "tilejit: note: " << message << "\n"; }
+
 DiskCache::DiskCache(DiskCacheConfig cfg) : config(std::move(cfg)) {
   if (!config.diagnostics)
     config.diagnostics = printWarning;

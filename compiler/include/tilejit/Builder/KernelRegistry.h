@@ -16,6 +16,11 @@ struct KernelConstant {
   std::string name;
   int64_t defaultValue;
   std::string help;
+  /// The values `tilejit tune` tries; empty for a constant that is not tuned
+  /// (a shape). The default need not be listed: the tuner always tries it.
+  std::vector<int64_t> candidates = {};
+
+  bool isTunable() const { return !candidates.empty(); }
 };
 
 /// The constants a kernel is built with.

@@ -24,6 +24,8 @@ namespace tilejit::runtime {
 using DiagnosticHandler = std::function<void(llvm::StringRef message)>;
 /// Prints "tilejit: warning: <message>" on stderr.
 void printWarning(llvm::StringRef message);
+/// Prints "tilejit: note: <message>" on stderr.
+void printNote(llvm::StringRef message);
 
 /// Everything a compiled kernel depends on. Any change gives another key.
 struct DiskKeyInputs {

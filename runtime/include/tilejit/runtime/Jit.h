@@ -13,6 +13,7 @@
 #include "tilejit/runtime/LoadStats.h"
 #include "tilejit/runtime/ModuleCache.h"
 #include "tilejit/runtime/RuntimeOptions.h"
+#include "tilejit/runtime/TuneDb.h"
 #include "tilejit/runtime/WeightSlot.h"
 
 #include "tilejit/Target/PTX/Arch.h"
@@ -22,6 +23,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -105,6 +107,16 @@ public:
 
   /// Reports a recovered problem through the diagnostics handler.
   void warn(const llvm::Twine &message);
+  /// Reports a choice the runtime made through the notes handler.
+  void note(const llvm::Twine &message);
+
+  /// The tuning database's entry for `key` (a copy). The database is read at
+  /// the first lookup; one that cannot be read is reported once and treated
+  /// as empty. None when the runtime has no database path.
+  std::pair<TuneMatch, std::optional<TuneEntry>> lookupTuned(const TuneKey &key);
+  llvm::StringRef tuneDbPath() const { return options.tuneDbPath; }
+  /// The version stamped on tuned entries by this runtime's compiler.
+  std::string tuningVersion() const;
 
 private:
   friend class WeightSlot;
@@ -123,6 +135,9 @@ private:
   CaptureGuard captureGuard;
   mutable std::mutex slotMutex;
   std::set<uint64_t> liveSlots;
+  std::mutex tuneMutex;
+  /// Read at the first lookupTuned.
+  std::optional<TuneDb> tuneDb;
 };
 
 } // namespace tilejit::runtime

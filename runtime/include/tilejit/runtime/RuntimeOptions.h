@@ -1,6 +1,7 @@
 // The runtime's settings and the environment variables of design.md §3 that set
 // them: TILEJIT_ARCH, TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or
-// ~/.cache/tilejit) and TILEJIT_NO_CACHE=1.
+// ~/.cache/tilejit), TILEJIT_NO_CACHE=1 and TILEJIT_TUNE_DB (default
+// <cache dir>/tune.json).
 #ifndef TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 #define TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 
@@ -25,6 +26,12 @@ struct RuntimeOptions {
   uint64_t cacheMaxBytes = defaultDiskCacheMaxBytes;
   /// Warnings the runtime recovers from; printWarning when empty.
   DiagnosticHandler diagnostics;
+  /// The tuning database consulted when a kernel with tuning hooks compiles
+  /// (TILEJIT_TUNE_DB, else tune.json in the cache directory); empty: none.
+  std::string tuneDbPath;
+  /// What the runtime chose on its own (a tuned configuration used, or one
+  /// not used and why); printNote when empty.
+  DiagnosticHandler notes;
 
   /// The settings the environment selects. Errors: an unknown TILEJIT_ARCH
   /// (the message lists the known arches), no cache directory to be found

@@ -1,0 +1,214 @@
+// The tuning database: keys, JSON round trip and errors, lookup by version,
+// import/export, and the runtime consulting it when a kernel compiles.
+#include "runtime/RuntimeTestSupport.h"
+#include "tilejit/runtime/TuneDb.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tilejit::runtime;
+using namespace tilejit::runtime::testing;
+
+namespace {
+
+TuneEntry sampleEntry(std::string version, unsigned sms = 132) {
+  TuneEntry e;
+  e.key = {"gemm_bf16", hashKernelIR("ir of gemm"), shapeBucket({{"m", 4096}}), "sm_90a", sms,
+           std::move(version)};
+  e.constants = {{"k", 4096}, {"n", 4096}};
+  e.shape = {{"m", 4096}};
+  e.config = {{"block_k", 64}, {"block_m", 128}};
+  e.medianMs = 0.3125;
+  e.minMs = 0.3;
+  e.maxMs = 0.35;
+  e.samples = 15;
+  e.defaultMedianMs = 0.327;
+  e.provenance = {"2026-11-30T12:00:00Z", "NVIDIA H200", 13000, "sm 1980 MHz"};
+  return e;
+}
+
+} // namespace
+
+TEST_CASE("tuning keys: IR hash, shape bucket, id without version", "[tuning]") {
+  std::string h = hashKernelIR("tile.kernel @a");
+  CHECK(h.size() == 64);
+  CHECK(h == hashKernelIR("tile.kernel @a"));
+  CHECK(h != hashKernelIR("tile.kernel @b"));
+  CHECK(shapeBucket({{"m", 4096}}) == "m<=4096");
+  CHECK(shapeBucket({{"m", 4097}}) == "m<=8192");
+  CHECK(shapeBucket({{"rows", 37}, {"cols", 1000}}) == "cols<=1024,rows<=64");
+  CHECK(shapeBucket({{"m", 1}}) == "m<=1");
+  CHECK(shapeBucket({}).empty());
+  TuneKey a = sampleEntry("v1").key, b = sampleEntry("v2").key, c = sampleEntry("v1", 78).key;
+  CHECK(a.id() == b.id());
+  CHECK(a.id() != c.id());
+  CHECK(tuneVersion("abc123", "22.1.0") == "abc123/llvm-22.1.0");
+  CHECK(formatNamedValues({{"b", 2}, {"a", 1}}) == "a=1,b=2");
+}
+
+TEST_CASE("tuning database: JSON and file round trip", "[tuning]") {
+  TempDir dir;
+  std::string path = dir.sub("sub/tune.json");
+  TuneDb empty = llvm::cantFail(TuneDb::load(path));
+  CHECK(empty.entries().empty());
+  TuneDb db;
+  TuneEntry rejected = sampleEntry("v1", 78);
+  rejected.rejected = "wrong results";
+  db.record(sampleEntry("v1"));
+  db.record(rejected);
+  REQUIRE(!db.save(path));
+  TuneDb back = llvm::cantFail(TuneDb::load(path));
+  REQUIRE(back.entries().size() == 2);
+  const TuneEntry &e = back.entries()[0];
+  TuneEntry want = sampleEntry("v1");
+  CHECK(e.key.id() == want.key.id());
+  CHECK(e.key.version == "v1");
+  CHECK(e.constants == want.constants);
+  CHECK(e.shape == want.shape);
+  CHECK(e.config == want.config);
+  CHECK(e.medianMs == want.medianMs);
+  CHECK(e.samples == 15);
+  CHECK(e.defaultMedianMs == want.defaultMedianMs);
+  CHECK(e.provenance.date == want.provenance.date);
+  CHECK(e.provenance.driverVersion == 13000);
+  CHECK(e.provenance.clocks == "sm 1980 MHz");
+  CHECK(e.rejected.empty());
+  CHECK(back.entries()[1].rejected == "wrong results");
+}
+
+TEST_CASE("tuning database: malformed files are errors that say why", "[tuning]") {
+  CHECK(toString(TuneDb::fromJSON(llvm::json::Object{{"entries", llvm::json::Array{}}})
+                     .takeError()) ==
+        "not a tuning database (expected \"format\": \"tilejit-tune-db/1\")");
+  TuneDb one;
+  one.record(sampleEntry("v1"));
+  llvm::json::Value broken = one.toJSON();
+  (*(*broken.getAsObject()->getArray("entries"))[0].getAsObject())["sm_count"] = "many";
+  CHECK(toString(TuneDb::fromJSON(broken).takeError()) ==
+        "entry 0: 'sm_count' must be an integer");
+  TempDir dir;
+  std::string path = dir.sub("tune.json");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    os << "{ not json";
+  }
+  std::string err = toString(TuneDb::load(path).takeError());
+  CHECK(llvm::StringRef(err).starts_with("tuning database '" + path + "': "));
+}
+
+TEST_CASE("tuning database: lookup by version, record supersedes", "[tuning]") {
+  TuneDb db;
+  TuneKey key = sampleEntry("v2").key;
+  CHECK(db.lookup(key).first == TuneMatch::None);
+  db.record(sampleEntry("v1"));
+  auto [match, entry] = db.lookup(key);
+  CHECK(match == TuneMatch::OtherVersion);
+  REQUIRE(entry);
+  CHECK(entry->key.version == "v1");
+  CHECK(db.staleEntries("v2").size() == 1);
+  std::vector<std::string> replaced = db.record(sampleEntry("v2"));
+  CHECK(replaced == std::vector<std::string>{"v1"});
+  CHECK(db.entries().size() == 1);
+  CHECK(db.lookup(key).first == TuneMatch::Exact);
+  CHECK(db.staleEntries("v2").empty());
+  TuneEntry bad = sampleEntry("v2");
+  bad.rejected = "re-validation: wrong";
+  db.record(bad);
+  CHECK(db.lookup(key).first == TuneMatch::Rejected);
+  // Another SM count is another problem.
+  TuneKey otherGpu = key;
+  otherGpu.smCount = 78;
+  CHECK(db.lookup(otherGpu).first == TuneMatch::None);
+}
+
+TEST_CASE("tuning database: export and import keep other versions for re-validation",
+          "[tuning]") {
+  TempDir dir;
+  TuneDb shipped;
+  shipped.record(sampleEntry("old"));
+  TuneEntry other = sampleEntry("current", 78);
+  shipped.record(other);
+  REQUIRE(!shipped.save(dir.sub("model.tune.json")));
+
+  TuneDb local;
+  TuneEntry mine = sampleEntry("current", 78);
+  mine.medianMs = 9.0;
+  local.record(mine);
+  TuneDb incoming = llvm::cantFail(TuneDb::load(dir.sub("model.tune.json")));
+  TuneDb::MergeReport report = local.merge(incoming, "current");
+  CHECK(report.added == 1);
+  CHECK(report.replaced == 1);
+  REQUIRE(report.needRevalidation.size() == 1);
+  CHECK(report.needRevalidation[0]->key.version == "old");
+  REQUIRE(local.entries().size() == 2);
+  // The imported measurement replaced the local one of the same key and version.
+  CHECK(local.lookup(mine.key).second->medianMs == other.medianMs);
+  // The old-version entry is kept, but a current lookup does not use it.
+  TuneKey current = sampleEntry("current").key;
+  CHECK(local.lookup(current).first == TuneMatch::OtherVersion);
+}
+
+TEST_CASE("the runtime consults the tuning database when a kernel compiles", "[tuning]") {
+  TempDir dir;
+  auto compiler = std::make_shared<FakeCompiler>();
+  std::vector<std::string> notes;
+  RuntimeOptions options = optionsFor(dir.sub("cache"));
+  options.tuneDbPath = dir.sub("tune.json");
+  options.notes = [&](llvm::StringRef m) { notes.push_back(m.str()); };
+  FakeDevice *device;
+  auto jit = fakeRuntime(compiler, options, device);
+
+  std::string defaultIR = fakeIR("scale", ptrAndCount(), 128);
+  KernelSpec spec = specFor("scale", defaultIR);
+  spec.tuning = KernelTuning{{{"m", 3000}}, [](const tilejit::Arch &, const NamedValues &c) {
+                               return llvm::Expected<std::string>(fakeIR(
+                                   "scale", ptrAndCount(), uint32_t(c.at("warps") * 32)));
+                             }};
+  TuneEntry entry = sampleEntry(jit->tuningVersion());
+  entry.key.kernel = "scale";
+  entry.key.irHash = hashKernelIR(defaultIR);
+  entry.key.shapeBucket = "m<=4096";
+  entry.key.smCount = device->info().smCount;
+  entry.config = {{"warps", 8}};
+
+  SECTION("no database: the default, nothing said") {
+    Kernel k(*jit, spec);
+    REQUIRE(!k.compile());
+    CHECK(k.compiled()->launch.threadsPerBlock == 128);
+    CHECK(k.tunedConfig().empty());
+    CHECK(notes.empty());
+  }
+  SECTION("a current entry: the tuned configuration, said") {
+    TuneDb db;
+    db.record(entry);
+    REQUIRE(!db.save(options.tuneDbPath));
+    Kernel k(*jit, spec);
+    REQUIRE(!k.compile());
+    CHECK(k.compiled()->launch.threadsPerBlock == 256);
+    CHECK(k.tunedConfig() == NamedValues{{"warps", 8}});
+    REQUIRE(notes.size() == 1);
+    CHECK(llvm::StringRef(notes[0]).contains("using the tuned configuration warps=8"));
+  }
+  SECTION("an entry of another version: not used until re-validated, said") {
+    entry.key.version = "someone-else/llvm-21";
+    TuneDb db;
+    db.record(entry);
+    REQUIRE(!db.save(options.tuneDbPath));
+    Kernel k(*jit, spec);
+    REQUIRE(!k.compile());
+    CHECK(k.compiled()->launch.threadsPerBlock == 128);
+    REQUIRE(notes.size() == 1);
+    CHECK(llvm::StringRef(notes[0]).contains("measured by tilejit someone-else/llvm-21"));
+    CHECK(llvm::StringRef(notes[0]).contains("until it is re-validated"));
+  }
+  SECTION("another shape bucket: not matched") {
+    spec.tuning->shape = {{"m", 5000}};
+    TuneDb db;
+    db.record(entry);
+    REQUIRE(!db.save(options.tuneDbPath));
+    Kernel k(*jit, spec);
+    REQUIRE(!k.compile());
+    CHECK(k.compiled()->launch.threadsPerBlock == 128);
+    CHECK(notes.empty());
+  }
+}
