@@ -1,0 +1,93 @@
+// measureCandidates without a GPU: on the FakeDevice no kernel writes its output,
+// so every compiled candidate must come back `wrong` (the check sees the poison),
+// a compiler failure `compile-failed` and a pruned one `pruned`: results, no crash,
+// no winner, no database entry.
+#include "runtime/RuntimeTestSupport.h"
+#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/Tuning/Tuner.h"
+#include "tilejit/models/Kernels.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tilejit;
+using namespace tilejit::tuning;
+using runtime::testing::TempDir;
+
+namespace {
+
+/// JitCompiler that fails its `failAt`-th compile (1-based).
+class FailingCompiler : public runtime::KernelCompiler {
+public:
+  explicit FailingCompiler(int failAt) : failAt(failAt) {}
+  runtime::CompilerIdentity identity() const override { return inner.identity(); }
+  llvm::Expected<runtime::CompiledKernel> compile(const runtime::KernelRequest &r) override {
+    if (++count == failAt)
+      return llvm::createStringError("injected compiler failure");
+    return inner.compile(r);
+  }
+
+private:
+  JitCompiler inner;
+  int failAt;
+  int count = 0;
+};
+
+} // namespace
+
+TEST_CASE("measureCandidates records every failure as a result", "[tuning]") {
+  KernelRegistry registry;
+  llvm::cantFail(models::registerExampleKernels(registry));
+  const KernelDef *add = registry.find("vector_add");
+  REQUIRE(add);
+  TuneProblem problem;
+  problem.kernel = "vector_add";
+  problem.shape = {{"n", 4096}};
+  problem.checkShape = {{"n", 1000}};
+  problem.args = [](const Specialization &, const NamedValues &shape) {
+    int64_t n = shape.at("n");
+    return std::vector<TuneArg>{TuneArg::input(DType::F32, n), TuneArg::input(DType::F32, n),
+                                TuneArg::output(DType::F32, n), TuneArg::integer(n)};
+  };
+  problem.grid = [](const Specialization &s, const NamedValues &shape) {
+    return std::array<int64_t, 3>{(shape.at("n") + s.get("block") - 1) / s.get("block"), 1, 1};
+  };
+  TuneTarget target{add, &problem, llvm::cantFail(add->specialize({})), problem.shape};
+
+  std::vector<Candidate> candidates = enumerateCandidates(*add, target.base);
+  REQUIRE(candidates.size() == 12);
+  candidates.resize(3);
+  candidates[2].pruned = "pruned by the test";
+
+  TempDir dir;
+  auto jit = llvm::cantFail(runtime::JitRuntime::create(
+      std::make_unique<runtime::FakeDevice>(), std::make_shared<FailingCompiler>(2),
+      runtime::testing::optionsFor(dir.sub("cache"))));
+  TuneOptions options;
+  options.threads = 1;
+  options.samples = 3;
+  std::vector<std::string> phases;
+  auto report = measureCandidates(*jit, target, candidates, options,
+                                  [&](const TuneProgress &p) {
+                                    phases.push_back(p.phase.str() + " " +
+                                                     std::to_string(p.done) + "/" +
+                                                     std::to_string(p.total));
+                                  });
+  REQUIRE(bool(report));
+  REQUIRE(report->results.size() == 3);
+  const CandidateResult &first = report->results[0];
+  CHECK(first.status == CandidateResult::Status::Wrong);
+  CHECK(first.checked == 1000);
+  CHECK(first.mismatches == 1000);
+  CHECK(llvm::StringRef(first.detail).starts_with("1000 of 1000 elements outside"));
+  CHECK(report->results[1].status == CandidateResult::Status::CompileFailed);
+  CHECK(llvm::StringRef(report->results[1].detail).contains("injected compiler failure"));
+  CHECK(report->results[2].status == CandidateResult::Status::Pruned);
+  CHECK(report->results[2].detail == "pruned by the test");
+  CHECK_FALSE(report->winner);
+  CHECK_FALSE(report->entry);
+  CHECK(report->defaultIndex == std::optional<size_t>(0));
+  CHECK(phases == std::vector<std::string>{"compile 1/2", "compile 2/2", "measure 1/2",
+                                           "measure 2/2"});
+  llvm::json::Value json = report->toJSON();
+  CHECK(json.getAsObject()->getArray("candidates")->size() == 3);
+}
