@@ -24,6 +24,7 @@ constexpr FuzzTarget targets[] = {
     {"config", runConfig, configSeeds},
     {"ir", runIr, irSeeds},
     {"safetensors", runSafetensors, safetensorsSeeds},
+    {"tune-db", runTuneDb, tuneDbSeeds},
 };
 
 const FuzzTarget *selected = nullptr;

@@ -38,6 +38,9 @@ Seeds checkpointSeeds(llvm::StringRef sourceDir);
 void runCacheEntry(llvm::ArrayRef<uint8_t> input);
 Seeds cacheEntrySeeds(llvm::StringRef sourceDir);
 
+void runTuneDb(llvm::ArrayRef<uint8_t> input);
+Seeds tuneDbSeeds(llvm::StringRef sourceDir);
+
 /// A directory private to this process, created on first use and removed at
 /// exit; fuzz inputs that the product reads from files are written here.
 const std::string &scratchDir();
