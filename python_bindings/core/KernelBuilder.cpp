@@ -169,10 +169,7 @@ ElementType KernelBuilder::dtype(ValueId v) const {
 std::string KernelBuilder::describe(ValueId v) const {
   if (!valid(v))
     return "<invalid>";
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  os << state->at(v).raw().getType();
-  return text;
+  return tile::describeType(state->at(v).raw().getType());
 }
 
 ValueId KernelBuilder::convert(ValueId v, ElementType type, const Location &loc) {

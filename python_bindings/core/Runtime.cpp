@@ -25,7 +25,7 @@ struct Runtime::State {
 
 struct DeviceKernel::State {
   std::shared_ptr<Runtime::State> runtime;
-  std::shared_ptr<const KernelModule> module;
+  std::shared_ptr<KernelModule> module;
   std::unique_ptr<runtime::Kernel> kernel;
 };
 
@@ -88,7 +88,7 @@ LoadStatistics Runtime::stats() const {
   return out;
 }
 
-std::shared_ptr<DeviceKernel> Runtime::kernel(std::shared_ptr<const KernelModule> module,
+std::shared_ptr<DeviceKernel> Runtime::kernel(std::shared_ptr<KernelModule> module,
                                               unsigned optLevel) {
   if (optLevel > 3)
     throw Error(ErrorKind::Argument,

@@ -62,8 +62,9 @@ using namespace tilejit::python;
 PYBIND11_MODULE(_tilejit, m) {
   m.doc() = "tilejit: write tile kernels in Python, compile them to PTX, run them on "
             "the CPU interpreter (numpy) or the GPU (torch).";
-  std::string file = py::str(m.attr("__file__"));
-  setPackageDirectory(file.substr(0, file.find_last_of('/') + 1));
+  // The package passes its folder: `__file__` is not set while this runs.
+  m.def("_set_package_directory", &setPackageDirectory,
+        "Frames of files in this folder are skipped when locating ops.");
 
   PyObject *base = newErrorClass(m, "Error", PyExc_RuntimeError,
                                  "Every tilejit failure; the message carries the IR location.");

@@ -2,7 +2,9 @@
 stage, run them on the CPU interpreter (numpy) or the GPU (torch). See docs/python.md.
 """
 
-from . import _arrays
+import os
+
+from . import _arrays, _tilejit
 from ._tilejit import (
     ArgumentError, BuildError, CompileError, DeviceError, Error, RunError,
     Kernel, KernelModule, Value, Param, PTXResult, Runtime, DeviceKernel, LoadStats,
@@ -14,6 +16,9 @@ from ._tilejit import (
     f32_to_bf16, bf16_to_f32, f32_to_e4m3, e4m3_to_f32,
 )
 from .kernels import KernelSet, RegisteredKernel
+
+# Ops are located at the user's line: frames inside this package are skipped.
+_tilejit._set_package_directory(os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 f32, f16, bf16, f8e4m3 = dtype.f32, dtype.f16, dtype.bf16, dtype.f8e4m3
 i1, i8, i32, i64 = dtype.i1, dtype.i8, dtype.i32, dtype.i64

@@ -26,7 +26,8 @@ def test_masked_scale_rounds_to_bf16_and_leaves_the_tail(rng):
     x = rng.standard_normal(384).astype(np.float32)
     out = np.full(384, 0x7FC0, np.uint16)  # poison: a bf16 NaN
     module.run((3,), x, out, n, 1.5)
-    want = round_bf16(x[:n].astype(np.float64) * np.float32(1.5))
+    # The kernel's f32 product (one IEEE rounding, as numpy's f32 multiply), then bf16.
+    want = round_bf16(x[:n] * np.float32(1.5))
     assert_close(from_bf16_bits(out[:n]), want, 0, 0, n)
     assert (out[n:] == 0x7FC0).all(), "masked elements were written"
 
@@ -98,8 +99,10 @@ def test_dot_bf16_accumulates_in_f32(rng):
     fa, fb = round_bf16(rng.standard_normal((m, kk))), round_bf16(rng.standard_normal((kk, n)))
     out = np.zeros((m, n), np.float32)
     module.run(1, bf16_bits(fa), bf16_bits(fb), out)
-    # bf16 products are exact in f32; 32-term f32 sums: <= 32 * 2^-24 relative.
-    assert_close(out, fa @ fb, 1e-5, 2e-6, m * n)
+    # bf16 products are exact in f32, so the only error is the f32 summation:
+    # at most kk * 2^-24 * sum|a||b| per element (a bf16 accumulator, 2^-8, is not).
+    bound = kk * 2.0**-24 * (np.abs(fa) @ np.abs(fb))
+    assert out.size == m * n and (np.abs(out - fa @ fb) <= bound).all()
 
 
 def test_cumsum_and_math(rng):

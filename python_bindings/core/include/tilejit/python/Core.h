@@ -324,7 +324,7 @@ public:
   bool canLaunch() const;
   LoadStatistics stats() const;
   /// A kernel handle for `module`; compiled on first use.
-  std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<const KernelModule> module,
+  std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<KernelModule> module,
                                        unsigned optLevel);
 
   // The NemotronH mixer step (decode/prefill through the model's C++ API)
