@@ -103,7 +103,7 @@ Operand toOperand(const std::shared_ptr<KernelBuilder> &b, py::handle x, const L
     op.number = x.cast<double>();
   } else {
     throw py::type_error("expected a tilejit Value or a number, got " +
-                         std::string(py::str(x.get_type().attr("__name__"))));
+                         std::string(py::str(py::type::handle_of(x).attr("__name__"))));
   }
   return op;
 }

@@ -98,3 +98,37 @@ def test_device_errors_are_exceptions():
     with pytest.raises(tj.ArgumentError, match="mix of host and device"):
         module(x.cpu().numpy(), torch.zeros(128, dtype=torch.bfloat16, device="cuda"), 1, 1.0,
                grid=1)
+
+
+def test_ssm_update_on_torch_tensors():
+    heads, head_dim, n, groups, rows, slots = 64, 64, 128, 8, 4, 8
+    inner = heads * head_dim
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    rnd = lambda *s: torch.randn(*s, device="cuda", generator=gen)  # noqa: E731
+    xbc, dt = rnd(rows, inner + 2 * groups * n).bfloat16(), rnd(rows, heads).bfloat16()
+    a_log, dt_bias, d = rnd(heads), rnd(heads), rnd(heads)
+    page = rnd(slots, heads, head_dim, n)
+    before = page.clone()
+    slot_of = torch.tensor([6, -1, 0, 3], dtype=torch.int32, device="cuda")
+    y = torch.full((rows, inner), float("nan"), dtype=torch.bfloat16, device="cuda")
+    tj.kernels.ssm_update(xbc, dt, a_log, dt_bias, d, slot_of, page, y, 0.0, float("inf"),
+                          grid=(head_dim // 16, heads, rows))
+    torch.cuda.synchronize()
+    g = torch.arange(heads, device="cuda") // (heads // groups)
+    for row, slot in enumerate(slot_of.tolist()):
+        if slot < 0:
+            assert (y[row] == 0).all()
+            continue
+        v = xbc[row].double()
+        x = v[:inner].view(heads, head_dim)
+        b = v[inner:inner + groups * n].view(groups, n)[g]
+        c = v[inner + groups * n:].view(groups, n)[g]
+        dtp = torch.nn.functional.softplus(dt[row].double() + dt_bias.double())
+        decay = torch.exp(-torch.exp(a_log.double()) * dtp)
+        new = decay[:, None, None] * before[slot].double() + \
+            (dtp[:, None] * x)[:, :, None] * b[:, None, :]
+        want_y = ((new * c[:, None, :]).sum(-1) + d.double()[:, None] * x).reshape(inner)
+        assert_band(page[slot], new, 1e-3, 3e-4)  # R5d's f32 band
+        assert_band(y[row], want_y.bfloat16(), 1e-2, 1e-2)
+    untouched = [s for s in range(slots) if s not in slot_of.tolist()]
+    assert torch.equal(page[untouched], before[untouched])

@@ -70,3 +70,51 @@ def test_conv_update_shifts_state_and_skips_padding_rows(rng):
     assert (got_out[1] == 0).all(), "a padding row's output is zero"
     # The shift moves bf16 values unchanged: exact, and other slots byte-identical.
     assert (got_state == want_state).all()
+
+
+def ssm_update_reference(xbc, dt, a_log, dt_bias, d, state, heads, head_dim, n, groups,
+                         dt_min, dt_max):
+    """R5d for one row in f64: the new [H, P, N] state and y [H*P] (before bf16)."""
+    inner = heads * head_dim
+    x = xbc[:inner].reshape(heads, head_dim)
+    b = xbc[inner:inner + groups * n].reshape(groups, n)
+    c = xbc[inner + groups * n:].reshape(groups, n)
+    v = dt + dt_bias
+    dtp = np.clip(np.where(v > 20, v, np.log1p(np.exp(v))), dt_min, dt_max)
+    g = np.arange(heads) // (heads // groups)
+    decay = np.exp(-np.exp(a_log) * dtp)
+    new = decay[:, None, None] * state + (dtp[:, None] * x)[:, :, None] * b[g][:, None, :]
+    y = (new * c[g][:, None, :]).sum(-1) + d[:, None] * x
+    return new, y.reshape(inner)
+
+
+def test_ssm_update_updates_the_slot_in_place(rng):
+    heads, head_dim, n, groups, block_p, rows, slots = 4, 8, 16, 2, 4, 3, 5
+    geometry = dict(heads=heads, head_dim=head_dim, state=n, groups=groups, block_p=block_p)
+    inner, channels = heads * head_dim, heads * head_dim + 2 * groups * n
+    xbc = round_bf16(rng.standard_normal((rows, channels)))
+    dt = round_bf16(rng.standard_normal((rows, heads)))
+    a_log, dt_bias, d = (rng.standard_normal(heads).astype(np.float32) for _ in range(3))
+    page = rng.standard_normal((slots, heads, head_dim, n)).astype(np.float32)
+    slot_of = np.array([4, -1, 1], np.int32)
+    got_page = page.copy()
+    y = np.full((rows, inner), 0x7FC0, np.uint16)
+    tj.kernels.ssm_update(bf16_bits(xbc), bf16_bits(dt), a_log, dt_bias, d, slot_of, got_page,
+                          y, 0.0, float("inf"), grid=(head_dim // block_p, heads, rows),
+                          **geometry)
+    for row, slot in enumerate(slot_of):
+        if slot < 0:
+            assert (y[row] == 0).all(), "a padding row's y is zero"
+            continue
+        new, want_y = ssm_update_reference(xbc[row], dt[row], a_log, dt_bias, d, page[slot],
+                                           heads, head_dim, n, groups, 0.0, np.inf)
+        # R5d's f32 band for the state; y is one bf16 rounding of an f32 value.
+        assert_close(got_page[slot], new, 1e-3, 3e-4, heads * head_dim * n)
+        assert_close(from_bf16_bits(y[row]), round_bf16(want_y), 1e-2, 1e-2, inner)
+        # Counterfactual: a dropped carry (a zero old state) leaves the band.
+        dropped, _ = ssm_update_reference(xbc[row], dt[row], a_log, dt_bias, d,
+                                          0 * page[slot], heads, head_dim, n, groups, 0.0,
+                                          np.inf)
+        assert np.abs(dropped - new).max() > 1e-1
+    untouched = [s for s in range(slots) if s not in slot_of]
+    assert (got_page[untouched] == page[untouched]).all(), "other slots stay byte-identical"
