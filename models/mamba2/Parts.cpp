@@ -23,7 +23,9 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
   // The activation row is read as a [bn, K] view with row stride 0: every
   // weight row sees it in the weight tile's own layout, straight from L1, so
   // no layout conversion (and no barrier) sits between the weight loads.
-  View input = makeView(p.input + row.to(DType::I64) * p.k, {bn, p.k}, {0, 1});
+  Value rowStart = p.input + row.to(DType::I64) * p.k;
+  View input = makeView(rowStart, {bn, p.k}, {0, 1});
+  View rowView = makeView(rowStart, {1, p.k}, {p.k, 1});
   std::optional<Value> inverse;
   if (p.quantScale)
     inverse = 1.0f / *p.quantScale;
@@ -35,7 +37,8 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
     for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
       weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
     for (auto &[k0, w] : weights) {
-      Value a = load(input, {0, k0}, {bn, bk}).to(DType::F32);
+      Value a = p.quantizeOnce && inverse ? load(rowView, {0, k0}, {1, bk}).to(DType::F32)
+                                          : load(input, {0, k0}, {bn, bk}).to(DType::F32);
       if (inverse)
         a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
       acc = acc + w.to(DType::F32) * a;

@@ -24,6 +24,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"block_n", 16, "output columns per program"},
             {"block_k", 128, "K per step"},
             {"loads_in_flight", 7, "GEMV: K steps whose weight loads issue together"},
+            {"quantize_once", 0, "GEMV, fp8: quantize each activation once and broadcast it "
+                                 "through shared memory (1) or per weight row in registers (0)"},
             {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
             {"warps", 4, "warps per program"}},
            buildInProjConv}))

@@ -57,6 +57,55 @@ void DecodeCheck::print(llvm::raw_ostream &os) const {
                       untouchedSlotsDiffering, paddingNonZero);
 }
 
+std::vector<BufferAgreement> compareBackends(const DecodePlan &plan, const HostBuffers &a,
+                                             const HostBuffers &b,
+                                             const std::vector<MambaLayerWeights> &layers) {
+  // "normed" holds e4m3 codes when the last layer's out_proj is FP8.
+  const bool normedIsE4m3 = !layers.empty() && layers.back().outProj.isFP8;
+  std::vector<BufferAgreement> result;
+  for (const auto &[name, bytes] : a) {
+    auto other = b.find(name);
+    if (other == b.end() || name == "slots" || other->second.size() != bytes.size())
+      continue;
+    BufferAgreement agreement{name};
+    const llvm::StringRef n(name);
+    if (n.ends_with("ssm_page")) {
+      agreement.type = "f32";
+      std::vector<float> x, y;
+      assign(x, bytes), assign(y, other->second);
+      for (size_t i = 0; i < x.size(); ++i) {
+        compare(x[i], y[i], DecodeCheck::kStateAtol, DecodeCheck::kStateRtol,
+                agreement.elements, agreement.outside, agreement.maxError);
+        agreement.identical += x[i] == y[i];
+      }
+    } else if (n == "normed" && normedIsE4m3) {
+      agreement.type = "e4m3";
+      for (size_t i = 0; i < bytes.size(); ++i) {
+        // Codes of one sign are ordered like their values: one code apart
+        // is one quantization step.
+        int d = std::abs(int(bytes[i] & 0x7f) - int(other->second[i] & 0x7f));
+        bool sameSign = (bytes[i] & 0x80) == (other->second[i] & 0x80);
+        ++agreement.elements;
+        agreement.identical += bytes[i] == other->second[i];
+        bool close = sameSign ? d <= 1 : (bytes[i] & 0x7f) + (other->second[i] & 0x7f) <= 1;
+        agreement.outside += !close;
+        agreement.maxError = std::max(agreement.maxError, double(d));
+      }
+    } else {
+      agreement.type = "bf16";
+      std::vector<uint16_t> x, y;
+      assign(x, bytes), assign(y, other->second);
+      for (size_t i = 0; i < x.size(); ++i) {
+        compare(bf16ToF32(x[i]), bf16ToF32(y[i]), DecodeCheck::kOutAtol, DecodeCheck::kOutRtol,
+                agreement.elements, agreement.outside, agreement.maxError);
+        agreement.identical += x[i] == y[i];
+      }
+    }
+    result.push_back(std::move(agreement));
+  }
+  return result;
+}
+
 std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed) {
   std::vector<int32_t> all(numSlots);
   for (int64_t i = 0; i < numSlots; ++i)

@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Math/IR/Math.h"
 
+#include <algorithm>
+
 using namespace mlir;
 
 namespace tilejit::lowering {
@@ -128,14 +130,26 @@ LogicalResult emitConvert(Emitter &e, Operation *op) {
   if (convert.getRounding() == tile::RoundingMode::RTZ)
     return op->emitOpError("round-toward-zero has no GPU lowering yet");
   // Everything passes through f32 (exact for every source type).
+  // e4m3 converts two codes per instruction: a thread's registers are taken in
+  // pairs (any two elements; the conversion is elementwise), halving the cvts
+  // and letting LLVM fold the packing of two loaded bytes into one 16-bit move.
+  Type i16 = b.getI16Type();
   Regs wide;
   if (isa<Float8E4M3FNType>(from)) {
-    for (Value code : in) {
-      Value pair = LLVM::ZExtOp::create(b, loc, b.getI16Type(), code);
+    for (size_t i = 0; i < in.size(); i += 2) {
+      Value pair = LLVM::ZExtOp::create(b, loc, i16, in[i]);
+      if (i + 1 < in.size()) {
+        Value high = LLVM::ZExtOp::create(b, loc, i16, in[i + 1]);
+        high = LLVM::ShlOp::create(b, loc, high, LLVM::ConstantOp::create(b, loc, i16, 8));
+        pair = LLVM::OrOp::create(b, loc, pair, high);
+      }
+      // The low byte becomes element 0, the high byte element 1.
       Value halves = e.intrinsic("llvm.nvvm.e4m3x2.to.f16x2.rn",
                                  VectorType::get({2}, f16), {pair}, loc);
-      Value h = LLVM::ExtractElementOp::create(b, loc, halves, e.i32(0, loc));
-      wide.push_back(LLVM::FPExtOp::create(b, loc, f32, h));
+      for (size_t j = i; j < std::min(in.size(), i + 2); ++j) {
+        Value h = LLVM::ExtractElementOp::create(b, loc, halves, e.i32(int32_t(j - i), loc));
+        wide.push_back(LLVM::FPExtOp::create(b, loc, f32, h));
+      }
     }
   } else {
     for (Value v : in)
@@ -144,10 +158,16 @@ LogicalResult emitConvert(Emitter &e, Operation *op) {
   Regs out;
   if (isa<Float8E4M3FNType>(to)) {
     // cvt.rn.satfinite.e4m3x2.f32 packs {cvt(a), cvt(b)} high to low.
-    for (Value v : wide) {
-      Value packed = e.intrinsic("llvm.nvvm.ff.to.e4m3x2.rn", b.getI16Type(),
-                                 {f32Const(e, 0.0, loc), v}, loc);
+    for (size_t i = 0; i < wide.size(); i += 2) {
+      bool two = i + 1 < wide.size();
+      Value packed = e.intrinsic("llvm.nvvm.ff.to.e4m3x2.rn", i16,
+                                 {two ? wide[i + 1] : f32Const(e, 0.0, loc), wide[i]}, loc);
       out.push_back(LLVM::TruncOp::create(b, loc, b.getI8Type(), packed));
+      if (two) {
+        Value high =
+            LLVM::LShrOp::create(b, loc, packed, LLVM::ConstantOp::create(b, loc, i16, 8));
+        out.push_back(LLVM::TruncOp::create(b, loc, b.getI8Type(), high));
+      }
     }
   } else {
     for (Value v : wide)

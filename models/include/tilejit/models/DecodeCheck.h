@@ -58,6 +58,22 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &config,
                                              llvm::ArrayRef<int32_t> slots, int steps,
                                              uint64_t seed, const DecodeStepFn &runStep);
 
+/// One buffer of two backends' runs compared element by element.
+struct BufferAgreement {
+  std::string name;
+  std::string type;           ///< "bf16", "e4m3" or "f32"
+  int64_t elements = 0, identical = 0, outside = 0;
+  double maxError = 0;        ///< max |a - b| / (atol + rtol |b|)
+};
+
+/// Compares every non-weight buffer of `plan` after runs on two backends
+/// (e.g. the GPU against the interpreter) in the band of its type: bf16
+/// activations and conv taps 5e-2/1e-2, e4m3 codes within one code, the f32
+/// state 1e-2/1e-2 (the bands of DecodeCheck, for the same reasons).
+std::vector<BufferAgreement> compareBackends(const DecodePlan &plan, const HostBuffers &a,
+                                             const HostBuffers &b,
+                                             const std::vector<MambaLayerWeights> &layers);
+
 /// `rows` slots for a decode batch over `numSlots` slots: distinct, in random
 /// order, with every third row (from row 1) padding when rows > 1.
 std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed);

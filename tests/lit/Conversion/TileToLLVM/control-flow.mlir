@@ -3,7 +3,7 @@
 // RUN: tilejit-opt %s --tile-layout-pipeline | FileCheck %s --check-prefix=LAYOUT
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | FileCheck %s --check-prefix=LLVM
 // RUN: tilejit dump gemm_bf16 --stage ptx | FileCheck %s --check-prefix=MMA
-// RUN: tilejit dump gemm_e4m3 --stage ptx | FileCheck %s --check-prefix=MMA8
+// RUN: tilejit dump gemm_e4m3 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=MMA8
 
 // LAYOUT-LABEL: tile.kernel @accumulate
 // LAYOUT: %[[INIT:.*]] = arith.constant dense<0.000000e+00> : tensor<32x32xf32, #tile.mma<wpc = [2, 2]>>

@@ -92,8 +92,8 @@ tile.kernel @gemm_bf16_kn(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.pt
 
 // The registered e4m3 GEMM: wgmma on sm_90a, mma.sync on sm_121a; the bf16
 // one ([K, N] B) keeps mma.sync everywhere.
-// PTX: .entry gemm_e4m3
 // PTX: .extern .shared .align 1024 .b8 tile_shared[];
+// PTX: .entry gemm_e4m3
 // PTX: cp.async.cg.shared.global
 // PTX: cp.async.wait_group 1;
 // PTX-NEXT: fence.proxy.async.shared::cta;
