@@ -45,7 +45,7 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     // Eight elements per thread: the bf16 activation (16 bytes) and the
     // weight then share one layout, so neither passes through shared memory.
     k.setConfig({{bn, bk}, spec.get("warps"), 1, 8});
-    ProjectionOperands p{weightView, x, hidden, inputScale, spec.get("quantize_once") != 0};
+    ProjectionOperands p{weightView, x, hidden, inputScale};
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles; the activation is quantized in the

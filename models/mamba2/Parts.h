@@ -19,10 +19,6 @@ struct ProjectionOperands {
   /// e4m3(x * (1 / s_x)) (R1's static activation quant; the reciprocal may
   /// move a quotient on a rounding boundary by one e4m3 code, which R1 allows).
   std::optional<Value> quantScale;
-  /// With quantScale: quantize each K step of the row once ([1, bk], one
-  /// element per thread) and broadcast it through shared memory, instead of
-  /// reading it as a zero-stride [bn, bk] view and quantizing every copy.
-  bool quantizeOnce = false;
 };
 
 /// The f32 dot products [bn] of input row `row` (a scalar i32) with weight rows

@@ -23,9 +23,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"block_m", 1, "rows per program: 1 (GEMV) or >= 16 (tensor cores)"},
             {"block_n", 16, "output columns per program"},
             {"block_k", 128, "K per step"},
-            {"loads_in_flight", 7, "GEMV: K steps whose weight loads issue together"},
-            {"quantize_once", 0, "GEMV, fp8: quantize each activation once and broadcast it "
-                                 "through shared memory (1) or per weight row in registers (0)"},
+            {"loads_in_flight", 21, "GEMV: K steps whose weight loads issue together"},
             {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
             {"warps", 4, "warps per program"}},
            buildInProjConv}))
@@ -46,8 +44,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"hidden", 2688, "output columns"},
                                 {"fp8", 1, "1: e4m3 weight and activation; 0: bf16"},
                                 {"block_m", 1, "rows per program: 1 (GEMV) or >= 16 (tensor cores)"},
-                                {"block_n", 8, "output columns per program"},
-                                {"block_k", 256, "K per step"},
+                                {"block_n", 4, "output columns per program"},
+                                {"block_k", 512, "K per step"},
                                 {"loads_in_flight", 8, "GEMV: K steps whose weight loads issue together"},
                                 {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
                                 {"warps", 4, "warps per program"}},

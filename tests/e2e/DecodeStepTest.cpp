@@ -239,3 +239,35 @@ TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a
     }
   CHECK(dMatters > H * P / 2);
 }
+
+TEST_CASE("compareBackends: identical runs agree everywhere, one moved element is caught",
+          "[e2e][interp][decode]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 1);
+  REQUIRE(bool(layers));
+  auto plan = planDecodeStep(registry(), c, *layers, 2, 4);
+  REQUIRE(bool(plan));
+  HostBuffers a = allocateHostBuffers(*plan);
+  Rng rng(5);
+  a["act0"] = bytesOf(randomBF16({2, c.hiddenSize}, rng, -2, 2).data);
+  a["l0.ssm_page"] = bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
+  a["slots"] = bytesOf(std::vector<int32_t>{3, 0});
+  InterpreterDecoder decoder(registry());
+  HostBuffers b = a;
+  REQUIRE(!decoder.run(*plan, *layers, a));
+  REQUIRE(!decoder.run(*plan, *layers, b));
+  for (const BufferAgreement &agreement : compareBackends(*plan, a, b, *layers)) {
+    INFO(agreement.name);
+    CHECK(agreement.elements > 0);
+    CHECK(agreement.identical == agreement.elements);
+    CHECK(agreement.outside == 0);
+  }
+  // The normed activation holds e4m3 codes (an FP8 out_proj): two codes apart
+  // is outside, one is not.
+  b["normed"][5] = uint8_t(a["normed"][5] ^ 0x02);
+  b["l0.ssm_page"][3] ^= 0x40; // an exponent bit of one f32
+  int64_t outside = 0;
+  for (const BufferAgreement &agreement : compareBackends(*plan, a, b, *layers))
+    outside += agreement.outside;
+  CHECK(outside == 2);
+}

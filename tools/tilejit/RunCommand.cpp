@@ -224,10 +224,14 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
     std::memcpy(gpu["slots"].data(), slots.data(), slots.size() * 4);
     HostBuffers cpu = gpu;
     InterpreterDecoder interpreter(registry);
-    Error err = joinErrors((*decoder)->upload(gpu), (*decoder)->step());
-    err = joinErrors(std::move(err), (*decoder)->download(gpu));
-    err = joinErrors(std::move(err), interpreter.run(plan, checked, cpu));
-    if (err)
+    // One call per statement: the order of upload, step and download matters.
+    if (Error err = (*decoder)->upload(gpu))
+      return fail(toString(std::move(err)));
+    if (Error err = (*decoder)->step())
+      return fail(toString(std::move(err)));
+    if (Error err = (*decoder)->download(gpu))
+      return fail(toString(std::move(err)));
+    if (Error err = interpreter.run(plan, checked, cpu))
       return fail(toString(std::move(err)));
     bool agree = true;
     outs() << "gpu against the interpreter, B=3, one step, every buffer the step writes:\n";
