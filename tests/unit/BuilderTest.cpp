@@ -200,3 +200,15 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }
+
+TEST_CASE("an invalid config is a diagnostic at the caller's line, not an abort", "[builder]") {
+  Fixture f;
+  Kernel k(*f.ctx, "bad_config");
+  Value out = k.ptrParam("out", DType::F32);
+  k.setConfig({{128}, /*warps=*/3});
+  store(out + arange(0, 128), zeros({128}, DType::F32));
+  std::string msg = errorText(k.finish().takeError());
+  INFO(msg);
+  CHECK(msg.find("BuilderTest.cpp:") != std::string::npos);
+  CHECK(msg.find("warps") != std::string::npos);
+}

@@ -133,9 +133,14 @@ Value Kernel::scalarParam(llvm::StringRef name, DType type, SrcLoc loc) {
   return addParam(name, toMlirType(ctx_, type), loc);
 }
 
-void Kernel::setConfig(const Config &c) {
-  cast<tile::KernelOp>(kernelOp_).setConfigAttr(
-      tile::ConfigAttr::get(&ctx_, c.tile, c.warps, c.stages, c.vector, c.splitK));
+void Kernel::setConfig(const Config &c, SrcLoc loc) {
+  // getChecked reports a bad config (e.g. 3 warps) at the caller's line and
+  // yields null; ConfigAttr::get would abort the process.
+  auto config = tile::ConfigAttr::getChecked([&] { return emitError(location(loc)); }, &ctx_,
+                                             llvm::ArrayRef<int64_t>(c.tile), c.warps, c.stages,
+                                             c.vector, c.splitK);
+  if (config)
+    cast<tile::KernelOp>(kernelOp_).setConfigAttr(config);
 }
 
 llvm::Expected<OwningOpRef<ModuleOp>> Kernel::finish() {

@@ -130,7 +130,8 @@ public:
   Value ptrParam(llvm::StringRef name, DType pointee, SrcLoc loc = SrcLoc::current());
   /// Declares a scalar parameter.
   Value scalarParam(llvm::StringRef name, DType type, SrcLoc loc = SrcLoc::current());
-  void setConfig(const Config &config);
+  /// Records the config; an invalid one is a diagnostic at `loc`.
+  void setConfig(const Config &config, SrcLoc loc = SrcLoc::current());
 
   /// Verifies and returns the module holding the kernel, or every diagnostic
   /// (builder mistakes and verifier errors) as one error. Call once.
