@@ -1,0 +1,128 @@
+"""On a GPU: every registered example and Mamba2 kernel run twice on the same
+inputs, on the interpreter (numpy) and on the GPU (torch), and compared in the
+band of the op (issue 5: "every kernel's GPU output agrees with the
+interpreter"). The decode kernels are compared the same way, buffer by buffer,
+by `tilejit run` (docs/models.md). Skipped, with the reason, without a GPU."""
+
+import math
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="the GPU tests need torch")
+if not torch.cuda.is_available():
+    pytest.skip("the GPU tests need a CUDA device", allow_module_level=True)
+
+import tilejit as tj  # noqa: E402
+from conftest import bf16_bits, from_bf16_bits, round_bf16  # noqa: E402
+
+BF16_ULP = 2.0 ** -7
+
+
+def on_gpu(array):
+    """The same bytes as a CUDA tensor (uint16 -> bf16, uint8 -> e4m3)."""
+    t = torch.from_numpy(np.ascontiguousarray(array))
+    if array.dtype == np.uint16:
+        t = t.view(torch.int16).view(torch.bfloat16)
+    elif array.dtype == np.uint8:
+        t = t.view(torch.float8_e4m3fn)
+    return t.cuda()
+
+
+def back(tensor):
+    """A CUDA tensor's bytes as numpy (bf16 -> uint16, e4m3 -> uint8)."""
+    t = tensor.cpu()
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(np.uint16)
+    if t.dtype == torch.float8_e4m3fn:
+        return t.view(torch.uint8).numpy()
+    return t.numpy()
+
+
+def run_both(kernel, args, outputs, grid, **constants):
+    """Runs `kernel` on numpy copies and on CUDA copies of `args`; returns the
+    outputs (the indices in `outputs`) of both, as numpy."""
+    cpu = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in args]
+    gpu = [on_gpu(a) if isinstance(a, np.ndarray) else a for a in args]
+    getattr(tj.kernels, kernel)(*cpu, grid=grid, **constants)
+    getattr(tj.kernels, kernel)(*gpu, grid=grid, **constants)
+    torch.cuda.synchronize()
+    return [cpu[i] for i in outputs], [back(gpu[i]) for i in outputs]
+
+
+def assert_agree(got, want, atol, rtol, count):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    assert got.size == want.size == count
+    assert np.isfinite(want).all(), "the interpreter left an output unwritten"
+    bad = ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+    assert not bad.any(), f"{int(bad.sum())} of {count} outside, worst {np.abs(got - want).max():.3g}"
+
+
+def test_vector_add(rng):
+    n = 3001
+    x, y = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    out = np.full(n, np.nan, np.float32)
+    (c,), (g,) = run_both("vector_add", [x, y, out, n], [2], (math.ceil(n / 1024),))
+    assert_agree(g, c, 0, 0, n)  # one f32 add: bit-identical
+
+
+def test_softmax_and_cumsum(rng):
+    rows, cols = 37, 1000
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = np.full((rows, cols), np.nan, np.float32)
+    (c,), (g,) = run_both("softmax", [x, out, rows, cols], [1], (rows,))
+    assert_agree(g, c, 1e-7, 1e-5, rows * cols)  # ex2.approx and the sum order
+    rows, cols = 19, 100
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    out = np.full((rows, cols), np.nan, np.float32)
+    (c,), (g,) = run_both("cumsum", [x, out, rows, cols], [1], (rows,))
+    assert_agree(g, c, 1e-5, 1e-5, rows * cols)  # the scan order
+
+
+def test_gemms(rng):
+    m, n, k = 200, 256, 256
+    a = bf16_bits(round_bf16(rng.standard_normal((m, k))))
+    b = bf16_bits(round_bf16(rng.standard_normal((k, n))))
+    c = np.full((m, n), 0x7FC0, np.uint16)
+    (cc,), (gc,) = run_both("gemm_bf16", [a, b, c, m], [2], (math.ceil(m / 128), n // 128),
+                            n=n, k=k)
+    # f32 sums in different orders, then one bf16 rounding: one ulp apart.
+    assert_agree(from_bf16_bits(gc), from_bf16_bits(cc), 1e-6, BF16_ULP, m * n)
+    a8 = rng.integers(0, 0x7F, (m, k), dtype=np.uint8) | (rng.integers(0, 2, (m, k), dtype=np.uint8) << 7)
+    w8 = rng.integers(0, 0x7F, (n, k), dtype=np.uint8) | (rng.integers(0, 2, (n, k), dtype=np.uint8) << 7)
+    c = np.full((m, n), 0x7FC0, np.uint16)
+    (cc,), (gc,) = run_both("gemm_e4m3", [a8, w8, c, m, 1e-3], [2],
+                            (math.ceil(m / 128), n // 128), n=n, k=k)
+    assert_agree(from_bf16_bits(gc), from_bf16_bits(cc), 1e-6, BF16_ULP, m * n)
+
+
+def test_mamba2_ops(rng):
+    batch, channels, slots = 3, 512, 4
+    x = bf16_bits(round_bf16(rng.standard_normal((batch, channels))))
+    state = bf16_bits(round_bf16(rng.standard_normal((slots, channels, 3))))
+    weight = bf16_bits(round_bf16(0.5 * rng.standard_normal((channels, 4))))
+    bias = bf16_bits(round_bf16(0.1 * rng.standard_normal(channels)))
+    slot_of = np.array([2, -1, 0], np.int32)
+    out = np.full((batch, channels), 0x7FC0, np.uint16)
+    (co, cs), (go, gs) = run_both("conv_update", [x, state, slot_of, weight, bias, out],
+                                  [5, 1], (batch, channels // 256), channels=channels)
+    assert_agree(from_bf16_bits(go), from_bf16_bits(co), 0, BF16_ULP, batch * channels)
+    assert np.array_equal(gs, cs)  # the shifted taps are copies
+    rows, width, group = 3, 1024, 256
+    y = bf16_bits(round_bf16(rng.standard_normal((rows, width))))
+    z = bf16_bits(round_bf16(rng.standard_normal((rows, width))))
+    w = bf16_bits(round_bf16(1 + 0.1 * rng.standard_normal(width)))
+    out = np.full((rows, width), 0x7FC0, np.uint16)
+    (c,), (g,) = run_both("gated_rmsnorm", [y, z, w, out, rows, 1e-5], [3],
+                          (rows, width // group), width=width, group_size=group)
+    # rsqrt.approx and silu's exp before two bf16 roundings: R6's band.
+    assert_agree(from_bf16_bits(g), from_bf16_bits(c), 5e-2, 1e-2, rows * width)
+
+
+def test_read_bytes(rng):
+    n = 20000
+    x = rng.uniform(-1, 1, n).astype(np.float32)
+    programs = math.ceil(n / 8192)
+    out = np.full(programs, np.nan, np.float32)
+    (c,), (g,) = run_both("read_bytes", [x, out, n], [1], (programs,))
+    assert_agree(g, c, 5e-2, 0, programs)  # f32 sums of 8192 terms in two orders
