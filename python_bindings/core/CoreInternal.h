@@ -14,6 +14,13 @@
 
 #include <mutex>
 
+namespace tilejit {
+class KernelRegistry;
+namespace runtime {
+class JitRuntime;
+}
+} // namespace tilejit
+
 namespace tilejit::python {
 
 inline DType toDType(ElementType t) { return static_cast<DType>(t); }
@@ -52,6 +59,19 @@ struct KernelModule::State {
   mutable std::mutex mutex;
   mutable std::optional<interp::CompiledKernel> interpreted;
 };
+
+class StreamLendingDevice;
+
+struct Runtime::State {
+  std::unique_ptr<runtime::JitRuntime> jit;
+  /// The device inside `jit`; null for a compile-only runtime.
+  StreamLendingDevice *lending = nullptr;
+  int ordinal = 0;
+};
+
+/// The kernels of models/ (Mamba2 ops and examples), registered once.
+/// Errors: ErrorKind::Build when a registration fails.
+const KernelRegistry &registry();
 
 /// Wraps a verified module (built by the builder or the registry).
 std::shared_ptr<KernelModule> makeKernelModule(std::unique_ptr<mlir::MLIRContext> ctx,

@@ -162,8 +162,7 @@ void KernelModule::run(const std::array<int64_t, 3> &grid,
     throwError(ErrorKind::Run, std::move(err));
 }
 
-/// The kernels of models/ (Mamba2 ops and examples), registered once.
-static const KernelRegistry &registry() {
+const KernelRegistry &registry() {
   static KernelRegistry kernels;
   static std::string failure = [] {
     llvm::Error err = models::registerModelKernels(kernels);

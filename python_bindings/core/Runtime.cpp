@@ -16,13 +16,6 @@
 
 namespace tilejit::python {
 
-struct Runtime::State {
-  std::unique_ptr<runtime::JitRuntime> jit;
-  /// The device inside `jit`; null for a compile-only runtime.
-  StreamLendingDevice *lending = nullptr;
-  int ordinal = 0;
-};
-
 struct DeviceKernel::State {
   std::shared_ptr<Runtime::State> runtime;
   std::shared_ptr<KernelModule> module;

@@ -36,6 +36,7 @@ Operand toOperand(const std::shared_ptr<KernelBuilder> &builder, py::handle x,
                   const Location &loc);
 
 void bindBuilder(py::module_ &m);
+void bindDecode(py::module_ &m);
 void bindModules(py::module_ &m);
 
 } // namespace tilejit::python

@@ -101,4 +101,5 @@ PYBIND11_MODULE(_tilejit, m) {
 
   bindBuilder(m);
   bindModules(m);
+  bindDecode(m);
 }

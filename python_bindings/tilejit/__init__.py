@@ -16,6 +16,7 @@ from ._tilejit import (
     f32_to_bf16, bf16_to_f32, f32_to_e4m3, e4m3_to_f32,
 )
 from .kernels import KernelSet, RegisteredKernel
+from . import mamba2
 
 # Ops are located at the user's line: frames inside this package are skipped.
 _tilejit._set_package_directory(os.path.dirname(os.path.abspath(__file__)) + os.sep)

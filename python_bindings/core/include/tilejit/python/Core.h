@@ -13,6 +13,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -265,6 +266,73 @@ struct DeviceArg {
 
 class Runtime;
 
+/// Geometry of a NemotronH model (models::NemotronHConfig).
+struct MambaGeometry {
+  int64_t hiddenSize = 0, numHeads = 0, headDim = 0, numGroups = 0, stateSize = 0,
+          convKernel = 0;
+  double eps = 0, dtMin = 0, dtMax = 0;
+  /// One character per layer: 'M' Mamba, '*' attention, 'E' MoE, '-' MLP.
+  std::string layerPattern;
+};
+/// The full Nemotron-3-Nano-30B-A3B geometry (reference-math.md §1).
+MambaGeometry fullMambaGeometry();
+
+/// What a decode step runs: the first `layers` Mamba layers of `geometry`
+/// with synthetic weights (models::syntheticMambaLayers, `seed`), `rows` rows
+/// per step over pages of `slots` slots.
+struct DecodeStepOptions {
+  MambaGeometry geometry;
+  int64_t layers = 1, rows = 1, slots = 1;
+  uint64_t seed = 0;
+};
+
+/// The parameters of one layer a reference needs besides the weight buffers.
+struct DecodeLayerInfo {
+  int64_t layer = 0; ///< index in the whole model
+  bool fp8 = false;  ///< e4m3 projections with static scales, else bf16
+  float inWeightScale = 1, inInputScale = 1, outWeightScale = 1, outInputScale = 1;
+};
+
+/// The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d/R5d)
+/// over a models::DecodePlan: on the interpreter over host buffers, or on the
+/// GPU (one CUDA graph, pages resident on the device). Buffers are named as
+/// the plan names them ("act0", "slots", "l<layer>.conv_page", ...).
+class DecodeStep {
+public:
+  ~DecodeStep();
+  bool onDevice() const;
+  int64_t rows() const;
+  int64_t numSlots() const;
+  const MambaGeometry &geometry() const;
+  std::vector<DecodeLayerInfo> layers() const;
+  /// Every buffer of the plan with its role ("weight", "state", "activation",
+  /// "input") and size in bytes.
+  std::vector<std::tuple<std::string, std::string, size_t>> buffers() const;
+  /// A host copy of weight buffer `name`. Errors: ErrorKind::Argument.
+  std::vector<uint8_t> weight(const std::string &name) const;
+  /// Copies non-weight buffer `name` into `dst` (from the device on the GPU).
+  /// Errors: ErrorKind::Argument for an unknown name or a size mismatch.
+  void read(const std::string &name, void *dst, size_t bytes);
+  /// Overwrites non-weight buffer `name` (e.g. a page) with `src`.
+  void write(const std::string &name, const void *src, size_t bytes);
+  /// One step: `hidden` [rows, hiddenSize] bf16 bits and `slots` [rows]
+  /// (negative: padding) in, the last layer's output [rows, hiddenSize] bf16
+  /// bits into `out`; pages carried in place. Errors: ErrorKind::Argument for
+  /// sizes or slots (out of range, duplicated), with nothing run.
+  void step(const void *hidden, size_t hiddenBytes, const int32_t *slots, size_t numRows,
+            void *out, size_t outBytes);
+
+  struct State;
+  explicit DecodeStep(std::unique_ptr<State> state);
+
+private:
+  std::unique_ptr<State> state;
+};
+
+/// The decode step on the CPU interpreter. Errors (ErrorKind::Argument): an
+/// invalid geometry, layer count, rows or slots.
+std::shared_ptr<DecodeStep> createDecodeStep(const DecodeStepOptions &options);
+
 /// A kernel of a Runtime (runtime::Kernel): compiled on first use through the
 /// memory cache, the disk cache, then the compiler.
 class DeviceKernel {
@@ -327,9 +395,10 @@ public:
   std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<KernelModule> module,
                                        unsigned optLevel);
 
-  // The NemotronH mixer step (decode/prefill through the model's C++ API)
-  // belongs here when that API exists: one method taking device addresses of
-  // the layer's tensors and the stream, as DeviceKernel::launch does.
+  /// The NemotronH decode step on this runtime's GPU (GpuDecoder): the
+  /// weights are uploaded and every kernel compiled here. Errors: as
+  /// createDecodeStep, and ErrorKind::Device for a runtime that cannot launch.
+  std::shared_ptr<DecodeStep> decodeStep(const DecodeStepOptions &options);
 
   struct State;
   explicit Runtime(std::unique_ptr<State> state);
