@@ -26,9 +26,11 @@ deps:
 	  || { echo "tilejit: apt-get install failed" >&2; exit 1; }; \
 	fi
 
+# The Python package is part of every fresh build (its pytest suite is a ctest);
+# an existing build directory keeps its own options.
 configure: deps
 	@[ -f $(BUILD)/build.ninja ] || cmake -G Ninja -S . -B $(BUILD) \
-	  -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS)
+	  -DCMAKE_BUILD_TYPE=Release -DTILEJIT_PYTHON=ON $(CMAKE_FLAGS)
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
