@@ -1,7 +1,6 @@
 // A DecodePlan on the GPU: one weight slot per layer (every parameter uploaded
 // once), projection kernels specialized to their layer's slot, all kernels
 // compiled in parallel and loaded at creation, the step captured as one graph.
-#include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Jit/JitCompiler.h"
 #include "tilejit/models/DecodeRun.h"
 #include "tilejit/runtime/Jit.h"
@@ -117,14 +116,10 @@ GpuDecoder::create(JitRuntime &jit, const KernelRegistry &registry, const Decode
                       (slot ? "|slot" + std::to_string(launch.layer) : "");
     auto &kernel = impl->kernels[key];
     if (!kernel) {
-      const KernelDef *def = registry.find(launch.kernel);
-      if (!def)
-        return llvm::createStringError("decode: kernel '" + launch.kernel +
-                                       "' is not registered");
-      auto spec = def->specialize(launch.constants);
-      if (!spec)
-        return spec.takeError();
-      KernelSpec kernelSpec = makeKernelSpec(*def, std::move(*spec));
+      auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
+      if (!specialized)
+        return specialized.takeError();
+      KernelSpec kernelSpec = makeKernelSpec(*specialized->def, std::move(specialized->spec));
       kernelSpec.weightSlot = slot;
       kernel = std::make_unique<runtime::Kernel>(jit, std::move(kernelSpec));
     }
@@ -280,15 +275,13 @@ llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int re
 
 llvm::Expected<double> timeReadCeiling(JitRuntime &jit, const KernelRegistry &registry,
                                        size_t bytes, int launches, int replays) {
-  const KernelDef *def = registry.find("read_bytes");
-  if (!def)
-    return llvm::createStringError("read ceiling: kernel 'read_bytes' is not registered");
-  auto spec = def->specialize({});
-  if (!spec)
-    return spec.takeError();
-  const int64_t perProgram = spec->get("block") * spec->get("steps") * 4;
+  auto specialized = specializeKernel(registry, "read_bytes", {});
+  if (!specialized)
+    return specialized.takeError();
+  const Specialization &spec = specialized->spec;
+  const int64_t perProgram = spec.get("block") * spec.get("steps") * 4;
   const int64_t words = int64_t(bytes / 4), programs = (int64_t(bytes) + perProgram - 1) / perProgram;
-  runtime::Kernel kernel(jit, makeKernelSpec(*def, std::move(*spec)));
+  runtime::Kernel kernel(jit, makeKernelSpec(*specialized->def, specialized->spec));
   if (auto err = kernel.prepare())
     return std::move(err);
   auto stream = Stream::create(jit.device());

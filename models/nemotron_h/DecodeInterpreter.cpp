@@ -1,6 +1,5 @@
 // A DecodePlan on the CPU interpreter: host buffers by name, each kernel
 // specialization built and translated once.
-#include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/DecodeRun.h"
@@ -56,14 +55,10 @@ struct InterpreterDecoder::Impl {
     auto it = kernels.find(key);
     if (it != kernels.end())
       return &it->second;
-    const KernelDef *def = registry.find(launch.kernel);
-    if (!def)
-      return llvm::createStringError("decode: kernel '" + launch.kernel +
-                                     "' is not registered");
-    auto spec = def->specialize(launch.constants);
-    if (!spec)
-      return spec.takeError();
-    auto module = def->build(ctx, *spec);
+    auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
+    if (!specialized)
+      return specialized.takeError();
+    auto module = specialized->def->build(ctx, specialized->spec);
     if (!module)
       return module.takeError();
     auto compiled =

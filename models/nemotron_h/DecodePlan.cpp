@@ -1,7 +1,6 @@
 // Plans the NemotronH decode step (reference-math.md R7 with R3d + R5d) as the
 // launches of the four decode kernels per layer over named buffers.
 #include "tilejit/models/DecodePlan.h"
-#include "tilejit/Builder/KernelRegistry.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -17,17 +16,13 @@ std::string kv(llvm::StringRef name, int64_t value) {
 llvm::Expected<std::pair<std::vector<std::string>, Specialization>>
 specialize(const KernelRegistry &registry, const KernelOverrides &overrides,
            llvm::StringRef kernel, std::vector<std::string> geometry) {
-  const KernelDef *def = registry.find(kernel);
-  if (!def)
-    return llvm::createStringError("decode plan: kernel '" + kernel +
-                                   "' is not registered");
   auto it = overrides.find(kernel.str());
   if (it != overrides.end())
     geometry.insert(geometry.end(), it->second.begin(), it->second.end());
-  auto spec = def->specialize(geometry);
-  if (!spec)
-    return spec.takeError();
-  return std::make_pair(std::move(geometry), std::move(*spec));
+  auto specialized = specializeKernel(registry, kernel, geometry);
+  if (!specialized)
+    return specialized.takeError();
+  return std::make_pair(std::move(geometry), std::move(specialized->spec));
 }
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -41,6 +36,18 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 }
 
 } // namespace
+
+llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
+                                                  llvm::StringRef kernel,
+                                                  llvm::ArrayRef<std::string> constants) {
+  const KernelDef *def = registry.find(kernel);
+  if (!def)
+    return llvm::createStringError("decode: kernel '" + kernel + "' is not registered");
+  auto spec = def->specialize(constants);
+  if (!spec)
+    return spec.takeError();
+  return SpecializedKernel{def, std::move(*spec)};
+}
 
 std::string DecodePlan::layerBuffer(int64_t layer, llvm::StringRef name) {
   return llvm::formatv("l{0}.{1}", layer, name).str();

@@ -5,16 +5,13 @@
 #ifndef TILEJIT_MODELS_DECODEPLAN_H
 #define TILEJIT_MODELS_DECODEPLAN_H
 
+#include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/models/NemotronH.h"
 
 #include <array>
 #include <map>
 #include <string>
 #include <vector>
-
-namespace tilejit {
-class KernelRegistry;
-}
 
 namespace tilejit::models {
 
@@ -66,6 +63,18 @@ struct DecodePlan {
   static llvm::ArrayRef<uint8_t> weightBytes(const std::vector<MambaLayerWeights> &layers,
                                              llvm::StringRef name);
 };
+
+/// A registered kernel with its constants applied.
+struct SpecializedKernel {
+  const KernelDef *def;
+  Specialization spec;
+};
+
+/// Looks `kernel` up in `registry` and applies `constants` ("name=value");
+/// an unregistered kernel or a bad constant is an error naming it.
+llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
+                                                  llvm::StringRef kernel,
+                                                  llvm::ArrayRef<std::string> constants);
 
 /// Tuning choices of the decode kernels ("name=value" constants per kernel);
 /// empty means the registered defaults.

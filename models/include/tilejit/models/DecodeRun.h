@@ -9,12 +9,9 @@
 
 #include <memory>
 
-namespace tilejit {
-class KernelRegistry;
-namespace runtime {
+namespace tilejit::runtime {
 class JitRuntime;
 }
-} // namespace tilejit
 
 namespace tilejit::models {
 
