@@ -2,10 +2,13 @@
 // output, out_proj) and the whole planned decode step on the interpreter
 // against the sequential f64 reference, with padding rows, random slots and
 // carried state. Every band is paired with the counterfactual it separates.
+#include "tilejit/Jit/JitCompiler.h"
 #include "tilejit/Support/FloatFormats.h"
 #include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/Kernels.h"
 #include "tilejit/models/Reference.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/runtime/Jit.h"
 
 #include <catch2/catch.hpp>
 
@@ -270,4 +273,54 @@ TEST_CASE("compareBackends: identical runs agree everywhere, one moved element i
   for (const BufferAgreement &agreement : compareBackends(*plan, a, b, *layers))
     outside += agreement.outside;
   CHECK(outside == 2);
+}
+
+TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are refused before "
+          "any copy",
+          "[e2e][decode][jit]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  auto plan = planDecodeStep(registry(), c, *layers, 3, 4);
+  REQUIRE(bool(plan));
+  auto options = runtime::RuntimeOptions::fromEnvironment();
+  REQUIRE(bool(options));
+  options->useDiskCache = false;
+  auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
+                                         JitCompiler::fromEnvironment(), std::move(*options));
+  REQUIRE(bool(jit));
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  auto decoder = GpuDecoder::create(**jit, registry(), *plan, *layers, os);
+  INFO((decoder ? log : llvm::toString(decoder.takeError())));
+  REQUIRE(bool(decoder));
+  size_t weightBytes = 0;
+  for (const auto &[name, buffer] : plan->buffers)
+    weightBytes += buffer.role == PlanBuffer::Role::Weight ? buffer.bytes : 0;
+  CHECK((*jit)->stats().snapshot().bytesUploaded == weightBytes);
+
+  // Valid slots and random pages go up; duplicated slots are refused by the
+  // host check before a single byte is copied, so the device keeps the pages.
+  HostBuffers good = allocateHostBuffers(*plan);
+  Rng rng(4);
+  good["l0.ssm_page"] =
+      bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
+  good["slots"] = bytesOf(std::vector<int32_t>{2, -1, 0});
+  REQUIRE(!(*decoder)->upload(good));
+  HostBuffers bad = allocateHostBuffers(*plan);
+  bad["slots"] = bytesOf(std::vector<int32_t>{1, -1, 1});
+  std::string message = llvm::toString((*decoder)->upload(bad));
+  CHECK(message.find("slot 1 appears twice in one batch (row 2)") != std::string::npos);
+  bad["slots"] = bytesOf(std::vector<int32_t>{0, 9, -1});
+  message = llvm::toString((*decoder)->upload(bad));
+  CHECK(message.find("row 1 uses slot 9, but the pages hold 4 slots") != std::string::npos);
+  HostBuffers back = allocateHostBuffers(*plan);
+  REQUIRE(!(*decoder)->download(back));
+  CHECK(back["l0.ssm_page"] == good["l0.ssm_page"]);
+  CHECK(back["slots"] == good["slots"]);
+  // The captured step replays; nothing more is uploaded or compiled.
+  const auto before = (*jit)->stats().snapshot();
+  REQUIRE(!(*decoder)->step());
+  CHECK((*jit)->stats().snapshot().bytesUploaded == before.bytesUploaded);
+  CHECK((*jit)->stats().snapshot().modulesCompiled == before.modulesCompiled);
 }
