@@ -51,6 +51,19 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"warps", 4, "warps per program"}},
                                buildOutProj}))
     return err;
+  if (auto err = registry.add(
+          {"ssd_prefill",
+           "R5p chunked SSD over a packed varlen stream, SSM page read and written back",
+           {{"heads", 64, "SSM heads (H)"},
+            {"head_dim", 64, "head dim (P)"},
+            {"state", 128, "state size (N)"},
+            {"groups", 8, "B/C groups (G)"},
+            {"chunk", 64, "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)"},
+            {"dt_stride", 10304, "row stride of dt (the in_proj output row)"},
+            {"block_p", 32, "state rows (p) per program"},
+            {"warps", 8, "warps per program"}},
+           buildSsdPrefill}))
+    return err;
   return registry.add({"conv_update",
                        "R3d causal conv1d update + SiLU, conv state shifted in place",
                        {{"channels", 6144, "conv channels (I + 2*G*N)"},
