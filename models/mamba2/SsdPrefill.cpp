@@ -4,11 +4,25 @@
 // and walks every chunk of the stream in order, carrying the state in registers
 // as the f32 accumulator of the chunk-state product: the stages of R5p (cumsum,
 // chunk state, state passing, CB, output) are fused, so no chunk state ever
-// goes to memory. Inside a chunk the tensor-core operands are bf16 (allowed by
-// R5p); the carry stays f32.
+// goes to memory. The f32 operands of the tensor-core products (the decayed
+// CB mix, the carried state, the decayed dt x) enter as hi + lo bf16 pairs.
 #include "tilejit/models/Kernels.h"
 
 namespace tilejit::models {
+
+namespace {
+
+/// v as hi + lo bf16 halves: a tensor-core product of both halves with an
+/// exact bf16 operand carries v to ~16 bits instead of bf16's 8. Measured at
+/// T = 8192 on the H200 against the f64 R5 (docs/BENCHMARKS.md): plain bf16
+/// operands put 287 of 33.5 M y elements outside R5p's 1e-2 band, splitting
+/// the state 31, the state and the mix 3.
+std::pair<Value, Value> splitBF16(Value v) {
+  Value hi = v.to(DType::BF16);
+  return {hi, (v - hi.to(DType::F32)).to(DType::BF16)};
+}
+
+} // namespace
 
 void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   const int64_t heads = spec.get("heads"), headDim = spec.get("head_dim");
@@ -88,10 +102,11 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
              Value decay = where(causal,
                                  exp(minimum(expandDims(lam, 1) - expandDims(lam, 0), 0.0)),
                                  0.0);
-             Value mix = (cb * decay * expandDims(dt, 0)).to(DType::BF16);
-             Value yTile = dot(mix, x, zeros({q, bp}, DType::F32));
-             Value carry = dot(cm, transpose(s.to(DType::BF16), {1, 0}),
-                               zeros({q, bp}, DType::F32));
+             Value mixF = cb * decay * expandDims(dt, 0);
+             auto [mix, mixLo] = splitBF16(mixF);
+             Value yTile = dot(mixLo, x, dot(mix, x, zeros({q, bp}, DType::F32)));
+             auto [sHi, sLo] = splitBF16(transpose(s, {1, 0}));
+             Value carry = dot(cm, sLo, dot(cm, sHi, zeros({q, bp}, DType::F32)));
              yTile = yTile + carry * expandDims(exp(lam), 1) + x.to(DType::F32) * dCoef;
              View yView = makeView(y + rowBase * inner + h * headDim, {Dim(len), headDim},
                                    {inner, 1});
@@ -99,8 +114,8 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
              // Steps 2-3: S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
              Value w = exp(minimum(lamEnd - lam, 0.0)) * dt;
-             Value xw = (x.to(DType::F32) * expandDims(w, 1)).to(DType::BF16);
-             Value next = dot(transpose(xw, {1, 0}), b, s * exp(lamEnd));
+             auto [xw, xwLo] = splitBF16(transpose(x.to(DType::F32) * expandDims(w, 1), {1, 0}));
+             Value next = dot(xwLo, b, dot(xw, b, s * exp(lamEnd)));
              ifThen(last & live, [&] {
                store(makeView(slotPage, {headDim, stateSize}, {stateSize, 1}), {p0, 0}, next);
              });

@@ -286,3 +286,4 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
     separated += !kState.holds(dropped.data[i], want.data[i]);
   CHECK(separated > H * P * N / 4);
 }
+
