@@ -9,8 +9,15 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
            "R6 gated group RMSNorm: bf16(w * bf16(y*silu(z) * rsqrt(mean(v^2)+eps)))",
            {{"width", 4096, "channels per row (I = H*P)"},
             {"group_size", 512, "channels per norm group (I / G)"},
-            {"fp8_out", 0, "1: store e4m3(out / input_scale) for an FP8 out_proj"}},
+            {"fp8_out", 0, "1: store e4m3(out / input_scale) for an FP8 out_proj"},
+            {"z_stride", 0, "row stride of z; 0: width (10304 reads z in place from in_proj's output)"}},
            buildGatedRmsNorm}))
+    return err;
+  if (auto err = registry.add({"quantize_e4m3",
+                               "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
+                               {{"width", 2688, "columns per row"},
+                                {"block", 1024, "columns per program"}},
+                               buildQuantizeE4m3}))
     return err;
   if (auto err = registry.add(
           {"in_proj_conv",

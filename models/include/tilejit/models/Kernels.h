@@ -14,6 +14,8 @@ void buildConvUpdate(Kernel &k, const Specialization &spec);
 void buildInProjConv(Kernel &k, const Specialization &spec);
 /// R5d: the selective state update on the SSM page, in place.
 void buildSsmUpdate(Kernel &k, const Specialization &spec);
+/// R1's static activation quant of a bf16 [rows, width] tensor to e4m3.
+void buildQuantizeE4m3(Kernel &k, const Specialization &spec);
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
