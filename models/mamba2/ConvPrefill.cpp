@@ -14,11 +14,24 @@
 #include <string>
 
 namespace tilejit::models {
+namespace {
+
+/// silu(x) as x * r * r with r = rsqrt(1 + e^-x). The IEEE division of
+/// silu() is about a third of this kernel's instructions per element; the
+/// GPU's rsqrt.approx (<= 2 ulp) puts x * r * r within ~6 f32 ulp of the
+/// quotient, far inside the one-bf16-ulp band of the output.
+Value siluWithoutDivision(Value x) {
+  Value r = rsqrt(1.0f + exp(-x));
+  return x * r * r;
+}
+
+} // namespace
 
 void buildConvPrefill(Kernel &k, const Specialization &spec) {
   const int64_t inner = spec.get("inner"), channels = spec.get("channels");
   const int64_t heads = spec.get("heads"), bt = spec.get("block_t");
   const int64_t bc = spec.get("block_c"), step = spec.get("rows_per_step");
+  const bool divisionFree = spec.get("fast_silu") != 0;
   constexpr int64_t past = 3;                         // K - 1 taps of conv state
   const int64_t rowStride = inner + channels + heads; // zxbcdt: z | xBC | dt
 
@@ -50,7 +63,6 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   Value begin = load(chunkBegin + chunk), end = load(chunkEnd + chunk);
   Value seqStart = load(cuSeqlens + seq), seqEnd = load(cuSeqlens + seq + 1);
   Value slot = load(slots + seq);
-  Value live = slot >= 0;
   Value first = begin == seqStart;
 
   const Shape row = {1, bc};
@@ -66,53 +78,67 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
     return load(makeView(base, {1, channels}, {channels * stride, stride}), {0, c0}, row)
         .to(DType::F32);
   };
-  Value w[4];
-  for (int64_t j = 0; j < 4; ++j)
-    w[j] = perChannel(weight + j, 4);
-  Value b = perChannel(bias, 1);
-
-  // The halo u(begin - 3 .. begin - 1): the old state in a sequence's first
-  // chunk (zeros for a fresh sequence or a padding one), else the tokens.
-  Value oldStateRow = where(live & first & (load(init + seq) != 0), slot, -1);
-  std::vector<Value> halo;
-  for (int64_t j = 0; j < past; ++j)
-    halo.push_back(
-        where(first, load(tapView(j), {oldStateRow, c0}, row),
-              load(chunkRows, {where(first, -1, begin - past + j), xCol}, row)));
-
-  // The final state, written by the program of the sequence's first chunk:
-  // state'[j] = u(L - 3 + j), a token or (L < 3) a tap of the old state. No
-  // other program reads or writes this page, so the read of the initial state
-  // and the write of the final one cannot race across CTAs; within the
-  // program, every [1, block_c] tile has the one layout, so the thread that
-  // stores a channel's new taps is the one that loaded its old taps, and it
-  // does so after those loads (same-thread program order, data-dependent).
-  Value length = seqEnd - seqStart;
-  Value writer = live & first;
-  for (int64_t j = 0; j < past; ++j) {
-    Value tau = length - past + j;
-    Value token =
-        load(seqRows, {where(writer & (tau >= 0), seqStart + tau, -1), xCol}, row);
-    Value oldTap = length + j; // the tap u(tau) comes from when tau < 0
-    Value fromOld = where(oldTap == 0, halo[0], where(oldTap == 1, halo[1], halo[2]));
-    store(tapView(j), {where(writer, slot, -1), c0}, where(tau >= 0, token, fromOld));
-  }
-
   View outRows = makeView(out, {end, channels}, {channels, 1});
-  forRange(0, end - begin, step, halo,
-           [&](Value r0, std::vector<Value> window) -> std::vector<Value> {
-             for (int64_t i = 0; i < step; ++i)
-               window.push_back(load(chunkRows, {begin + r0 + i, xCol}, row));
-             for (int64_t i = 0; i < step; ++i) {
-               // R3: bias, then the taps oldest first (w[3] is the current token).
-               Value pre = b;
-               for (int64_t j = 0; j < 4; ++j)
-                 pre = pre + w[j] * window[i + j].to(DType::F32);
-               store(outRows, {begin + r0 + i, c0},
-                     where(live, silu(pre), 0.0f).to(DType::BF16));
-             }
-             return std::vector<Value>(window.end() - past, window.end());
-           });
+
+  // A padding sequence: zero rows, and nothing of it (input or page) is read.
+  ifThen(slot < 0, [&] {
+    forRange(0, end - begin, step, {}, [&](Value r0, std::vector<Value>) {
+      for (int64_t i = 0; i < step; ++i)
+        store(outRows, {begin + r0 + i, c0}, zeros(row, DType::BF16));
+      return std::vector<Value>{};
+    });
+  });
+
+  ifThen(slot >= 0, [&] {
+    Value w[4];
+    for (int64_t j = 0; j < 4; ++j)
+      w[j] = perChannel(weight + j, 4);
+    Value b = perChannel(bias, 1);
+
+    // The halo u(begin - 3 .. begin - 1): the old state in a sequence's
+    // first chunk (zeros for a fresh sequence), else the tokens.
+    Value oldStateRow = where(first & (load(init + seq) != 0), slot, -1);
+    std::vector<Value> halo;
+    for (int64_t j = 0; j < past; ++j)
+      halo.push_back(
+          where(first, load(tapView(j), {oldStateRow, c0}, row),
+                load(chunkRows, {where(first, -1, begin - past + j), xCol}, row)));
+
+    // The final state, written by the program of the sequence's first chunk:
+    // state'[j] = u(L - 3 + j), a token or (L < 3) a tap of the old state.
+    // No other program reads or writes this page, so the read of the initial
+    // state and the write of the final one cannot race across CTAs; within
+    // the program every [1, block_c] tile has the one layout, so the thread
+    // that stores a channel's new taps is the one that loaded its old taps,
+    // and it does so after those loads (same-thread program order).
+    ifThen(first, [&] {
+      Value length = seqEnd - seqStart;
+      for (int64_t j = 0; j < past; ++j) {
+        Value tau = length - past + j;
+        Value token = load(seqRows, {where(tau >= 0, seqStart + tau, -1), xCol}, row);
+        Value oldTap = length + j; // the tap u(tau) comes from when tau < 0
+        Value fromOld = where(oldTap == 0, halo[0], where(oldTap == 1, halo[1], halo[2]));
+        store(tapView(j), {slot, c0}, where(tau >= 0, token, fromOld));
+      }
+    });
+
+    forRange(
+        0, end - begin, step, halo,
+        [&](Value r0, std::vector<Value> window) -> std::vector<Value> {
+          for (int64_t i = 0; i < step; ++i)
+            window.push_back(load(chunkRows, {begin + r0 + i, xCol}, row));
+          for (int64_t i = 0; i < step; ++i) {
+            // R3: bias, then the taps oldest first (w[3] multiplies the
+            // current token).
+            Value pre = b;
+            for (int64_t j = 0; j < 4; ++j)
+              pre = pre + w[j] * window[i + j].to(DType::F32);
+            store(outRows, {begin + r0 + i, c0},
+                  (divisionFree ? siluWithoutDivision(pre) : silu(pre)).to(DType::BF16));
+          }
+          return std::vector<Value>(window.end() - past, window.end());
+        });
+  });
 }
 
 } // namespace tilejit::models

@@ -60,6 +60,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"block_t", 64, "tokens per chunk: a power of two >= 4 (the host chunks by it)"},
             {"block_c", 1024, "channels per program (256 * warps: 16-byte accesses)"},
             {"rows_per_step", 16, "token rows whose loads issue together (divides block_t)"},
+            {"fast_silu", 0, "1: silu as x * rsqrt(1 + e^-x)^2, no division"},
             {"warps", 4, "warps per program"}},
            buildConvPrefill}))
     return err;

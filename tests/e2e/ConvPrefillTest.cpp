@@ -194,10 +194,11 @@ Operands randomOperands(const ConvPrefillKernel &k, int64_t tokens, int64_t numS
 
 /// The reduced geometry CI runs: 200 channels are one full and one partial
 /// block of 128; 8-token chunks; zxbcdt rows of 40 + 200 + 8 columns.
-std::vector<std::string> reducedConstants(int64_t rowsPerStep) {
-  return {"inner=40",  "channels=200", "heads=8",
-          "block_t=8", "block_c=128",  "rows_per_step=" + std::to_string(rowsPerStep),
-          "warps=4"};
+std::vector<std::string> reducedConstants(int64_t rowsPerStep, bool fastSilu = false) {
+  return {"inner=40",    "channels=200",
+          "heads=8",     "block_t=8",
+          "block_c=128", "rows_per_step=" + std::to_string(rowsPerStep),
+          "warps=4",     fastSilu ? "fast_silu=1" : "fast_silu=0"};
 }
 
 /// Runs `batch` through the kernel (chunks in order, or reversed: the
@@ -268,8 +269,10 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
           "[e2e][interp][prefill]") {
   const int64_t rowsPerStep = GENERATE(4, 8);
   const bool reverseChunks = GENERATE(false, true);
-  INFO("rows_per_step " << rowsPerStep << (reverseChunks ? ", chunks reversed" : ""));
-  ConvPrefillKernel k(reducedConstants(rowsPerStep));
+  const bool fastSilu = GENERATE(false, true);
+  INFO("rows_per_step " << rowsPerStep << (reverseChunks ? ", chunks reversed" : "")
+                        << (fastSilu ? ", fast_silu" : ""));
+  ConvPrefillKernel k(reducedConstants(rowsPerStep, fastSilu));
   // Shorter than 3 (carried and fresh), shorter than a chunk, exactly one
   // chunk, exactly 3, several chunks with a ragged tail, and a padding
   // sequence; slots 1, 4 and 6 of 10 are named by no sequence.
@@ -281,7 +284,9 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
 
 TEST_CASE("conv_prefill at the full NemotronH geometry and default constants against f64",
           "[e2e][interp][prefill]") {
-  ConvPrefillKernel k({});
+  const bool fastSilu = GENERATE(false, true);
+  INFO((fastSilu ? "fast_silu" : "silu with division"));
+  ConvPrefillKernel k({fastSilu ? "fast_silu=1" : "fast_silu=0"});
   REQUIRE(k.channels == 6144);
   REQUIRE(k.rowStride() == 10304);
   // 70 tokens: a full 64-token chunk and a ragged one.
@@ -451,8 +456,9 @@ TEST_CASE("conv_prefill: one register layout for every tile, so the threads that
   });
   CHECK(conversions == 0);
   // 4 weight taps, bias, 3 old-state taps, 3 halo rows, 3 final-state rows
-  // and 16 token rows; 3 new-state taps and 16 output rows.
+  // and 16 token rows; 3 new-state taps, 16 output rows and 16 zero rows of
+  // a padding sequence.
   CHECK(loads == 4 + 1 + 3 + 3 + 3 + 16);
-  CHECK(stores == 3 + 16);
+  CHECK(stores == 3 + 16 + 16);
   CHECK(layouts.size() == 1);
 }
