@@ -71,9 +71,10 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   // sequence's start, given as row -1) read as zero: views mask them.
   View chunkRows = makeView(zxbcdt, {end, inner + channels}, {rowStride, 1});
   View seqRows = makeView(zxbcdt, {seqEnd, inner + channels}, {rowStride, 1});
-  auto tapView = [&](int64_t j) {
-    return makeView(page + j, {numSlots, channels}, {past * channels, past});
-  };
+  // Tap j of every slot's page, [num_slots, channels].
+  std::vector<View> taps;
+  for (int64_t j = 0; j < past; ++j)
+    taps.push_back(makeView(page + j, {numSlots, channels}, {past * channels, past}));
   auto perChannel = [&](Value base, int64_t stride) {
     return load(makeView(base, {1, channels}, {channels * stride, stride}), {0, c0}, row)
         .to(DType::F32);
@@ -101,7 +102,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
     std::vector<Value> halo;
     for (int64_t j = 0; j < past; ++j)
       halo.push_back(
-          where(first, load(tapView(j), {oldStateRow, c0}, row),
+          where(first, load(taps[j], {oldStateRow, c0}, row),
                 load(chunkRows, {where(first, -1, begin - past + j), xCol}, row)));
 
     // The final state, written by the program of the sequence's first chunk:
@@ -118,7 +119,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
         Value token = load(seqRows, {where(tau >= 0, seqStart + tau, -1), xCol}, row);
         Value oldTap = length + j; // the tap u(tau) comes from when tau < 0
         Value fromOld = where(oldTap == 0, halo[0], where(oldTap == 1, halo[1], halo[2]));
-        store(tapView(j), {slot, c0}, where(tau >= 0, token, fromOld));
+        store(taps[j], {slot, c0}, where(tau >= 0, token, fromOld));
       }
     });
 

@@ -196,7 +196,7 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   KernelRegistry registry;
   REQUIRE(errorText(models::registerModelKernels(registry)).empty());
   CHECK(registry.find("gated_rmsnorm") != nullptr);
-  CHECK(registry.all().size() == 5); // the four decode kernels and conv_update
+  CHECK(registry.all().size() == 6); // the four decode kernels, conv_update, conv_prefill
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }
