@@ -71,6 +71,19 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"warps", 8, "warps per program"}},
            buildSsdPrefill}))
     return err;
+  if (auto err = registry.add(
+          {"conv_prefill",
+           "R3 causal conv1d + SiLU over a packed varlen batch, conv pages read and written",
+           {{"inner", 4096, "z columns before xBC in zxbcdt (I = H*P)"},
+            {"channels", 6144, "conv channels (I + 2*G*N)"},
+            {"heads", 64, "dt columns after xBC in zxbcdt (H)"},
+            {"block_t", 64, "tokens per chunk: a power of two >= 4 (the host chunks by it)"},
+            {"block_c", 1024, "channels per program (256 * warps: 16-byte accesses)"},
+            {"rows_per_step", 16, "token rows whose loads issue together (divides block_t)"},
+            {"fast_silu", 0, "1: silu as x * rsqrt(1 + e^-x)^2, no division"},
+            {"warps", 4, "warps per program"}},
+           buildConvPrefill}))
+    return err;
   return registry.add({"conv_update",
                        "R3d causal conv1d update + SiLU, conv state shifted in place",
                        {{"channels", 6144, "conv channels (I + 2*G*N)"},

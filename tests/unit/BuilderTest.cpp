@@ -196,7 +196,8 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   KernelRegistry registry;
   REQUIRE(errorText(models::registerModelKernels(registry)).empty());
   CHECK(registry.find("gated_rmsnorm") != nullptr);
-  CHECK(registry.all().size() == 5); // the four decode kernels and conv_update
+  CHECK(registry.all().size() == 9); // 4 decode kernels, conv_update, quantize_e4m3,
+                                     // conv_prefill, ssd_prefill (the model kernels)
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }

@@ -10,6 +10,8 @@ namespace tilejit::models {
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec);
 /// R3d: causal conv update (decode) with SiLU, shifting the conv state in place.
 void buildConvUpdate(Kernel &k, const Specialization &spec);
+/// R3 over a packed varlen batch (R9) with paged conv state (R8): prefill.
+void buildConvPrefill(Kernel &k, const Specialization &spec);
 /// Decode in_proj (R1/R1b) fused with the split (R2) and the conv update (R3d).
 void buildInProjConv(Kernel &k, const Specialization &spec);
 /// R5d: the selective state update on the SSM page, in place.
