@@ -66,7 +66,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"state", 128, "state size (N)"},
             {"groups", 8, "B/C groups (G)"},
             {"chunk", 64, "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)"},
-            {"dt_stride", 10304, "row stride of dt (the in_proj output row)"},
+            {"dt_stride", 10304, "row stride of dt (in_proj's output row: z | xBC | dt)"},
+            {"dt_col", 10240, "first dt column in that row"},
             {"block_p", 32, "state rows (p) per program"},
             {"warps", 8, "warps per program"}},
            buildSsdPrefill}))

@@ -28,11 +28,11 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   const int64_t heads = spec.get("heads"), headDim = spec.get("head_dim");
   const int64_t stateSize = spec.get("state"), groups = spec.get("groups");
   const int64_t q = spec.get("chunk"), bp = spec.get("block_p");
-  const int64_t dtStride = spec.get("dt_stride");
+  const int64_t dtStride = spec.get("dt_stride"), dtCol = spec.get("dt_col");
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
 
   Value xBC = k.ptrParam("xbc", DType::BF16);        // [T, channels], after the conv
-  Value dtRaw = k.ptrParam("dt", DType::BF16);       // [T, heads], row stride dt_stride
+  Value dtRaw = k.ptrParam("dt", DType::BF16); // [T, dt_stride]: dt at columns dt_col + [0, heads)
   Value aLog = k.ptrParam("a_log", DType::F32);      // [heads]
   Value dtBias = k.ptrParam("dt_bias", DType::F32);  // [heads]
   Value dSkip = k.ptrParam("d", DType::F32);         // [heads]
@@ -88,7 +88,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
              Value cm = load(rowsView(bcBase + groups * stateSize, stateSize), {0, 0},
                              {q, stateSize});
              // R4 and R5p step 1: dt' (0 on padded rows) and its decay cumsum.
-             Value dtTile = load(makeView(dtRaw + rowBase * dtStride + h, {Dim(len)},
+             Value dtTile = load(makeView(dtRaw + rowBase * dtStride + dtCol + h, {Dim(len)},
                                           {dtStride}),
                                  {0}, {q})
                                 .to(DType::F32);

@@ -85,7 +85,7 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   std::vector<std::string> constants = {
       "heads=" + std::to_string(H),  "head_dim=" + std::to_string(P),
       "state=" + std::to_string(N),  "groups=" + std::to_string(G),
-      "chunk=" + std::to_string(q),  "dt_stride=" + std::to_string(H),
+      "chunk=" + std::to_string(q),  "dt_stride=" + std::to_string(H), "dt_col=0",
       "block_p=" + std::to_string(bp), "warps=4"};
   auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
   REQUIRE(bool(module));
