@@ -1,13 +1,16 @@
-// `tilejit run --mode decode`: the NemotronH Mamba2 decode step on a checkpoint
-// or the embedded synthetic weights. On a GPU: compile (cold and warm), check
-// carried steps against the f64 reference for several batches, then time the
-// step (one CUDA graph) and each kernel against the read ceiling. Without a
-// GPU: the same plan on the interpreter (B=1, L=1 by default), checked.
+// `tilejit run`: the NemotronH Mamba2 mixer on a checkpoint or the embedded
+// synthetic weights. Decode (the default): on a GPU, check carried steps
+// against the f64 reference for several batches, then time the step (one CUDA
+// graph) and each kernel against the read ceiling; without a GPU the same plan
+// on the interpreter (B=1, L=1), checked. Prefill (--mode prefill): on a GPU,
+// check a mixed varlen batch, then time a fresh sequence of --tokens through
+// every layer and each kernel; without a GPU the batch on the interpreter.
 #include "Commands.h"
 
 #include "tilejit/Jit/JitCompiler.h"
 #include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/NemotronH.h"
+#include "tilejit/models/PrefillPlan.h"
 #include "tilejit/runtime/CudaDevice.h"
 #include "tilejit/runtime/Jit.h"
 
@@ -47,6 +50,10 @@ cl::list<std::string> kernelSettings(
     "set", cl::desc("KERNEL.CONSTANT=VALUE: a decode kernel's tuning constant, e.g. "
                     "in_proj_conv.block_n=32 (repeatable)"),
     cl::sub(runCmd));
+cl::opt<int> tokens("tokens", cl::desc("Prefill: tokens of the timed sequence on the GPU "
+                                       "(default 8192), of the checked batch on the "
+                                       "interpreter (default 64)"),
+                    cl::init(0), cl::sub(runCmd));
 cl::opt<int> timedBatch("time-batch", cl::desc("Extra batch size whose step is timed "
                                                "on the GPU (0: none)"),
                         cl::init(256), cl::sub(runCmd));
@@ -313,6 +320,170 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
   return ok ? 0 : 1;
 }
 
+/// A varlen batch over `total` tokens as a serving engine issues one: a fresh
+/// sequence of several chunks, a short continued one, a padding one, a
+/// continued one and a one-token fresh one (the remainder goes to the first).
+ref::PrefillBatch mixedBatch(int64_t total) {
+  std::vector<int64_t> lengths = {0, std::min<int64_t>(37, total / 6),
+                                  std::min<int64_t>(13, total / 6), total / 3, 1};
+  lengths[0] = total - lengths[1] - lengths[2] - lengths[3] - lengths[4];
+  ref::PrefillBatch b{{0}, {4, 0, -1, 2, 5}, {false, true, true, true, false}};
+  for (int64_t n : lengths)
+    b.cuSeqlens.push_back(b.cuSeqlens.back() + n);
+  return b;
+}
+
+/// Checks one prefill forward of `batch` through `runStep`; prints it.
+Expected<bool> checkPrefill(const NemotronHConfig &config,
+                            const std::vector<MambaLayerWeights> &w, const PrefillPlan &plan,
+                            const ref::PrefillBatch &b, const DecodeStepFn &runStep,
+                            StringRef what) {
+  auto start = std::chrono::steady_clock::now();
+  // Two forwards by default: the second continues from the state the first wrote.
+  const int forwards = steps.getNumOccurrences() ? steps.getValue() : 2;
+  auto result = checkPrefillSteps(config, w, plan, b, forwards, 13, runStep);
+  if (!result)
+    return result.takeError();
+  std::string lengths;
+  for (size_t s = 0; s + 1 < b.cuSeqlens.size(); ++s)
+    lengths += formatv("{0}{1}{2}", s ? ", " : "", b.cuSeqlens[s + 1] - b.cuSeqlens[s],
+                       b.slots[s] < 0 ? " padding" : b.continueFromSlot[s] ? " continued"
+                                                                             : " fresh")
+                   .str();
+  outs() << formatv("check {0} prefill: T={1} ({2}), L={3}, {4} forward(s), chunks of {5}: "
+                    "{6} ({7:f0} ms with the reference)\n",
+                    what, plan.tokens, lengths, plan.plan.numLayers, forwards,
+                    plan.chunk, result->ok() ? "PASS" : "FAIL", msSince(start));
+  result->print(outs());
+  return result->ok();
+}
+
+int runPrefillInterpreter(const KernelRegistry &registry, const NemotronHConfig &config,
+                          const std::vector<MambaLayerWeights> &w, int total,
+                          const KernelOverrides &overrides) {
+  ref::PrefillBatch b = mixedBatch(total);
+  auto plan = planPrefill(registry, config, w, b, total, 6, overrides);
+  if (!plan)
+    return fail(toString(plan.takeError()));
+  InterpreterDecoder decoder(registry);
+  double runMs = 0;
+  auto ok = checkPrefill(config, w, *plan, b,
+                         [&](HostBuffers &buffers) {
+                           auto start = std::chrono::steady_clock::now();
+                           Error err = decoder.run(plan->plan, w, buffers);
+                           runMs += msSince(start);
+                           return err;
+                         },
+                         "interpreter");
+  if (!ok)
+    return fail(toString(ok.takeError()));
+  outs() << formatv("interpreter: {0:f0} ms per prefill forward (T={1}, L={2}, one core, the "
+                    "first includes building the kernels)\n",
+                    runMs / (steps.getNumOccurrences() ? steps.getValue() : 2), total, w.size());
+  outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
+  return *ok ? 0 : 1;
+}
+
+int runPrefillGpu(const KernelRegistry &registry, const NemotronHConfig &config,
+                  const std::vector<MambaLayerWeights> &w,
+                  std::unique_ptr<runtime::DeviceApi> device, const KernelOverrides &overrides) {
+  auto options = runtime::RuntimeOptions::fromEnvironment();
+  if (!options)
+    return fail(toString(options.takeError()));
+  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
+                                         std::move(*options));
+  if (!jit)
+    return fail(toString(jit.takeError()));
+  outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
+                    (*jit)->targetArch().name());
+  auto create = [&](const ref::PrefillBatch &b, int64_t total,
+                    const std::vector<MambaLayerWeights> &layersToRun)
+      -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuDecoder>>> {
+    auto plan = planPrefill(registry, config, layersToRun, b, total, 8, overrides);
+    if (!plan)
+      return plan.takeError();
+    auto start = std::chrono::steady_clock::now();
+    auto decoder = GpuDecoder::create(**jit, registry, plan->plan, layersToRun, outs());
+    if (!decoder)
+      return decoder.takeError();
+    outs() << formatv("prefill T={0} L={1} ready in {2:f1} ms (upload, compile, load, "
+                      "capture)\n",
+                      total, layersToRun.size(), msSince(start));
+    return std::make_pair(std::move(*plan), std::move(*decoder));
+  };
+
+  // Correctness: a mixed varlen batch through an FP8 and a bf16 layer.
+  std::vector<MambaLayerWeights> checked = {w.front()};
+  for (const MambaLayerWeights &layer : w)
+    if (layer.inProj.isFP8 != w.front().inProj.isFP8) {
+      checked.push_back(layer);
+      break;
+    }
+  ref::PrefillBatch b = mixedBatch(300);
+  auto small = create(b, 300, checked);
+  if (!small)
+    return fail(toString(small.takeError()));
+  GpuDecoder &d = *small->second;
+  auto ok = checkPrefill(config, checked, small->first, b,
+                         [&](HostBuffers &buffers) -> Error {
+                           if (Error err = d.upload(buffers))
+                             return err;
+                           if (Error err = d.step())
+                             return err;
+                           return d.download(buffers);
+                         },
+                         "gpu");
+  if (!ok)
+    return fail(toString(ok.takeError()));
+
+  // Timing: one fresh sequence of --tokens through every layer as one graph,
+  // then each kernel of the first FP8 and bf16 layers on its own.
+  const int64_t total = tokens ? tokens : 8192;
+  ref::PrefillBatch one{{0, total}, {0}, {false}};
+  auto big = create(one, total, w);
+  if (!big)
+    return fail(toString(big.takeError()));
+  HostBuffers buffers = allocateHostBuffers(big->first.plan);
+  big->first.writeInputs(buffers);
+  Rng rng(9);
+  auto hidden = randomBF16({total, config.hiddenSize}, rng, -2, 2);
+  std::memcpy(buffers[DecodePlan::activation(0)].data(), hidden.data.data(),
+              hidden.data.size() * 2);
+  if (Error err = big->second->upload(buffers))
+    return fail(toString(std::move(err)));
+  auto times = big->second->time(10);
+  if (!times)
+    return fail(toString(times.takeError()));
+  outs() << formatv("prefill T={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} "
+                    "graph replays) = {6:f1} us per layer\n",
+                    total, w.size(), times->stepUs, times->stepMinUs, times->stepMaxUs,
+                    times->replays, times->stepUs / w.size());
+  const DecodePlan &plan = big->first.plan;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
+    const PlannedLaunch &launch = plan.launches[i];
+    bool fp8 = false;
+    for (const MambaLayerWeights &layer : w)
+      if (layer.layer == launch.layer)
+        fp8 = layer.inProj.isFP8;
+    // The first out_proj launch of a layer is its in_proj GEMM.
+    std::string name = launch.kernel;
+    if (name == "out_proj" && (i == 0 || plan.launches[i - 1].kernel != "gated_rmsnorm"))
+      name = "in_proj GEMM";
+    std::string kind = name + (fp8 ? " (fp8 layer)" : " (bf16 layer)");
+    if (!seen.insert(kind).second)
+      continue;
+    auto us = big->second->timeLaunch(i, 3, 10, w);
+    if (!us)
+      return fail(toString(us.takeError()));
+    outs() << formatv("kernel {0,-28} T={1}: {2,9:f1} us per launch (median of 10 replays of "
+                      "3 launches over distinct weights)\n",
+                      kind, total, *us);
+  }
+  outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
+  return *ok ? 0 : 1;
+}
+
 } // namespace
 
 namespace tilejit::cli {
@@ -320,12 +491,15 @@ namespace tilejit::cli {
 bool runRequested() { return bool(runCmd); }
 
 int runMain(const KernelRegistry &registry) {
-  if (mode != "decode")
-    return fail("mode '" + mode + "' is not available yet (prefill arrives with issue 7)");
+  if (mode != "decode" && mode != "prefill")
+    return fail("--mode must be decode or prefill, not '" + mode + "'");
   if (backend != "auto" && backend != "gpu" && backend != "interp")
     return fail("--backend must be auto, gpu or interp, not '" + backend + "'");
-  if (batch < 0 || layers < 0 || steps < 1)
-    return fail("--batch and --layers must be positive and --steps at least 1");
+  if (batch < 0 || layers < 0 || tokens < 0 || steps < 1)
+    return fail("--batch, --layers and --tokens must be positive and --steps at least 1");
+  const bool prefill = mode == "prefill";
+  if (prefill && tokens.getNumOccurrences() && tokens < 8)
+    return fail("--tokens: the prefill batch needs at least 8 tokens (its five sequences)");
 
   std::unique_ptr<runtime::DeviceApi> device;
   if (backend != "interp") {
@@ -335,8 +509,8 @@ int runMain(const KernelRegistry &registry) {
     } else if (backend == "gpu") {
       return fail("--backend gpu: " + toString(opened.takeError()));
     } else {
-      outs() << "no GPU (" << toString(opened.takeError())
-             << "): running the decode step on the interpreter\n";
+      outs() << "no GPU (" << toString(opened.takeError()) << "): running the " << mode
+             << " on the interpreter\n";
     }
   }
   auto overrides = parseSettings();
@@ -349,6 +523,10 @@ int runMain(const KernelRegistry &registry) {
   if (!w)
     return fail(toString(w.takeError()));
   outs() << formatv("load {0:f1} ms\n", msSince(start));
+  if (prefill && !device)
+    return runPrefillInterpreter(registry, config, *w, tokens ? tokens : 64, *overrides);
+  if (prefill)
+    return runPrefillGpu(registry, config, *w, std::move(device), *overrides);
   if (!device)
     return runInterpreter(registry, config, *w, batch ? batch : 1, *overrides);
   return runGpu(registry, config, *w, std::move(device), *overrides);
