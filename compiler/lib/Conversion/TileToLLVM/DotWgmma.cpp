@@ -110,49 +110,83 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
   // The slots' cp.async writes were fenced into the async proxy by the
   // tile.async_wait before this dot; wgmma.fence orders the accumulator
   // registers' last writes before the tensor cores read them.
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  std::string shape = "m64n" + std::to_string(n) + "k" + std::to_string(kInstr);
-  // 16-bit operands take transpose immediates: 0, both K-major.
-  std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(accPerBlock + 2) +
-                     ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32" + types + " " +
-                     registerList(0, accPerBlock) + ", $" + std::to_string(accPerBlock) +
-                     ", $" + std::to_string(accPerBlock + 1) + ", p, 1, 1" +
-                     (bytes == 2 ? ", 0, 0" : "") + ";\n}";
-  std::string constraints = tiedConstraints(accPerBlock, "l,l,r");
   Type f32 = b.getF32Type();
-  SmallVector<Type> accTypes(accPerBlock, f32);
-  // e4m3 wgmma sums its products with fewer bits than f32 (measured on the
-  // H200: ~240 of 4M outputs of a K = 4096 product outside the bf16 band),
-  // so each dot's (one K block's) products start from zero (scale-d = 0) and
-  // are added to the f32 accumulator by ordinary adds after the wait.
-  bool promote = bytes == 1;
-  Regs partial = acc;
-  if (promote)
-    for (Value &v : partial)
-      v = LLVM::UndefOp::create(b, loc, f32);
   Value one = e.i32(1, loc), zero = e.i32(0, loc);
-  for (int64_t i = 0; i < blocks; ++i) {
-    int64_t first = i * accPerBlock;
+  // Issues the K steps of block `block`, columns [col, col + width), on the
+  // registers `d` (width / 2 of them, in wgmma's d fragment order, which
+  // lists 8-column tiles in order), starting from zero when `fromZero`.
+  auto issue = [&](int64_t block, int64_t col, int64_t width, Regs &d, bool fromZero) {
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    int64_t count = width / 2;
+    std::string shape = "m64n" + std::to_string(width) + "k" + std::to_string(kInstr);
+    // 16-bit operands take transpose immediates: 0, both K-major.
+    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(count + 2) +
+                       ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32" + types + " " +
+                       registerList(0, count) + ", $" + std::to_string(count) + ", $" +
+                       std::to_string(count + 1) + ", p, 1, 1" + (bytes == 2 ? ", 0, 0" : "") +
+                       ";\n}";
+    std::string constraints = tiedConstraints(count, "l,l,r");
+    SmallVector<Type> resultTypes(count, f32);
     for (int64_t s = 0; s < rowBytes / 32; ++s) {
-      SmallVector<Value> args{advance(e, aDesc, i * 16 * warps * rowBytes + 32 * s, loc),
-                              advance(e, bDesc, 32 * s, loc),
-                              promote && s == 0 ? zero : one};
-      args.append(partial.begin() + first, partial.begin() + first + accPerBlock);
-      Regs d = e.inlineAsm(text, constraints, accTypes, args, /*sideEffects=*/true, loc);
-      std::copy(d.begin(), d.end(), partial.begin() + first);
+      // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
+      // atoms) into the slot.
+      SmallVector<Value> args{advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc),
+                              advance(e, bDesc, col * rowBytes + 32 * s, loc),
+                              fromZero && s == 0 ? zero : one};
+      args.append(d.begin(), d.end());
+      d = e.inlineAsm(text, constraints, resultTypes, args, /*sideEffects=*/true, loc);
     }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  };
+  // The accumulator registers are written asynchronously: a wait passes them
+  // through, so nothing reads them before it.
+  auto wait = [&e, loc](const Regs &d) {
+    SmallVector<Type> resultTypes(d.size(), e.b.getF32Type());
+    return e.inlineAsm("wgmma.wait_group.sync.aligned 0;", tiedConstraints(d.size(), ""),
+                       resultTypes, d, /*sideEffects=*/true, loc);
+  };
+  Value result = dot.getResult();
+  // The last wait is deferred past the ops that cannot depend on it (the K
+  // loop's refill copies), so they issue while the tensor cores run.
+  if (bytes != 1) {
+    for (int64_t i = 0; i < blocks; ++i) {
+      Regs d(acc.begin() + i * accPerBlock, acc.begin() + (i + 1) * accPerBlock);
+      issue(i, 0, n, d, /*fromZero=*/false);
+      std::copy(d.begin(), d.end(), acc.begin() + i * accPerBlock);
+    }
+    e.defer([&e, wait, result, acc = std::move(acc)] { e.map(result, wait(acc)); });
+    return success();
   }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  // The accumulator registers are written asynchronously: the wait passes
-  // them through, so nothing reads them before it.
-  SmallVector<Type> allTypes(acc.size(), f32);
-  Regs done = e.inlineAsm("wgmma.wait_group.sync.aligned 0;",
-                          tiedConstraints(acc.size(), ""), allTypes, partial,
-                          /*sideEffects=*/true, loc);
-  if (promote)
-    for (auto [sum, products] : llvm::zip(acc, done))
-      products = LLVM::FAddOp::create(b, loc, sum, products);
-  e.map(dot.getResult(), std::move(done));
+  // e4m3 wgmma sums its products with fewer bits than f32 (measured on the
+  // H200: one m64nNk32 up to 2^-11.4 * sum|a*b| off, docs/BENCHMARKS.md), so
+  // each dot's (one K block's) products start from zero (scale-d = 0) and are
+  // added to the f32 accumulator by ordinary adds after the wait. They are
+  // summed one group (a 64-row block, at most 128 columns) at a time: the
+  // partial registers are one group's, so a 64x256 warpgroup tile needs 64
+  // of them next to its 128 accumulators, not 128.
+  int64_t groups = (n + 127) / 128;
+  while (n % groups || (n / groups) % 8)
+    ++groups;
+  int64_t width = n / groups;
+  for (int64_t i = 0; i < blocks; ++i)
+    for (int64_t g = 0; g < groups; ++g) {
+      Regs partial(width / 2, LLVM::UndefOp::create(b, loc, f32));
+      issue(i, g * width, width, partial, /*fromZero=*/true);
+      int64_t first = i * accPerBlock + g * width / 2;
+      auto promote = [&e, first](Regs &acc, const Regs &done) {
+        for (auto [j, products] : llvm::enumerate(done))
+          acc[first + j] = LLVM::FAddOp::create(e.b, products.getLoc(), acc[first + j], products);
+      };
+      if (i + 1 < blocks || g + 1 < groups) {
+        promote(acc, wait(partial));
+        continue;
+      }
+      e.defer([&e, wait, promote, result, acc = std::move(acc), partial = std::move(partial)] {
+        Regs sums = acc;
+        promote(sums, wait(partial));
+        e.map(result, std::move(sums));
+      });
+    }
   return success();
 }
 

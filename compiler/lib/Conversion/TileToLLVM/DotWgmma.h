@@ -9,7 +9,8 @@ namespace tilejit::lowering {
 
 /// Emits `dot` (both operands #tile.wgmma_operand, the accumulator
 /// #tile.mma<wpc = [warps, 1]>) as wgmma.mma_async on shared-memory
-/// descriptors, completed before the dot's result is used.
+/// descriptors; the wait (Emitter::defer) comes before the first op that may
+/// use the dot's result.
 LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot);
 
 } // namespace tilejit::lowering

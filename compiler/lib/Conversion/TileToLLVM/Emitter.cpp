@@ -64,8 +64,31 @@ LogicalResult Emitter::run() {
   return success();
 }
 
+/// Ops that may be emitted before deferred work: they read no tile and touch
+/// no memory that work reads. tile-pipeline-dots places only a K loop's
+/// refill copies (into the slot the previous iteration read) after a dot.
+static bool mayPrecedeDeferred(Operation &op) {
+  if (isa<tile::AsyncCopyOp, tile::AsyncCommitOp>(op))
+    return true;
+  auto isTile = [](Type t) { return isa<RankedTensorType>(t); };
+  return isa<arith::ArithDialect>(op.getDialect()) &&
+         llvm::none_of(op.getOperandTypes(), isTile) && llvm::none_of(op.getResultTypes(), isTile);
+}
+
+void Emitter::defer(std::function<void()> work) {
+  assert(!deferred_ && "deferred work is run before the next op that could defer");
+  deferred_ = std::move(work);
+}
+
+void Emitter::runDeferred() {
+  if (auto work = std::exchange(deferred_, nullptr))
+    work();
+}
+
 LogicalResult Emitter::emitBlock(Block &block) {
   for (Operation &op : block.without_terminator()) {
+    if (!mayPrecedeDeferred(op))
+      runDeferred();
     StringRef name = op.getName().getStringRef();
     auto it = table_.find(name);
     if (it == table_.end())
@@ -75,6 +98,8 @@ LogicalResult Emitter::emitBlock(Block &block) {
     if (failed(it->second(*this, &op)))
       return failure();
   }
+  // The terminator reads the values it yields.
+  runDeferred();
   return success();
 }
 

@@ -57,6 +57,10 @@ public:
   LogicalResult run();
   /// Emits every op of `block` except its terminator.
   LogicalResult emitBlock(mlir::Block &block);
+  /// Postpones `work` (a wgmma dot's wait and promotion) until the next op
+  /// that may depend on it: cp.async copies and scalar arithmetic are emitted
+  /// first, so a K loop's refill copies issue while the tensor cores run.
+  void defer(std::function<void()> work);
 
   mlir::OpBuilder b;
   mlir::MLIRContext *ctx;
@@ -121,6 +125,10 @@ private:
   tile::KernelOp kernel_;
   mlir::LLVM::LLVMFuncOp func_;
   const EmitterTable &table_;
+  /// Runs the deferred work, if any.
+  void runDeferred();
+
+  std::function<void()> deferred_;
   llvm::DenseMap<Value, Regs> regs_;
   llvm::DenseMap<Value, ViewValue> views_;
   llvm::DenseMap<mlir::Type, std::unique_ptr<Distributed>> layouts_;

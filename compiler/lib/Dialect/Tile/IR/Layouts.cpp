@@ -142,6 +142,10 @@ static FailureOr<Distributed> distributeDotOperand(DotOperandLayoutAttr layout,
 
 FailureOr<Distributed> distribute(Attribute encoding, ArrayRef<int64_t> shape,
                                   int64_t numWarps) {
+  // Registers are the subset sums of power-of-two bases: a dimension of
+  // another size would get registers outside the tile.
+  if (!llvm::all_of(shape, [](int64_t d) { return llvm::isPowerOf2_64(d); }))
+    return failure();
   if (auto blocked = dyn_cast_or_null<BlockedLayoutAttr>(encoding))
     return distributeBlocked(blocked, shape, numWarps);
   if (auto mma = dyn_cast_or_null<MmaLayoutAttr>(encoding))

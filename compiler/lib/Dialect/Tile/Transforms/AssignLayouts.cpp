@@ -6,6 +6,8 @@
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
+#include "llvm/Support/MathExtras.h"
+
 namespace tilejit::tile {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
 #include "tilejit/Dialect/Tile/Transforms/Passes.h.inc"
@@ -254,6 +256,22 @@ struct AssignLayoutsPass
       }
       hasWgmma = target->capabilities().wgmma;
     }
+    // Register layouts enumerate a thread's registers over power-of-two bases
+    // (Layouts.cpp): a tile dimension of another size has no layout. The first
+    // such tile, in program order, is named.
+    auto unsized = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      for (Value r : op->getResults())
+        if (auto t = tileType(r);
+            t && !llvm::all_of(t.getShape(), [](int64_t d) { return llvm::isPowerOf2_64(d); })) {
+          op->emitOpError("has a tile dimension that is not a power of two, which no register "
+                          "layout distributes: ")
+              << describeType(t);
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    });
+    if (unsized.wasInterrupted())
+      return signalPassFailure();
     Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
     const int64_t numWarps = getNumWarps(kernel);
     kernel.walk([&](Operation *op) {

@@ -144,6 +144,12 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   // Iteration i reads slot i % stages once its group is complete (stages-2
   // younger groups may stay in flight), then refills the slot iteration i-1
   // read (the wait's barrier has released it) for iteration i + stages - 1.
+  // wgmma dots read their slots asynchronously: the refill is placed after
+  // them, so its copies issue while the tensor cores run (the lowering
+  // defers the dot's wait past them).
+  bool asyncDots = llvm::any_of(staged, [](Staged s) {
+    return isa<WgmmaOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
+  });
   b.setInsertionPointToStart(loop.getBody());
   Value iv = loop.getInductionVar();
   Value index = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
@@ -155,6 +161,8 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
     AsyncWaitOp::create(b, loc, 0);
   } else {
     AsyncWaitOp::create(b, loc, stages - 2);
+    if (asyncDots)
+      b.setInsertionPoint(loop.getBody()->getTerminator());
     Value ahead = arith::AddIOp::create(
         b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
     Value writeSlot = arith::RemSIOp::create(
