@@ -15,11 +15,12 @@ template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
   return b;
 }
 
-/// Tensor-core GEMM tiles of the projections (M = tokens): the e4m3 GEMM's
-/// measured default (models/examples gemm_e4m3), half the K step for bf16.
+/// Tensor-core GEMM tiles of the projections (M = tokens): 64 x 128 x 128, 4
+/// warps, 3 stages was the fastest e4m3 wgmma tile at both NemotronH shapes on
+/// the H200 (docs/BENCHMARKS.md, prefill GEMM); half the K step for bf16.
 std::vector<std::string> gemmTiles(bool fp8) {
-  return {kv("block_m", 128), kv("block_n", 128), kv("block_k", fp8 ? 128 : 64),
-          kv("warps", 8), kv("stages", 3)};
+  return {kv("block_m", 64), kv("block_n", 128), kv("block_k", fp8 ? 128 : 64),
+          kv("warps", 4), kv("stages", 3)};
 }
 
 } // namespace
