@@ -65,11 +65,11 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"head_dim", 64, "head dim (P)"},
             {"state", 128, "state size (N)"},
             {"groups", 8, "B/C groups (G)"},
-            {"chunk", 64, "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)"},
+            {"chunk", 32, "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)"},
             {"dt_stride", 10304, "row stride of dt (in_proj's output row: z | xBC | dt)"},
             {"dt_col", 10240, "first dt column in that row"},
             {"block_p", 32, "state rows (p) per program"},
-            {"warps", 8, "warps per program"}},
+            {"warps", 4, "warps per program"}},
            buildSsdPrefill}))
     return err;
   if (auto err = registry.add(
