@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""ssd_prefill on the H200 at NemotronH geometry: correctness against a sequential
+f64 torch R5 (one sequence of 8192 and a varlen batch with continued, fresh,
+padding and short sequences), then timing of each variant (DIR/VARIANT.ptx+json,
+VARIANT = c<chunk>_p<block_p>_w<warps>) against a plain-torch chunked SSD in the
+same run. Usage: ssd_prefill_gpu.py DIR   (DIR/variants.txt lists "NAME CHUNK BLOCK_P" per line; DIR/NAME.ptx + .json
+from `tilejit compile ssd_prefill --arch sm_90a --set dt_stride=10304 --set dt_col=0 ...`)"""
+import json, math, statistics, sys
+from pathlib import Path
+import cupy as cp, numpy as np, torch
+
+DIR = Path(sys.argv[1])
+dev = "cuda"
+H, P, N, G, Hd = 64, 64, 128, 8, 2688
+I, Cd, ZW = H * P, H * P + 2 * G * N, 2 * H * P + 2 * G * N + H
+torch.manual_seed(0)
+
+def load(name):
+    meta = json.loads((DIR / f"{name}.json").read_text())
+    fn = cp.RawModule(path=str(DIR / f"{name}.ptx")).get_function(meta["entry"])
+    if meta["shared_bytes"] > 48 * 1024:
+        fn.max_dynamic_shared_size_bytes = meta["shared_bytes"]
+    return fn, meta
+
+def args_of(meta, vals):
+    out = []
+    for p, a in zip(meta["params"], vals):
+        k = p["kind"]
+        out.append(np.uint64(a.data_ptr()) if k == "ptr" else np.int32(a) if k == "i32" else np.float32(a))
+    return tuple(out)
+
+def chunks_of(cu, q):
+    seq, beg, end = [], [], []
+    for s in range(len(cu) - 1):
+        for b in range(cu[s], cu[s + 1], q):
+            seq.append(s); beg.append(b); end.append(min(b + q, cu[s + 1]))
+    t = lambda v: torch.tensor(v, dtype=torch.int32, device=dev)
+    return t(seq), t(beg), t(end)
+
+def make_inputs(T):
+    xbc = (torch.rand(T, Cd, device=dev) * 2 - 1).bfloat16()
+    zx = (torch.rand(T, ZW, device=dev) * 3 - 4).bfloat16()   # dt columns: raw dt in [-4, -1)
+    a_log = torch.rand(H, device=dev) * 2.5 - 2
+    dt_bias = torch.rand(H, device=dev) - 1
+    d = torch.rand(H, device=dev) * 2 - 1
+    return xbc, zx, a_log, dt_bias, d
+
+def ref_scan(xbc, dtraw, a_log, dt_bias, d, s0):
+    """Sequential R5 in f64 for one sequence; returns y [L, I] f64 and the final state."""
+    L = xbc.shape[0]
+    x = xbc[:, :I].double().view(L, H, P)
+    B = xbc[:, I:I + G * N].double().view(L, G, N).repeat_interleave(H // G, dim=1)
+    C = xbc[:, I + G * N:].double().view(L, G, N).repeat_interleave(H // G, dim=1)
+    v = dtraw.double() + dt_bias.double()
+    dt = torch.where(v > 20, v, torch.log1p(torch.exp(v))).clamp_min(0)
+    A = -torch.exp(a_log.double())
+    S = s0.double().clone()
+    y = torch.empty(L, H, P, dtype=torch.float64, device=dev)
+    decay = torch.exp(A[None] * dt)
+    for t in range(L):
+        S.mul_(decay[t][:, None, None]).add_((dt[t][:, None, None] * x[t][:, :, None]) * B[t][:, None, :])
+        y[t] = torch.einsum("hpn,hn->hp", S, C[t]) + d.double()[:, None] * x[t]
+    return y.view(L, I), S
+
+def torch_ssd(xbc, dtraw, a_log, dt_bias, d, q):
+    """What a user would write in plain torch: the chunked SSD (segsum form), f32, one sequence."""
+    L = xbc.shape[0]; c = L // q
+    x = xbc[:, :I].float().view(c, q, H, P)
+    B = xbc[:, I:I + G * N].float().view(c, q, G, N)
+    C = xbc[:, I + G * N:].float().view(c, q, G, N)
+    dt = torch.nn.functional.softplus(dtraw.float() + dt_bias).view(c, q, H)
+    A = -torch.exp(a_log)
+    Adt = (dt * A).permute(0, 2, 1)                       # [c, H, q]
+    cs = torch.cumsum(Adt, -1)
+    seg = cs[..., :, None] - cs[..., None, :]
+    mask = torch.tril(torch.ones(q, q, dtype=torch.bool, device=dev))
+    Lm = torch.exp(seg.masked_fill(~mask, -torch.inf))     # [c, H, q, q]
+    CB = torch.einsum("cign,cjgn->cgij", C, B).repeat_interleave(H // G, dim=1)
+    xdt = x * dt[..., None]
+    y = torch.einsum("chij,cjhp->cihp", CB * Lm, xdt)
+    w = torch.exp(cs[..., -1:] - cs)                       # [c, H, q]
+    Bh = B.repeat_interleave(H // G, dim=2)
+    states = torch.einsum("chj,cjhn,cjhp->chpn", w, Bh, xdt)
+    S = torch.zeros(H, P, N, device=dev); Sin = []
+    dec = torch.exp(cs[..., -1])                           # [c, H]
+    for k in range(c):
+        Sin.append(S); S = S * dec[k][:, None, None] + states[k]
+    Sin = torch.stack(Sin)
+    Ch = C.repeat_interleave(H // G, dim=2)
+    y = y + torch.einsum("cihn,chpn->cihp", Ch, Sin) * torch.exp(cs).permute(0, 2, 1)[..., None]
+    y = y + x * d[:, None]
+    return y.reshape(L, I).bfloat16(), S
+
+def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y):
+    fn, meta = load(name)
+    seq, beg, end = chunks_of(cu, q)
+    cut = torch.tensor(cu, dtype=torch.int32, device=dev)
+    vals = (xbc, dtv, a_log, dt_bias, d, cut, slots, init, seq, beg, end, page, y,
+            seq.numel(), 0.0, float("inf"))
+    a = args_of(meta, vals)
+    def launch():
+        # On torch's current stream, so a torch CUDA graph capture records it.
+        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
+            fn((P // bp, H, 1), (meta["threads"], 1, 1), a, shared_mem=meta["shared_bytes"])
+    return launch, (seq, beg, end, cut)
+
+def band(name, got, want, atol, rtol):
+    got, want = got.double(), want.double()
+    bad = ~((got - want).abs() <= atol + rtol * want.abs())
+    err = float(((got - want).abs() / (atol + rtol * want.abs())).max())
+    ok = int(bad.sum()) == 0
+    print(f"{'PASS' if ok else 'FAIL'} {name}: {got.numel()} elements, {int(bad.sum())} outside "
+          f"atol={atol} rtol={rtol}, max |err|/band {err:.3g}", flush=True)
+    return ok
+
+variants = [l.split() for l in (DIR / "variants.txt").read_text().splitlines() if l.strip()]
+ONLY_TIME = "--time-only" in sys.argv
+T = 8192
+xbc, zx, a_log, dt_bias, d = make_inputs(T)
+dtv = zx[:, ZW - H:]
+import os
+if os.environ.get("SSD_PROFILE"):
+    # One launch of one variant for a profiler (ncu), nothing else.
+    name = os.environ["SSD_PROFILE"]
+    q, bp = next((int(v[1]), int(v[2])) for v in variants if v[0] == name)
+    page = torch.rand(3, H, P, N, device=dev)
+    y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
+    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T],
+                       torch.tensor([1], dtype=torch.int32, device=dev),
+                       torch.tensor([1], dtype=torch.int32, device=dev), page, y)
+    launch(); torch.cuda.synchronize()
+    sys.exit(0)
+# --- correctness: one fresh sequence of 8192, continued from a random page slot
+page0 = torch.rand(3, H, P, N, device=dev) * 2 - 1
+want_y, want_s = ref_scan(xbc, dtv, a_log, dt_bias, d, page0[1])
+slots = torch.tensor([1], dtype=torch.int32, device=dev)
+init = torch.tensor([1], dtype=torch.int32, device=dev)
+for name, q, bp in variants:
+    q, bp = int(q), int(bp)
+    page = page0.clone(); y = torch.full((T, I), float("nan"), dtype=torch.bfloat16, device=dev)
+    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y)
+    launch(); torch.cuda.synchronize()
+    band(f"{name} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
+    band(f"{name} final state", page[1], want_s, 8e-3, 5e-3)
+    print(f"     untouched slots identical: {bool(torch.equal(page[0], page0[0]) and torch.equal(page[2], page0[2]))}")
+# --- varlen: fresh 1000, continued 37 (< chunk), padding 500, continued 3000, fresh 1
+cu = [0, 1000, 1037, 1537, 4537, 4538]
+sl = [0, 2, -1, 3, 4]; ini = [0, 1, 1, 1, 0]
+Tv = cu[-1]
+page0v = torch.rand(6, H, P, N, device=dev) * 2 - 1
+name, q, bp = variants[0][0], int(variants[0][1]), int(variants[0][2])
+page = page0v.clone(); y = torch.full((Tv, I), float("nan"), dtype=torch.bfloat16, device=dev)
+launch, keep = run(name, q, bp, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu,
+                   torch.tensor(sl, dtype=torch.int32, device=dev),
+                   torch.tensor(ini, dtype=torch.int32, device=dev), page, y)
+launch(); torch.cuda.synchronize()
+for s in range(len(sl)):
+    b, e = cu[s], cu[s + 1]
+    if sl[s] < 0:
+        print(f"{'PASS' if bool((y[b:e] == 0).all()) else 'FAIL'} varlen seq {s}: padding rows all zero, page untouched")
+        continue
+    s0 = page0v[sl[s]] if ini[s] else torch.zeros(H, P, N, device=dev)
+    wy, ws = ref_scan(xbc[b:e], dtv[b:e], a_log, dt_bias, d, s0)
+    tol = 1e-2 if e - b > 256 else 5e-2
+    band(f"varlen seq {s} (len {e-b}, {'continued' if ini[s] else 'fresh'}) y", y[b:e], wy, tol, tol)
+    band(f"varlen seq {s} state", page[sl[s]], ws, 8e-3, 5e-3)
+print(f"     slots 1, 5 untouched: {bool(torch.equal(page[1], page0v[1]) and torch.equal(page[5], page0v[5]))}")
+
+# --- timing: 10 launches per CUDA graph replay, 25 replays (events), per launch
+def time_graph(fn_launch, per=10, reps=25):
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        fn_launch(); torch.cuda.synchronize()
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=s):
+            for _ in range(per):
+                fn_launch()
+    ts = []
+    for _ in range(reps):
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record(); g.replay(); e1.record(); torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) * 1000 / per)
+    return statistics.median(ts), min(ts), max(ts)
+
+bytes_moved = T * (Cd * 2 + H * 2 + I * 2)   # read xBC, dt; write y (state pages are 2 MiB)
+print(f"timing at T={T}, one sequence; bytes {bytes_moved/1e6:.1f} MB (x, B, C, dt read; y written)")
+for name, q, bp in variants:
+    q, bp = int(q), int(bp)
+    page = page0.clone(); y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
+    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y)
+    med, lo, hi = time_graph(launch)
+    print(f"ssd_prefill {name}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=25x10, "
+          f"{bytes_moved/med/1e6:.2f} TB/s effective", flush=True)
+ty, ts = torch_ssd(xbc, dtv, a_log, dt_bias, d, 128)
+fy, fs = ref_scan(xbc, dtv, a_log, dt_bias, d, torch.zeros(H, P, N, device=dev))
+band("plain-torch chunked SSD (fresh, the comparison) vs f64", ty, fy, 1e-2, 1e-2)
+med, lo, hi = time_graph(lambda: torch_ssd(xbc, dtv, a_log, dt_bias, d, 128), per=2, reps=10)
+print(f"plain-torch chunked SSD (f32, Q=128): median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=10x2")
