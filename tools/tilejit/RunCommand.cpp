@@ -139,6 +139,46 @@ int runInterpreter(const KernelRegistry &registry, const NemotronHConfig &config
   return *ok ? 0 : 1;
 }
 
+/// Fills a plan's pages and first activation with random values, runs one step
+/// on the GPU decoder and on the interpreter from the same bytes, and prints
+/// every buffer the step writes compared in its type's band. True when all agree.
+Expected<bool> compareWithInterpreter(const KernelRegistry &registry, GpuDecoder &gpuDecoder,
+                                      const std::vector<MambaLayerWeights> &layers,
+                                      HostBuffers gpu, uint64_t seed, StringRef what) {
+  const DecodePlan &plan = gpuDecoder.plan();
+  Rng rng(seed);
+  for (auto &[name, bytes] : gpu) {
+    if (StringRef(name).ends_with("ssm_page")) {
+      auto t = randomF32({int64_t(bytes.size() / 4)}, rng, -1, 1);
+      std::memcpy(bytes.data(), t.data.data(), bytes.size());
+    } else if (StringRef(name).ends_with("conv_page") || name == DecodePlan::activation(0)) {
+      auto t = randomBF16({int64_t(bytes.size() / 2)}, rng, -2, 2);
+      std::memcpy(bytes.data(), t.data.data(), bytes.size());
+    }
+  }
+  HostBuffers cpu = gpu;
+  InterpreterDecoder interpreter(registry);
+  // One call per statement: the order of upload, step and download matters.
+  if (Error err = gpuDecoder.upload(gpu))
+    return std::move(err);
+  if (Error err = gpuDecoder.step())
+    return std::move(err);
+  if (Error err = gpuDecoder.download(gpu))
+    return std::move(err);
+  if (Error err = interpreter.run(plan, layers, cpu))
+    return std::move(err);
+  bool agree = true;
+  outs() << "gpu against the interpreter, " << what << ", every buffer it writes:\n";
+  for (const BufferAgreement &b : compareBackends(plan, gpu, cpu, layers)) {
+    agree &= b.outside == 0 && b.elements > 0;
+    outs() << formatv("  {0,-18} {1,-4} {2,9} elements, {3,9} identical, {4} outside "
+                      "(worst {5:f2})\n",
+                      b.name, b.type, b.elements, b.identical, b.outside, b.maxError);
+  }
+  outs() << "gpu against the interpreter: " << (agree ? "PASS" : "FAIL") << "\n";
+  return agree;
+}
+
 struct Timed {
   double us;
   size_t bytes;
@@ -209,47 +249,14 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
     auto decoder = create(3, checked);
     if (!decoder)
       return fail(toString(decoder.takeError()));
-    const DecodePlan &plan = (*decoder)->plan();
-    HostBuffers gpu = allocateHostBuffers(plan);
-    Rng rng(77);
-    auto fill = [&](std::vector<uint8_t> &bytes, double lo, double hi, bool f32) {
-      if (f32) {
-        auto t = randomF32({int64_t(bytes.size() / 4)}, rng, lo, hi);
-        std::memcpy(bytes.data(), t.data.data(), bytes.size());
-      } else {
-        auto t = randomBF16({int64_t(bytes.size() / 2)}, rng, lo, hi);
-        std::memcpy(bytes.data(), t.data.data(), bytes.size());
-      }
-    };
-    for (auto &[name, bytes] : gpu) {
-      if (StringRef(name).ends_with("ssm_page"))
-        fill(bytes, -1, 1, true);
-      else if (StringRef(name).ends_with("conv_page") || name == DecodePlan::activation(0))
-        fill(bytes, -2, 2, false);
-    }
-    auto slots = randomDecodeSlots(3, plan.numSlots, 3);
-    std::memcpy(gpu["slots"].data(), slots.data(), slots.size() * 4);
-    HostBuffers cpu = gpu;
-    InterpreterDecoder interpreter(registry);
-    // One call per statement: the order of upload, step and download matters.
-    if (Error err = (*decoder)->upload(gpu))
-      return fail(toString(std::move(err)));
-    if (Error err = (*decoder)->step())
-      return fail(toString(std::move(err)));
-    if (Error err = (*decoder)->download(gpu))
-      return fail(toString(std::move(err)));
-    if (Error err = interpreter.run(plan, checked, cpu))
-      return fail(toString(std::move(err)));
-    bool agree = true;
-    outs() << "gpu against the interpreter, B=3, one step, every buffer the step writes:\n";
-    for (const BufferAgreement &b : compareBackends(plan, gpu, cpu, checked)) {
-      agree &= b.outside == 0 && b.elements > 0;
-      outs() << formatv("  {0,-18} {1,-4} {2,9} elements, {3,9} identical, {4} outside "
-                        "(worst {5:f2})\n",
-                        b.name, b.type, b.elements, b.identical, b.outside, b.maxError);
-    }
-    outs() << "gpu against the interpreter: " << (agree ? "PASS" : "FAIL") << "\n";
-    ok &= agree;
+    HostBuffers buffers = allocateHostBuffers((*decoder)->plan());
+    auto slots = randomDecodeSlots(3, (*decoder)->plan().numSlots, 3);
+    std::memcpy(buffers["slots"].data(), slots.data(), slots.size() * 4);
+    auto agree = compareWithInterpreter(registry, **decoder, checked, std::move(buffers), 77,
+                                        "B=3, one step");
+    if (!agree)
+      return fail(toString(agree.takeError()));
+    ok &= *agree;
   }
 
   // Timing: the whole L-layer step as one graph, then each kernel of the
@@ -443,40 +450,13 @@ int runPrefillGpu(const KernelRegistry &registry, const NemotronHConfig &config,
     auto pair = create(mixed, 100, checked);
     if (!pair)
       return fail(toString(pair.takeError()));
-    const DecodePlan &plan = pair->first.plan;
-    HostBuffers gpu = allocateHostBuffers(plan);
-    pair->first.writeInputs(gpu);
-    Rng rng(78);
-    for (auto &[name, bytes] : gpu) {
-      if (StringRef(name).ends_with("ssm_page")) {
-        auto t = randomF32({int64_t(bytes.size() / 4)}, rng, -1, 1);
-        std::memcpy(bytes.data(), t.data.data(), bytes.size());
-      } else if (StringRef(name).ends_with("conv_page") || name == DecodePlan::activation(0)) {
-        auto t = randomBF16({int64_t(bytes.size() / 2)}, rng, -2, 2);
-        std::memcpy(bytes.data(), t.data.data(), bytes.size());
-      }
-    }
-    HostBuffers cpu = gpu;
-    InterpreterDecoder interpreter(registry);
-    if (Error err = pair->second->upload(gpu))
-      return fail(toString(std::move(err)));
-    if (Error err = pair->second->step())
-      return fail(toString(std::move(err)));
-    if (Error err = pair->second->download(gpu))
-      return fail(toString(std::move(err)));
-    if (Error err = interpreter.run(plan, checked, cpu))
-      return fail(toString(std::move(err)));
-    bool agree = true;
-    outs() << "gpu against the interpreter, prefill T=100, one forward, every buffer it "
-              "writes:\n";
-    for (const BufferAgreement &a : compareBackends(plan, gpu, cpu, checked)) {
-      agree &= a.outside == 0 && a.elements > 0;
-      outs() << formatv("  {0,-18} {1,-4} {2,9} elements, {3,9} identical, {4} outside "
-                        "(worst {5:f2})\n",
-                        a.name, a.type, a.elements, a.identical, a.outside, a.maxError);
-    }
-    outs() << "gpu against the interpreter: " << (agree ? "PASS" : "FAIL") << "\n";
-    *ok &= agree;
+    HostBuffers buffers = allocateHostBuffers(pair->first.plan);
+    pair->first.writeInputs(buffers);
+    auto agree = compareWithInterpreter(registry, *pair->second, checked, std::move(buffers),
+                                        78, "prefill T=100, one forward");
+    if (!agree)
+      return fail(toString(agree.takeError()));
+    *ok &= *agree;
   }
 
   // Timing: one fresh sequence of --tokens through every layer as one graph,
