@@ -151,7 +151,52 @@ TEST_CASE("decode step: duplicate and out-of-range slots are refused before any 
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 4, -3});
   message = llvm::toString(decoder.run(*plan, *layers, buffers));
   CHECK(message.find("row 1 uses slot 4, but the pages hold 4 slots") != std::string::npos);
+  // Host buffers of the wrong size are refused before the slots are read.
+  buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1});
+  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  CHECK(message.find("buffer 'slots' has 8 bytes, the plan expects 12") != std::string::npos);
+  buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1, 2});
+  buffers["act0"].resize(buffers["act0"].size() - 2);
+  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  CHECK(message.find("buffer 'act0' has 1198 bytes, the plan expects 1200") != std::string::npos);
   CHECK(buffers["l0.ssm_page"] == before);
+}
+
+TEST_CASE("decode plan: every buffer carries its element type and row-major shape",
+          "[e2e][decode]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  auto plan = planDecodeStep(registry(), c, *layers, 3, 5);
+  REQUIRE(bool(plan));
+  // The shapes of reference-math.md §1 at this geometry: Cd = 128 + 2 * 2 * 32,
+  // in_proj's outputs 128 + 256 + 8; layer 0 FP8, layer 1 bf16.
+  struct Want {
+    const char *name;
+    ElementType type;
+    std::vector<int64_t> shape;
+  };
+  for (const Want &want : std::vector<Want>{
+           {"act0", ElementType::BF16, {3, 200}},
+           {"act2", ElementType::BF16, {3, 200}},
+           {"slots", ElementType::I32, {3}},
+           {"l0.in_proj.weight", ElementType::E4M3, {392, 200}},
+           {"l1.in_proj.weight", ElementType::BF16, {392, 200}},
+           {"l0.out_proj.weight", ElementType::E4M3, {200, 128}},
+           {"l1.conv_page", ElementType::BF16, {5, 256, 3}},
+           {"l1.ssm_page", ElementType::F32, {5, 8, 16, 32}},
+           {"l0.A_log", ElementType::F32, {8}}}) {
+    INFO(want.name);
+    const PlanBuffer &buffer = plan->buffers.at(want.name);
+    CHECK(buffer.type == want.type);
+    CHECK(buffer.shape == want.shape);
+  }
+  for (const auto &[name, buffer] : plan->buffers) {
+    INFO(name);
+    CHECK(buffer.bytes == size_t(numElements(buffer.shape)) * elementBytes(buffer.type));
+    if (buffer.role == PlanBuffer::Role::Weight)
+      CHECK(DecodePlan::weightBytes(*layers, name).size() == buffer.bytes);
+  }
 }
 
 TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's message",
