@@ -33,7 +33,15 @@ def _describe(a, writable=False):
         device = a.device.index if a.is_cuda else -1
         return (kind, list(a.shape), list(a.stride()), device, a.data_ptr())
     if not isinstance(a, np.ndarray):
-        a = np.asarray(a)
+        if hasattr(a, "__cuda_array_interface__"):
+            # The interface names no device, which the plan's check needs.
+            raise ArgumentError(f"decode step: a {type(a).__name__} is neither a torch "
+                                "tensor nor a numpy array (wrap it with torch.as_tensor)")
+        try:
+            a = np.asarray(a)
+        except Exception as error:
+            raise ArgumentError(f"decode step: cannot read a {type(a).__name__} as an "
+                                f"array: {error}") from None
     if writable and not a.flags.writeable:
         raise ArgumentError("decode step: the destination array is read-only")
     kind = _NUMPY_TYPES.get(a.dtype, str(a.dtype))

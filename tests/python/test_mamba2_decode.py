@@ -132,6 +132,11 @@ def test_bad_slots_and_shapes_raise_and_change_nothing(rng):
         with pytest.raises(tj.ArgumentError, match=message):
             step.step(h, ok, out if o is None else o)
     assert np.all(out == 0x7FC0)
+    class DeviceOnly:  # a device array from another framework
+        __cuda_array_interface__ = {"shape": (3, 200), "typestr": "<u2", "data": (16, False),
+                                    "version": 3}
+    with pytest.raises(tj.ArgumentError, match="neither a torch tensor nor a numpy array"):
+        step.step(DeviceOnly(), ok, out)
     frozen = np.zeros((3, 200), np.uint16)
     frozen.flags.writeable = False
     with pytest.raises(tj.ArgumentError, match="read-only"):
