@@ -9,6 +9,9 @@ namespace tilejit::models {
 
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), group = spec.get("group_size");
+  const int64_t zStride = spec.get("z_stride") ? spec.get("z_stride") : width;
+  if (zStride < width)
+    k.fail(SrcLoc::current(), "gated_rmsnorm: z_stride must be 0 or at least width");
   const bool fp8Out = spec.get("fp8_out") != 0;
   Value y = k.ptrParam("y", DType::BF16);
   Value z = k.ptrParam("z", DType::BF16);
@@ -24,7 +27,8 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   Value row = programId(0);
   Value col = programId(1) * group;
   View yView = makeView(y, {rows, width}, {width, 1});
-  View zView = makeView(z, {rows, width}, {width, 1});
+  // z may be columns of a wider row (prefill reads it in place from in_proj's output).
+  View zView = makeView(z, {rows, width}, {zStride, 1});
   View outView = makeView(out, {rows, width}, {width, 1});
   View wView = makeView(weight, {width}, {1});
 

@@ -9,8 +9,15 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
            "R6 gated group RMSNorm: bf16(w * bf16(y*silu(z) * rsqrt(mean(v^2)+eps)))",
            {{"width", 4096, "channels per row (I = H*P)"},
             {"group_size", 512, "channels per norm group (I / G)"},
-            {"fp8_out", 0, "1: store e4m3(out / input_scale) for an FP8 out_proj"}},
+            {"fp8_out", 0, "1: store e4m3(out / input_scale) for an FP8 out_proj"},
+            {"z_stride", 0, "row stride of z; 0: width (10304 reads z in place from in_proj's output)"}},
            buildGatedRmsNorm}))
+    return err;
+  if (auto err = registry.add({"quantize_e4m3",
+                               "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
+                               {{"width", 2688, "columns per row"},
+                                {"block", 1024, "columns per program"}},
+                               buildQuantizeE4m3}))
     return err;
   if (auto err = registry.add(
           {"in_proj_conv",
@@ -50,6 +57,33 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
                                 {"warps", 4, "warps per program"}},
                                buildOutProj}))
+    return err;
+  if (auto err = registry.add(
+          {"ssd_prefill",
+           "R5p chunked SSD over a packed varlen stream, SSM page read and written back",
+           {{"heads", 64, "SSM heads (H)"},
+            {"head_dim", 64, "head dim (P)"},
+            {"state", 128, "state size (N)"},
+            {"groups", 8, "B/C groups (G)"},
+            {"chunk", 64, "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)"},
+            {"dt_stride", 10304, "row stride of dt (in_proj's output row: z | xBC | dt)"},
+            {"dt_col", 10240, "first dt column in that row"},
+            {"block_p", 32, "state rows (p) per program"},
+            {"warps", 8, "warps per program"}},
+           buildSsdPrefill}))
+    return err;
+  if (auto err = registry.add(
+          {"conv_prefill",
+           "R3 causal conv1d + SiLU over a packed varlen batch, conv pages read and written",
+           {{"inner", 4096, "z columns before xBC in zxbcdt (I = H*P)"},
+            {"channels", 6144, "conv channels (I + 2*G*N)"},
+            {"heads", 64, "dt columns after xBC in zxbcdt (H)"},
+            {"block_t", 64, "tokens per chunk: a power of two >= 4 (the host chunks by it)"},
+            {"block_c", 1024, "channels per program (256 * warps: 16-byte accesses)"},
+            {"rows_per_step", 16, "token rows whose loads issue together (divides block_t)"},
+            {"fast_silu", 0, "1: silu as x * rsqrt(1 + e^-x)^2, no division"},
+            {"warps", 4, "warps per program"}},
+           buildConvPrefill}))
     return err;
   return registry.add({"conv_update",
                        "R3d causal conv1d update + SiLU, conv state shifted in place",

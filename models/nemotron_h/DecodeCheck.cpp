@@ -65,7 +65,10 @@ std::vector<BufferAgreement> compareBackends(const DecodePlan &plan, const HostB
   std::vector<BufferAgreement> result;
   for (const auto &[name, bytes] : a) {
     auto other = b.find(name);
-    if (other == b.end() || name == "slots" || other->second.size() != bytes.size())
+    // Inputs (slots, batch metadata) are the same bytes on both sides.
+    auto planned = plan.buffers.find(name);
+    if (other == b.end() || other->second.size() != bytes.size() ||
+        (planned != plan.buffers.end() && planned->second.role == PlanBuffer::Role::Input))
       continue;
     BufferAgreement agreement{name};
     const llvm::StringRef n(name);
@@ -78,7 +81,7 @@ std::vector<BufferAgreement> compareBackends(const DecodePlan &plan, const HostB
                 agreement.elements, agreement.outside, agreement.maxError);
         agreement.identical += x[i] == y[i];
       }
-    } else if (n == "normed" && normedIsE4m3) {
+    } else if ((n == "normed" && normedIsE4m3) || n == "act_q") {
       agreement.type = "e4m3";
       for (size_t i = 0; i < bytes.size(); ++i) {
         // Codes of one sign are ordered like their values: one code apart
@@ -120,15 +123,23 @@ std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t 
   return slots;
 }
 
-llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
-                                             const std::vector<MambaLayerWeights> &layers,
-                                             const DecodePlan &plan,
-                                             llvm::ArrayRef<int32_t> slots, int steps,
-                                             uint64_t seed, const DecodeStepFn &runStep) {
-  const int64_t rows = int64_t(slots.size()), numSlots = plan.numSlots;
+namespace {
+
+/// The lockstep of a backend and the reference through `layers`: `rows` hidden
+/// rows per step (padding rows must come out 0), `used` the slots the batch
+/// names, `refLayer` one layer of the reference (pages updated in place).
+using RefLayerFn = std::function<llvm::Expected<Tensor<uint16_t>>(
+    const MambaLayerWeights &, const Tensor<uint16_t> &, ref::PagedState &)>;
+
+llvm::Expected<DecodeCheck> checkLockstep(const NemotronHConfig &c,
+                                          const std::vector<MambaLayerWeights> &layers,
+                                          const DecodePlan &plan, HostBuffers buffers,
+                                          int64_t rows, const std::vector<bool> &padding,
+                                          const std::set<int64_t> &used, int steps,
+                                          uint64_t seed, const DecodeStepFn &runStep,
+                                          const RefLayerFn &refLayer) {
+  const int64_t numSlots = plan.numSlots;
   Rng rng(seed);
-  HostBuffers buffers = allocateHostBuffers(plan);
-  buffers["slots"] = bytesOf(std::vector<int32_t>(slots.begin(), slots.end()));
   DecodeCheck check;
   for (const MambaLayerWeights &w : layers) {
     ref::PagedState pages = ref::PagedState::zeros(c, numSlots);
@@ -140,7 +151,6 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
   }
   check.initial = check.want;
   const std::vector<ref::PagedState> &initial = check.initial;
-  std::vector<int64_t> slots64(slots.begin(), slots.end());
   Tensor<uint16_t> hidden;
   for (int s = 0; s < steps; ++s) {
     hidden = randomBF16({rows, c.hiddenSize}, rng, -2, 2);
@@ -151,7 +161,7 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
     if (auto err = runStep(buffers))
       return std::move(err);
     for (size_t l = 0; l < layers.size(); ++l) {
-      auto out = ref::mixerDecode(c, layers[l], hidden, slots64, check.want[l]);
+      auto out = refLayer(layers[l], hidden, check.want[l]);
       if (!out)
         return out.takeError();
       hidden = std::move(*out);
@@ -163,10 +173,9 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
   for (size_t i = 0; i < check.gotOut.size(); ++i) {
     compare(bf16ToF32(check.gotOut[i]), bf16ToF32(check.wantOut[i]), DecodeCheck::kOutAtol,
             DecodeCheck::kOutRtol, check.outChecked, check.outBad, check.outMaxError);
-    if (slots[i / c.hiddenSize] < 0 && check.gotOut[i] != 0)
+    if (padding[i / c.hiddenSize] && check.gotOut[i] != 0)
       ++check.paddingNonZero;
   }
-  std::set<int32_t> used(slots.begin(), slots.end());
   for (size_t l = 0; l < layers.size(); ++l) {
     ref::PagedState got = check.want[l];
     assign(got.conv.data, buffers[DecodePlan::layerBuffer(layers[l].layer, "conv_page")]);
@@ -184,7 +193,7 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
     }
     check.layers.push_back(stats);
     for (int64_t slot = 0; slot < numSlots; ++slot) {
-      if (used.count(int32_t(slot)))
+      if (used.count(slot))
         continue;
       auto same = [&](const auto &a, const auto &b) {
         auto ra = sliceRows(a, slot, slot + 1), rb = sliceRows(b, slot, slot + 1);
@@ -197,6 +206,46 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
     check.got.push_back(std::move(got));
   }
   return check;
+}
+
+} // namespace
+
+llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &c,
+                                             const std::vector<MambaLayerWeights> &layers,
+                                             const DecodePlan &plan,
+                                             llvm::ArrayRef<int32_t> slots, int steps,
+                                             uint64_t seed, const DecodeStepFn &runStep) {
+  HostBuffers buffers = allocateHostBuffers(plan);
+  buffers["slots"] = bytesOf(std::vector<int32_t>(slots.begin(), slots.end()));
+  std::vector<int64_t> slots64(slots.begin(), slots.end());
+  std::vector<bool> padding;
+  for (int32_t s : slots)
+    padding.push_back(s < 0);
+  return checkLockstep(
+      c, layers, plan, std::move(buffers), int64_t(slots.size()), padding,
+      std::set<int64_t>(slots64.begin(), slots64.end()), steps, seed, runStep,
+      [&](const MambaLayerWeights &w, const Tensor<uint16_t> &hidden, ref::PagedState &pages) {
+        return ref::mixerDecode(c, w, hidden, slots64, pages);
+      });
+}
+
+llvm::Expected<DecodeCheck> checkPrefillSteps(const NemotronHConfig &c,
+                                              const std::vector<MambaLayerWeights> &layers,
+                                              const PrefillPlan &prefill,
+                                              const ref::PrefillBatch &batch, int steps,
+                                              uint64_t seed, const DecodeStepFn &runStep) {
+  HostBuffers buffers = allocateHostBuffers(prefill.plan);
+  prefill.writeInputs(buffers);
+  std::vector<bool> padding(prefill.tokens, false);
+  for (size_t s = 0; s < batch.slots.size(); ++s)
+    for (int64_t t = batch.cuSeqlens[s]; t < batch.cuSeqlens[s + 1]; ++t)
+      padding[t] = batch.slots[s] < 0;
+  return checkLockstep(
+      c, layers, prefill.plan, std::move(buffers), prefill.tokens, padding,
+      std::set<int64_t>(batch.slots.begin(), batch.slots.end()), steps, seed, runStep,
+      [&](const MambaLayerWeights &w, const Tensor<uint16_t> &hidden, ref::PagedState &pages) {
+        return ref::mixerPrefill(c, w, hidden, batch, pages);
+      });
 }
 
 } // namespace tilejit::models

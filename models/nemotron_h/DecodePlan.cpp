@@ -7,24 +7,6 @@
 namespace tilejit::models {
 namespace {
 
-std::string kv(llvm::StringRef name, int64_t value) {
-  return llvm::formatv("{0}={1}", name, value).str();
-}
-
-/// A kernel's constants: the plan's geometry, then the caller's overrides;
-/// checked against the registered kernel so a bad override fails the plan.
-llvm::Expected<std::pair<std::vector<std::string>, Specialization>>
-specialize(const KernelRegistry &registry, const KernelOverrides &overrides,
-           llvm::StringRef kernel, std::vector<std::string> geometry) {
-  auto it = overrides.find(kernel.str());
-  if (it != overrides.end())
-    geometry.insert(geometry.end(), it->second.begin(), it->second.end());
-  auto specialized = specializeKernel(registry, kernel, geometry);
-  if (!specialized)
-    return specialized.takeError();
-  return std::make_pair(std::move(geometry), std::move(specialized->spec));
-}
-
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 template <typename T> llvm::ArrayRef<uint8_t> asBytes(const Tensor<T> &t) {
@@ -36,6 +18,23 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 }
 
 } // namespace
+
+std::string kv(llvm::StringRef name, int64_t value) {
+  return llvm::formatv("{0}={1}", name, value).str();
+}
+
+llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
+                                         const KernelOverrides &overrides,
+                                         llvm::StringRef kernel,
+                                         std::vector<std::string> geometry) {
+  auto it = overrides.find(kernel.str());
+  if (it != overrides.end())
+    geometry.insert(geometry.end(), it->second.begin(), it->second.end());
+  auto specialized = specializeKernel(registry, kernel, geometry);
+  if (!specialized)
+    return specialized.takeError();
+  return PlannedKernel{std::move(geometry), std::move(specialized->spec)};
+}
 
 llvm::StringRef elementTypeName(ElementType type) {
   switch (type) {
@@ -67,6 +66,9 @@ llvm::Error checkDecodeTensor(const DecodePlan &plan, llvm::StringRef buffer,
   if (it == plan.buffers.end())
     return llvm::createStringError("decode: the plan has no buffer '" + buffer + "'");
   const PlanBuffer &want = it->second;
+  if (want.shape.empty())
+    return llvm::createStringError("decode: the plan records no shape for buffer '" + buffer +
+                                   "', so no tensor can stand in for it");
   const std::string named = what == buffer
                                 ? llvm::formatv("'{0}'", what).str()
                                 : llvm::formatv("'{0}' (plan buffer '{1}')", what, buffer).str();
@@ -224,10 +226,10 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     // in_proj's conv epilogue spills at 16 x 64 (ptxas -v): 16 x 32 tiles.
     for (std::string &choice : projection(fp8 ? 16 : 8, 32))
       inGeometry.push_back(choice);
-    auto inProj = specialize(registry, overrides, "in_proj_conv", inGeometry);
-    auto ssm = specialize(registry, overrides, "ssm_update",
+    auto inProj = planKernel(registry, overrides, "in_proj_conv", inGeometry);
+    auto ssm = planKernel(registry, overrides, "ssm_update",
                           {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G)});
-    auto norm = specialize(registry, overrides, "gated_rmsnorm",
+    auto norm = planKernel(registry, overrides, "gated_rmsnorm",
                            {kv("width", I), kv("group_size", c.normGroupSize()),
                             kv("fp8_out", fp8)});
     std::vector<std::string> outGeometry = {kv("inner", I), kv("hidden", hidden),
@@ -236,7 +238,7 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
       outGeometry.push_back(choice);
     if (!fp8 && !tiles) // measured: bf16 rows of 256 (9.05 us on the H200)
       outGeometry.push_back(kv("block_k", 256));
-    auto outProj = specialize(registry, overrides, "out_proj", outGeometry);
+    auto outProj = planKernel(registry, overrides, "out_proj", outGeometry);
     if (!inProj || !ssm || !norm || !outProj)
       return llvm::joinErrors(
           llvm::joinErrors(inProj.takeError(), ssm.takeError()),
@@ -248,14 +250,14 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
       inArgs.push_back(PlanArg::real(w.inProj.inputScale));
       inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
     }
-    plan.launches.push_back({"in_proj_conv", inProj->first,
-                             {ceilDiv(outCols, inProj->second.get("block_n")),
-                              ceilDiv(rows, inProj->second.get("block_m")), 1},
+    plan.launches.push_back({"in_proj_conv", inProj->constants,
+                             {ceilDiv(outCols, inProj->spec.get("block_n")),
+                              ceilDiv(rows, inProj->spec.get("block_m")), 1},
                              inArgs, w.layer});
 
     plan.launches.push_back(
-        {"ssm_update", ssm->first,
-         {ceilDiv(P, ssm->second.get("block_p")), H, rows},
+        {"ssm_update", ssm->constants,
+         {ceilDiv(P, ssm->spec.get("block_p")), H, rows},
          {xBC, dt, aLog, dtBias, d, slots, ssmPage, y, PlanArg::real(c.dtMin),
           PlanArg::real(c.dtMax)},
          w.layer});
@@ -264,7 +266,7 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
                                      PlanArg::real(c.eps)};
     if (fp8)
       normArgs.push_back(PlanArg::real(w.outProj.inputScale));
-    plan.launches.push_back({"gated_rmsnorm", norm->first,
+    plan.launches.push_back({"gated_rmsnorm", norm->constants,
                              {rows, I / c.normGroupSize(), 1},
                              normArgs,
                              w.layer});
@@ -272,9 +274,9 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     std::vector<PlanArg> outArgs = {normed, outW, out, PlanArg::integer(rows)};
     if (fp8)
       outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
-    plan.launches.push_back({"out_proj", outProj->first,
-                             {ceilDiv(hidden, outProj->second.get("block_n")),
-                              ceilDiv(rows, outProj->second.get("block_m")), 1},
+    plan.launches.push_back({"out_proj", outProj->constants,
+                             {ceilDiv(hidden, outProj->spec.get("block_n")),
+                              ceilDiv(rows, outProj->spec.get("block_m")), 1},
                              outArgs, w.layer});
   }
   return plan;

@@ -204,6 +204,64 @@ TEST_CASE("gated_rmsnorm (R6) on the interpreter against the f64 reference",
   CHECK(maxDiff > 4 * 0x1p-7);
 }
 
+TEST_CASE("gated_rmsnorm reads z in place from a wider row (z_stride, as prefill's in_proj "
+          "output holds it)",
+          "[e2e][interp]") {
+  const int rows = 2, width = 1024, group = 256, stride = 1536;
+  Rng rng(15);
+  Tensor<uint16_t> y = models::randomBF16({rows, width}, rng, -2, 2);
+  Tensor<uint16_t> wide = models::randomBF16({rows, stride}, rng, -2, 2);
+  Tensor<uint16_t> w = models::randomBF16({width}, rng, 0.5, 1.5);
+  std::vector<uint16_t> out(rows * width, kPoisonBF16);
+  runKernel("gated_rmsnorm",
+            {"width=" + std::to_string(width), "group_size=" + std::to_string(group),
+             "z_stride=" + std::to_string(stride)},
+            {rows, width / group, 1},
+            {Arg::readOnlyBuffer(y.data), Arg::readOnlyBuffer(wide.data),
+             Arg::readOnlyBuffer(w.data), Arg::buffer(out), Arg::intScalar(rows),
+             Arg::floatScalar(1e-5)});
+  auto want = models::ref::gatedRmsNorm(y, models::sliceColumns(wide, 0, width), w, group, 1e-5);
+  REQUIRE(bool(want));
+  std::vector<double> wantBF16(want->data.size());
+  for (size_t i = 0; i < wantBF16.size(); ++i)
+    wantBF16[i] = models::ref::bf16Value(models::ref::bf16Bits(want->data[i]));
+  // The band of the test above; z read with the wrong stride (its rows packed)
+  // would gate row 1 with columns of row 0 and fail it everywhere.
+  CHECK(expectClose(out, wantBF16, 0, 0x1p-7, bf16Value) == rows * width);
+}
+
+TEST_CASE("quantize_e4m3 (R1's activation quant) on the interpreter: every code within one "
+          "of the f64 quotient's",
+          "[e2e][interp]") {
+  const int rows = 3, width = 1000; // a masked tail in each row's only program
+  const float scale = 0.0125f;
+  Rng rng(16);
+  Tensor<uint16_t> x = models::randomBF16({rows, width}, rng, -7, 7); // up to +-560: saturates
+  std::vector<uint8_t> out(rows * width, 0x7f);                        // poison: NaN
+  runKernel("quantize_e4m3", {"width=1000", "block=512"}, {2, rows, 1},
+            {Arg::readOnlyBuffer(x.data), Arg::buffer(out), Arg::intScalar(rows),
+             Arg::floatScalar(scale)});
+  // R1: dividing or multiplying by the reciprocal may move a quotient on a
+  // rounding boundary by one code; never more, and rarely.
+  int64_t exact = 0, adjacent = 0, saturated = 0;
+  for (int i = 0; i < rows * width; ++i) {
+    double q = models::ref::bf16Value(x.data[i]) / double(scale);
+    uint8_t want = models::ref::e4m3Code(q);
+    exact += out[i] == want;
+    adjacent += out[i] != want && std::abs(models::ref::e4m3Value(out[i]) - models::ref::e4m3Value(want)) <=
+                                      std::abs(models::ref::e4m3Value(want)) * 0x1p-3 + 0x1p-9;
+    saturated += std::abs(models::ref::e4m3Value(out[i])) == 448;
+  }
+  CHECK(exact + adjacent == rows * width);
+  CHECK(adjacent < rows * width / 100);
+  CHECK(saturated > 0);
+  // Counterfactual: a dropped scale (e4m3(x)) agrees with almost no code.
+  int64_t sameWithoutScale = 0;
+  for (int i = 0; i < rows * width; ++i)
+    sameWithoutScale += out[i] == models::ref::e4m3Code(models::ref::bf16Value(x.data[i]));
+  CHECK(sameWithoutScale < rows * width / 10);
+}
+
 TEST_CASE("conv_update (R3d) on the interpreter against the f64 reference", "[e2e][interp]") {
   const int batch = 3, channels = 6144, slots = 5;
   Rng rng(6);

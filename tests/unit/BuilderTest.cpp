@@ -43,7 +43,8 @@ void requireRoundTrip(Fixture &f, mlir::ModuleOp module) {
 
 TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
   Fixture f;
-  KernelDef def{"gated_rmsnorm", "", {{"width", 4096, ""}, {"group_size", 512, ""}, {"fp8_out", 0, ""}},
+  KernelDef def{"gated_rmsnorm", "",
+                {{"width", 4096, ""}, {"group_size", 512, ""}, {"fp8_out", 0, ""}, {"z_stride", 0, ""}},
                 models::buildGatedRmsNorm};
   auto spec = def.specialize({});
   REQUIRE(bool(spec));
@@ -196,7 +197,8 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   KernelRegistry registry;
   REQUIRE(errorText(models::registerModelKernels(registry)).empty());
   CHECK(registry.find("gated_rmsnorm") != nullptr);
-  CHECK(registry.all().size() == 5); // the four decode kernels and conv_update
+  CHECK(registry.all().size() == 8); // 4 decode kernels, conv_update, quantize_e4m3,
+                                     // conv_prefill, ssd_prefill (the model kernels)
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }

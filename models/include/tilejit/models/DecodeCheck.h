@@ -12,6 +12,7 @@
 #define TILEJIT_MODELS_DECODECHECK_H
 
 #include "tilejit/models/DecodeRun.h"
+#include "tilejit/models/PrefillPlan.h"
 #include "tilejit/models/Reference.h"
 
 #include "llvm/Support/raw_ostream.h"
@@ -57,6 +58,17 @@ llvm::Expected<DecodeCheck> checkDecodeSteps(const NemotronHConfig &config,
                                              const DecodePlan &plan,
                                              llvm::ArrayRef<int32_t> slots, int steps,
                                              uint64_t seed, const DecodeStepFn &runStep);
+
+/// As checkDecodeSteps for a prefill plan of `batch`: `steps` forwards of
+/// fresh hidden states through the same batch layout, each sequence
+/// continuing from its slot where the batch says so (a second step then
+/// continues from the state the first wrote). Padding sequences' rows must
+/// come out 0 and their slots untouched.
+llvm::Expected<DecodeCheck> checkPrefillSteps(const NemotronHConfig &config,
+                                              const std::vector<MambaLayerWeights> &layers,
+                                              const PrefillPlan &plan,
+                                              const ref::PrefillBatch &batch, int steps,
+                                              uint64_t seed, const DecodeStepFn &runStep);
 
 /// One buffer of two backends' runs compared element by element.
 struct BufferAgreement {

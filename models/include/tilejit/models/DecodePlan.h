@@ -108,6 +108,21 @@ llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registr
 /// empty means the registered defaults.
 using KernelOverrides = std::map<std::string, std::vector<std::string>>;
 
+/// "name=value".
+std::string kv(llvm::StringRef name, int64_t value);
+
+/// A kernel as a plan launches it: its constants and their specialization.
+struct PlannedKernel {
+  std::vector<std::string> constants; ///< the plan's geometry, then the overrides
+  Specialization spec;
+};
+/// `kernel` specialized with `geometry` followed by the caller's overrides for
+/// it; a bad override fails the plan with the kernel's message.
+llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
+                                         const KernelOverrides &overrides,
+                                         llvm::StringRef kernel,
+                                         std::vector<std::string> geometry);
+
 /// Plans one decode step through `layers` (in order, each reading the
 /// previous one's output) for `rows` rows over pages of `numSlots` slots,
 /// with the decode kernels of `registry` (registerModelKernels).

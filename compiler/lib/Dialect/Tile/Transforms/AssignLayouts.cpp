@@ -255,13 +255,24 @@ struct AssignLayoutsPass
       hasWgmma = target->capabilities().wgmma;
     }
     Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
+    const int64_t numWarps = getNumWarps(kernel);
     kernel.walk([&](Operation *op) {
-      for (Value r : op->getResults())
-        if (auto t = tileType(r); t && !t.getEncoding()) {
-          op->emitOpError("no register layout could be assigned to ")
-              << describeType(t);
+      for (Value r : op->getResults()) {
+        auto t = tileType(r);
+        if (t && !t.getEncoding()) {
+          op->emitOpError("no register layout could be assigned to ") << describeType(t);
+          signalPassFailure();
+        } else if (t && !isa<WgmmaOperandLayoutAttr>(t.getEncoding()) &&
+                   failed(distribute(t, numWarps))) {
+          // (A wgmma operand lives in shared memory, not in registers.) E.g. a
+          // dot tile with fewer 16x8 blocks than the kernel has warps:
+          // a configuration error to report, not something lowering can fix.
+          op->emitOpError() << describeType(t) << " cannot be spread over the kernel's "
+                            << numWarps << " warps in layout " << t.getEncoding()
+                            << ": use fewer warps or a larger tile";
           signalPassFailure();
         }
+      }
     });
   }
 };

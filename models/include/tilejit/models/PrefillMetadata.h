@@ -1,0 +1,36 @@
+// The device metadata of a packed prefill batch (reference-math.md R8, R9): the
+// int32 arrays the prefill kernels read, validated on the host so a bad batch
+// is an error naming its numbers before anything launches.
+#ifndef TILEJIT_MODELS_PREFILLMETADATA_H
+#define TILEJIT_MODELS_PREFILLMETADATA_H
+
+#include "tilejit/models/Reference.h"
+
+namespace tilejit::models {
+
+/// One prefill batch as the kernels see it. Chunk k covers tokens
+/// [chunkBegin[k], chunkEnd[k]) of sequence chunkSequence[k]; chunks tile each
+/// sequence from its first token, hold 1..chunkSize tokens and never cross a
+/// sequence.
+struct PrefillMetadata {
+  std::vector<int32_t> cuSeqlens; ///< [S + 1]
+  std::vector<int32_t> slots;     ///< [S]; negative: padding sequence
+  std::vector<int32_t> init;      ///< [S]; 1: continue from the slot, 0: from zeros
+  std::vector<int32_t> chunkSequence, chunkBegin, chunkEnd; ///< [chunks]
+
+  int64_t numSequences() const { return int64_t(slots.size()); }
+  int64_t numChunks() const { return int64_t(chunkSequence.size()); }
+};
+
+/// Validates `batch` for `numTokens` packed tokens and pages of `numSlots`
+/// slots (cu_seqlens as ref::varlenChunks checks it: from 0, strictly
+/// increasing, ending at numTokens; slots as ref::checkSlots: distinct and
+/// below numSlots; one slot and one continue flag per sequence; token counts
+/// within int32) and tiles it into chunks of `chunkSize` (a power of two).
+llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
+                                                int64_t numTokens, int64_t numSlots,
+                                                int64_t chunkSize);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_PREFILLMETADATA_H

@@ -1,0 +1,23 @@
+// R1's static activation quant on its own: a_q = e4m3(x * (1 / s_x)) for a
+// prefill in_proj, whose GEMM then reads e4m3 operands from memory (the wgmma
+// path stages both operands through shared memory; a quant fused into the A
+// load would keep the GEMM off it). Memory-bound: 3 bytes per element.
+#include "Parts.h"
+#include "tilejit/models/Kernels.h"
+
+namespace tilejit::models {
+
+void buildQuantizeE4m3(Kernel &k, const Specialization &spec) {
+  const int64_t width = spec.get("width"), block = spec.get("block");
+  Value x = k.ptrParam("x", DType::BF16);         // [rows, width]
+  Value out = k.ptrParam("out", DType::F8E4M3);   // [rows, width]
+  Value rows = k.scalarParam("rows", DType::I32);
+  Value scale = k.scalarParam("input_scale", DType::F32); // s_x
+  k.setConfig({{1, block}, /*warps=*/4, /*stages=*/1, vectorWidth(DType::BF16)});
+  Value row = programId(1), col = programId(0) * block;
+  Value v = load(makeView(x, {rows, width}, {width, 1}), {row, col}, {1, block});
+  store(makeView(out, {rows, width}, {width, 1}), {row, col},
+        (v.to(DType::F32) * (1.0 / scale)).to(DType::F8E4M3));
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,39 @@
+// The device metadata of a packed prefill batch (see PrefillMetadata.h). The
+// checks are the reference's own (ref::varlenChunks, ref::checkSlots), so the
+// kernels and the oracle refuse exactly the same batches.
+#include "tilejit/models/PrefillMetadata.h"
+
+#include <limits>
+
+namespace tilejit::models {
+
+llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
+                                                int64_t numTokens, int64_t numSlots,
+                                                int64_t chunkSize) {
+  if (numTokens > std::numeric_limits<int32_t>::max())
+    return llvm::createStringError("prefill: %lld tokens do not fit the int32 metadata",
+                                   (long long)numTokens);
+  auto chunks = ref::varlenChunks(batch.cuSeqlens, numTokens, chunkSize);
+  if (!chunks)
+    return chunks.takeError();
+  const size_t sequences = batch.cuSeqlens.size() - 1;
+  if (batch.slots.size() != sequences || batch.continueFromSlot.size() != sequences)
+    return llvm::createStringError(
+        "prefill: cu_seqlens holds %zu sequences but there are %zu slots and %zu "
+        "continue flags",
+        sequences, batch.slots.size(), batch.continueFromSlot.size());
+  if (auto err = ref::checkSlots(batch.slots, numSlots, "sequence"))
+    return std::move(err);
+
+  PrefillMetadata m;
+  m.cuSeqlens.assign(batch.cuSeqlens.begin(), batch.cuSeqlens.end());
+  m.slots.assign(batch.slots.begin(), batch.slots.end());
+  for (bool carry : batch.continueFromSlot)
+    m.init.push_back(carry ? 1 : 0);
+  m.chunkSequence.assign(chunks->chunkSequence.begin(), chunks->chunkSequence.end());
+  m.chunkBegin.assign(chunks->chunkBegin.begin(), chunks->chunkBegin.end());
+  m.chunkEnd.assign(chunks->chunkEnd.begin(), chunks->chunkEnd.end());
+  return m;
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,108 @@
+// The planned prefill forward (quant, in_proj GEMM, conv, chunked SSD, gated
+// norm, out_proj) on the interpreter against the sequential f64 mixer, over a
+// varlen batch with fresh, continued, short and padding sequences and a second
+// forward that continues from the state the first wrote. Bands: DecodeCheck's
+// (DecodeCheck.h), each op alone held to its own in its kernel test.
+#include "tilejit/models/DecodeCheck.h"
+#include "tilejit/models/Kernels.h"
+#include "tilejit/models/PrefillPlan.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+using namespace tilejit;
+using namespace tilejit::models;
+
+namespace {
+
+const KernelRegistry &registry() {
+  static KernelRegistry r = [] {
+    KernelRegistry reg;
+    llvm::cantFail(registerModelKernels(reg));
+    return reg;
+  }();
+  return r;
+}
+
+/// Layer 0 FP8, layer 1 bf16 (an attention layer follows it); in_proj's K of
+/// 200 is 1.6 GEMM steps of 128, its 392 outputs 3.1 tiles of 128.
+NemotronHConfig smallConfig() {
+  NemotronHConfig c;
+  c.hiddenSize = 200;
+  c.numHeads = 8;
+  c.headDim = 16;
+  c.numGroups = 2;
+  c.stateSize = 32;
+  c.layerPattern = "MM*";
+  return c;
+}
+
+/// The SSD's state tile of 16 x 32 holds four mma blocks: four warps.
+const KernelOverrides kSmall = {{"ssd_prefill", {"block_p=16", "warps=4"}}};
+
+/// Lengths 5 (continued), 65 (fresh, two chunks), 1 (padding), 59
+/// (continued), 20 (fresh), over 6 slots.
+const ref::PrefillBatch kBatch{{0, 5, 70, 71, 130, 150}, {3, 0, -1, 5, 1},
+                               {true, false, true, true, false}};
+
+} // namespace
+
+TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two carried "
+          "forwards, against the f64 mixer",
+          "[e2e][interp][prefill]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  REQUIRE((*layers)[0].inProj.isFP8);
+  REQUIRE_FALSE((*layers)[1].inProj.isFP8);
+  auto prefill = planPrefill(registry(), c, *layers, kBatch, 150, 6, kSmall);
+  INFO((prefill ? "" : llvm::toString(prefill.takeError())));
+  REQUIRE(bool(prefill));
+  CHECK(prefill->batch.numChunks() == 1 + 2 + 1 + 1 + 1);
+  InterpreterDecoder decoder(registry());
+  auto run = [&](HostBuffers &buffers) { return decoder.run(prefill->plan, *layers, buffers); };
+  auto check = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, run);
+  REQUIRE(bool(check));
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  check->print(os);
+  INFO(report);
+  CHECK(check->ok());
+  CHECK(check->outChecked == 150 * c.hiddenSize);
+  CHECK(check->layers.size() == 2);
+
+  // The counterfactual: the kernels told every sequence starts fresh while the
+  // reference continues three of them from their slots.
+  auto fresh = [&](HostBuffers &buffers) {
+    std::fill(buffers["init"].begin(), buffers["init"].end(), 0);
+    return decoder.run(prefill->plan, *layers, buffers);
+  };
+  auto dropped = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, fresh);
+  REQUIRE(bool(dropped));
+  CHECK_FALSE(dropped->ok());
+  CHECK(dropped->outBad > 0);
+}
+
+TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything is planned",
+          "[e2e][prefill]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 1);
+  REQUIRE(bool(layers));
+  auto error = [&](ref::PrefillBatch batch, int64_t tokens) {
+    auto plan = planPrefill(registry(), c, *layers, batch, tokens, 4, kSmall);
+    REQUIRE_FALSE(bool(plan));
+    return llvm::toString(plan.takeError());
+  };
+  CHECK(error({{0, 5, 5, 9}, {0, 1, 2}, {false, false, false}}, 9).find("empty") !=
+        std::string::npos);
+  CHECK(error({{0, 5, 9}, {1, 1}, {false, false}}, 9).find("slot 1") != std::string::npos);
+  CHECK(error({{0, 5, 9}, {0, 4}, {false, false}}, 9).find("slot 4") != std::string::npos);
+  CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
+  // The conv and the SSD share the chunk metadata: different chunks are refused.
+  auto mixed = planPrefill(registry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
+                           {{"ssd_prefill", {"block_p=16", "warps=4"}},
+                            {"conv_prefill", {"block_t=32"}}});
+  REQUIRE_FALSE(bool(mixed));
+  CHECK(llvm::toString(mixed.takeError()).find("block_t (32) must equal") != std::string::npos);
+}

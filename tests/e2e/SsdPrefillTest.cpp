@@ -1,0 +1,289 @@
+// ssd_prefill (R5p over R9 varlen streams, R8 pages) on the interpreter against
+// the sequential f64 R5 (ref::ssmScan), at a reduced geometry: chunk-size
+// invariance, varlen batches with short, continued, fresh and padding
+// sequences, and a prefill split in two legs. Each band names the
+// counterfactual it separates, and each counterfactual is shown to land
+// outside it.
+#include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/Interpreter/Interpreter.h"
+#include "tilejit/Pipeline/Pipeline.h"
+#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/models/HostTensor.h"
+#include "tilejit/models/Kernels.h"
+#include "tilejit/models/Reference.h"
+
+#include "mlir/IR/MLIRContext.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+using namespace tilejit;
+using namespace tilejit::models;
+using interp::Arg;
+
+namespace {
+
+// Reduced geometry: 2 heads per group as in NemotronH (8), P and N small
+// enough for the interpreter, all tile dims multiples of 16.
+constexpr int64_t H = 4, P = 32, N = 32, G = 2, I = H * P, Cd = I + 2 * G * N;
+constexpr uint16_t kPoisonBF16 = 0x7fc1;
+
+const KernelRegistry &registry() {
+  static KernelRegistry r = [] {
+    KernelRegistry reg;
+    llvm::cantFail(registerModelKernels(reg));
+    return reg;
+  }();
+  return r;
+}
+
+/// One layer's SSM inputs over a packed stream of T tokens.
+struct SsdInputs {
+  Tensor<uint16_t> xBC; ///< [T, Cd] after the conv
+  Tensor<uint16_t> dt;  ///< [T, H]
+  ref::SsmParams params;
+};
+
+SsdInputs randomInputs(int64_t tokens, uint64_t seed) {
+  Rng rng(seed);
+  SsdInputs in{randomBF16({tokens, Cd}, rng, -1, 1), randomBF16({tokens, H}, rng, -4, -1),
+               {}};
+  // A = -exp(A_log) in [-1.6, -0.14] and dt' ~ 0.01..0.3: a chunk of 32 keeps
+  // a visible share of the state it inherits, so a dropped carry shows.
+  in.params.aLog = randomF32({H}, rng, -2, 0.5);
+  in.params.dtBias = randomF32({H}, rng, -1, 0);
+  in.params.d = randomF32({H}, rng, -1, 1);
+  return in;
+}
+
+/// A packed batch: sequence s covers [cu[s], cu[s+1]) with page slot slots[s]
+/// (negative: padding) and continues from it when init[s].
+struct Batch {
+  std::vector<int64_t> cu, slots;
+  std::vector<int32_t> init;
+};
+
+/// Runs ssd_prefill with chunk `q`; y is poisoned first, `page` updated in place.
+std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
+                             Tensor<float> &page) {
+  const int64_t tokens = in.xBC.dim(0);
+  auto chunks = ref::varlenChunks(batch.cu, tokens, q);
+  REQUIRE(bool(chunks));
+  auto i32 = [](const std::vector<int64_t> &v) { return std::vector<int32_t>(v.begin(), v.end()); };
+  std::vector<int32_t> cu = i32(batch.cu), slots = i32(batch.slots);
+  std::vector<int32_t> seq = i32(chunks->chunkSequence), begin = i32(chunks->chunkBegin),
+                       end = i32(chunks->chunkEnd);
+  std::vector<uint16_t> y(tokens * I, kPoisonBF16);
+  const int64_t bp = 16;
+  mlir::DialectRegistry dialects;
+  registerCompilerDialects(dialects);
+  mlir::MLIRContext ctx(dialects);
+  const KernelDef *def = registry().find("ssd_prefill");
+  REQUIRE(def);
+  std::vector<std::string> constants = {
+      "heads=" + std::to_string(H),  "head_dim=" + std::to_string(P),
+      "state=" + std::to_string(N),  "groups=" + std::to_string(G),
+      "chunk=" + std::to_string(q),  "dt_stride=" + std::to_string(H), "dt_col=0",
+      "block_p=" + std::to_string(bp), "warps=4"};
+  auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
+  REQUIRE(bool(module));
+  auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
+  llvm::Error err = interp::run(
+      kernel, {P / bp, H, 1},
+      {Arg::readOnlyBuffer(in.xBC.data), Arg::readOnlyBuffer(in.dt.data),
+       Arg::readOnlyBuffer(in.params.aLog.data), Arg::readOnlyBuffer(in.params.dtBias.data),
+       Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(cu),
+       Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init),
+       Arg::readOnlyBuffer(seq), Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end),
+       Arg::buffer(page.data), Arg::buffer(y), Arg::intScalar(int32_t(seq.size())),
+       Arg::floatScalar(float(in.params.dtMin)), Arg::floatScalar(float(in.params.dtMax))});
+  INFO(llvm::toString(std::move(err)));
+  REQUIRE(!err);
+  return y;
+}
+
+/// The sequential f64 R5 of every sequence, as the kernel's page would hold
+/// it: y [T, I] (padding rows 0) and the final states in `page`.
+std::vector<double> reference(const SsdInputs &in, const Batch &batch, Tensor<float> &page) {
+  const int64_t tokens = in.xBC.dim(0);
+  std::vector<double> y(tokens * I, 0.0);
+  for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
+    const int64_t begin = batch.cu[s], end = batch.cu[s + 1], slot = batch.slots[s];
+    if (slot < 0)
+      continue;
+    Tensor<uint16_t> rows = sliceRows(in.xBC, begin, end);
+    const int64_t len = end - begin;
+    Tensor<float> initial({H, P, N});
+    std::memcpy(initial.data.data(), page.data.data() + slot * H * P * N, H * P * N * 4);
+    auto scan = ref::ssmScan(sliceColumns(rows, 0, I).reshaped({len, H, P}),
+                             sliceRows(in.dt, begin, end),
+                             sliceColumns(rows, I, I + G * N).reshaped({len, G, N}),
+                             sliceColumns(rows, I + G * N, Cd).reshaped({len, G, N}),
+                             in.params, batch.init[s] ? &initial : nullptr);
+    REQUIRE(bool(scan));
+    std::copy(scan->y.data.begin(), scan->y.data.end(), y.begin() + begin * I);
+    for (int64_t i = 0; i < H * P * N; ++i)
+      page.data[slot * H * P * N + i] = float(scan->state.data[i]);
+  }
+  return y;
+}
+
+/// R5p's bf16 output band for sequences up to 256 tokens, and 1e-2 beyond.
+struct Band {
+  double atol, rtol;
+  bool holds(double got, double want) const {
+    return std::abs(got - want) <= atol + rtol * std::abs(want);
+  }
+};
+constexpr Band kShortY{5e-2, 5e-2}, kLongY{1e-2, 1e-2}, kState{8e-3, 5e-3};
+
+/// Elements of `got` (bf16) outside `band` around `want`; counts every element.
+int64_t outsideY(const std::vector<uint16_t> &got, const std::vector<double> &want,
+                 Band band, int64_t *checked) {
+  REQUIRE(got.size() == want.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    bad += !band.holds(bf16ToF32(got[i]), want[i]);
+  *checked += int64_t(got.size());
+  return bad;
+}
+
+int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want, int64_t *checked) {
+  REQUIRE(got.data.size() == want.data.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.data.size(); ++i)
+    bad += !kState.holds(got.data[i], want.data[i]);
+  *checked += int64_t(got.data.size());
+  return bad;
+}
+
+} // namespace
+
+TEST_CASE("ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 32, 64, 128) "
+          "against the sequential f64 R5",
+          "[e2e][interp][prefill]") {
+  const int64_t T = 300;
+  SsdInputs in = randomInputs(T, 21);
+  Batch batch{{0, T}, {1}, {1}};
+  Rng rng(22);
+  const Tensor<float> page0 = randomF32({3, H, P, N}, rng, -1, 1);
+  Tensor<float> want = page0;
+  std::vector<double> wantY = reference(in, batch, want);
+
+  for (int64_t q : {32, 64, 128}) {
+    INFO("Q = " << q);
+    Tensor<float> page = page0;
+    std::vector<uint16_t> y = runSsd(in, batch, q, page);
+    int64_t checked = 0;
+    CHECK(outsideY(y, wantY, kLongY, &checked) == 0);
+    CHECK(checked == T * I);
+    checked = 0;
+    CHECK(outsideState(page, want, &checked) == 0);
+    CHECK(checked == 3 * H * P * N);
+    // Slots 0 and 2 are not in the batch: byte-identical.
+    CHECK(std::memcmp(page.data.data(), page0.data.data(), H * P * N * 4) == 0);
+    CHECK(std::memcmp(page.data.data() + 2 * H * P * N, page0.data.data() + 2 * H * P * N,
+                      H * P * N * 4) == 0);
+  }
+
+  // The counterfactuals the bands separate. A dropped carry between chunks:
+  // the same tokens scanned as independent 32-token pieces, each from zero.
+  std::vector<double> noCarry(T * I, 0.0);
+  for (int64_t b = 0; b < T; b += 32) {
+    Batch piece{{0, std::min<int64_t>(32, T - b)}, {0}, {0}};
+    SsdInputs part{sliceRows(in.xBC, b, b + piece.cu[1]), sliceRows(in.dt, b, b + piece.cu[1]),
+                   in.params};
+    Tensor<float> scratch({1, H, P, N});
+    std::vector<double> yPiece = reference(part, piece, scratch);
+    std::copy(yPiece.begin(), yPiece.end(), noCarry.begin() + b * I);
+  }
+  int64_t separated = 0;
+  for (int64_t i = 0; i < T * I; ++i)
+    separated += !kLongY.holds(noCarry[i], wantY[i]);
+  CHECK(separated > T * I / 4);
+  // A dropped initial state (the sequence started from zeros): y and the state.
+  Batch fresh{{0, T}, {1}, {0}};
+  Tensor<float> freshPage = page0;
+  std::vector<double> freshY = reference(in, fresh, freshPage);
+  separated = 0;
+  for (int64_t i = 0; i < 32 * I; ++i) // the first chunk, where the state matters most
+    separated += !kLongY.holds(freshY[i], wantY[i]);
+  CHECK(separated > 32 * I / 4);
+}
+
+TEST_CASE("ssd_prefill: a varlen batch with short, fresh, continued and padding sequences",
+          "[e2e][interp][prefill]") {
+  // Lengths 5 and 1 (shorter than a chunk), 35, 99 (padding) and 160 (several
+  // chunks); chunk 32.
+  Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
+  const int64_t T = batch.cu.back(), slots = 7;
+  SsdInputs in = randomInputs(T, 31);
+  Rng rng(32);
+  const Tensor<float> page0 = randomF32({slots, H, P, N}, rng, -1, 1);
+  Tensor<float> want = page0;
+  std::vector<double> wantY = reference(in, batch, want);
+  Tensor<float> page = page0;
+  std::vector<uint16_t> y = runSsd(in, batch, 32, page);
+
+  int64_t checked = 0, bad = 0, zeros = 0;
+  for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
+    const int64_t begin = batch.cu[s], end = batch.cu[s + 1];
+    std::vector<uint16_t> got(y.begin() + begin * I, y.begin() + end * I);
+    std::vector<double> ref(wantY.begin() + begin * I, wantY.begin() + end * I);
+    bad += outsideY(got, ref, end - begin > 256 ? kLongY : kShortY, &checked);
+    if (batch.slots[s] < 0)
+      for (uint16_t v : got)
+        zeros += v == 0;
+  }
+  CHECK(bad == 0);
+  CHECK(checked == T * I);
+  CHECK(zeros == 99 * I); // padding rows are exactly 0
+  checked = 0;
+  CHECK(outsideState(page, want, &checked) == 0);
+  CHECK(checked == slots * H * P * N);
+  // Slots 1, 3 and 6 are in no live sequence (the padding one names none):
+  // byte-identical.
+  for (int64_t slot : {1, 3, 6})
+    CHECK(std::memcmp(page.data.data() + slot * H * P * N,
+                      page0.data.data() + slot * H * P * N, H * P * N * 4) == 0);
+}
+
+TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals the whole",
+          "[e2e][interp][prefill]") {
+  const int64_t T = 300, split = 137;
+  SsdInputs in = randomInputs(T, 41);
+  Rng rng(42);
+  const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
+
+  Tensor<float> whole = page0;
+  std::vector<uint16_t> yWhole = runSsd(in, {{0, T}, {1}, {1}}, 64, whole);
+  Tensor<float> legs = page0;
+  SsdInputs first{sliceRows(in.xBC, 0, split), sliceRows(in.dt, 0, split), in.params};
+  SsdInputs second{sliceRows(in.xBC, split, T), sliceRows(in.dt, split, T), in.params};
+  std::vector<uint16_t> y1 = runSsd(first, {{0, split}, {1}, {1}}, 64, legs);
+  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs);
+
+  // Against the f64 whole: the legs' outputs and the final state.
+  Tensor<float> want = page0;
+  std::vector<double> wantY = reference(in, {{0, T}, {1}, {1}}, want);
+  y1.insert(y1.end(), y2.begin(), y2.end());
+  int64_t checked = 0;
+  CHECK(outsideY(y1, wantY, kLongY, &checked) == 0);
+  CHECK(outsideY(yWhole, wantY, kLongY, &checked) == 0);
+  CHECK(checked == 2 * T * I);
+  checked = 0;
+  CHECK(outsideState(legs, want, &checked) == 0);
+  CHECK(outsideState(whole, want, &checked) == 0);
+  CHECK(checked == 2 * 2 * H * P * N);
+  // The second leg without the first's state (a dropped carry between legs)
+  // is outside the state band.
+  Tensor<float> dropped = page0;
+  reference(second, {{0, T - split}, {1}, {0}}, dropped);
+  int64_t separated = 0;
+  for (int64_t i = H * P * N; i < 2 * H * P * N; ++i)
+    separated += !kState.holds(dropped.data[i], want.data[i]);
+  CHECK(separated > H * P * N / 4);
+}
+
