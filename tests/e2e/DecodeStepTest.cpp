@@ -197,6 +197,12 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
     if (buffer.role == PlanBuffer::Role::Weight)
       CHECK(DecodePlan::weightBytes(*layers, name).size() == buffer.bytes);
   }
+  // A plan buffer without a recorded shape (built as {role, bytes}) takes no
+  // caller tensor, whatever its shape.
+  DecodePlan shapeless;
+  shapeless.buffers["x"] = {PlanBuffer::Role::Input, 8};
+  CHECK(llvm::toString(checkDecodeTensor(shapeless, "x", "x", {"bf16", {4}, {}, -1, 16}, -1))
+            .find("the plan records no shape for buffer 'x'") != std::string::npos);
 }
 
 TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's message",
