@@ -5,6 +5,7 @@
 #include "tilejit/models/DecodeRun.h"
 #include "tilejit/runtime/Jit.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
@@ -21,9 +22,13 @@ struct GpuDecoder::Impl {
   std::map<std::string, DeviceBuffer> buffers;          // non-weight buffers
   std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
   std::vector<runtime::Kernel *> launchKernels; // per plan launch
-  std::vector<int32_t> hostSlots;
+  std::vector<int32_t> deviceSlots; // what the "slots" buffer holds
   std::optional<Stream> stream;
   std::optional<Graph> graph;
+  /// Recorded on the caller's stream after a step there; upload, download and
+  /// step() wait for it, since they run on the decoder's own stream.
+  std::optional<Event> callerStepDone;
+  bool callerStepPending = false;
 
   Impl(JitRuntime &jit, DecodePlan plan) : jit(jit), plan(std::move(plan)) {}
 
@@ -57,6 +62,13 @@ struct GpuDecoder::Impl {
 
   static Dim3 grid(const PlannedLaunch &launch) {
     return {uint32_t(launch.grid[0]), uint32_t(launch.grid[1]), uint32_t(launch.grid[2])};
+  }
+
+  llvm::Error waitForCallerStep() {
+    if (!callerStepPending)
+      return llvm::Error::success();
+    callerStepPending = false;
+    return callerStepDone->synchronize();
   }
 
   /// Captures `body` on the stream into a graph.
@@ -155,6 +167,10 @@ llvm::Error GpuDecoder::upload(const HostBuffers &buffers) {
   auto slots = buffers.find("slots");
   if (slots == buffers.end())
     return llvm::createStringError("decode: no 'slots' buffer");
+  if (slots->second.size() != size_t(impl->plan.rows) * sizeof(int32_t))
+    return llvm::createStringError(
+        llvm::formatv("decode: buffer 'slots' has {0} bytes, the plan expects {1}",
+                      slots->second.size(), impl->plan.rows * sizeof(int32_t)));
   const auto *first = reinterpret_cast<const int32_t *>(slots->second.data());
   if (auto err = checkDecodeSlots({first, size_t(impl->plan.rows)}, impl->plan.numSlots))
     return err;
@@ -166,13 +182,19 @@ llvm::Error GpuDecoder::upload(const HostBuffers &buffers) {
       return llvm::createStringError(
           llvm::formatv("decode: buffer '{0}' has {1} bytes, the plan expects {2}", name,
                         bytes.size(), it->second.size()));
-    if (auto err = it->second.upload(bytes, impl->stream->handle()))
-      return err;
   }
+  if (auto err = impl->waitForCallerStep())
+    return err;
+  impl->deviceSlots.assign(first, first + impl->plan.rows);
+  for (const auto &[name, bytes] : buffers)
+    if (auto err = impl->buffers.at(name).upload(bytes, impl->stream->handle()))
+      return err;
   return impl->stream->synchronize();
 }
 
 llvm::Error GpuDecoder::download(HostBuffers &buffers) {
+  if (auto err = impl->waitForCallerStep())
+    return err;
   for (auto &[name, bytes] : buffers) {
     auto it = impl->buffers.find(name);
     if (it == impl->buffers.end())
@@ -187,9 +209,63 @@ llvm::Error GpuDecoder::download(HostBuffers &buffers) {
 const DecodePlan &GpuDecoder::plan() const { return impl->plan; }
 
 llvm::Error GpuDecoder::step() {
+  if (auto err = impl->waitForCallerStep())
+    return err;
   if (auto err = impl->graph->launch(*impl->stream))
     return err;
   return impl->stream->synchronize();
+}
+
+llvm::Error GpuDecoder::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
+                             const TensorRef &out, StreamHandle stream) {
+  const DecodePlan &plan = impl->plan;
+  const std::string input = DecodePlan::activation(0),
+                    output = DecodePlan::activation(plan.numLayers);
+  DeviceApi &device = impl->jit.device();
+  const int ordinal = device.info().ordinal;
+  if (auto err = checkDecodeTensor(plan, input, "hidden", hidden, ordinal))
+    return err;
+  if (auto err = checkDecodeTensor(plan, output, "out", out, ordinal))
+    return err;
+  if (slots.size() != size_t(plan.rows))
+    return llvm::createStringError(
+        llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows));
+  if (auto err = checkDecodeSlots(slots, plan.numSlots))
+    return err;
+  if (!impl->callerStepDone) {
+    auto event = Event::create(device);
+    if (!event)
+      return event.takeError();
+    impl->callerStepDone.emplace(std::move(*event));
+  }
+  if (!llvm::equal(slots, impl->deviceSlots)) {
+    DeviceBuffer &deviceSlots = impl->buffers.at("slots");
+    if (auto err = deviceSlots.upload({reinterpret_cast<const uint8_t *>(slots.data()),
+                                       slots.size() * sizeof(int32_t)},
+                                      stream))
+      return err;
+    impl->deviceSlots.assign(slots.begin(), slots.end());
+  }
+  if (auto err = device.copyOnDevice(impl->buffers.at(input).address(), hidden.address,
+                                     impl->buffers.at(input).size(), stream))
+    return err;
+  if (auto err = device.launchGraph(impl->graph->handle(), stream))
+    return err;
+  if (auto err = device.copyOnDevice(out.address, impl->buffers.at(output).address(),
+                                     impl->buffers.at(output).size(), stream))
+    return err;
+  if (auto err = device.recordEvent(impl->callerStepDone->handle(), stream))
+    return err;
+  impl->callerStepPending = true;
+  return llvm::Error::success();
+}
+
+llvm::Expected<DevicePtr> GpuDecoder::bufferAddress(llvm::StringRef name) const {
+  auto it = impl->buffers.find(name.str());
+  if (it == impl->buffers.end())
+    return llvm::createStringError("decode: the plan has no non-weight buffer '" + name +
+                                   "'");
+  return it->second.address();
 }
 
 namespace {
@@ -224,6 +300,8 @@ llvm::Expected<std::vector<double>> replayTimes(DeviceApi &device, Graph &graph,
 } // namespace
 
 llvm::Expected<GpuDecodeTimes> GpuDecoder::time(int replays) {
+  if (auto err = impl->waitForCallerStep())
+    return std::move(err);
   auto ms = replayTimes(impl->jit.device(), *impl->graph, *impl->stream, replays);
   if (!ms)
     return ms.takeError();
@@ -233,6 +311,8 @@ llvm::Expected<GpuDecodeTimes> GpuDecoder::time(int replays) {
 
 llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int replays,
                                               const std::vector<MambaLayerWeights> &layers) {
+  if (auto err = impl->waitForCallerStep())
+    return std::move(err);
   const PlannedLaunch &launch = impl->plan.launches.at(index);
   // Distinct copies of the launch's weights, so every launch streams them
   // from HBM rather than L2.

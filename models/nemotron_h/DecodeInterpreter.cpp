@@ -76,9 +76,28 @@ InterpreterDecoder::~InterpreterDecoder() = default;
 llvm::Error InterpreterDecoder::run(const DecodePlan &plan,
                                     const std::vector<MambaLayerWeights> &layers,
                                     HostBuffers &buffers) {
+  // Every host buffer a launch binds must exist at the plan's size, checked
+  // before the slots are read or anything runs.
+  for (const PlannedLaunch &launch : plan.launches)
+    for (const PlanArg &arg : launch.args) {
+      if (arg.kind != PlanArg::Kind::Buffer ||
+          plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight)
+        continue;
+      auto it = buffers.find(arg.buffer);
+      if (it == buffers.end())
+        return llvm::createStringError("decode: no host buffer '" + arg.buffer + "'");
+      if (it->second.size() != plan.buffers.at(arg.buffer).bytes)
+        return llvm::createStringError(
+            llvm::formatv("decode: buffer '{0}' has {1} bytes, the plan expects {2}",
+                          arg.buffer, it->second.size(), plan.buffers.at(arg.buffer).bytes));
+    }
   auto slots = buffers.find("slots");
   if (slots == buffers.end())
     return llvm::createStringError("decode: no 'slots' buffer");
+  if (slots->second.size() != size_t(plan.rows) * sizeof(int32_t))
+    return llvm::createStringError(
+        llvm::formatv("decode: buffer 'slots' has {0} bytes, the plan expects {1}",
+                      slots->second.size(), plan.rows * sizeof(int32_t)));
   if (auto err = checkDecodeSlots(
           {reinterpret_cast<const int32_t *>(slots->second.data()), size_t(plan.rows)},
           plan.numSlots))
@@ -100,10 +119,7 @@ llvm::Error InterpreterDecoder::run(const DecodePlan &plan,
         if (plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
           args.push_back(interp::Arg::readOnlyBuffer(DecodePlan::weightBytes(layers, arg.buffer)));
         } else {
-          auto it = buffers.find(arg.buffer);
-          if (it == buffers.end())
-            return llvm::createStringError("decode: no host buffer '" + arg.buffer + "'");
-          args.push_back(interp::Arg::buffer(it->second));
+          args.push_back(interp::Arg::buffer(buffers.at(arg.buffer)));
         }
       }
     }

@@ -36,6 +36,74 @@ llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
   return PlannedKernel{std::move(geometry), std::move(specialized->spec)};
 }
 
+llvm::StringRef elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::BF16: return "bf16";
+  case ElementType::E4M3: return "e4m3";
+  case ElementType::F32: return "f32";
+  case ElementType::I32: return "i32";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+size_t elementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::BF16: return 2;
+  case ElementType::E4M3: return 1;
+  case ElementType::F32:
+  case ElementType::I32: return 4;
+  }
+  llvm_unreachable("unknown element type");
+}
+
+static std::string placeName(int device) {
+  return device < 0 ? std::string("the host") : llvm::formatv("cuda:{0}", device).str();
+}
+
+llvm::Error checkDecodeTensor(const DecodePlan &plan, llvm::StringRef buffer,
+                              llvm::StringRef what, const TensorRef &tensor, int device) {
+  auto it = plan.buffers.find(buffer.str());
+  if (it == plan.buffers.end())
+    return llvm::createStringError("decode: the plan has no buffer '" + buffer + "'");
+  const PlanBuffer &want = it->second;
+  if (want.shape.empty())
+    return llvm::createStringError("decode: the plan records no shape for buffer '" + buffer +
+                                   "', so no tensor can stand in for it");
+  const std::string named = what == buffer
+                                ? llvm::formatv("'{0}'", what).str()
+                                : llvm::formatv("'{0}' (plan buffer '{1}')", what, buffer).str();
+  auto fail = [&](const llvm::Twine &problem) {
+    return llvm::createStringError("decode: tensor " + named + " " + problem);
+  };
+  if (tensor.type != elementTypeName(want.type))
+    return fail("must be " + elementTypeName(want.type) + ", got " + tensor.type);
+  if (tensor.shape != want.shape)
+    return fail("must have shape " + formatShape(want.shape) + ", got " +
+                formatShape(tensor.shape));
+  if (!tensor.strides.empty()) {
+    if (tensor.strides.size() != tensor.shape.size())
+      return fail(llvm::formatv("has {0} strides for {1} dimensions", tensor.strides.size(),
+                                tensor.shape.size()));
+    std::vector<int64_t> rowMajor(tensor.shape.size());
+    int64_t step = 1;
+    bool contiguous = true;
+    for (size_t d = tensor.shape.size(); d-- > 0;) {
+      rowMajor[d] = step;
+      contiguous &= tensor.shape[d] == 1 || tensor.strides[d] == step;
+      step *= tensor.shape[d];
+    }
+    if (!contiguous)
+      return fail("must be contiguous (row-major): strides " + formatShape(tensor.strides) +
+                  " (elements) for shape " + formatShape(tensor.shape) + ", expected " +
+                  formatShape(rowMajor));
+  }
+  if (tensor.device != device)
+    return fail("must be on " + placeName(device) + ", got " + placeName(tensor.device));
+  if (tensor.address == 0)
+    return fail("has a null address");
+  return llvm::Error::success();
+}
+
 llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
                                                   llvm::StringRef kernel,
                                                   llvm::ArrayRef<std::string> constants) {
@@ -101,18 +169,22 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
   plan.rows = rows;
   plan.numSlots = numSlots;
   plan.numLayers = int64_t(layers.size());
-  auto buffer = [&](std::string name, PlanBuffer::Role role, size_t bytes) {
-    plan.buffers[name] = {role, bytes};
+  using Role = PlanBuffer::Role;
+  using Type = ElementType;
+  auto buffer = [&](std::string name, Role role, Type type, std::vector<int64_t> shape) {
+    size_t bytes = size_t(numElements(shape)) * elementBytes(type);
+    plan.buffers[name] = {role, bytes, type, std::move(shape)};
     return PlanArg::of(std::move(name));
   };
-  using Role = PlanBuffer::Role;
-  PlanArg slots = buffer("slots", Role::Input, rows * 4);
-  PlanArg z = buffer("z", Role::Activation, rows * I * 2);
-  PlanArg xBC = buffer("xbc", Role::Activation, rows * Cd * 2);
-  PlanArg dt = buffer("dt", Role::Activation, rows * H * 2);
-  PlanArg y = buffer("y", Role::Activation, rows * I * 2);
-  PlanArg normed = buffer("normed", Role::Activation, rows * I * 2);
-  buffer(DecodePlan::activation(0), Role::Input, rows * hidden * 2);
+  PlanArg slots = buffer("slots", Role::Input, Type::I32, {rows});
+  PlanArg z = buffer("z", Role::Activation, Type::BF16, {rows, I});
+  PlanArg xBC = buffer("xbc", Role::Activation, Type::BF16, {rows, Cd});
+  PlanArg dt = buffer("dt", Role::Activation, Type::BF16, {rows, H});
+  PlanArg y = buffer("y", Role::Activation, Type::BF16, {rows, I});
+  // Sized for bf16; before an FP8 out_proj it holds e4m3 codes in its first
+  // rows * I bytes (layers of both kinds share it).
+  PlanArg normed = buffer("normed", Role::Activation, Type::BF16, {rows, I});
+  buffer(DecodePlan::activation(0), Role::Input, Type::BF16, {rows, hidden});
 
   for (size_t i = 0; i < layers.size(); ++i) {
     const MambaLayerWeights &w = layers[i];
@@ -120,22 +192,23 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
       return llvm::createStringError(llvm::formatv(
           "decode plan: layer {0} mixes an FP8 and a bf16 projection", w.layer));
     const bool fp8 = w.inProj.isFP8;
-    const size_t weightBytes = fp8 ? 1 : 2;
-    auto param = [&](llvm::StringRef name, Role role, size_t bytes) {
-      return buffer(DecodePlan::layerBuffer(w.layer, name), role, bytes);
+    const Type projType = fp8 ? Type::E4M3 : Type::BF16;
+    auto param = [&](llvm::StringRef name, Role role, Type type, std::vector<int64_t> shape) {
+      return buffer(DecodePlan::layerBuffer(w.layer, name), role, type, std::move(shape));
     };
-    PlanArg inW = param("in_proj.weight", Role::Weight, outCols * hidden * weightBytes);
-    PlanArg convW = param("conv1d.weight", Role::Weight, Cd * 4 * 2);
-    PlanArg convB = param("conv1d.bias", Role::Weight, Cd * 2);
-    PlanArg aLog = param("A_log", Role::Weight, H * 4);
-    PlanArg dtBias = param("dt_bias", Role::Weight, H * 4);
-    PlanArg d = param("D", Role::Weight, H * 4);
-    PlanArg normW = param("norm.weight", Role::Weight, I * 2);
-    PlanArg outW = param("out_proj.weight", Role::Weight, hidden * I * weightBytes);
-    PlanArg convPage = param("conv_page", Role::State, numSlots * Cd * 3 * 2);
-    PlanArg ssmPage = param("ssm_page", Role::State, numSlots * H * P * N * 4);
+    PlanArg inW = param("in_proj.weight", Role::Weight, projType, {outCols, hidden});
+    PlanArg convW = param("conv1d.weight", Role::Weight, Type::BF16, {Cd, 4});
+    PlanArg convB = param("conv1d.bias", Role::Weight, Type::BF16, {Cd});
+    PlanArg aLog = param("A_log", Role::Weight, Type::F32, {H});
+    PlanArg dtBias = param("dt_bias", Role::Weight, Type::F32, {H});
+    PlanArg d = param("D", Role::Weight, Type::F32, {H});
+    PlanArg normW = param("norm.weight", Role::Weight, Type::BF16, {I});
+    PlanArg outW = param("out_proj.weight", Role::Weight, projType, {hidden, I});
+    PlanArg convPage = param("conv_page", Role::State, Type::BF16, {numSlots, Cd, 3});
+    PlanArg ssmPage = param("ssm_page", Role::State, Type::F32, {numSlots, H, P, N});
     PlanArg in = PlanArg::of(DecodePlan::activation(i));
-    PlanArg out = buffer(DecodePlan::activation(i + 1), Role::Activation, rows * hidden * 2);
+    PlanArg out =
+        buffer(DecodePlan::activation(i + 1), Role::Activation, Type::BF16, {rows, hidden});
 
     // Small batches stream the weight once per row (GEMV); from 16 rows on,
     // tensor-core tiles read it once per 16 rows. bf16 weights take twice the

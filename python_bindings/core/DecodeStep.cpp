@@ -73,13 +73,6 @@ std::string outputName(const models::DecodePlan &plan) {
   return models::DecodePlan::activation(plan.numLayers);
 }
 
-void checkBytes(const std::string &what, size_t got, size_t want) {
-  if (got != want)
-    throw Error(ErrorKind::Argument,
-                llvm::formatv("decode step: {0} has {1} bytes, expected {2}", what, got, want)
-                    .str());
-}
-
 } // namespace
 
 DecodeStep::DecodeStep(std::unique_ptr<State> state) : state(std::move(state)) {}
@@ -125,11 +118,14 @@ std::vector<DecodeLayerInfo> DecodeStep::layers() const {
   return out;
 }
 
-std::vector<std::tuple<std::string, std::string, size_t>> DecodeStep::buffers() const {
+std::vector<std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
+DecodeStep::buffers() const {
   static const char *roles[] = {"weight", "state", "activation", "input"};
-  std::vector<std::tuple<std::string, std::string, size_t>> out;
+  std::vector<std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
+      out;
   for (const auto &[name, buffer] : state->plan.buffers)
-    out.emplace_back(name, roles[int(buffer.role)], buffer.bytes);
+    out.emplace_back(name, roles[int(buffer.role)], buffer.bytes,
+                     models::elementTypeName(buffer.type).str(), buffer.shape);
   return out;
 }
 
@@ -144,6 +140,21 @@ const models::PlanBuffer &findBuffer(const models::DecodePlan &plan, const std::
                                          " buffer '" + name + "'");
   return it->second;
 }
+
+models::TensorRef toRef(const TensorArg &t) {
+  return {t.dtype, t.shape, t.strides, t.device, t.address};
+}
+
+/// Checks a caller's tensor against plan buffer `name` on `device` (-1: host).
+void checkTensor(const models::DecodePlan &plan, const std::string &name,
+                 const std::string &what, const TensorArg &tensor, int device) {
+  if (llvm::Error err = models::checkDecodeTensor(plan, name, what, toRef(tensor), device))
+    throwError(ErrorKind::Argument, std::move(err));
+}
+
+uint8_t *hostBytes(const TensorArg &t) {
+  return reinterpret_cast<uint8_t *>(static_cast<uintptr_t>(t.address));
+}
 } // namespace
 
 std::vector<uint8_t> DecodeStep::weight(const std::string &name) const {
@@ -152,28 +163,35 @@ std::vector<uint8_t> DecodeStep::weight(const std::string &name) const {
   return {bytes.begin(), bytes.end()};
 }
 
-void DecodeStep::read(const std::string &name, void *dst, size_t bytes) {
-  checkBytes("buffer '" + name + "'", bytes, findBuffer(state->plan, name, false).bytes);
+void DecodeStep::checkHost(const std::string &name, const TensorArg &t) const {
+  findBuffer(state->plan, name, false);
+  checkTensor(state->plan, name, name, t, -1);
+}
+
+void DecodeStep::read(const std::string &name, const TensorArg &dst) {
+  const size_t bytes = findBuffer(state->plan, name, false).bytes;
+  checkHost(name, dst);
   if (!state->gpu) {
-    std::memcpy(dst, state->host.at(name).data(), bytes);
+    std::memcpy(hostBytes(dst), state->host.at(name).data(), bytes);
     return;
   }
   models::HostBuffers one{{name, {}}};
   if (llvm::Error err = state->gpu->download(one))
     throwError(ErrorKind::Device, std::move(err));
-  std::memcpy(dst, one.at(name).data(), bytes);
+  std::memcpy(hostBytes(dst), one.at(name).data(), bytes);
 }
 
-void DecodeStep::write(const std::string &name, const void *src, size_t bytes) {
-  checkBytes("buffer '" + name + "'", bytes, findBuffer(state->plan, name, false).bytes);
+void DecodeStep::write(const std::string &name, const TensorArg &src) {
+  const size_t bytes = findBuffer(state->plan, name, false).bytes;
+  checkHost(name, src);
+  const uint8_t *begin = hostBytes(src);
   if (name == "slots") {
-    const auto *first = static_cast<const int32_t *>(src);
+    const auto *first = reinterpret_cast<const int32_t *>(begin);
     if (llvm::Error err = models::checkDecodeSlots({first, size_t(rows())}, numSlots()))
       throwError(ErrorKind::Argument, std::move(err));
   }
-  const auto *begin = static_cast<const uint8_t *>(src);
   if (!state->gpu) {
-    std::memcpy(state->host.at(name).data(), src, bytes);
+    std::memcpy(state->host.at(name).data(), begin, bytes);
     return;
   }
   models::HostBuffers upload{{"slots", state->host.at("slots")},
@@ -184,40 +202,41 @@ void DecodeStep::write(const std::string &name, const void *src, size_t bytes) {
     state->host.at("slots") = upload.at("slots");
 }
 
-void DecodeStep::step(const void *hidden, size_t hiddenBytes, const int32_t *slots,
-                      size_t numRows, void *out, size_t outBytes) {
+void DecodeStep::step(const TensorArg &hidden, const std::vector<int32_t> &slots,
+                      const TensorArg &out, uint64_t stream) {
   const models::DecodePlan &plan = state->plan;
   const std::string input = models::DecodePlan::activation(0), output = outputName(plan);
-  checkBytes("hidden", hiddenBytes, plan.buffers.at(input).bytes);
-  checkBytes("out", outBytes, plan.buffers.at(output).bytes);
-  if (numRows != size_t(plan.rows))
+  // Checked before anything runs or changes (GpuDecoder::step checks the
+  // same), so a refused step is an ArgumentError and leaves all as it was.
+  const int device = state->gpu ? state->runtime->ordinal : -1;
+  checkTensor(plan, input, "hidden", hidden, device);
+  checkTensor(plan, output, "out", out, device);
+  if (slots.size() != size_t(plan.rows))
     throw Error(ErrorKind::Argument,
-                llvm::formatv("decode step: {0} slots for {1} rows", numRows, plan.rows).str());
-  // Checked before any buffer changes, so a refused step leaves all as it was.
-  if (llvm::Error err = models::checkDecodeSlots({slots, numRows}, plan.numSlots))
+                llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows).str());
+  if (llvm::Error err = models::checkDecodeSlots(slots, plan.numSlots))
     throwError(ErrorKind::Argument, std::move(err));
-  const auto *hiddenBegin = static_cast<const uint8_t *>(hidden);
-  const auto *slotsBegin = reinterpret_cast<const uint8_t *>(slots);
-  std::vector<uint8_t> slotBytes(slotsBegin, slotsBegin + numRows * sizeof(int32_t));
-  if (!state->gpu) {
-    std::memcpy(state->host.at(input).data(), hidden, hiddenBytes);
-    state->host.at("slots") = slotBytes;
-    if (llvm::Error err = state->interpreter->run(plan, state->layers, state->host))
-      throwError(ErrorKind::Run, std::move(err));
-    std::memcpy(out, state->host.at(output).data(), outBytes);
+  if (state->gpu) {
+    if (llvm::Error err = state->gpu->step(
+            toRef(hidden), slots, toRef(out),
+            runtime::StreamHandle{reinterpret_cast<void *>(static_cast<uintptr_t>(stream))}))
+      throwError(ErrorKind::Device, std::move(err));
+    // The host copy of the slots is what the next page write uploads with.
+    std::memcpy(state->host.at("slots").data(), slots.data(), slots.size() * sizeof(int32_t));
     return;
   }
-  models::HostBuffers in{{"slots", slotBytes},
-                         {input, std::vector<uint8_t>(hiddenBegin, hiddenBegin + hiddenBytes)}};
-  if (llvm::Error err = state->gpu->upload(in))
-    throwError(ErrorKind::Device, std::move(err));
-  state->host.at("slots") = std::move(slotBytes);
-  if (llvm::Error err = state->gpu->step())
-    throwError(ErrorKind::Device, std::move(err));
-  models::HostBuffers result{{output, {}}};
-  if (llvm::Error err = state->gpu->download(result))
-    throwError(ErrorKind::Device, std::move(err));
-  std::memcpy(out, result.at(output).data(), outBytes);
+  std::memcpy(state->host.at(input).data(), hostBytes(hidden), plan.buffers.at(input).bytes);
+  std::memcpy(state->host.at("slots").data(), slots.data(), slots.size() * sizeof(int32_t));
+  if (llvm::Error err = state->interpreter->run(plan, state->layers, state->host))
+    throwError(ErrorKind::Run, std::move(err));
+  std::memcpy(hostBytes(out), state->host.at(output).data(), plan.buffers.at(output).bytes);
+}
+
+uint64_t DecodeStep::deviceAddress(const std::string &name) const {
+  findBuffer(state->plan, name, false);
+  if (!state->gpu)
+    return 0;
+  return unwrap(state->gpu->bufferAddress(name), ErrorKind::Argument);
 }
 
 MambaGeometry fullMambaGeometry() {

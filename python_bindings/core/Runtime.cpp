@@ -74,8 +74,20 @@ std::string Runtime::describe() const {
 
 LoadStatistics Runtime::stats() const {
   runtime::LoadStatsSnapshot s = state->jit->stats().snapshot();
-  LoadStatistics out{s.bytesUploaded, s.modulesCompiled, s.modulesLoaded, s.memoryHits,
-                     s.diskHits,      s.corruptEntries,  s.compileMsByStage, {}};
+  LoadStatistics out;
+  out.bytesUploaded = s.bytesUploaded;
+  out.modulesCompiled = s.modulesCompiled;
+  out.modulesLoaded = s.modulesLoaded;
+  out.memoryHits = s.memoryHits;
+  out.diskHits = s.diskHits;
+  out.corruptEntries = s.corruptEntries;
+  out.compileMsByStage = s.compileMsByStage;
+  if (state->lending) {
+    StreamLendingDevice::CopiedBytes copied = state->lending->copiedBytes();
+    out.bytesToDevice = copied.toDevice;
+    out.bytesToHost = copied.toHost;
+    out.bytesOnDevice = copied.onDevice;
+  }
   llvm::raw_string_ostream os(out.text);
   s.print(os);
   return out;

@@ -1,12 +1,15 @@
 // A DeviceApi that forwards to a real device and can lend the runtime a stream it
 // does not own (a framework's current stream), so runtime::Kernel::launch, which
 // takes a runtime::Stream, runs on that stream without a copy or a second stream.
+// It counts the bytes of every copy, so tests can show a launch path copies
+// nothing through the host.
 #ifndef TILEJIT_PYTHON_STREAMLENDINGDEVICE_H
 #define TILEJIT_PYTHON_STREAMLENDINGDEVICE_H
 
 #include "tilejit/runtime/DeviceApi.h"
 #include "tilejit/runtime/DeviceMemory.h"
 
+#include <atomic>
 #include <memory>
 
 namespace tilejit::python {
@@ -21,6 +24,13 @@ public:
   /// and only while no other borrowed stream of this thread is alive.
   llvm::Expected<runtime::Stream> borrow(runtime::StreamHandle stream);
 
+  /// Bytes copied host -> device, device -> host and device -> device through
+  /// this device so far (weights, buffers, pages: every copy).
+  struct CopiedBytes {
+    uint64_t toDevice = 0, toHost = 0, onDevice = 0;
+  };
+  CopiedBytes copiedBytes() const { return {toDevice, toHost, onDevice}; }
+
   const runtime::DeviceInfo &info() const override { return device->info(); }
   uint64_t contextId() const override { return device->contextId(); }
   llvm::Expected<runtime::DevicePtr> allocate(size_t bytes) override {
@@ -29,11 +39,18 @@ public:
   llvm::Error free(runtime::DevicePtr address) override { return device->free(address); }
   llvm::Error copyToDevice(runtime::DevicePtr dst, const void *src, size_t bytes,
                            runtime::StreamHandle stream) override {
+    toDevice += bytes;
     return device->copyToDevice(dst, src, bytes, stream);
   }
   llvm::Error copyToHost(void *dst, runtime::DevicePtr src, size_t bytes,
                          runtime::StreamHandle stream) override {
+    toHost += bytes;
     return device->copyToHost(dst, src, bytes, stream);
+  }
+  llvm::Error copyOnDevice(runtime::DevicePtr dst, runtime::DevicePtr src, size_t bytes,
+                           runtime::StreamHandle stream) override {
+    onDevice += bytes;
+    return device->copyOnDevice(dst, src, bytes, stream);
   }
   llvm::Error fill(runtime::DevicePtr dst, uint8_t value, size_t bytes,
                    runtime::StreamHandle stream) override {
@@ -96,6 +113,7 @@ public:
 
 private:
   std::unique_ptr<runtime::DeviceApi> device;
+  std::atomic<uint64_t> toDevice{0}, toHost{0}, onDevice{0};
 };
 
 } // namespace tilejit::python

@@ -1,5 +1,6 @@
-// The NemotronH decode step (Core.h DecodeStep) for tilejit/mamba2.py: raw
-// contiguous buffers in and out; shapes, dtypes and torch live in Python.
+// The NemotronH decode step (Core.h DecodeStep) for tilejit/mamba2.py: arrays
+// and tensors arrive described (type, shape, strides, device, address) and are
+// checked against the plan in C++; torch lives in Python.
 #include "Bindings.h"
 
 #include <pybind11/numpy.h>
@@ -8,16 +9,13 @@ namespace tilejit::python {
 
 namespace {
 
-/// The bytes of a C-contiguous buffer (numpy array); `writable` for outputs.
-std::pair<void *, size_t> bytesOf(const py::buffer &b, bool writable) {
-  py::buffer_info info = b.request(writable);
-  ssize_t expected = info.itemsize;
-  for (ssize_t i = info.ndim - 1; i >= 0; --i) {
-    if (info.shape[i] > 1 && info.strides[i] != expected)
-      throw Error(ErrorKind::Argument, "decode step: arrays must be C-contiguous");
-    expected *= info.shape[i];
-  }
-  return {info.ptr, size_t(info.size * info.itemsize)};
+/// (dtype name, shape, strides in elements, device or -1, address): the
+/// description tilejit/mamba2.py makes of a numpy array or torch tensor.
+TensorArg toTensorArg(const py::tuple &t) {
+  if (t.size() != 5)
+    throw Error(ErrorKind::Argument, "decode step: a tensor description has 5 fields");
+  return {t[0].cast<std::string>(), t[1].cast<std::vector<int64_t>>(),
+          t[2].cast<std::vector<int64_t>>(), t[3].cast<int>(), t[4].cast<uint64_t>()};
 }
 
 } // namespace
@@ -59,25 +57,23 @@ void bindDecode(py::module_ &m) {
              return py::array_t<uint8_t>(py::ssize_t(bytes.size()), bytes.data());
            })
       .def("read",
-           [](DecodeStep &s, const std::string &name, py::buffer dst) {
-             auto [ptr, bytes] = bytesOf(dst, true);
-             s.read(name, ptr, bytes);
+           [](DecodeStep &s, const std::string &name, const py::tuple &dst) {
+             s.read(name, toTensorArg(dst));
            })
       .def("write",
-           [](DecodeStep &s, const std::string &name, py::buffer src) {
-             auto [ptr, bytes] = bytesOf(src, false);
-             s.write(name, ptr, bytes);
+           [](DecodeStep &s, const std::string &name, const py::tuple &src) {
+             s.write(name, toTensorArg(src));
            })
-      .def("step", [](DecodeStep &s, py::buffer hidden, py::array_t<int32_t> slots,
-                      py::buffer out) {
-        auto [h, hBytes] = bytesOf(hidden, false);
-        auto [o, oBytes] = bytesOf(out, true);
-        py::buffer_info si = slots.request();
-        if (si.ndim != 1 || (si.shape[0] > 1 && si.strides[0] != 4))
-          throw Error(ErrorKind::Argument, "decode step: slots must be a 1-D int32 array");
+      .def("check",
+           [](const DecodeStep &s, const std::string &name, const py::tuple &src) {
+             s.checkHost(name, toTensorArg(src));
+           })
+      .def("device_address", &DecodeStep::deviceAddress)
+      .def("step", [](DecodeStep &s, const py::tuple &hidden, std::vector<int32_t> slots,
+                      const py::tuple &out, uint64_t stream) {
+        TensorArg h = toTensorArg(hidden), o = toTensorArg(out);
         py::gil_scoped_release release;
-        s.step(h, hBytes, static_cast<const int32_t *>(si.ptr), size_t(si.shape[0]), o,
-               oBytes);
+        s.step(h, slots, o, stream);
       });
 
   m.def(

@@ -116,6 +116,12 @@ void bindModules(py::module_ &m) {
       .def_readonly("memory_hits", &LoadStatistics::memoryHits)
       .def_readonly("disk_hits", &LoadStatistics::diskHits)
       .def_readonly("corrupt_entries", &LoadStatistics::corruptEntries)
+      .def_readonly("bytes_to_device", &LoadStatistics::bytesToDevice,
+                    "Bytes of every host -> device copy (weights, buffers, pages).")
+      .def_readonly("bytes_to_host", &LoadStatistics::bytesToHost,
+                    "Bytes of every device -> host copy.")
+      .def_readonly("bytes_on_device", &LoadStatistics::bytesOnDevice,
+                    "Bytes of every device -> device copy.")
       .def_readonly("compile_ms_by_stage", &LoadStatistics::compileMsByStage)
       .def("__str__", [](const LoadStatistics &s) { return s.text; });
 

@@ -6,14 +6,48 @@ a Python object, over the C++ decode plan (docs/models.md, "The decode step").
     out = step.step(hidden, slots)
 
 On the interpreter (backend="interp") hidden and out are numpy uint16 bf16 bit
-patterns; on the GPU (backend="gpu") torch bfloat16 CUDA tensors. The pages live
-inside the step (on the device for the GPU) and are read back as numpy copies.
+patterns; on the GPU (backend="gpu") torch bfloat16 CUDA tensors, used in place
+on the current stream (no host copy). The pages live inside the step (on the
+device for the GPU) and are read back as numpy copies.
 """
 
 import numpy as np
 
 from . import _tilejit
 from ._tilejit import ArgumentError, MambaGeometry
+
+# Element types as the decode plan names them; bf16 and e4m3 travel in numpy
+# as their uint16 / uint8 bit patterns.
+_NUMPY_TYPES = {np.dtype(np.uint16): "bf16", np.dtype(np.uint8): "e4m3",
+                np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
+_TORCH_TYPES = {"torch.bfloat16": "bf16", "torch.float8_e4m3fn": "e4m3",
+                "torch.float32": "f32", "torch.int32": "i32"}
+
+
+def _describe(a, writable=False):
+    """(element type, shape, strides in elements, device or -1, address) of a
+    numpy array or torch tensor, without copying it: the C++ decode step
+    checks this against its plan before anything runs."""
+    if type(a).__module__.startswith("torch"):
+        kind = _TORCH_TYPES.get(str(a.dtype), str(a.dtype).replace("torch.", ""))
+        device = a.device.index if a.is_cuda else -1
+        return (kind, list(a.shape), list(a.stride()), device, a.data_ptr())
+    if not isinstance(a, np.ndarray):
+        if hasattr(a, "__cuda_array_interface__"):
+            # The interface names no device, which the plan's check needs.
+            raise ArgumentError(f"decode step: a {type(a).__name__} is neither a torch "
+                                "tensor nor a numpy array (wrap it with torch.as_tensor)")
+        try:
+            a = np.asarray(a)
+        except Exception as error:
+            raise ArgumentError(f"decode step: cannot read a {type(a).__name__} as an "
+                                f"array: {error}") from None
+    if writable and not a.flags.writeable:
+        raise ArgumentError("decode step: the destination array is read-only")
+    kind = _NUMPY_TYPES.get(a.dtype, str(a.dtype))
+    # A stride that is no whole number of elements can never be row-major.
+    strides = [s // a.itemsize if s % a.itemsize == 0 else -1 for s in a.strides]
+    return (kind, list(a.shape), strides, -1, a.ctypes.data)
 
 # models::kSyntheticSeed: the embedded synthetic weights.
 SYNTHETIC_SEED = 0x7117E72026
@@ -52,49 +86,54 @@ class DecodeStep:
                                            int(slots), int(seed))
         self.rows, self.num_slots = self._step.rows, self._step.num_slots
         self.layers = list(self._step.layers)
-        self._sizes = {name: size for name, _, size in self._step.buffers}
 
     @property
     def hidden_size(self):
         return self.config.hidden_size
 
-    def step(self, hidden, slots):
+    def step(self, hidden, slots, out=None):
         """hidden [rows, hidden_size] bf16 (numpy uint16 bits on the
         interpreter, a torch bfloat16 CUDA tensor on the GPU), slots [rows]
-        (negative: padding row). Returns the last layer's output, same kind."""
+        host integers (negative: padding row). Writes the last layer's output
+        into `out` (same kind as hidden; allocated when None) and returns it.
+        On the GPU the step runs on the current torch stream of the runtime's
+        device without waiting; nothing is copied through the host unless
+        the slots changed since the last step (4 bytes per row)."""
+        slots = self._slots(slots)
         if self.backend == "gpu":
-            return self._step_torch(hidden, slots)
-        hidden = np.asarray(hidden)
-        if hidden.dtype != np.uint16 or hidden.shape != (self.rows, self.hidden_size):
-            raise ArgumentError(
-                f"decode step: hidden must be uint16 (bf16 bits) of shape "
-                f"({self.rows}, {self.hidden_size}), got {hidden.dtype} {hidden.shape}")
-        out = np.empty((self.rows, self.hidden_size), np.uint16)
-        self._step.step(np.ascontiguousarray(hidden), self._slots(slots), out)
+            import torch
+            device = torch.device("cuda", self._runtime.ordinal)
+            if out is None:
+                out = torch.empty((self.rows, self.hidden_size), dtype=torch.bfloat16,
+                                  device=device)
+            stream = torch.cuda.current_stream(device).cuda_stream
+        else:
+            if out is None:
+                out = np.empty((self.rows, self.hidden_size), np.uint16)
+            stream = 0
+        self._step.step(_describe(hidden), slots, _describe(out, writable=True), stream)
         return out
 
-    def _step_torch(self, hidden, slots):
-        import torch
-        if (not isinstance(hidden, torch.Tensor) or hidden.dtype != torch.bfloat16
-                or not hidden.is_cuda or tuple(hidden.shape) != (self.rows, self.hidden_size)):
-            raise ArgumentError(
-                f"decode step: hidden must be a torch.bfloat16 CUDA tensor of shape "
-                f"({self.rows}, {self.hidden_size})")
-        if isinstance(slots, torch.Tensor):
-            slots = slots.cpu().numpy()
-        # GpuDecoder exposes no device addresses: the step's input and output
-        # travel through host copies (the pages stay on the device).
-        host = hidden.contiguous().view(torch.int16).cpu().numpy().view(np.uint16)
-        out = np.empty((self.rows, self.hidden_size), np.uint16)
-        self._step.step(host, self._slots(slots), out)
-        return torch.from_numpy(out.view(np.int16)).to(hidden.device).view(torch.bfloat16)
-
     def _slots(self, slots):
+        """The slots as host int32s: they are checked on the host before any
+        launch, so a device tensor is refused rather than copied back."""
+        if type(slots).__module__.startswith("torch"):
+            if slots.is_cuda:
+                raise ArgumentError(
+                    f"decode step: slots must be host integers (a list, numpy array or "
+                    f"CPU tensor), checked before anything launches; got a tensor on "
+                    f"{slots.device}")
+            slots = slots.numpy()
         slots = np.asarray(slots)
         if slots.shape != (self.rows,) or not np.issubdtype(slots.dtype, np.integer):
             raise ArgumentError(f"decode step: slots must be {self.rows} integers, "
                                 f"got {slots.dtype} {slots.shape}")
         return np.ascontiguousarray(slots, dtype=np.int32)
+
+    def device_address(self, name):
+        """The device address of the plan's non-weight buffer `name` (a page:
+        "l<layer>.conv_page", ...) on the GPU; 0 on the interpreter."""
+        return self._step.device_address(name)
 
     def _layer(self, layer):
         if not 0 <= layer < len(self.layers):
@@ -108,16 +147,19 @@ class DecodeStep:
         cd = c.num_heads * c.head_dim + 2 * c.num_groups * c.state_size
         conv = np.empty((self.num_slots, cd, c.conv_kernel - 1), np.uint16)
         ssm = np.empty((self.num_slots, c.num_heads, c.head_dim, c.state_size), np.float32)
-        self._step.read(self._layer(layer) + "conv_page", conv)
-        self._step.read(self._layer(layer) + "ssm_page", ssm)
+        self._step.read(self._layer(layer) + "conv_page", _describe(conv, writable=True))
+        self._step.read(self._layer(layer) + "ssm_page", _describe(ssm, writable=True))
         return conv, ssm
 
     def set_pages(self, layer, conv, ssm):
-        """Overwrites Mamba layer `layer`'s pages (shapes and dtypes as pages())."""
-        self._step.write(self._layer(layer) + "conv_page",
-                         np.ascontiguousarray(conv, dtype=np.uint16))
-        self._step.write(self._layer(layer) + "ssm_page",
-                         np.ascontiguousarray(ssm, dtype=np.float32))
+        """Overwrites Mamba layer `layer`'s pages: numpy arrays of exactly the
+        shapes, dtypes and row-major layout pages() returns (never converted)."""
+        prefix = self._layer(layer)
+        conv_ref, ssm_ref = _describe(conv), _describe(ssm)
+        self._step.check(prefix + "conv_page", conv_ref)  # both before either is written
+        self._step.check(prefix + "ssm_page", ssm_ref)
+        self._step.write(prefix + "conv_page", conv_ref)
+        self._step.write(prefix + "ssm_page", ssm_ref)
 
     def weights(self, layer=0):
         """Mamba layer `layer`'s parameters as numpy arrays (bf16 as uint16

@@ -211,6 +211,7 @@ Error FakeDevice::copyToDevice(DevicePtr dst, const void *src, size_t bytes,
         formatv("[{0:x}, +{1}) is not inside a live allocation", dst, bytes));
   if (bytes)
     std::memcpy(block->data() + offset, src, bytes);
+  copied.toDevice += bytes;
   return Error::success();
 }
 
@@ -227,7 +228,31 @@ Error FakeDevice::copyToHost(void *dst, DevicePtr src, size_t bytes,
         formatv("[{0:x}, +{1}) is not inside a live allocation", src, bytes));
   if (bytes)
     std::memcpy(dst, block->data() + offset, bytes);
+  copied.toHost += bytes;
   return Error::success();
+}
+
+Error FakeDevice::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                               StreamHandle stream) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (Error err = refuseDuringCapture("cuMemcpyDtoDAsync_v2"))
+    return err;
+  size_t dstOffset = 0, srcOffset = 0;
+  std::vector<uint8_t> *to = findMemory(dst, bytes, dstOffset);
+  std::vector<uint8_t> *from = findMemory(src, bytes, srcOffset);
+  if (!to || !from)
+    return driverError("cuMemcpyDtoDAsync_v2", "CUDA_ERROR_INVALID_VALUE",
+                       formatv("[{0:x}, +{1}) is not inside a live allocation",
+                               to ? src : dst, bytes));
+  if (bytes)
+    std::memmove(to->data() + dstOffset, from->data() + srcOffset, bytes);
+  copied.onDevice += bytes;
+  return Error::success();
+}
+
+FakeDevice::CopiedBytes FakeDevice::copiedBytes() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return copied;
 }
 
 Error FakeDevice::fill(DevicePtr dst, uint8_t value, size_t bytes, StreamHandle stream) {

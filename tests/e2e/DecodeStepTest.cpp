@@ -151,7 +151,58 @@ TEST_CASE("decode step: duplicate and out-of-range slots are refused before any 
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 4, -3});
   message = llvm::toString(decoder.run(*plan, *layers, buffers));
   CHECK(message.find("row 1 uses slot 4, but the pages hold 4 slots") != std::string::npos);
+  // Host buffers of the wrong size are refused before the slots are read.
+  buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1});
+  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  CHECK(message.find("buffer 'slots' has 8 bytes, the plan expects 12") != std::string::npos);
+  buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1, 2});
+  buffers["act0"].resize(buffers["act0"].size() - 2);
+  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  CHECK(message.find("buffer 'act0' has 1198 bytes, the plan expects 1200") != std::string::npos);
   CHECK(buffers["l0.ssm_page"] == before);
+}
+
+TEST_CASE("decode plan: every buffer carries its element type and row-major shape",
+          "[e2e][decode]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  auto plan = planDecodeStep(registry(), c, *layers, 3, 5);
+  REQUIRE(bool(plan));
+  // The shapes of reference-math.md §1 at this geometry: Cd = 128 + 2 * 2 * 32,
+  // in_proj's outputs 128 + 256 + 8; layer 0 FP8, layer 1 bf16.
+  struct Want {
+    const char *name;
+    ElementType type;
+    std::vector<int64_t> shape;
+  };
+  for (const Want &want : std::vector<Want>{
+           {"act0", ElementType::BF16, {3, 200}},
+           {"act2", ElementType::BF16, {3, 200}},
+           {"slots", ElementType::I32, {3}},
+           {"l0.in_proj.weight", ElementType::E4M3, {392, 200}},
+           {"l1.in_proj.weight", ElementType::BF16, {392, 200}},
+           {"l0.out_proj.weight", ElementType::E4M3, {200, 128}},
+           {"l1.conv_page", ElementType::BF16, {5, 256, 3}},
+           {"l1.ssm_page", ElementType::F32, {5, 8, 16, 32}},
+           {"l0.A_log", ElementType::F32, {8}}}) {
+    INFO(want.name);
+    const PlanBuffer &buffer = plan->buffers.at(want.name);
+    CHECK(buffer.type == want.type);
+    CHECK(buffer.shape == want.shape);
+  }
+  for (const auto &[name, buffer] : plan->buffers) {
+    INFO(name);
+    CHECK(buffer.bytes == size_t(numElements(buffer.shape)) * elementBytes(buffer.type));
+    if (buffer.role == PlanBuffer::Role::Weight)
+      CHECK(DecodePlan::weightBytes(*layers, name).size() == buffer.bytes);
+  }
+  // A plan buffer without a recorded shape (built as {role, bytes}) takes no
+  // caller tensor, whatever its shape.
+  DecodePlan shapeless;
+  shapeless.buffers["x"] = {PlanBuffer::Role::Input, 8};
+  CHECK(llvm::toString(checkDecodeTensor(shapeless, "x", "x", {"bf16", {4}, {}, -1, 16}, -1))
+            .find("the plan records no shape for buffer 'x'") != std::string::npos);
 }
 
 TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's message",
@@ -286,8 +337,10 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   auto options = runtime::RuntimeOptions::fromEnvironment();
   REQUIRE(bool(options));
   options->useDiskCache = false;
-  auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
-                                         JitCompiler::fromEnvironment(), std::move(*options));
+  auto device = std::make_unique<runtime::FakeDevice>();
+  runtime::FakeDevice &fake = *device;
+  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
+                                         std::move(*options));
   REQUIRE(bool(jit));
   std::string log;
   llvm::raw_string_ostream os(log);
@@ -323,4 +376,110 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   REQUIRE(!(*decoder)->step());
   CHECK((*jit)->stats().snapshot().bytesUploaded == before.bytesUploaded);
   CHECK((*jit)->stats().snapshot().modulesCompiled == before.modulesCompiled);
+
+  // Caller-owned device tensors on the caller's stream. The fake device records
+  // launches without running them, so the graph leaves "act2" (the output) as
+  // uploaded here: the step must copy the caller's hidden into "act0" and
+  // "act2" into the caller's out, device to device, with no host copy.
+  const size_t hiddenBytes = plan->buffers.at("act0").bytes;
+  REQUIRE(plan->buffers.at("act2").shape == std::vector<int64_t>{3, c.hiddenSize});
+  auto callerHidden = (*jit)->allocate(hiddenBytes), callerOut = (*jit)->allocate(hiddenBytes);
+  auto callerStream = runtime::Stream::create((*jit)->device());
+  REQUIRE((callerHidden && callerOut && callerStream));
+  std::vector<uint8_t> hiddenPattern(hiddenBytes), outPattern(hiddenBytes);
+  for (size_t i = 0; i < hiddenBytes; ++i)
+    hiddenPattern[i] = uint8_t(i * 7 + 1), outPattern[i] = uint8_t(i * 13 + 5);
+  REQUIRE(!callerHidden->upload(hiddenPattern));
+  HostBuffers seeded{{"slots", good["slots"]}, {"act2", outPattern}};
+  REQUIRE(!(*decoder)->upload(seeded));
+  auto ref = [](const runtime::DeviceBuffer &b) {
+    return TensorRef{"bf16", {3, 200}, {200, 1}, 0, b.address()};
+  };
+  const TensorRef hiddenRef = ref(*callerHidden), outRef = ref(*callerOut);
+  const auto copiesBefore = fake.copiedBytes();
+  const size_t launchesBefore = fake.launches().size();
+  REQUIRE(!(*decoder)->step(hiddenRef, std::vector<int32_t>{2, -1, 0}, outRef,
+                            callerStream->handle()));
+  auto copies = fake.copiedBytes();
+  CHECK(copies.toDevice == copiesBefore.toDevice); // the slots were on the device already
+  CHECK(copies.toHost == copiesBefore.toHost);
+  CHECK(copies.onDevice == copiesBefore.onDevice + 2 * hiddenBytes);
+  auto launches = fake.launches();
+  REQUIRE(launches.size() == launchesBefore + plan->launches.size());
+  for (size_t i = launchesBefore; i < launches.size(); ++i) {
+    CHECK(launches[i].fromGraph);
+    CHECK(launches[i].config.stream == callerStream->handle());
+  }
+  std::vector<uint8_t> gotOut(hiddenBytes);
+  REQUIRE(!callerOut->download(gotOut));
+  CHECK(gotOut == outPattern);
+  HostBuffers input{{"act0", {}}};
+  REQUIRE(!(*decoder)->download(input));
+  CHECK(input["act0"] == hiddenPattern);
+  // New slots go up once: 4 bytes per row, nothing else through the host.
+  const auto beforeNewSlots = fake.copiedBytes();
+  REQUIRE(!(*decoder)->step(hiddenRef, std::vector<int32_t>{0, -1, 3}, outRef,
+                            callerStream->handle()));
+  CHECK(fake.copiedBytes().toDevice == beforeNewSlots.toDevice + 3 * sizeof(int32_t));
+  CHECK(fake.copiedBytes().toHost == beforeNewSlots.toHost);
+  REQUIRE(!(*decoder)->step(hiddenRef, std::vector<int32_t>{0, -1, 3}, outRef,
+                            callerStream->handle()));
+  CHECK(fake.copiedBytes().toDevice == beforeNewSlots.toDevice + 3 * sizeof(int32_t));
+
+  // Each bad tensor or slot list is refused with its numbers before anything
+  // is copied or launched.
+  struct Bad {
+    TensorRef hidden, out;
+    std::vector<int32_t> slots;
+    const char *message;
+  };
+  auto with = [](TensorRef t, auto change) {
+    change(t);
+    return t;
+  };
+  const std::vector<int32_t> fine = {0, -1, 3};
+  const std::vector<Bad> cases = {
+      {with(hiddenRef, [](TensorRef &t) { t.type = "f32"; }), outRef, fine,
+       "tensor 'hidden' (plan buffer 'act0') must be bf16, got f32"},
+      {hiddenRef, with(outRef, [](TensorRef &t) { t.shape = {3, 199}; }), fine,
+       "tensor 'out' (plan buffer 'act2') must have shape [3, 200], got [3, 199]"},
+      {with(hiddenRef, [](TensorRef &t) { t.shape = {200, 3}, t.strides = {1, 200}; }),
+       outRef, fine, "must have shape [3, 200], got [200, 3]"},
+      {with(hiddenRef, [](TensorRef &t) { t.strides = {1, 3}; }), outRef, fine,
+       "tensor 'hidden' (plan buffer 'act0') must be contiguous (row-major): strides [1, 3] "
+       "(elements) for shape [3, 200], expected [200, 1]"},
+      {hiddenRef, with(outRef, [](TensorRef &t) { t.strides = {400, 1}; }), fine,
+       "strides [400, 1] (elements) for shape [3, 200], expected [200, 1]"},
+      {with(hiddenRef, [](TensorRef &t) { t.device = -1; }), outRef, fine,
+       "tensor 'hidden' (plan buffer 'act0') must be on cuda:0, got the host"},
+      {hiddenRef, with(outRef, [](TensorRef &t) { t.device = 1; }), fine,
+       "tensor 'out' (plan buffer 'act2') must be on cuda:0, got cuda:1"},
+      {hiddenRef, with(outRef, [](TensorRef &t) { t.address = 0; }), fine,
+       "tensor 'out' (plan buffer 'act2') has a null address"},
+      {hiddenRef, outRef, {0, -1}, "decode: 2 slots for 3 rows"},
+      {hiddenRef, outRef, {3, -1, 3}, "slot 3 appears twice in one batch (row 2)"},
+  };
+  const auto copiesBeforeBad = fake.copiedBytes();
+  const size_t launchesBeforeBad = fake.launches().size();
+  for (const Bad &bad : cases) {
+    std::string text = llvm::toString(
+        (*decoder)->step(bad.hidden, bad.slots, bad.out, callerStream->handle()));
+    INFO(text);
+    CHECK(text.find(bad.message) != std::string::npos);
+  }
+  // An extent-1 dimension may have any stride (torch gives [1, 200] strides
+  // such as [7, 1] after slicing); the other dimensions may not.
+  auto onePlan = planDecodeStep(registry(), c, *layers, 1, 4);
+  REQUIRE(bool(onePlan));
+  CHECK(!checkDecodeTensor(*onePlan, "act0", "hidden", {"bf16", {1, 200}, {7, 1}, 0, 16}, 0));
+  CHECK(llvm::toString(checkDecodeTensor(*onePlan, "act0", "hidden",
+                                         {"bf16", {1, 200}, {7, 2}, 0, 16}, 0))
+            .find("strides [7, 2] (elements) for shape [1, 200], expected [200, 1]") !=
+        std::string::npos);
+  CHECK(fake.copiedBytes().toDevice == copiesBeforeBad.toDevice);
+  CHECK(fake.copiedBytes().onDevice == copiesBeforeBad.onDevice);
+  CHECK(fake.launches().size() == launchesBeforeBad);
+  std::vector<uint8_t> outAfter(hiddenBytes);
+  REQUIRE(!callerOut->download(outAfter));
+  CHECK(outAfter == outPattern);
 }

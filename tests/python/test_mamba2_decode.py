@@ -105,17 +105,51 @@ def test_bad_slots_and_shapes_raise_and_change_nothing(rng):
     step = tj.mamba2.DecodeStep(config=small_config(), layers=1, rows=3, slots=4)
     pages = random_pages(step, rng)
     hidden = bf16_bits(round_bf16(rng.standard_normal((3, 200))))
+    out = np.full((3, 200), 0x7FC0, np.uint16)
     with pytest.raises(tj.ArgumentError, match="slot 1 appears twice"):
         step.step(hidden, np.array([1, -1, 1], np.int32))
     with pytest.raises(tj.ArgumentError, match="slot 4, but the pages hold 4 slots"):
         step.step(hidden, np.array([0, 4, 2], np.int32))
-    with pytest.raises(tj.ArgumentError, match="hidden must be"):
-        step.step(hidden[:2], np.array([0, 1, 2], np.int32))
     with pytest.raises(tj.ArgumentError, match="slots must be 3 integers"):
         step.step(hidden, np.array([0, 1], np.int32))
+    # Each tensor the plan disagrees with, named with the numbers (the checks
+    # of models::checkDecodeTensor; nothing converted or copied).
+    ok = np.array([0, 1, 2], np.int32)
+    bad_tensors = [
+        (hidden[:2], None,
+         r"tensor 'hidden' \(plan buffer 'act0'\) must have shape \[3, 200\], got \[2, 200\]"),
+        (hidden.astype(np.float32), None, r"'hidden' .* must be bf16, got f32"),
+        (hidden.view(np.int16), None, r"'hidden' .* must be bf16, got int16"),
+        (np.asfortranarray(hidden), None,
+         r"'hidden' .* must be contiguous \(row-major\): strides \[1, 3\] \(elements\) "
+         r"for shape \[3, 200\], expected \[200, 1\]"),
+        (hidden, np.zeros((3, 201), np.uint16)[:, :200],
+         r"tensor 'out' \(plan buffer 'act1'\) must be contiguous .* strides \[201, 1\]"),
+        (hidden, np.zeros((200, 3), np.uint16),
+         r"'out' .* must have shape \[3, 200\], got \[200, 3\]"),
+    ]
+    for h, o, message in bad_tensors:
+        with pytest.raises(tj.ArgumentError, match=message):
+            step.step(h, ok, out if o is None else o)
+    assert np.all(out == 0x7FC0)
+    class DeviceOnly:  # a device array from another framework
+        __cuda_array_interface__ = {"shape": (3, 200), "typestr": "<u2", "data": (16, False),
+                                    "version": 3}
+    with pytest.raises(tj.ArgumentError, match="neither a torch tensor nor a numpy array"):
+        step.step(DeviceOnly(), ok, out)
+    frozen = np.zeros((3, 200), np.uint16)
+    frozen.flags.writeable = False
+    with pytest.raises(tj.ArgumentError, match="read-only"):
+        step.step(hidden, ok, frozen)
     conv, ssm = step.pages(0)
     assert np.array_equal(conv, pages[0][0]) and np.array_equal(ssm, pages[0][1])
     with pytest.raises(tj.ArgumentError, match="layers must be in"):
         tj.mamba2.DecodeStep(config=small_config(), layers=3)
-    with pytest.raises(tj.ArgumentError, match="has 8 bytes, expected"):
+    with pytest.raises(tj.ArgumentError,
+                       match=r"tensor 'l0.conv_page' must have shape \[4, 256, 3\], "
+                             r"got \[4\]"):
         step.set_pages(0, np.zeros(4, np.uint16), ssm)
+    with pytest.raises(tj.ArgumentError, match=r"'l0.ssm_page' must be f32, got float64"):
+        step.set_pages(0, np.zeros_like(conv), ssm.astype(np.float64))  # neither written
+    conv_after, ssm_after = step.pages(0)
+    assert np.array_equal(conv_after, pages[0][0]) and np.array_equal(ssm_after, pages[0][1])

@@ -73,6 +73,13 @@ public:
     return synchronize(stream);
   }
 
+  Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                     StreamHandle stream) override {
+    if (Error err = makeCurrent())
+      return err;
+    return TILEJIT_CU(driver, memcpyDtoDAsync, dst, src, bytes, cuStream(stream));
+  }
+
   Error fill(DevicePtr dst, uint8_t value, size_t bytes, StreamHandle stream) override {
     if (Error err = makeCurrent())
       return err;

@@ -30,6 +30,7 @@ namespace tilejit::runtime::cuda {
   X(memFree, cuMemFree, "cuMemFree_v2")                                                  \
   X(memcpyHtoDAsync, cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2")                          \
   X(memcpyDtoHAsync, cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2")                          \
+  X(memcpyDtoDAsync, cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2")                          \
   X(memsetD8Async, cuMemsetD8Async, "cuMemsetD8Async")                                   \
   X(streamCreate, cuStreamCreate, "cuStreamCreate")                                      \
   X(streamDestroy, cuStreamDestroy, "cuStreamDestroy_v2")                                \

@@ -86,6 +86,37 @@ TEST_CASE("launch arguments are checked against the kernel's signature",
   CHECK(KernelArg::i32(-1).pattern() == 0xffffffffu);
 }
 
+TEST_CASE("the fake device copies device to device inside live allocations and counts "
+          "every copy",
+          "[runtime][device]") {
+  FakeDevice device;
+  StreamHandle stream = llvm::cantFail(device.createStream());
+  DeviceBuffer a = llvm::cantFail(DeviceBuffer::allocate(device, 64));
+  DeviceBuffer b = llvm::cantFail(DeviceBuffer::allocate(device, 64));
+  std::vector<uint8_t> data(64), back(64, 0);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = uint8_t(3 * i + 1);
+  REQUIRE(message(a.upload(data)) == "");
+  REQUIRE(message(device.copyOnDevice(b.address() + 16, a.address(), 48, stream)) == "");
+  REQUIRE(message(b.download(back)) == "");
+  CHECK(std::equal(back.begin() + 16, back.end(), data.begin()));
+  CHECK(device.copiedBytes().toDevice == 64);
+  CHECK(device.copiedBytes().toHost == 64);
+  CHECK(device.copiedBytes().onDevice == 48);
+  // One byte past either allocation is refused, and nothing is copied.
+  CHECK_THAT(message(device.copyOnDevice(b.address() + 17, a.address(), 48, stream)),
+             Catch::Contains("cuMemcpyDtoDAsync_v2: CUDA_ERROR_INVALID_VALUE"));
+  CHECK_THAT(message(device.copyOnDevice(b.address(), a.address() + 17, 48, stream)),
+             Catch::Contains("is not inside a live allocation"));
+  CHECK(device.copiedBytes().onDevice == 48);
+  // Graphs here record launches only, so a copy during capture is refused
+  // rather than run at capture time.
+  REQUIRE(message(device.beginCapture(stream)) == "");
+  CHECK_THAT(message(device.copyOnDevice(b.address(), a.address(), 8, stream)),
+             Catch::Contains("CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"));
+  REQUIRE(bool(device.endCapture(stream)));
+}
+
 TEST_CASE("the fake device refuses what would fault on a GPU", "[runtime][device]") {
   FakeDevice device;
   StreamHandle stream = llvm::cantFail(device.createStream());

@@ -36,7 +36,14 @@ struct PlannedLaunch {
   int64_t layer; ///< index in the whole model
 };
 
-/// A buffer the plan uses: its size and what fills it.
+/// The element type of a plan buffer (bf16 as bits, e4m3 as codes).
+enum class ElementType { BF16, E4M3, F32, I32 };
+/// "bf16", "e4m3", "f32", "i32": the names callers' tensors are described by.
+llvm::StringRef elementTypeName(ElementType type);
+size_t elementBytes(ElementType type);
+
+/// A buffer the plan uses: its size, what fills it, and the row-major tensor it
+/// holds (shape times element width is `bytes`).
 struct PlanBuffer {
   enum class Role {
     Weight,     ///< a layer parameter, uploaded once (a weight slot on the GPU)
@@ -45,6 +52,19 @@ struct PlanBuffer {
     Input,      ///< the step's inputs (hidden rows, slots)
   } role;
   size_t bytes;
+  ElementType type = ElementType::BF16;
+  std::vector<int64_t> shape;
+};
+
+/// A caller's tensor handed to a decode step in place of a plan buffer: the
+/// element type's name ("bf16", ... or whatever the caller's framework calls
+/// it), the shape, the strides in elements (empty: row-major), where it lives
+/// (`device` a CUDA ordinal, -1 the host) and its address.
+struct TensorRef {
+  std::string type;
+  std::vector<int64_t> shape, strides;
+  int device = -1;
+  uint64_t address = 0;
 };
 
 /// The whole decode step over `layers`, for `rows` rows and pages of
@@ -63,6 +83,14 @@ struct DecodePlan {
   static llvm::ArrayRef<uint8_t> weightBytes(const std::vector<MambaLayerWeights> &layers,
                                              llvm::StringRef name);
 };
+
+/// Checks `tensor`, called `what` in the caller's terms, against plan buffer
+/// `buffer` before anything launches: element type, shape, row-major
+/// contiguity (extent-1 dimensions may have any stride), a non-null address,
+/// and that it lives on `device` (-1: the host). The error names the tensor,
+/// the plan buffer and the numbers that disagree.
+llvm::Error checkDecodeTensor(const DecodePlan &plan, llvm::StringRef buffer,
+                              llvm::StringRef what, const TensorRef &tensor, int device);
 
 /// A registered kernel with its constants applied.
 struct SpecializedKernel {

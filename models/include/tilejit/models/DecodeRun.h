@@ -6,6 +6,7 @@
 #define TILEJIT_MODELS_DECODERUN_H
 
 #include "tilejit/models/DecodePlan.h"
+#include "tilejit/runtime/DeviceApi.h"
 
 #include <memory>
 
@@ -65,6 +66,21 @@ public:
   llvm::Error download(HostBuffers &buffers);
   /// Replays the captured step once (after checking the uploaded slots).
   llvm::Error step();
+  /// One step on caller-owned device memory, on the caller's `stream`. First
+  /// checks `hidden` and `out` against the plan's input ("act0") and output
+  /// (the last activation) with checkDecodeTensor, on this decoder's device,
+  /// and the slots with checkDecodeSlots; a refused step changes nothing.
+  /// Then, in stream order: uploads the slots only when they differ from the
+  /// ones on the device, copies `hidden` into the graph's input buffer (device
+  /// to device), replays the captured graph and copies its output into `out`.
+  /// Returns without waiting; with unchanged slots nothing passes through the
+  /// host. The graph keeps its own buffers, so one captured graph serves any
+  /// caller's tensors. Steps share the pages: the caller orders steps on
+  /// different streams; upload, download and step() wait for this one.
+  llvm::Error step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
+                   const TensorRef &out, runtime::StreamHandle stream);
+  /// The device address of non-weight buffer `name` (a page, an activation).
+  llvm::Expected<runtime::DevicePtr> bufferAddress(llvm::StringRef name) const;
   /// Median/min/max time of `replays` back-to-back replays of the step.
   llvm::Expected<GpuDecodeTimes> time(int replays);
   /// The per-launch time (µs) of plan launch `index`: `launches` launches

@@ -96,6 +96,10 @@ public:
                                  StreamHandle stream) = 0;
   virtual llvm::Error fill(DevicePtr dst, uint8_t value, size_t bytes,
                            StreamHandle stream) = 0;
+  /// Copies device -> device on `stream`, stream-ordered and asynchronous:
+  /// returns at once, the copy runs after the stream's earlier work.
+  virtual llvm::Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                                   StreamHandle stream) = 0;
 
   /// Streams (non-blocking with respect to the legacy default stream).
   virtual llvm::Expected<StreamHandle> createStream() = 0;

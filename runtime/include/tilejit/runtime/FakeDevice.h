@@ -53,6 +53,11 @@ public:
   uint64_t modulesUnloaded() const;
   /// The module id `loadModule` gave `module` (ids start at 1, never reused).
   uint64_t moduleId(ModuleHandle module) const;
+  /// Bytes copied host -> device, device -> host and device -> device so far.
+  struct CopiedBytes {
+    uint64_t toDevice = 0, toHost = 0, onDevice = 0;
+  };
+  CopiedBytes copiedBytes() const;
   /// The limit set by setMaxDynamicSharedBytes, 48 KiB when never set.
   uint32_t dynamicSharedLimit(FunctionHandle function) const;
 
@@ -67,6 +72,9 @@ public:
                          StreamHandle stream) override;
   llvm::Error fill(DevicePtr dst, uint8_t value, size_t bytes,
                    StreamHandle stream) override;
+  /// Copies at once; refused during capture (graphs here record launches only).
+  llvm::Error copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
+                           StreamHandle stream) override;
 
   llvm::Expected<StreamHandle> createStream() override;
   llvm::Error destroyStream(StreamHandle stream) override;
@@ -118,6 +126,7 @@ private:
   std::map<void *, std::unique_ptr<Graph>> capturing;
   std::vector<FakeLaunch> recorded;
   uint64_t loads = 0, unloads = 0;
+  CopiedBytes copied;
 };
 
 } // namespace tilejit::runtime

@@ -251,6 +251,9 @@ void e4m3ToF32(const uint8_t *in, float *out, size_t n);
 struct LoadStatistics {
   uint64_t bytesUploaded = 0, modulesCompiled = 0, modulesLoaded = 0, memoryHits = 0,
            diskHits = 0, corruptEntries = 0;
+  /// Every copy through the runtime's device, weights and buffers alike:
+  /// host -> device, device -> host, device -> device (0 when compile-only).
+  uint64_t bytesToDevice = 0, bytesToHost = 0, bytesOnDevice = 0;
   std::map<std::string, double> compileMsByStage;
   /// runtime::LoadStatsSnapshot::print's line.
   std::string text;
@@ -293,6 +296,18 @@ struct DecodeLayerInfo {
   float inWeightScale = 1, inInputScale = 1, outWeightScale = 1, outInputScale = 1;
 };
 
+/// An array or tensor handed to the decode step, described without a copy:
+/// its element type ("bf16", "e4m3", "f32", "i32", or the caller's name for
+/// another type), shape, strides in elements (empty: row-major), device (a
+/// CUDA ordinal; -1 the host) and address. Checked against the plan
+/// (models::checkDecodeTensor) before anything runs.
+struct TensorArg {
+  std::string dtype;
+  std::vector<int64_t> shape, strides;
+  int device = -1;
+  uint64_t address = 0;
+};
+
 /// The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d/R5d)
 /// over a models::DecodePlan: on the interpreter over host buffers, or on the
 /// GPU (one CUDA graph, pages resident on the device). Buffers are named as
@@ -306,21 +321,32 @@ public:
   const MambaGeometry &geometry() const;
   std::vector<DecodeLayerInfo> layers() const;
   /// Every buffer of the plan with its role ("weight", "state", "activation",
-  /// "input") and size in bytes.
-  std::vector<std::tuple<std::string, std::string, size_t>> buffers() const;
+  /// "input"), size in bytes, element type and shape.
+  std::vector<std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
+  buffers() const;
   /// A host copy of weight buffer `name`. Errors: ErrorKind::Argument.
   std::vector<uint8_t> weight(const std::string &name) const;
-  /// Copies non-weight buffer `name` into `dst` (from the device on the GPU).
-  /// Errors: ErrorKind::Argument for an unknown name or a size mismatch.
-  void read(const std::string &name, void *dst, size_t bytes);
-  /// Overwrites non-weight buffer `name` (e.g. a page) with `src`.
-  void write(const std::string &name, const void *src, size_t bytes);
-  /// One step: `hidden` [rows, hiddenSize] bf16 bits and `slots` [rows]
-  /// (negative: padding) in, the last layer's output [rows, hiddenSize] bf16
-  /// bits into `out`; pages carried in place. Errors: ErrorKind::Argument for
-  /// sizes or slots (out of range, duplicated), with nothing run.
-  void step(const void *hidden, size_t hiddenBytes, const int32_t *slots, size_t numRows,
-            void *out, size_t outBytes);
+  /// Copies non-weight buffer `name` into the host array `dst` (from the
+  /// device on the GPU). Errors: ErrorKind::Argument for an unknown name or
+  /// an array that disagrees with the plan's type, shape or layout.
+  void read(const std::string &name, const TensorArg &dst);
+  /// Overwrites non-weight buffer `name` (e.g. a page) with the host array `src`.
+  void write(const std::string &name, const TensorArg &src);
+  /// The check read and write make: `t` is a host array matching non-weight
+  /// buffer `name`. Errors: ErrorKind::Argument with the numbers.
+  void checkHost(const std::string &name, const TensorArg &t) const;
+  /// One step: `hidden` [rows, hiddenSize] bf16 and `slots` [rows] (negative:
+  /// padding) in, the last layer's output [rows, hiddenSize] bf16 into `out`;
+  /// pages carried in place. The interpreter takes host arrays; the GPU takes
+  /// device tensors and runs on `stream` (a CUstream; 0 the legacy default)
+  /// without waiting and without host copies (GpuDecoder::step). Errors:
+  /// ErrorKind::Argument for a tensor that disagrees with the plan (type,
+  /// shape, layout, device) or bad slots, with nothing run.
+  void step(const TensorArg &hidden, const std::vector<int32_t> &slots, const TensorArg &out,
+            uint64_t stream);
+  /// The device address of non-weight buffer `name` on the GPU (0 on the
+  /// interpreter).
+  uint64_t deviceAddress(const std::string &name) const;
 
   struct State;
   explicit DecodeStep(std::unique_ptr<State> state);
