@@ -116,6 +116,39 @@ llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registr
   return SpecializedKernel{def, std::move(*spec)};
 }
 
+PlanArg DecodePlan::addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
+                              std::vector<int64_t> shape) {
+  size_t bytes = size_t(numElements(shape)) * elementBytes(type);
+  buffers[name] = {role, bytes, type, std::move(shape)};
+  return PlanArg::of(std::move(name));
+}
+
+llvm::Expected<LayerArgs> addLayerBuffers(DecodePlan &plan, const NemotronHConfig &c,
+                                          const MambaLayerWeights &w) {
+  if (w.inProj.isFP8 != w.outProj.isFP8)
+    return llvm::createStringError(
+        llvm::formatv("plan: layer {0} mixes an FP8 and a bf16 projection", w.layer));
+  using Role = PlanBuffer::Role;
+  using Type = ElementType;
+  const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+  const int64_t H = c.numHeads, slots = plan.numSlots;
+  const Type projType = w.inProj.isFP8 ? Type::E4M3 : Type::BF16;
+  auto param = [&](llvm::StringRef name, Role role, Type type, std::vector<int64_t> shape) {
+    return plan.addBuffer(DecodePlan::layerBuffer(w.layer, name), role, type, std::move(shape));
+  };
+  return LayerArgs{
+      param("in_proj.weight", Role::Weight, projType, {c.inProjRows(), hidden}),
+      param("conv1d.weight", Role::Weight, Type::BF16, {Cd, 4}),
+      param("conv1d.bias", Role::Weight, Type::BF16, {Cd}),
+      param("A_log", Role::Weight, Type::F32, {H}),
+      param("dt_bias", Role::Weight, Type::F32, {H}),
+      param("D", Role::Weight, Type::F32, {H}),
+      param("norm.weight", Role::Weight, Type::BF16, {I}),
+      param("out_proj.weight", Role::Weight, projType, {hidden, I}),
+      param("conv_page", Role::State, Type::BF16, {slots, Cd, 3}),
+      param("ssm_page", Role::State, Type::F32, {slots, H, c.headDim, c.stateSize})};
+}
+
 std::string DecodePlan::layerBuffer(int64_t layer, llvm::StringRef name) {
   return llvm::formatv("l{0}.{1}", layer, name).str();
 }
@@ -172,9 +205,7 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
   using Role = PlanBuffer::Role;
   using Type = ElementType;
   auto buffer = [&](std::string name, Role role, Type type, std::vector<int64_t> shape) {
-    size_t bytes = size_t(numElements(shape)) * elementBytes(type);
-    plan.buffers[name] = {role, bytes, type, std::move(shape)};
-    return PlanArg::of(std::move(name));
+    return plan.addBuffer(std::move(name), role, type, std::move(shape));
   };
   PlanArg slots = buffer("slots", Role::Input, Type::I32, {rows});
   PlanArg z = buffer("z", Role::Activation, Type::BF16, {rows, I});
@@ -188,24 +219,11 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
 
   for (size_t i = 0; i < layers.size(); ++i) {
     const MambaLayerWeights &w = layers[i];
-    if (w.inProj.isFP8 != w.outProj.isFP8)
-      return llvm::createStringError(llvm::formatv(
-          "decode plan: layer {0} mixes an FP8 and a bf16 projection", w.layer));
+    auto args = addLayerBuffers(plan, c, w);
+    if (!args)
+      return args.takeError();
     const bool fp8 = w.inProj.isFP8;
-    const Type projType = fp8 ? Type::E4M3 : Type::BF16;
-    auto param = [&](llvm::StringRef name, Role role, Type type, std::vector<int64_t> shape) {
-      return buffer(DecodePlan::layerBuffer(w.layer, name), role, type, std::move(shape));
-    };
-    PlanArg inW = param("in_proj.weight", Role::Weight, projType, {outCols, hidden});
-    PlanArg convW = param("conv1d.weight", Role::Weight, Type::BF16, {Cd, 4});
-    PlanArg convB = param("conv1d.bias", Role::Weight, Type::BF16, {Cd});
-    PlanArg aLog = param("A_log", Role::Weight, Type::F32, {H});
-    PlanArg dtBias = param("dt_bias", Role::Weight, Type::F32, {H});
-    PlanArg d = param("D", Role::Weight, Type::F32, {H});
-    PlanArg normW = param("norm.weight", Role::Weight, Type::BF16, {I});
-    PlanArg outW = param("out_proj.weight", Role::Weight, projType, {hidden, I});
-    PlanArg convPage = param("conv_page", Role::State, Type::BF16, {numSlots, Cd, 3});
-    PlanArg ssmPage = param("ssm_page", Role::State, Type::F32, {numSlots, H, P, N});
+    auto [inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage] = *args;
     PlanArg in = PlanArg::of(DecodePlan::activation(i));
     PlanArg out =
         buffer(DecodePlan::activation(i + 1), Role::Activation, Type::BF16, {rows, hidden});

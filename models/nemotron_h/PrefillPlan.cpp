@@ -80,51 +80,41 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   plan.numSlots = numSlots;
   plan.numLayers = int64_t(layers.size());
   const int64_t sequences = plan.rows, chunks = result.batch.numChunks();
-  auto buffer = [&](std::string name, PlanBuffer::Role role, size_t bytes) {
-    plan.buffers[name] = {role, bytes};
-    return PlanArg::of(std::move(name));
-  };
   using Role = PlanBuffer::Role;
-  PlanArg cu = buffer("cu_seqlens", Role::Input, (sequences + 1) * 4);
-  PlanArg slots = buffer("slots", Role::Input, sequences * 4);
-  PlanArg init = buffer("init", Role::Input, sequences * 4);
-  PlanArg chunkSeq = buffer("chunk_seq", Role::Input, chunks * 4);
-  PlanArg chunkBegin = buffer("chunk_begin", Role::Input, chunks * 4);
-  PlanArg chunkEnd = buffer("chunk_end", Role::Input, chunks * 4);
-  PlanArg zxbcdt = buffer("zxbcdt", Role::Activation, tokens * outCols * 2);
-  PlanArg xBC = buffer("xbc", Role::Activation, tokens * Cd * 2);
-  PlanArg y = buffer("y", Role::Activation, tokens * I * 2);
-  PlanArg normed = buffer("normed", Role::Activation, tokens * I * 2);
-  buffer(DecodePlan::activation(0), Role::Input, tokens * hidden * 2);
+  using Type = ElementType;
+  auto buffer = [&](std::string name, Role role, Type type, std::vector<int64_t> shape) {
+    return plan.addBuffer(std::move(name), role, type, std::move(shape));
+  };
+  PlanArg cu = buffer("cu_seqlens", Role::Input, Type::I32, {sequences + 1});
+  PlanArg slots = buffer("slots", Role::Input, Type::I32, {sequences});
+  PlanArg init = buffer("init", Role::Input, Type::I32, {sequences});
+  PlanArg chunkSeq = buffer("chunk_seq", Role::Input, Type::I32, {chunks});
+  PlanArg chunkBegin = buffer("chunk_begin", Role::Input, Type::I32, {chunks});
+  PlanArg chunkEnd = buffer("chunk_end", Role::Input, Type::I32, {chunks});
+  PlanArg zxbcdt = buffer("zxbcdt", Role::Activation, Type::BF16, {tokens, outCols});
+  PlanArg xBC = buffer("xbc", Role::Activation, Type::BF16, {tokens, Cd});
+  PlanArg y = buffer("y", Role::Activation, Type::BF16, {tokens, I});
+  // Sized for bf16; before an FP8 out_proj it holds e4m3 codes in its first
+  // tokens * I bytes (layers of both kinds share it).
+  PlanArg normed = buffer("normed", Role::Activation, Type::BF16, {tokens, I});
+  buffer(DecodePlan::activation(0), Role::Input, Type::BF16, {tokens, hidden});
   const bool anyFP8 = llvm::any_of(layers, [](const MambaLayerWeights &w) {
     return w.inProj.isFP8;
   });
-  PlanArg quantized =
-      anyFP8 ? buffer("act_q", Role::Activation, tokens * hidden) : PlanArg::of("");
+  PlanArg quantized = anyFP8 ? buffer("act_q", Role::Activation, Type::E4M3, {tokens, hidden})
+                             : PlanArg::of("");
   const PlanArg rows = PlanArg::integer(tokens);
 
   for (size_t i = 0; i < layers.size(); ++i) {
     const MambaLayerWeights &w = layers[i];
-    if (w.inProj.isFP8 != w.outProj.isFP8)
-      return llvm::createStringError(llvm::formatv(
-          "prefill plan: layer {0} mixes an FP8 and a bf16 projection", w.layer));
+    auto args = addLayerBuffers(plan, c, w);
+    if (!args)
+      return args.takeError();
     const bool fp8 = w.inProj.isFP8;
-    const size_t weightBytes = fp8 ? 1 : 2;
-    auto param = [&](llvm::StringRef name, Role role, size_t bytes) {
-      return buffer(DecodePlan::layerBuffer(w.layer, name), role, bytes);
-    };
-    PlanArg inW = param("in_proj.weight", Role::Weight, outCols * hidden * weightBytes);
-    PlanArg convW = param("conv1d.weight", Role::Weight, Cd * 4 * 2);
-    PlanArg convB = param("conv1d.bias", Role::Weight, Cd * 2);
-    PlanArg aLog = param("A_log", Role::Weight, H * 4);
-    PlanArg dtBias = param("dt_bias", Role::Weight, H * 4);
-    PlanArg d = param("D", Role::Weight, H * 4);
-    PlanArg normW = param("norm.weight", Role::Weight, I * 2);
-    PlanArg outW = param("out_proj.weight", Role::Weight, hidden * I * weightBytes);
-    PlanArg convPage = param("conv_page", Role::State, numSlots * Cd * 3 * 2);
-    PlanArg ssmPage = param("ssm_page", Role::State, numSlots * H * P * N * 4);
+    auto [inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage] = *args;
     PlanArg in = PlanArg::of(DecodePlan::activation(i));
-    PlanArg out = buffer(DecodePlan::activation(i + 1), Role::Activation, tokens * hidden * 2);
+    PlanArg out =
+        buffer(DecodePlan::activation(i + 1), Role::Activation, Type::BF16, {tokens, hidden});
 
     // in_proj: R1 (static quant, then the e4m3 GEMM) or R1b, into zxbcdt
     // [T, z | xBC | dt]; the split (R2) is the column offsets the next

@@ -75,6 +75,11 @@ struct DecodePlan {
   std::map<std::string, PlanBuffer> buffers;
   int64_t rows = 0, numSlots = 0, numLayers = 0;
 
+  /// Declares buffer `name` (its bytes from `type` and `shape`) and returns
+  /// the argument that names it.
+  PlanArg addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
+                    std::vector<int64_t> shape);
+
   /// "l<layer>.<name>", the buffer of one layer's parameter or page.
   static std::string layerBuffer(int64_t layer, llvm::StringRef name);
   static std::string activation(int64_t index) { return "act" + std::to_string(index); }
@@ -91,6 +96,16 @@ struct DecodePlan {
 /// the plan buffer and the numbers that disagree.
 llvm::Error checkDecodeTensor(const DecodePlan &plan, llvm::StringRef buffer,
                               llvm::StringRef what, const TensorRef &tensor, int device);
+
+/// One layer's parameters and pages as plan arguments.
+struct LayerArgs {
+  PlanArg inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage;
+};
+/// Declares layer `w`'s weight buffers and its pages of plan.numSlots slots in
+/// `plan` ("l<layer>.<name>"); a layer mixing FP8 and bf16 projections is an
+/// error.
+llvm::Expected<LayerArgs> addLayerBuffers(DecodePlan &plan, const NemotronHConfig &config,
+                                          const MambaLayerWeights &w);
 
 /// A registered kernel with its constants applied.
 struct SpecializedKernel {
