@@ -139,6 +139,31 @@ int runInterpreter(const KernelRegistry &registry, const NemotronHConfig &config
   return *ok ? 0 : 1;
 }
 
+/// A step through the GPU decoder from and back to host buffers.
+DecodeStepFn hostRoundTrip(GpuDecoder &d) {
+  return [&d](HostBuffers &b) -> Error {
+    if (Error err = d.upload(b))
+      return err;
+    if (Error err = d.step())
+      return err;
+    return d.download(b);
+  };
+}
+
+/// The layers a GPU check runs: the first, and the first of the other
+/// projection kind when there is one (an FP8 and a bf16 layer).
+std::vector<MambaLayerWeights> checkedLayers(const std::vector<MambaLayerWeights> &w) {
+  std::vector<MambaLayerWeights> checked = {w.front()};
+  for (const MambaLayerWeights &layer : w)
+    if (layer.inProj.isFP8 != w.front().inProj.isFP8) {
+      checked.push_back(layer);
+      break;
+    }
+  if (checked.size() == 1 && w.size() > 1)
+    checked.push_back(w[1]);
+  return checked;
+}
+
 /// Fills a plan's pages and first activation with random values, runs one step
 /// on the GPU decoder and on the interpreter from the same bytes, and prints
 /// every buffer the step writes compared in its type's band. True when all agree.
@@ -214,15 +239,7 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
 
   // Correctness: carried steps at B = 1, 3, 64 (or --batch) on the first two
   // layers (an FP8 and, when loaded, a bf16 one), against f64.
-  std::vector<MambaLayerWeights> checked(w.begin(), w.begin() + std::min<size_t>(w.size(), 2));
-  for (size_t i = 2; i < w.size() && checked.size() < 2; ++i)
-    checked.push_back(w[i]);
-  if (w.size() > 2 && checked[0].inProj.isFP8 == checked[1].inProj.isFP8)
-    for (const MambaLayerWeights &layer : w)
-      if (layer.inProj.isFP8 != checked[0].inProj.isFP8) {
-        checked[1] = layer;
-        break;
-      }
+  std::vector<MambaLayerWeights> checked = checkedLayers(w);
   std::vector<int> batches = batch ? std::vector<int>{batch} : std::vector<int>{1, 3, 64};
   for (int rows : batches) {
     auto decoder = create(rows, checked);
@@ -230,13 +247,7 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
       return fail(toString(decoder.takeError()));
     GpuDecoder &d = **decoder;
     auto result = check(config, checked, d.plan(),
-                        [&](HostBuffers &b) -> Error {
-                          if (Error err = d.upload(b))
-                            return err;
-                          if (Error err = d.step())
-                            return err;
-                          return d.download(b);
-                        },
+                        hostRoundTrip(d),
                         "gpu");
     if (!result)
       return fail(toString(result.takeError()));
@@ -420,25 +431,14 @@ int runPrefillGpu(const KernelRegistry &registry, const NemotronHConfig &config,
   };
 
   // Correctness: a mixed varlen batch through an FP8 and a bf16 layer.
-  std::vector<MambaLayerWeights> checked = {w.front()};
-  for (const MambaLayerWeights &layer : w)
-    if (layer.inProj.isFP8 != w.front().inProj.isFP8) {
-      checked.push_back(layer);
-      break;
-    }
+  std::vector<MambaLayerWeights> checked = checkedLayers(w);
   ref::PrefillBatch b = mixedBatch(300);
   auto small = create(b, 300, checked);
   if (!small)
     return fail(toString(small.takeError()));
   GpuDecoder &d = *small->second;
   auto ok = checkPrefill(config, checked, small->first, b,
-                         [&](HostBuffers &buffers) -> Error {
-                           if (Error err = d.upload(buffers))
-                             return err;
-                           if (Error err = d.step())
-                             return err;
-                           return d.download(buffers);
-                         },
+                         hostRoundTrip(d),
                          "gpu");
   if (!ok)
     return fail(toString(ok.takeError()));
