@@ -12,6 +12,8 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
 
+#include "ModelTestSupport.h"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -19,17 +21,9 @@
 
 using namespace tilejit;
 using namespace tilejit::models;
+using namespace tilejit::models::testing;
 
 namespace {
-
-const KernelRegistry &registry() {
-  static KernelRegistry r = [] {
-    KernelRegistry reg;
-    llvm::cantFail(registerModelKernels(reg));
-    return reg;
-  }();
-  return r;
-}
 
 constexpr uint16_t kPoisonBF16 = 0x7fc1; // a NaN
 // The output band: the kernel sums bias + 4 exact bf16 products in f32 (four
@@ -41,7 +35,7 @@ constexpr double kAtol = 5e-6, kRtol = 0x1p-7;
 /// conv_prefill built once for `constants` and compiled for the interpreter.
 struct ConvPrefillKernel {
   explicit ConvPrefillKernel(const std::vector<std::string> &constants) {
-    const KernelDef *def = registry().find("conv_prefill");
+    const KernelDef *def = modelRegistry().find("conv_prefill");
     REQUIRE(def);
     Specialization spec = llvm::cantFail(def->specialize(constants));
     inner = spec.get("inner");
@@ -411,7 +405,7 @@ TEST_CASE(
 
 TEST_CASE("conv_prefill: a bad block_t or rows_per_step is a diagnostic naming them",
           "[e2e][prefill]") {
-  const KernelDef *def = registry().find("conv_prefill");
+  const KernelDef *def = modelRegistry().find("conv_prefill");
   REQUIRE(def);
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);
@@ -430,7 +424,7 @@ TEST_CASE("conv_prefill: a bad block_t or rows_per_step is a diagnostic naming t
 TEST_CASE("conv_prefill: one register layout for every tile, so the threads that load a "
           "channel's old conv state are the ones that store its new state",
           "[e2e][prefill]") {
-  const KernelDef *def = registry().find("conv_prefill");
+  const KernelDef *def = modelRegistry().find("conv_prefill");
   REQUIRE(def);
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);

@@ -10,6 +10,8 @@
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
 
+#include "ModelTestSupport.h"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -17,42 +19,7 @@
 
 using namespace tilejit;
 using namespace tilejit::models;
-
-namespace {
-
-const KernelRegistry &registry() {
-  static KernelRegistry r = [] {
-    KernelRegistry reg;
-    llvm::cantFail(registerModelKernels(reg));
-    return reg;
-  }();
-  return r;
-}
-
-template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-
-
-/// A small NemotronH whose layer 0 has FP8 projections and layer 1 bf16 ones
-/// (an attention layer follows it), with geometry the decode tiles divide
-/// unevenly: in_proj's K of 200 is 1.6 steps of 128, its 392 outputs 24.5
-/// programs of 16, out_proj's K of 128 half a step of 256.
-NemotronHConfig smallConfig() {
-  NemotronHConfig c;
-  c.hiddenSize = 200;
-  c.numHeads = 8;
-  c.headDim = 16;
-  c.numGroups = 2;
-  c.stateSize = 32;
-  c.layerPattern = "MM*";
-  return c;
-}
-
-} // namespace
+using namespace tilejit::models::testing;
 
 TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers, "
           "padding and random slots, against f64",
@@ -70,9 +37,9 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   KernelOverrides overrides = GENERATE(
       KernelOverrides{},
       KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}});
-  auto plan = planDecodeStep(registry(), c, *layers, rows, numSlots, overrides);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots, overrides);
   REQUIRE(bool(plan));
-  InterpreterDecoder decoder(registry());
+  InterpreterDecoder decoder(modelRegistry());
   auto check = checkDecodeSteps(c, *layers, *plan, slots, 3, 61, [&](HostBuffers &b) {
     return decoder.run(*plan, *layers, b);
   });
@@ -124,7 +91,7 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   // scale (activations still quantized by it) moves the output outside it.
   std::vector<MambaLayerWeights> broken = *layers;
   broken[0].inProj.weightScale /= broken[0].inProj.inputScale;
-  auto brokenPlan = planDecodeStep(registry(), c, broken, rows, numSlots);
+  auto brokenPlan = planDecodeStep(modelRegistry(), c, broken, rows, numSlots);
   REQUIRE(bool(brokenPlan));
   auto wrong = checkDecodeSteps(c, *layers, *brokenPlan, slots, 1, 61, [&](HostBuffers &b) {
     return decoder.run(*brokenPlan, broken, b);
@@ -138,13 +105,13 @@ TEST_CASE("decode step: duplicate and out-of-range slots are refused before any 
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(registry(), c, *layers, 3, 4);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 3, 4);
   REQUIRE(bool(plan));
   HostBuffers buffers = allocateHostBuffers(*plan);
   Rng rng(3);
   buffers["l0.ssm_page"] = bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
   const std::vector<uint8_t> before = buffers["l0.ssm_page"];
-  InterpreterDecoder decoder(registry());
+  InterpreterDecoder decoder(modelRegistry());
   buffers["slots"] = bytesOf(std::vector<int32_t>{1, -1, 1});
   std::string message = llvm::toString(decoder.run(*plan, *layers, buffers));
   CHECK(message.find("slot 1 appears twice in one batch (row 2)") != std::string::npos);
@@ -167,7 +134,7 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(registry(), c, *layers, 3, 5);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 3, 5);
   REQUIRE(bool(plan));
   // The shapes of reference-math.md §1 at this geometry: Cd = 128 + 2 * 2 * 32,
   // in_proj's outputs 128 + 256 + 8; layer 0 FP8, layer 1 bf16.
@@ -210,7 +177,7 @@ TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's m
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(registry(), c, *layers, 1, 1, {{"out_proj", {"block_x=3"}}});
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 1, {{"out_proj", {"block_x=3"}}});
   REQUIRE(!plan);
   CHECK(llvm::toString(plan.takeError()).find("block_x") != std::string::npos);
 }
@@ -229,9 +196,9 @@ TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a
   const std::vector<int32_t> slots = {3, -1, 0};
   std::vector<uint16_t> y(rows * I, 0x7fc1);
   Tensor<float> want = page;
-  auto def = registry().find("ssm_update");
+  auto def = modelRegistry().find("ssm_update");
   REQUIRE(def);
-  InterpreterDecoder decoder(registry());
+  InterpreterDecoder decoder(modelRegistry());
   DecodePlan plan;
   plan.rows = rows;
   plan.numSlots = numSlots;
@@ -299,14 +266,14 @@ TEST_CASE("compareBackends: identical runs agree everywhere, one moved element i
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(registry(), c, *layers, 2, 4);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 2, 4);
   REQUIRE(bool(plan));
   HostBuffers a = allocateHostBuffers(*plan);
   Rng rng(5);
   a["act0"] = bytesOf(randomBF16({2, c.hiddenSize}, rng, -2, 2).data);
   a["l0.ssm_page"] = bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
   a["slots"] = bytesOf(std::vector<int32_t>{3, 0});
-  InterpreterDecoder decoder(registry());
+  InterpreterDecoder decoder(modelRegistry());
   HostBuffers b = a;
   REQUIRE(!decoder.run(*plan, *layers, a));
   REQUIRE(!decoder.run(*plan, *layers, b));
@@ -332,7 +299,7 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(registry(), c, *layers, 3, 4);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 3, 4);
   REQUIRE(bool(plan));
   auto options = runtime::RuntimeOptions::fromEnvironment();
   REQUIRE(bool(options));
@@ -344,7 +311,7 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   REQUIRE(bool(jit));
   std::string log;
   llvm::raw_string_ostream os(log);
-  auto decoder = GpuDecoder::create(**jit, registry(), *plan, *layers, os);
+  auto decoder = GpuDecoder::create(**jit, modelRegistry(), *plan, *layers, os);
   INFO((decoder ? log : llvm::toString(decoder.takeError())));
   REQUIRE(bool(decoder));
   size_t weightBytes = 0;
@@ -469,7 +436,7 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   }
   // An extent-1 dimension may have any stride (torch gives [1, 200] strides
   // such as [7, 1] after slicing); the other dimensions may not.
-  auto onePlan = planDecodeStep(registry(), c, *layers, 1, 4);
+  auto onePlan = planDecodeStep(modelRegistry(), c, *layers, 1, 4);
   REQUIRE(bool(onePlan));
   CHECK(!checkDecodeTensor(*onePlan, "act0", "hidden", {"bf16", {1, 200}, {7, 1}, 0, 16}, 0));
   CHECK(llvm::toString(checkDecodeTensor(*onePlan, "act0", "hidden",

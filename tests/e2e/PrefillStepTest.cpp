@@ -7,36 +7,17 @@
 #include "tilejit/models/Kernels.h"
 #include "tilejit/models/PrefillPlan.h"
 
+#include "ModelTestSupport.h"
+
 #include <catch2/catch.hpp>
 
 #include <cstring>
 
 using namespace tilejit;
 using namespace tilejit::models;
+using namespace tilejit::models::testing;
 
 namespace {
-
-const KernelRegistry &registry() {
-  static KernelRegistry r = [] {
-    KernelRegistry reg;
-    llvm::cantFail(registerModelKernels(reg));
-    return reg;
-  }();
-  return r;
-}
-
-/// Layer 0 FP8, layer 1 bf16 (an attention layer follows it); in_proj's K of
-/// 200 is 1.6 GEMM steps of 128, its 392 outputs 3.1 tiles of 128.
-NemotronHConfig smallConfig() {
-  NemotronHConfig c;
-  c.hiddenSize = 200;
-  c.numHeads = 8;
-  c.headDim = 16;
-  c.numGroups = 2;
-  c.stateSize = 32;
-  c.layerPattern = "MM*";
-  return c;
-}
 
 /// The SSD's state tile of 16 x 32 holds four mma blocks: four warps.
 const KernelOverrides kSmall = {{"ssd_prefill", {"block_p=16", "warps=4"}}};
@@ -56,11 +37,11 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   REQUIRE(bool(layers));
   REQUIRE((*layers)[0].inProj.isFP8);
   REQUIRE_FALSE((*layers)[1].inProj.isFP8);
-  auto prefill = planPrefill(registry(), c, *layers, kBatch, 150, 6, kSmall);
+  auto prefill = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, kSmall);
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
   CHECK(prefill->batch.numChunks() == 1 + 3 + 1 + 2 + 1); // chunks of 32
-  InterpreterDecoder decoder(registry());
+  InterpreterDecoder decoder(modelRegistry());
   auto run = [&](HostBuffers &buffers) { return decoder.run(prefill->plan, *layers, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, run);
   REQUIRE(bool(check));
@@ -90,7 +71,7 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
   auto error = [&](ref::PrefillBatch batch, int64_t tokens) {
-    auto plan = planPrefill(registry(), c, *layers, batch, tokens, 4, kSmall);
+    auto plan = planPrefill(modelRegistry(), c, *layers, batch, tokens, 4, kSmall);
     REQUIRE_FALSE(bool(plan));
     return llvm::toString(plan.takeError());
   };
@@ -100,7 +81,7 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   CHECK(error({{0, 5, 9}, {0, 4}, {false, false}}, 9).find("slot 4") != std::string::npos);
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
-  auto mixed = planPrefill(registry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
+  auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
                            {{"ssd_prefill", {"block_p=16", "warps=4"}},
                             {"conv_prefill", {"block_t=64"}}});
   REQUIRE_FALSE(bool(mixed));

@@ -14,6 +14,8 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include "ModelTestSupport.h"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -21,6 +23,7 @@
 
 using namespace tilejit;
 using namespace tilejit::models;
+using namespace tilejit::models::testing;
 using interp::Arg;
 
 namespace {
@@ -29,15 +32,6 @@ namespace {
 // enough for the interpreter, all tile dims multiples of 16.
 constexpr int64_t H = 4, P = 32, N = 32, G = 2, I = H * P, Cd = I + 2 * G * N;
 constexpr uint16_t kPoisonBF16 = 0x7fc1;
-
-const KernelRegistry &registry() {
-  static KernelRegistry r = [] {
-    KernelRegistry reg;
-    llvm::cantFail(registerModelKernels(reg));
-    return reg;
-  }();
-  return r;
-}
 
 /// One layer's SSM inputs over a packed stream of T tokens.
 struct SsdInputs {
@@ -80,7 +74,7 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);
   mlir::MLIRContext ctx(dialects);
-  const KernelDef *def = registry().find("ssd_prefill");
+  const KernelDef *def = modelRegistry().find("ssd_prefill");
   REQUIRE(def);
   std::vector<std::string> constants = {
       "heads=" + std::to_string(H),  "head_dim=" + std::to_string(P),

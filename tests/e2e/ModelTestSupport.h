@@ -1,0 +1,48 @@
+// What the model e2e tests share: the registry of model kernels, host bytes
+// of a vector, and the small NemotronH geometry the plans are tested at.
+#ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
+#define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
+
+#include "tilejit/models/Kernels.h"
+#include "tilejit/models/NemotronH.h"
+
+#include <cstring>
+#include <vector>
+
+namespace tilejit::models::testing {
+
+/// The model kernels (registerModelKernels), registered once.
+inline const KernelRegistry &modelRegistry() {
+  static KernelRegistry r = [] {
+    KernelRegistry reg;
+    llvm::cantFail(registerModelKernels(reg));
+    return reg;
+  }();
+  return r;
+}
+
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+/// A small NemotronH whose layer 0 has FP8 projections and layer 1 bf16 ones
+/// (an attention layer follows it), with geometry the tiles divide unevenly:
+/// in_proj's K of 200 is 1.6 steps of 128, its 392 outputs 24.5 decode
+/// programs of 16 and 3.1 prefill tiles of 128; out_proj's K of 128 half a
+/// step of 256.
+inline NemotronHConfig smallConfig() {
+  NemotronHConfig c;
+  c.hiddenSize = 200;
+  c.numHeads = 8;
+  c.headDim = 16;
+  c.numGroups = 2;
+  c.stateSize = 32;
+  c.layerPattern = "MM*";
+  return c;
+}
+
+} // namespace tilejit::models::testing
+
+#endif // TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
