@@ -28,11 +28,11 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"heads", 64, "dt columns, H"},
             {"fp8", 1, "1: e4m3 weight, static activation quant; 0: bf16 weight"},
             {"block_m", 1, "rows per program: 1 (GEMV) or >= 16 (tensor cores)"},
-            {"block_n", 16, "output columns per program"},
-            {"block_k", 128, "K per step"},
-            {"loads_in_flight", 21, "GEMV: K steps whose weight loads issue together"},
+            {"block_n", 16, "output columns per program", {8, 32}},
+            {"block_k", 128, "K per step", {64}},
+            {"loads_in_flight", 21, "GEMV: K steps whose weight loads issue together", {7, 14}},
             {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
-            {"warps", 4, "warps per program"}},
+            {"warps", 4, "warps per program", {2, 8}}},
            buildInProjConv}))
     return err;
   if (auto err = registry.add({"ssm_update",
@@ -68,8 +68,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"chunk", 32, "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)"},
             {"dt_stride", 10304, "row stride of dt (in_proj's output row: z | xBC | dt)"},
             {"dt_col", 10240, "first dt column in that row"},
-            {"block_p", 32, "state rows (p) per program"},
-            {"warps", 4, "warps per program"}},
+            {"block_p", 32, "state rows (p) per program", {16, 64}},
+            {"warps", 4, "warps per program", {8}}},
            buildSsdPrefill}))
     return err;
   if (auto err = registry.add(

@@ -26,7 +26,12 @@ std::string kv(llvm::StringRef name, int64_t value) {
 llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
                                          const KernelOverrides &overrides,
                                          llvm::StringRef kernel,
-                                         std::vector<std::string> geometry) {
+                                         std::vector<std::string> geometry,
+                                         const TunedConstants &tuned) {
+  if (tuned) {
+    std::vector<std::string> extra = tuned(kernel, geometry);
+    geometry.insert(geometry.end(), extra.begin(), extra.end());
+  }
   auto it = overrides.find(kernel.str());
   if (it != overrides.end())
     geometry.insert(geometry.end(), it->second.begin(), it->second.end());
@@ -183,7 +188,8 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
                                           const NemotronHConfig &c,
                                           const std::vector<MambaLayerWeights> &layers,
                                           int64_t rows, int64_t numSlots,
-                                          const KernelOverrides &overrides) {
+                                          const KernelOverrides &overrides,
+                                          const TunedConstants &tuned) {
   if (auto err = c.validate())
     return std::move(err);
   if (rows < 1 || numSlots < 1)
@@ -244,19 +250,19 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     // in_proj's conv epilogue spills at 16 x 64 (ptxas -v): 16 x 32 tiles.
     for (std::string &choice : projection(fp8 ? 16 : 8, 32))
       inGeometry.push_back(choice);
-    auto inProj = planKernel(registry, overrides, "in_proj_conv", inGeometry);
+    auto inProj = planKernel(registry, overrides, "in_proj_conv", inGeometry, tuned);
     auto ssm = planKernel(registry, overrides, "ssm_update",
-                          {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G)});
+                          {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G)}, tuned);
     auto norm = planKernel(registry, overrides, "gated_rmsnorm",
                            {kv("width", I), kv("group_size", c.normGroupSize()),
-                            kv("fp8_out", fp8)});
+                            kv("fp8_out", fp8)}, tuned);
     std::vector<std::string> outGeometry = {kv("inner", I), kv("hidden", hidden),
                                             kv("fp8", fp8)};
     for (std::string &choice : projection(4, 64))
       outGeometry.push_back(choice);
     if (!fp8 && !tiles) // measured: bf16 rows of 256 (9.05 us on the H200)
       outGeometry.push_back(kv("block_k", 256));
-    auto outProj = planKernel(registry, overrides, "out_proj", outGeometry);
+    auto outProj = planKernel(registry, overrides, "out_proj", outGeometry, tuned);
     if (!inProj || !ssm || !norm || !outProj)
       return llvm::joinErrors(
           llvm::joinErrors(inProj.takeError(), ssm.takeError()),

@@ -38,7 +38,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                                         const NemotronHConfig &c,
                                         const std::vector<MambaLayerWeights> &layers,
                                         const ref::PrefillBatch &batch, int64_t tokens,
-                                        int64_t numSlots, const KernelOverrides &overrides) {
+                                        int64_t numSlots, const KernelOverrides &overrides,
+                                        const TunedConstants &tuned) {
   if (auto err = c.validate())
     return std::move(err);
   if (c.convKernel != 4)
@@ -53,7 +54,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   // so one set of metadata serves both.
   auto ssd = planKernel(registry, overrides, "ssd_prefill",
                         {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G),
-                         kv("dt_stride", outCols), kv("dt_col", I + Cd)});
+                         kv("dt_stride", outCols), kv("dt_col", I + Cd)}, tuned);
   if (!ssd)
     return ssd.takeError();
   const int64_t chunk = ssd->spec.get("chunk");
@@ -62,7 +63,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     return meta.takeError();
   auto conv = planKernel(registry, overrides, "conv_prefill",
                          {kv("inner", I), kv("channels", Cd), kv("heads", H),
-                          kv("block_t", chunk)});
+                          kv("block_t", chunk)}, tuned);
   if (!conv)
     return conv.takeError();
   if (conv->spec.get("block_t") != chunk)
@@ -123,16 +124,16 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                                            kv("fp8", fp8)};
     for (std::string &t : gemmTiles(fp8))
       inGeometry.push_back(t);
-    auto inProj = planKernel(registry, overrides, "out_proj", inGeometry);
-    auto quant = planKernel(registry, overrides, "quantize_e4m3", {kv("width", hidden)});
+    auto inProj = planKernel(registry, overrides, "out_proj", inGeometry, tuned);
+    auto quant = planKernel(registry, overrides, "quantize_e4m3", {kv("width", hidden)}, tuned);
     auto norm = planKernel(registry, overrides, "gated_rmsnorm",
                            {kv("width", I), kv("group_size", c.normGroupSize()),
-                            kv("fp8_out", fp8), kv("z_stride", outCols)});
+                            kv("fp8_out", fp8), kv("z_stride", outCols)}, tuned);
     std::vector<std::string> outGeometry = {kv("inner", I), kv("hidden", hidden),
                                             kv("fp8", fp8)};
     for (std::string &t : gemmTiles(fp8))
       outGeometry.push_back(t);
-    auto outProj = planKernel(registry, overrides, "out_proj", outGeometry);
+    auto outProj = planKernel(registry, overrides, "out_proj", outGeometry, tuned);
     if (!inProj || !quant || !norm || !outProj)
       return llvm::joinErrors(llvm::joinErrors(inProj.takeError(), quant.takeError()),
                               llvm::joinErrors(norm.takeError(), outProj.takeError()));

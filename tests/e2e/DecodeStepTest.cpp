@@ -9,6 +9,10 @@
 #include "tilejit/models/Reference.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/runtime/TuneDb.h"
+#include "tilejit/Tuning/Tuner.h"
+
+#include "llvm/Support/FileSystem.h"
 
 #include "ModelTestSupport.h"
 
@@ -449,4 +453,72 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   std::vector<uint8_t> outAfter(hiddenBytes);
   REQUIRE(!callerOut->download(outAfter));
   CHECK(outAfter == outPattern);
+}
+
+TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its constants and grid, "
+          "says so, and yields to --set",
+          "[e2e][decode][tune]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 1); // layer 0: FP8
+  REQUIRE(bool(layers));
+  llvm::SmallString<128> dir;
+  REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-tunedb", dir));
+  auto options = runtime::RuntimeOptions::fromEnvironment();
+  REQUIRE(bool(options));
+  options->useDiskCache = false;
+  options->tuneDbPath = (dir + "/tune.json").str();
+  auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
+                                         JitCompiler::fromEnvironment(), *options);
+  REQUIRE(bool(jit));
+
+  // The entry as `tilejit tune in_proj_conv --shape rows=1` records it: the
+  // tuner's own key for the kernel at this geometry, tunables at defaults.
+  const KernelDef *def = modelRegistry().find("in_proj_conv");
+  auto base = def->specialize({"hidden=200", "inner=128", "channels=256", "heads=8", "fp8=1"});
+  REQUIRE(bool(base));
+  auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
+  REQUIRE(bool(key));
+  runtime::TuneEntry entry;
+  entry.key = *key;
+  entry.config = {{"block_n", 32}, {"warps", 2}};
+  entry.medianMs = 0.01;
+  entry.defaultMedianMs = 0.02;
+  entry.provenance.date = "2026-11-30T00:00:00Z";
+  entry.provenance.device = "test";
+  runtime::TuneDb db;
+  db.record(entry);
+  REQUIRE(!db.save(options->tuneDbPath));
+
+  auto inProj = [](const DecodePlan &plan) {
+    for (const PlannedLaunch &l : plan.launches)
+      if (l.kernel == "in_proj_conv")
+        return l;
+    FAIL("no in_proj_conv launch");
+    return PlannedLaunch{};
+  };
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 2, {},
+                             tunedFromDatabase(**jit, modelRegistry(), 1, 0, os));
+  REQUIRE(bool(plan));
+  PlannedLaunch tuned = inProj(*plan);
+  CHECK(tuned.grid[0] == 13); // 392 columns / 32 (16 without the entry: 25)
+  CHECK(llvm::is_contained(tuned.constants, "warps=2"));
+  CHECK(log.find("in_proj_conv (rows<=1") != std::string::npos);
+  CHECK(log.find("uses block_n=32,warps=2") != std::string::npos);
+
+  // The caller's --set wins over the database.
+  auto overridden = planDecodeStep(modelRegistry(), c, *layers, 1, 2,
+                                   {{"in_proj_conv", {"block_n=8"}}},
+                                   tunedFromDatabase(**jit, modelRegistry(), 1, 0, os));
+  REQUIRE(bool(overridden));
+  CHECK(inProj(*overridden).grid[0] == 49);
+  // Another shape bucket (3 rows: rows<=4) has no entry: the plan's own choice.
+  log.clear();
+  auto other = planDecodeStep(modelRegistry(), c, *layers, 3, 4, {},
+                              tunedFromDatabase(**jit, modelRegistry(), 3, 0, os));
+  REQUIRE(bool(other));
+  CHECK(inProj(*other).grid[0] == 25);
+  CHECK(log.empty());
+  llvm::sys::fs::remove_directories(dir);
 }

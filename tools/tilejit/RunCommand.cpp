@@ -224,8 +224,8 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
   bool ok = true;
   auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun)
       -> Expected<std::unique_ptr<GpuDecoder>> {
-    auto plan =
-        planDecodeStep(registry, config, layersToRun, rows, std::max(rows + 2, 8), overrides);
+    auto plan = planDecodeStep(registry, config, layersToRun, rows, std::max(rows + 2, 8),
+                               overrides, tunedFromDatabase(**jit, registry, rows, 0, outs()));
     if (!plan)
       return plan.takeError();
     auto start = std::chrono::steady_clock::now();
@@ -417,7 +417,8 @@ int runPrefillGpu(const KernelRegistry &registry, const NemotronHConfig &config,
   auto create = [&](const ref::PrefillBatch &b, int64_t total,
                     const std::vector<MambaLayerWeights> &layersToRun)
       -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuDecoder>>> {
-    auto plan = planPrefill(registry, config, layersToRun, b, total, 8, overrides);
+    auto plan = planPrefill(registry, config, layersToRun, b, total, 8, overrides,
+                            tunedFromDatabase(**jit, registry, 0, total, outs()));
     if (!plan)
       return plan.takeError();
     auto start = std::chrono::steady_clock::now();

@@ -109,7 +109,12 @@ KernelArg scalarArg(const TuneArg &a) {
 }
 
 bool isBuffer(const TuneArg &a) {
-  return a.kind == TuneArg::Kind::Input || a.kind == TuneArg::Kind::Output;
+  return a.kind != TuneArg::Kind::Int && a.kind != TuneArg::Kind::Float;
+}
+
+/// Whether the kernel writes `a` (it is compared with the reference).
+bool isWritten(const TuneArg &a) {
+  return a.kind == TuneArg::Kind::Output || a.kind == TuneArg::Kind::State;
 }
 
 } // namespace
@@ -123,7 +128,9 @@ std::vector<HostArg> makeHostArgs(const std::vector<TuneArg> &args, uint64_t see
     if (isBuffer(a)) {
       size_t width = elementBytes(a.dtype);
       host.bytes.assign(size_t(a.elements) * width, 0xff);
-      if (a.kind == TuneArg::Kind::Input)
+      if (a.kind == TuneArg::Kind::Data)
+        host.bytes = a.bytes;
+      if (a.kind == TuneArg::Kind::Input || a.kind == TuneArg::Kind::State)
         for (int64_t i = 0; i < a.elements; ++i)
           encode(a.dtype, normal(rng) * a.scale, &host.bytes[size_t(i) * width]);
     }
@@ -147,9 +154,11 @@ Error runInterpreter(const KernelDef &def, const Specialization &spec,
   for (HostArg &h : args) {
     switch (h.arg.kind) {
     case TuneArg::Kind::Input:
+    case TuneArg::Kind::Data:
       interpArgs.push_back(interp::Arg::readOnlyBuffer(h.bytes.data(), h.bytes.size()));
       break;
     case TuneArg::Kind::Output:
+    case TuneArg::Kind::State:
       interpArgs.push_back(interp::Arg::buffer(h.bytes.data(), h.bytes.size()));
       break;
     case TuneArg::Kind::Int:
@@ -186,12 +195,18 @@ Expected<DeviceArgs> uploadArgs(JitRuntime &jit, const std::vector<HostArg> &hos
 
 Error poisonOutputs(JitRuntime &jit, DeviceArgs &device, const std::vector<HostArg> &host,
                     const Stream &stream) {
-  for (size_t i = 0; i < host.size(); ++i)
+  for (size_t i = 0; i < host.size(); ++i) {
+    DeviceBuffer *buffer =
+        device.bufferOf[i] < 0 ? nullptr : &device.buffers[device.bufferOf[i]];
     if (host[i].arg.kind == TuneArg::Kind::Output) {
-      DeviceBuffer &buffer = device.buffers[device.bufferOf[i]];
-      if (Error err = jit.device().fill(buffer.address(), 0xff, buffer.size(), stream.handle()))
+      if (Error err = jit.device().fill(buffer->address(), 0xff, buffer->size(), stream.handle()))
+        return err;
+    } else if (host[i].arg.kind == TuneArg::Kind::State) {
+      // The previous candidate's launches moved the state on.
+      if (Error err = buffer->upload(host[i].bytes, stream.handle()))
         return err;
     }
+  }
   return jit.device().synchronize(stream.handle());
 }
 
@@ -200,7 +215,7 @@ Expected<Comparison> compareOutputs(DeviceArgs &device, const std::vector<HostAr
   Comparison result;
   for (size_t i = 0; i < reference.size(); ++i) {
     const HostArg &want = reference[i];
-    if (want.arg.kind != TuneArg::Kind::Output)
+    if (!isWritten(want.arg))
       continue;
     std::vector<uint8_t> got(want.bytes.size());
     if (Error err = device.buffers[device.bufferOf[i]].download(got, stream.handle()))

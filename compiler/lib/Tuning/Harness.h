@@ -30,7 +30,8 @@ struct DeviceArgs {
 };
 llvm::Expected<DeviceArgs> uploadArgs(runtime::JitRuntime &jit, const std::vector<HostArg> &host,
                                       const runtime::Stream &stream);
-/// Sets every byte of every output buffer (NaN in every float type).
+/// Sets every byte of every output buffer (NaN in every float type) and
+/// restores every state buffer to `host`'s bytes (the inputs before any launch).
 llvm::Error poisonOutputs(runtime::JitRuntime &jit, DeviceArgs &device,
                           const std::vector<HostArg> &host, const runtime::Stream &stream);
 

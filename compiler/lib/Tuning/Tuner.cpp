@@ -38,10 +38,11 @@ json::Object namedJSON(const NamedValues &values) {
 /// matches the reference.
 Expected<std::string> checkCandidate(JitRuntime &jit, runtime::Kernel &kernel, const TuneTarget &target,
                                      const Specialization &spec, DeviceArgs &checkArgs,
+                                     const std::vector<HostArg> &initial,
                                      const std::vector<HostArg> &reference,
                                      const Stream &stream, CandidateResult &result) {
   const TuneProblem &problem = *target.problem;
-  if (Error err = poisonOutputs(jit, checkArgs, reference, stream))
+  if (Error err = poisonOutputs(jit, checkArgs, initial, stream))
     return std::move(err);
   Dim3 grid = toDim3(problem.grid(spec, problem.checkShape));
   if (Error err = kernel.launch(stream, grid, checkArgs.args))
@@ -150,7 +151,7 @@ KernelSpec makeTunableKernelSpec(const KernelDef &def, Specialization base, Name
 
 struct MeasureSession::Buffers {
   Stream stream;
-  std::vector<HostArg> reference;
+  std::vector<HostArg> initial, reference; ///< check inputs before / after the reference run
   DeviceArgs check, timed;
 };
 
@@ -184,8 +185,9 @@ MeasureSession::create(JitRuntime &jit, const TuneTarget &target, const TuneOpti
   if (!timed)
     return timed.takeError();
   std::unique_ptr<MeasureSession> session(new MeasureSession(jit, target, options));
-  session->buffers.reset(new Buffers{std::move(*stream), std::move(reference),
-                                     std::move(*check), std::move(*timed)});
+  session->buffers.reset(new Buffers{std::move(*stream), std::move(checkHost),
+                                     std::move(reference), std::move(*check),
+                                     std::move(*timed)});
   return std::move(session);
 }
 
@@ -196,8 +198,9 @@ Error MeasureSession::measure(runtime::Kernel &kernel, const Specialization &spe
     return Error::success();
   }
   auto start = std::chrono::steady_clock::now();
-  Expected<std::string> wrong = checkCandidate(jit, kernel, target, spec, buffers->check,
-                                               buffers->reference, buffers->stream, r);
+  Expected<std::string> wrong =
+      checkCandidate(jit, kernel, target, spec, buffers->check, buffers->initial,
+                     buffers->reference, buffers->stream, r);
   if (!wrong)
     return wrong.takeError();
   if (!wrong->empty()) {

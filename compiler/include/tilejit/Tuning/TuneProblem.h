@@ -8,6 +8,7 @@
 #include "tilejit/runtime/TuneDb.h"
 
 #include <array>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
@@ -19,7 +20,11 @@ using runtime::NamedValues;
 
 /// One kernel argument of a tuning launch, in parameter order.
 struct TuneArg {
-  enum class Kind { Input, Output, Int, Float };
+  /// Input: random, read only. Output: poisoned, written, checked. Data:
+  /// given bytes, read only (slot lists, sequence metadata). State: random,
+  /// read and written in place (a state page), restored before each check
+  /// launch and checked like an output.
+  enum class Kind { Input, Output, Data, State, Int, Float };
   Kind kind = Kind::Int;
   DType dtype = DType::F32;
   /// Buffers: the element count.
@@ -28,6 +33,8 @@ struct TuneArg {
   double scale = 1.0;
   int64_t intValue = 0;
   double floatValue = 0;
+  /// Data: the bytes.
+  std::vector<uint8_t> bytes;
 
   static TuneArg input(DType dtype, int64_t elements, double scale = 1.0) {
     return {Kind::Input, dtype, elements, scale};
@@ -35,6 +42,17 @@ struct TuneArg {
   /// Poisoned (all bits set: NaN in every float type) before each launch.
   static TuneArg output(DType dtype, int64_t elements) {
     return {Kind::Output, dtype, elements};
+  }
+  /// Given int32 values (e.g. slots, cu_seqlens), read only.
+  static TuneArg int32s(const std::vector<int32_t> &values) {
+    TuneArg a{Kind::Data, DType::I32, int64_t(values.size())};
+    a.bytes.resize(values.size() * 4);
+    std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+    return a;
+  }
+  /// Random values read and written in place (a state page).
+  static TuneArg state(DType dtype, int64_t elements, double scale = 1.0) {
+    return {Kind::State, dtype, elements, scale};
   }
   static TuneArg integer(int64_t value) {
     TuneArg a;

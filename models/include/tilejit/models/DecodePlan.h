@@ -9,6 +9,7 @@
 #include "tilejit/models/NemotronH.h"
 
 #include <array>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -131,12 +132,20 @@ struct PlannedKernel {
   std::vector<std::string> constants; ///< the plan's geometry, then the overrides
   Specialization spec;
 };
-/// `kernel` specialized with `geometry` followed by the caller's overrides for
-/// it; a bad override fails the plan with the kernel's message.
+/// Tuned constants ("name=value") for `kernel` planned with `geometry`, e.g.
+/// from the tuning database; empty for none. Consulted before the caller's
+/// overrides, which win.
+using TunedConstants = std::function<std::vector<std::string>(
+    llvm::StringRef kernel, llvm::ArrayRef<std::string> geometry)>;
+
+/// `kernel` specialized with `geometry`, then the tuned constants, then the
+/// caller's overrides for it; a bad override fails the plan with the
+/// kernel's message.
 llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
                                          const KernelOverrides &overrides,
                                          llvm::StringRef kernel,
-                                         std::vector<std::string> geometry);
+                                         std::vector<std::string> geometry,
+                                         const TunedConstants &tuned = nullptr);
 
 /// Plans one decode step through `layers` (in order, each reading the
 /// previous one's output) for `rows` rows over pages of `numSlots` slots,
@@ -145,7 +154,8 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
                                           const NemotronHConfig &config,
                                           const std::vector<MambaLayerWeights> &layers,
                                           int64_t rows, int64_t numSlots,
-                                          const KernelOverrides &overrides = {});
+                                          const KernelOverrides &overrides = {},
+                                          const TunedConstants &tuned = nullptr);
 
 } // namespace tilejit::models
 

@@ -96,6 +96,15 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// The tuning database's configurations (the runtime's TILEJIT_TUNE_DB) for
+/// the plans' tunable kernels: in_proj_conv at `rows` rows, ssd_prefill at
+/// `tokens` tokens (0: not looked up). The key is the kernel at the plan's
+/// geometry with its tunable constants at their defaults, on this device,
+/// as `tilejit tune` records it; each entry used, or found and not used, is
+/// said once on `log`.
+TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
+                                 int64_t rows, int64_t tokens, llvm::raw_ostream &log);
+
 /// The practical read ceiling of `bytes` (design.md §5): the per-launch time
 /// (µs) of the registered `read_bytes` kernel streaming `bytes`, `launches`
 /// launches back to back in one graph over distinct buffers, median over

@@ -34,7 +34,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                                         const std::vector<MambaLayerWeights> &layers,
                                         const ref::PrefillBatch &batch, int64_t tokens,
                                         int64_t numSlots,
-                                        const KernelOverrides &overrides = {});
+                                        const KernelOverrides &overrides = {},
+                                        const TunedConstants &tuned = nullptr);
 
 } // namespace tilejit::models
 
