@@ -71,11 +71,21 @@ LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
   int64_t threads = 32 * e.numWarps;
   Value tid = LLVM::AddOp::create(b, loc, slots.op<LLVM::MulOp>(e.warp(), 32), e.lane());
   for (int64_t first = 0; first < chunks; first += threads) {
-    // A tile of fewer chunks than threads: the extra threads repeat the last
-    // chunk (same bytes, same place).
     Value id = slots.add(tid, first);
-    if (first + threads > chunks)
-      id = LLVM::UMinOp::create(b, loc, id, e.i32(chunks - 1, loc));
+    // A tile of fewer chunks than threads: the extra threads copy nothing.
+    // (Repeating the last chunk wrote the same bytes from several threads,
+    // a write-write race compute-sanitizer's racecheck reports.)
+    Block *done = nullptr;
+    if (first + threads > chunks) {
+      Value mine = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult, id,
+                                        e.i32(chunks, loc));
+      Block *current = b.getInsertionBlock();
+      Block *copyBlock = b.createBlock(current->getParent(), std::next(current->getIterator()));
+      done = b.createBlock(current->getParent(), std::next(copyBlock->getIterator()));
+      b.setInsertionPointToEnd(current);
+      LLVM::CondBrOp::create(b, loc, mine, copyBlock, done);
+      b.setInsertionPointToEnd(copyBlock);
+    }
     Value row = slots.op<LLVM::UDivOp>(id, chunksPerRow);
     Value chunk = slots.op<LLVM::URemOp>(id, chunksPerRow);
     Value r = LLVM::AddOp::create(b, loc, row0, row);
@@ -94,6 +104,10 @@ LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
     // Out of bounds: 0 source bytes, the 16 destination bytes are zeroed.
     Value size = LLVM::SelectOp::create(b, loc, inBounds, e.i32(16, loc), e.i32(0, loc));
     NVVM::CpAsyncOp::create(b, loc, dst, src, 16, NVVM::LoadCacheModifierKind::CG, size);
+    if (done) {
+      LLVM::BrOp::create(b, loc, done);
+      b.setInsertionPointToEnd(done);
+    }
   }
   return success();
 }
