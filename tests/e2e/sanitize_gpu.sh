@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # compute-sanitizer over every registered kernel on a GPU host (docs/hardening.md).
 # The GPU host has no LLVM: the kernels are compiled there by the bundle's
-# `tilejit` (make bundle), for sm_90a, the GEMMs at n = k = 512 so that racecheck
-# finishes. Each tool runs sanitize_kernels.py (sizes with partial tiles), then
-# memcheck runs the runtime's own GPU tests (tilejit-gpu-tests "[gpu]": JIT
-# launches, weight slots, graph capture and replay).
+# `tilejit` (make bundle), for sm_90a, once per build that sanitize_kernels.py
+# lists (`--builds`: variants such as out_proj@tile_fp8 with their --set
+# constants, reduced geometry so that racecheck finishes). Each tool runs
+# sanitize_kernels.py over every build (sizes with partial tiles), then memcheck
+# runs the runtime's own GPU tests (tilejit-gpu-tests "[gpu]": JIT launches,
+# weight slots, graph capture and replay).
 #
 # Usage: tests/e2e/sanitize_gpu.sh [BUNDLE_TARBALL]
 #   (default bundle/tilejit-bundle.tar.xz); logs go to $OUT/sanitize or a temp dir.
@@ -26,14 +28,20 @@ trap 'rm -rf "$work"' EXIT
 tar -xJf "$bundle" -C "$work" || exit 1
 bin=$work/tilejit-bundle/bin
 kernels=$("$bin/tilejit" list --names) || exit 1
+# One line per build: NAME KERNEL [k=v ...]; a kernel without a recipe is
+# listed under its own name and fails when run.
+builds=$(python3 "$root/tests/e2e/sanitize_kernels.py" --builds $kernels) || exit 1
 mkdir -p "$work/ptx"
-for k in $kernels; do
+names=()
+while read -r name kernel sets; do
   set_args=()
-  case $k in gemm_*) set_args=(--set n=512 --set k=512) ;; esac
-  "$bin/tilejit" compile "$k" --arch sm_90a "${set_args[@]}" -o "$work/ptx/$k.ptx" \
-    --meta "$work/ptx/$k.json" || exit 1
-done
+  for kv in $sets; do set_args+=(--set "$kv"); done
+  "$bin/tilejit" compile "$kernel" --arch sm_90a "${set_args[@]}" -o "$work/ptx/$name.ptx" \
+    --meta "$work/ptx/$name.json" || exit 1
+  names+=("$name")
+done <<<"$builds"
 echo "kernels: $(echo $kernels)"
+echo "builds: ${names[*]}"
 
 status=0
 # summarize NAME LOG RC: one line with the tool's own summary and the checks.
@@ -44,14 +52,25 @@ summarize() {
     "$(grep -c '^FAIL' "$2") failed"
   if [ "$3" -ne 0 ]; then
     status=1
-    grep -E "^(=+ (Invalid|Race|Uninitialized|Error|Warning)|FAIL)" "$2" | head -20
+    # RUN lines name the build that each report belongs to.
+    grep -E "^(RUN |=+ (Invalid|Race|Uninitialized|Error|Warning)|FAIL)" "$2" |
+      grep -B1 -E "^(=|FAIL)" | grep -v "^--" | head -40
   fi
 }
 for tool in memcheck racecheck initcheck; do
-  timeout 50 "$cs" --tool "$tool" --error-exitcode 99 --print-limit 50 \
-    python3 "$root/tests/e2e/sanitize_kernels.py" "$work/ptx" $kernels >"$logs/$tool.log" 2>&1
+  timeout 300 "$cs" --tool "$tool" --error-exitcode 99 --print-limit 50 \
+    python3 "$root/tests/e2e/sanitize_kernels.py" "$work/ptx" "${names[@]}" >"$logs/$tool.log" 2>&1
   summarize "$tool" "$logs/$tool.log" $?
 done
+# The tool must be able to fail here: a planted out-of-bounds launch.
+timeout 120 "$cs" --tool memcheck --print-limit 5 \
+  python3 "$root/tests/e2e/sanitize_kernels.py" --planted "$work/ptx" >"$logs/planted.log" 2>&1
+if grep -q "Invalid __global__" "$logs/planted.log"; then
+  echo "memcheck, planted out-of-bounds vector_add: reported"
+else
+  echo "memcheck, planted out-of-bounds vector_add: NOT reported"
+  status=1
+fi
 TILEJIT_CACHE_DIR=$work/cache timeout 50 "$cs" --tool memcheck --error-exitcode 99 \
   "$bin/tilejit-gpu-tests" "[gpu]" >"$logs/gpu-tests-memcheck.log" 2>&1
 rc=$?
