@@ -210,13 +210,17 @@ std::vector<std::string> reducedConstants(int64_t rowsPerStep, bool fastSilu = f
 
 /// Runs `batch` through the kernel (chunks in order, or reversed: the
 /// interpreter runs programs in grid order, so a sequence's last chunk then
-/// runs before its first) and checks everything against the reference.
+/// runs before its first; with `chunkCapacity`, spare chunks pad the grid)
+/// and checks everything against the reference.
 void checkBatch(const ConvPrefillKernel &k, const ref::PrefillBatch &batch,
-                int64_t numSlots, uint64_t seed, bool reverseChunks) {
+                int64_t numSlots, uint64_t seed, bool reverseChunks,
+                int64_t chunkCapacity = 0) {
   const int64_t tokens = batch.cuSeqlens.back(), C = k.channels;
   Operands o = randomOperands(k, tokens, numSlots, seed);
-  auto meta = prefillMetadata(batch, tokens, numSlots, k.blockT);
+  auto meta = prefillMetadata(batch, tokens, numSlots, k.blockT, chunkCapacity);
   REQUIRE(bool(meta));
+  if (chunkCapacity)
+    REQUIRE(meta->numChunks() == chunkCapacity);
   if (reverseChunks) {
     std::reverse(meta->chunkSequence.begin(), meta->chunkSequence.end());
     std::reverse(meta->chunkBegin.begin(), meta->chunkBegin.end());
@@ -277,8 +281,11 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
   const int64_t rowsPerStep = GENERATE(4, 8);
   const bool reverseChunks = GENERATE(false, true);
   const bool fastSilu = GENERATE(false, true);
+  // 11 chunks; 16 adds 5 spare ones (in reversed order they run first).
+  const int64_t chunkCapacity = GENERATE(0, 16);
   INFO("rows_per_step " << rowsPerStep << (reverseChunks ? ", chunks reversed" : "")
-                        << (fastSilu ? ", fast_silu" : ""));
+                        << (fastSilu ? ", fast_silu" : "") << ", chunk capacity "
+                        << chunkCapacity);
   ConvPrefillKernel k(reducedConstants(rowsPerStep, fastSilu));
   // Shorter than 3 (carried and fresh), shorter than a chunk, exactly one
   // chunk, exactly 3, several chunks with a ragged tail, and a padding
@@ -286,7 +293,7 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
   ref::PrefillBatch batch =
       makeBatch({1, 2, 13, 5, 8, 3, 19, 2}, {7, 2, 0, -1, 5, 9, 3, 8},
                 {true, false, true, true, true, true, false, true});
-  checkBatch(k, batch, 10, 21, reverseChunks);
+  checkBatch(k, batch, 10, 21, reverseChunks, chunkCapacity);
 }
 
 TEST_CASE("conv_prefill at the full NemotronH geometry and default constants against f64",
@@ -458,6 +465,20 @@ TEST_CASE(
   CHECK(m->cuSeqlens == std::vector<int32_t>{0, 1, 14, 22});
   CHECK(m->slots == std::vector<int32_t>{3, -1, 0});
   CHECK(m->init == std::vector<int32_t>{1, 0, 1});
+  // Padded to a graph's capacity with spare chunks: sequence -1, no tokens.
+  m = prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8,
+                      6);
+  REQUIRE(bool(m));
+  CHECK(m->chunkSequence == std::vector<int32_t>{0, 1, 1, 2, -1, -1});
+  CHECK(m->chunkBegin == std::vector<int32_t>{0, 1, 9, 14, 0, 0});
+  CHECK(m->chunkEnd == std::vector<int32_t>{1, 9, 14, 22, 0, 0});
+  m = prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8,
+                      3);
+  REQUIRE(!m);
+  CHECK_THAT(
+      llvm::toString(m.takeError()),
+      Catch::Contains("22 tokens in 3 sequences need 4 chunks of 8, but the capacity "
+                      "is 3 chunks"));
 
   ref::PrefillBatch b = makeBatch({4, 5}, {0, 1}, {true, true});
   b.cuSeqlens = {0, 4, 4, 9};
