@@ -4,7 +4,8 @@
 // read in place from the in_proj output zxbcdt through a strided view.
 //
 // Grid: (channel blocks, chunks). A chunk is 1..block_t tokens of one sequence
-// (chunk_seq / chunk_begin / chunk_end, built on the host by prefillMetadata).
+// (chunk_seq / chunk_begin / chunk_end, built on the host by prefillMetadata,
+// possibly padded with spare chunks that do nothing).
 // Each program slides a window of the last 3 raw input rows down its chunk in
 // registers: every thread owns the same channels in every row, so each token
 // row is loaded once (plus the 3 halo rows of the chunk), `rows_per_step` row
@@ -62,8 +63,13 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   Value c0 = programId(0) * bc, chunk = programId(1);
   Value seq = load(chunkSeq + chunk);
   Value begin = load(chunkBegin + chunk), end = load(chunkEnd + chunk);
-  Value seqStart = load(cuSeqlens + seq), seqEnd = load(cuSeqlens + seq + 1);
-  Value slot = load(slots + seq);
+  // A spare chunk (sequence -1 and begin = end: a graph captured for more
+  // chunks than this batch holds) reads no metadata and stores nothing: it
+  // takes the padding branch over zero rows.
+  Value real = seq >= 0;
+  Value seqStart = load(cuSeqlens + seq, real, 0);
+  Value seqEnd = load(cuSeqlens + seq + 1, real, 0);
+  Value slot = load(slots + seq, real, -1);
   Value first = begin == seqStart;
 
   const Shape row = {1, bc};

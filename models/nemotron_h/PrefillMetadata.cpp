@@ -3,13 +3,15 @@
 // kernels and the oracle refuse exactly the same batches.
 #include "tilejit/models/PrefillMetadata.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace tilejit::models {
 
 llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
                                                 int64_t numTokens, int64_t numSlots,
-                                                int64_t chunkSize) {
+                                                int64_t chunkSize,
+                                                int64_t chunkCapacity) {
   if (numTokens > std::numeric_limits<int32_t>::max())
     return llvm::createStringError("prefill: %lld tokens do not fit the int32 metadata",
                                    (long long)numTokens);
@@ -25,6 +27,14 @@ llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
   if (auto err = ref::checkSlots(batch.slots, numSlots, "sequence"))
     return std::move(err);
 
+  if (chunkCapacity > 0 && chunks->numChunks() > chunkCapacity)
+    return llvm::createStringError("prefill: %lld tokens in %zu sequences need %lld "
+                                   "chunks of %lld, but the capacity "
+                                   "is %lld chunks",
+                                   (long long)numTokens, sequences,
+                                   (long long)chunks->numChunks(), (long long)chunkSize,
+                                   (long long)chunkCapacity);
+
   PrefillMetadata m;
   m.cuSeqlens.assign(batch.cuSeqlens.begin(), batch.cuSeqlens.end());
   m.slots.assign(batch.slots.begin(), batch.slots.end());
@@ -33,6 +43,9 @@ llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
   m.chunkSequence.assign(chunks->chunkSequence.begin(), chunks->chunkSequence.end());
   m.chunkBegin.assign(chunks->chunkBegin.begin(), chunks->chunkBegin.end());
   m.chunkEnd.assign(chunks->chunkEnd.begin(), chunks->chunkEnd.end());
+  m.chunkSequence.resize(size_t(std::max(chunkCapacity, m.numChunks())), -1);
+  m.chunkBegin.resize(m.chunkSequence.size(), 0);
+  m.chunkEnd.resize(m.chunkSequence.size(), 0);
   return m;
 }
 

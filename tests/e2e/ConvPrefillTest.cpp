@@ -27,32 +27,47 @@ namespace {
 
 constexpr uint16_t kPoisonBF16 = 0x7fc1; // a NaN
 // The output band: the kernel sums bias + 4 exact bf16 products in f32 (four
-// roundings of partial sums below 0.5 + 4 * 2 * 2 = 16.5, each <= 2^-20), then
-// silu (slope <= 1.1) and one bf16 rounding; the oracle sums in f64 and rounds
-// once. So |got - bf16(want)| <= 1 bf16 ulp (2^-7 |want|) + 4 * 2^-20 * 1.1.
+// roundings of partial sums below |bias| + 4 |w| |u| <= 0.5 + 4 * 1 * 2 = 8.5,
+// each <= 2^-21), then silu (slope <= 1.1; the interpreter's exp and rsqrt are
+// within 0.5 ulp) and one bf16 rounding; the oracle sums in f64 and rounds
+// once. So |got - bf16(want)| <= 1 bf16 ulp (2^-7 |want|) + 4 * 2^-21 * 1.1
+// (2.1e-6, under the 5e-6 atol). The operands below keep to those ranges.
 constexpr double kAtol = 5e-6, kRtol = 0x1p-7;
+
+/// The registered kernel `name` specialized by `constants`, compiled for the
+/// interpreter.
+interp::CompiledKernel compileKernel(llvm::StringRef name, const Specialization &spec) {
+  const KernelDef *def = modelRegistry().find(name);
+  REQUIRE(def);
+  mlir::DialectRegistry dialects;
+  registerCompilerDialects(dialects);
+  mlir::MLIRContext ctx(dialects);
+  auto module = def->build(ctx, spec);
+  INFO((module ? "" : llvm::toString(module.takeError())));
+  REQUIRE(bool(module));
+  auto compiled =
+      interp::CompiledKernel::compile(*(*module)->getOps<tile::KernelOp>().begin());
+  REQUIRE(bool(compiled));
+  return std::move(*compiled);
+}
+
+Specialization specialize(llvm::StringRef name,
+                          const std::vector<std::string> &constants) {
+  const KernelDef *def = modelRegistry().find(name);
+  REQUIRE(def);
+  return llvm::cantFail(def->specialize(constants));
+}
 
 /// conv_prefill built once for `constants` and compiled for the interpreter.
 struct ConvPrefillKernel {
   explicit ConvPrefillKernel(const std::vector<std::string> &constants) {
-    const KernelDef *def = modelRegistry().find("conv_prefill");
-    REQUIRE(def);
-    Specialization spec = llvm::cantFail(def->specialize(constants));
+    Specialization spec = specialize("conv_prefill", constants);
     inner = spec.get("inner");
     channels = spec.get("channels");
     heads = spec.get("heads");
     blockT = spec.get("block_t");
     blockC = spec.get("block_c");
-    mlir::DialectRegistry dialects;
-    registerCompilerDialects(dialects);
-    mlir::MLIRContext ctx(dialects);
-    auto module = def->build(ctx, spec);
-    INFO((module ? "" : llvm::toString(module.takeError())));
-    REQUIRE(bool(module));
-    auto compiled =
-        interp::CompiledKernel::compile(*(*module)->getOps<tile::KernelOp>().begin());
-    REQUIRE(bool(compiled));
-    kernel.emplace(std::move(*compiled));
+    kernel.emplace(compileKernel("conv_prefill", spec));
   }
 
   int64_t rowStride() const { return inner + channels + heads; }
@@ -197,13 +212,17 @@ std::vector<std::string> reducedConstants(int64_t rowsPerStep, bool fastSilu = f
 
 /// Runs `batch` through the kernel (chunks in order, or reversed: the
 /// interpreter runs programs in grid order, so a sequence's last chunk then
-/// runs before its first) and checks everything against the reference.
+/// runs before its first; with `chunkCapacity`, spare chunks pad the grid)
+/// and checks everything against the reference.
 void checkBatch(const ConvPrefillKernel &k, const ref::PrefillBatch &batch,
-                int64_t numSlots, uint64_t seed, bool reverseChunks) {
+                int64_t numSlots, uint64_t seed, bool reverseChunks,
+                int64_t chunkCapacity = 0) {
   const int64_t tokens = batch.cuSeqlens.back(), C = k.channels;
   Operands o = randomOperands(k, tokens, numSlots, seed);
-  auto meta = prefillMetadata(batch, tokens, numSlots, k.blockT);
+  auto meta = prefillMetadata(batch, tokens, numSlots, k.blockT, chunkCapacity);
   REQUIRE(bool(meta));
+  if (chunkCapacity)
+    REQUIRE(meta->numChunks() == chunkCapacity);
   if (reverseChunks) {
     std::reverse(meta->chunkSequence.begin(), meta->chunkSequence.end());
     std::reverse(meta->chunkBegin.begin(), meta->chunkBegin.end());
@@ -264,8 +283,11 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
   const int64_t rowsPerStep = GENERATE(4, 8);
   const bool reverseChunks = GENERATE(false, true);
   const bool fastSilu = GENERATE(false, true);
+  // 11 chunks; 16 adds 5 spare ones (in reversed order they run first).
+  const int64_t chunkCapacity = GENERATE(0, 16);
   INFO("rows_per_step " << rowsPerStep << (reverseChunks ? ", chunks reversed" : "")
-                        << (fastSilu ? ", fast_silu" : ""));
+                        << (fastSilu ? ", fast_silu" : "") << ", chunk capacity "
+                        << chunkCapacity);
   ConvPrefillKernel k(reducedConstants(rowsPerStep, fastSilu));
   // Shorter than 3 (carried and fresh), shorter than a chunk, exactly one
   // chunk, exactly 3, several chunks with a ragged tail, and a padding
@@ -273,7 +295,7 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
   ref::PrefillBatch batch =
       makeBatch({1, 2, 13, 5, 8, 3, 19, 2}, {7, 2, 0, -1, 5, 9, 3, 8},
                 {true, false, true, true, true, true, false, true});
-  checkBatch(k, batch, 10, 21, reverseChunks);
+  checkBatch(k, batch, 10, 21, reverseChunks, chunkCapacity);
 }
 
 TEST_CASE("conv_prefill at the full NemotronH geometry and default constants against f64",
@@ -363,6 +385,70 @@ TEST_CASE(
   CHECK(outside > examined / 2);
 }
 
+TEST_CASE("conv_prefill then conv_update decode steps on the same page equal one longer "
+          "prefill",
+          "[e2e][interp][prefill]") {
+  // The page layout (taps oldest first) and the arithmetic (bias, then taps
+  // oldest first, silu) agree between prefill and decode: a sequence
+  // prefilled to L tokens and decoded two more is the prefill of L + 2, bit
+  // for bit.
+  ConvPrefillKernel k(reducedConstants(4));
+  const int64_t numSlots = 5, C = k.channels, steps = 2;
+  const std::vector<int64_t> slots = {3, 0}, prefix = {5, 1};
+  const std::vector<bool> carry = {true, false};
+  ref::PrefillBatch longer =
+      makeBatch({prefix[0] + steps, prefix[1] + steps}, slots, carry);
+  const int64_t tokens = longer.cuSeqlens.back();
+  Operands o = randomOperands(k, tokens, numSlots, 24);
+
+  Tensor<uint16_t> pageLonger = o.page;
+  std::vector<uint16_t> outLonger(size_t(tokens * C), kPoisonBF16);
+  k.run(llvm::cantFail(prefillMetadata(longer, tokens, numSlots, k.blockT)), o.zxbcdt,
+        o.weight, o.bias, pageLonger, outLonger);
+
+  // The prefixes, packed, then one decode step per remaining token.
+  ref::PrefillBatch shorter = makeBatch(prefix, slots, carry);
+  Tensor<uint16_t> prefixRows({prefix[0] + prefix[1], k.rowStride()});
+  assignRows(prefixRows, 0, sliceRows(o.zxbcdt, 0, prefix[0]));
+  assignRows(prefixRows, prefix[0],
+             sliceRows(o.zxbcdt, longer.cuSeqlens[1], longer.cuSeqlens[1] + prefix[1]));
+  Tensor<uint16_t> page = o.page;
+  std::vector<uint16_t> outPrefix(size_t(prefixRows.dim(0) * C), kPoisonBF16);
+  k.run(llvm::cantFail(prefillMetadata(shorter, prefixRows.dim(0), numSlots, k.blockT)),
+        prefixRows, o.weight, o.bias, page, outPrefix);
+  Specialization updateSpec =
+      specialize("conv_update", {"channels=" + std::to_string(C), "block=256"});
+  interp::CompiledKernel update = compileKernel("conv_update", updateSpec);
+  const std::vector<int32_t> slots32(slots.begin(), slots.end());
+  int64_t compared = 0, differing = 0;
+  for (int64_t step = 0; step < steps; ++step) {
+    Tensor<uint16_t> xt({2, C});
+    for (int64_t s = 0; s < 2; ++s)
+      for (int64_t ch = 0; ch < C; ++ch)
+        xt(s, ch) = o.xBC(longer.cuSeqlens[s] + prefix[s] + step, ch);
+    std::vector<uint16_t> outStep(size_t(2 * C), kPoisonBF16);
+    using interp::Arg;
+    llvm::Error err = update.run(
+        {2, 1, 1}, {Arg::readOnlyBuffer(xt.data), Arg::buffer(page.data),
+                    Arg::readOnlyBuffer(slots32), Arg::readOnlyBuffer(o.weight.data),
+                    Arg::readOnlyBuffer(o.bias.data), Arg::buffer(outStep)});
+    INFO(llvm::toString(std::move(err)));
+    REQUIRE(!err);
+    for (int64_t s = 0; s < 2; ++s)
+      for (int64_t ch = 0; ch < C; ++ch, ++compared)
+        differing += outStep[size_t(s * C + ch)] !=
+                     outLonger[size_t((longer.cuSeqlens[s] + prefix[s] + step) * C + ch)];
+  }
+  CHECK(compared == steps * 2 * C);
+  CHECK(differing == 0);
+  CHECK(page == pageLonger);
+  // The prefix outputs are the longer prefill's first rows too.
+  for (int64_t s = 0, r = 0; s < 2; ++s)
+    for (int64_t t = 0; t < prefix[s]; ++t, ++r)
+      CHECK(std::equal(outPrefix.begin() + r * C, outPrefix.begin() + (r + 1) * C,
+                       outLonger.begin() + (longer.cuSeqlens[s] + t) * C));
+}
+
 TEST_CASE(
     "prefill metadata: chunks of a varlen batch, and bad batches refused with their "
     "numbers",
@@ -381,6 +467,20 @@ TEST_CASE(
   CHECK(m->cuSeqlens == std::vector<int32_t>{0, 1, 14, 22});
   CHECK(m->slots == std::vector<int32_t>{3, -1, 0});
   CHECK(m->init == std::vector<int32_t>{1, 0, 1});
+  // Padded to a graph's capacity with spare chunks: sequence -1, no tokens.
+  m = prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8,
+                      6);
+  REQUIRE(bool(m));
+  CHECK(m->chunkSequence == std::vector<int32_t>{0, 1, 1, 2, -1, -1});
+  CHECK(m->chunkBegin == std::vector<int32_t>{0, 1, 9, 14, 0, 0});
+  CHECK(m->chunkEnd == std::vector<int32_t>{1, 9, 14, 22, 0, 0});
+  m = prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8,
+                      3);
+  REQUIRE(!m);
+  CHECK_THAT(
+      llvm::toString(m.takeError()),
+      Catch::Contains("22 tokens in 3 sequences need 4 chunks of 8, but the capacity "
+                      "is 3 chunks"));
 
   ref::PrefillBatch b = makeBatch({4, 5}, {0, 1}, {true, true});
   b.cuSeqlens = {0, 4, 4, 9};

@@ -11,7 +11,8 @@ namespace tilejit::models {
 /// One prefill batch as the kernels see it. Chunk k covers tokens
 /// [chunkBegin[k], chunkEnd[k]) of sequence chunkSequence[k]; chunks tile each
 /// sequence from its first token, hold 1..chunkSize tokens and never cross a
-/// sequence.
+/// sequence. Spare chunks (sequence -1, no tokens) may follow the real ones,
+/// so a graph captured with a fixed grid serves smaller batches.
 struct PrefillMetadata {
   std::vector<int32_t> cuSeqlens; ///< [S + 1]
   std::vector<int32_t> slots;     ///< [S]; negative: padding sequence
@@ -27,9 +28,12 @@ struct PrefillMetadata {
 /// increasing, ending at numTokens; slots as ref::checkSlots: distinct and
 /// below numSlots; one slot and one continue flag per sequence; token counts
 /// within int32) and tiles it into chunks of `chunkSize` (a power of two).
+/// With `chunkCapacity` > 0 the chunk arrays are padded with spare chunks to
+/// exactly that many, and a batch needing more is an error.
 llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
                                                 int64_t numTokens, int64_t numSlots,
-                                                int64_t chunkSize);
+                                                int64_t chunkSize,
+                                                int64_t chunkCapacity = 0);
 
 } // namespace tilejit::models
 
