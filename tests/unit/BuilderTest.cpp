@@ -197,9 +197,8 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   KernelRegistry registry;
   REQUIRE(errorText(models::registerModelKernels(registry)).empty());
   CHECK(registry.find("gated_rmsnorm") != nullptr);
-  CHECK(registry.all().size() == 11); // 4 decode kernels, conv_update, quantize_e4m3,
-                                      // conv_prefill, ssd_prefill and the 3 chunked SSD
-                                      // kernels
+  CHECK(registry.all().size() == 8); // 4 decode kernels, conv_update, quantize_e4m3,
+                                     // conv_prefill, ssd_prefill (the model kernels)
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }
