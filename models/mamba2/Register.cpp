@@ -72,41 +72,6 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"warps", 4, "warps per program", {8}}},
            buildSsdPrefill}))
     return err;
-  const std::vector<KernelConstant> ssdGeometry = {
-      {"heads", 64, "SSM heads (H)"},
-      {"head_dim", 64, "head dim (P)"},
-      {"state", 128, "state size (N)"},
-      {"groups", 8, "B/C groups (G)"},
-      {"chunk", 64, "tokens per chunk (the varlen metadata must use it)"},
-      {"dt_stride", 10304, "row stride of dt (in_proj's output row: z | xBC | dt)"},
-      {"dt_col", 10240, "first dt column in that row"}};
-  auto withGeometry = [&](std::vector<KernelConstant> tuning) {
-    std::vector<KernelConstant> all = ssdGeometry;
-    all.insert(all.end(), tuning.begin(), tuning.end());
-    return all;
-  };
-  if (auto err = registry.add(
-          {"ssd_chunk_state", "R5p steps 1-2: each chunk's local state, chunk-parallel",
-           withGeometry({{"block_p", 64, "state rows (p) per program", {32}},
-                         {"warps", 4, "warps per program", {8}}}),
-           buildSsdChunkState}))
-    return err;
-  if (auto err = registry.add(
-          {"ssd_state_passing",
-           "R5p step 3: chunk states passed in order, SSM pages read and written",
-           {{"heads", 64, "SSM heads (H)"},
-            {"head_dim", 64, "head dim (P)"},
-            {"state", 128, "state size (N)"},
-            {"block", 1024, "state elements per program", {512, 2048}},
-            {"warps", 4, "warps per program"}},
-           buildSsdStatePassing}))
-    return err;
-  if (auto err = registry.add(
-          {"ssd_chunk_scan", "R5p steps 4-5: each chunk's output from S_in, chunk-parallel",
-           withGeometry({{"block_p", 32, "state rows (p) per program", {64}},
-                         {"warps", 8, "warps per program", {4}}}),
-           buildSsdChunkScan}))
-    return err;
   if (auto err = registry.add(
           {"conv_prefill",
            "R3 causal conv1d + SiLU over a packed varlen batch, conv pages read and written",

@@ -405,7 +405,7 @@ llvm::Expected<double> timeReadCeiling(JitRuntime &jit, const KernelRegistry &re
 }
 
 /// The tuning database's configurations for the plan's tunable kernels
-/// (in_proj_conv at `rows` rows, ssd_chunk_scan at `tokens` tokens): the key is
+/// (in_proj_conv at `rows` rows, ssd_prefill at `tokens` tokens): the key is
 /// the kernel at the plan's geometry with its tunable constants at their
 /// defaults, as `tilejit tune` records it. Says which entries it uses.
 TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
@@ -416,7 +416,7 @@ TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry 
     runtime::NamedValues shape;
     if (kernel == "in_proj_conv")
       shape = {{"rows", rows}};
-    else if (kernel == "ssd_chunk_scan" && tokens > 0)
+    else if (kernel == "ssd_prefill" && tokens > 0)
       shape = {{"tokens", tokens}};
     else
       return {};

@@ -50,27 +50,14 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
   const int64_t outCols = c.inProjRows();
 
-  // R5p as three launches (chunk states, state passing, chunk outputs). The
-  // chunk-state kernel's chunk (after overrides) chunks the batch; the scan
-  // and the conv use it too, so one set of metadata serves all.
-  const std::vector<std::string> ssdGeometry = {
-      kv("heads", H),          kv("head_dim", P),        kv("state", N),
-      kv("groups", G),         kv("dt_stride", outCols), kv("dt_col", I + Cd)};
-  auto chunkState = planKernel(registry, overrides, "ssd_chunk_state", ssdGeometry, tuned);
-  if (!chunkState)
-    return chunkState.takeError();
-  const int64_t chunk = chunkState->spec.get("chunk");
-  std::vector<std::string> scanGeometry = ssdGeometry;
-  scanGeometry.push_back(kv("chunk", chunk));
-  auto chunkScan = planKernel(registry, overrides, "ssd_chunk_scan", scanGeometry, tuned);
-  auto passing = planKernel(registry, overrides, "ssd_state_passing",
-                            {kv("heads", H), kv("head_dim", P), kv("state", N)}, tuned);
-  if (!chunkScan || !passing)
-    return llvm::joinErrors(chunkScan.takeError(), passing.takeError());
-  if (chunkScan->spec.get("chunk") != chunk)
-    return llvm::createStringError(llvm::formatv(
-        "prefill plan: ssd_chunk_scan's chunk ({0}) must equal ssd_chunk_state's ({1})",
-        chunkScan->spec.get("chunk"), chunk));
+  // The SSD's chunk (after overrides) chunks the batch; the conv uses it too,
+  // so one set of metadata serves both.
+  auto ssd = planKernel(registry, overrides, "ssd_prefill",
+                        {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G),
+                         kv("dt_stride", outCols), kv("dt_col", I + Cd)}, tuned);
+  if (!ssd)
+    return ssd.takeError();
+  const int64_t chunk = ssd->spec.get("chunk");
   auto meta = prefillMetadata(batch, tokens, numSlots, chunk);
   if (!meta)
     return meta.takeError();
@@ -81,7 +68,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     return conv.takeError();
   if (conv->spec.get("block_t") != chunk)
     return llvm::createStringError(llvm::formatv(
-        "prefill plan: conv_prefill's block_t ({0}) must equal the SSD's chunk ({1}): "
+        "prefill plan: conv_prefill's block_t ({0}) must equal ssd_prefill's chunk ({1}): "
         "one set of chunk metadata serves both",
         conv->spec.get("block_t"), chunk));
 
@@ -108,9 +95,6 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   PlanArg zxbcdt = buffer("zxbcdt", Role::Activation, Type::BF16, {tokens, outCols});
   PlanArg xBC = buffer("xbc", Role::Activation, Type::BF16, {tokens, Cd});
   PlanArg y = buffer("y", Role::Activation, Type::BF16, {tokens, I});
-  // The chunk states (S_loc, then S_in in place) and each chunk's decay.
-  PlanArg states = buffer("ssd_states", Role::Activation, Type::F32, {chunks, H, P, N});
-  PlanArg decay = buffer("ssd_decay", Role::Activation, Type::F32, {chunks, H});
   // Sized for bf16; before an FP8 out_proj it holds e4m3 codes in its first
   // tokens * I bytes (layers of both kinds share it).
   PlanArg normed = buffer("normed", Role::Activation, Type::BF16, {tokens, I});
@@ -178,23 +162,12 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
           PlanArg::integer(numSlots)},
          w.layer});
 
-    const PlanArg dtMin = PlanArg::real(c.dtMin), dtMax = PlanArg::real(c.dtMax);
     plan.launches.push_back(
-        {"ssd_chunk_state", chunkState->constants,
-         {chunks, H, P / chunkState->spec.get("block_p")},
-         {xBC, zxbcdt, aLog, dtBias, chunkBegin, chunkEnd, states, decay, dtMin, dtMax},
-         w.layer});
-    plan.launches.push_back(
-        {"ssd_state_passing", passing->constants,
-         {llvm::divideCeil(P * N, passing->spec.get("block")), H, 1},
-         {states, decay, cu, slots, init, chunkSeq, chunkBegin, chunkEnd, ssmPage,
-          PlanArg::integer(chunks)},
-         w.layer});
-    plan.launches.push_back(
-        {"ssd_chunk_scan", chunkScan->constants,
-         {chunks, H, P / chunkScan->spec.get("block_p")},
-         {xBC, zxbcdt, aLog, dtBias, d, slots, chunkSeq, chunkBegin, chunkEnd, states, y, dtMin,
-          dtMax},
+        {"ssd_prefill", ssd->constants,
+         {P / ssd->spec.get("block_p"), H, 1},
+         {xBC, zxbcdt, aLog, dtBias, d, cu, slots, init, chunkSeq, chunkBegin, chunkEnd,
+          ssmPage, y, PlanArg::integer(chunks), PlanArg::real(c.dtMin),
+          PlanArg::real(c.dtMax)},
          w.layer});
 
     std::vector<PlanArg> normArgs = {y, zxbcdt, normW, normed, rows, PlanArg::real(c.eps)};

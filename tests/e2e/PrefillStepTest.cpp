@@ -19,11 +19,10 @@ using namespace tilejit::models::testing;
 
 namespace {
 
-/// P = 16: the SSD kernels' programs own all 16 state rows of a head.
-const KernelOverrides kSmall = {{"ssd_chunk_state", {"block_p=16"}},
-                                {"ssd_chunk_scan", {"block_p=16"}}};
+/// The SSD's state tile of 16 x 32 holds four mma blocks: four warps.
+const KernelOverrides kSmall = {{"ssd_prefill", {"block_p=16", "warps=4"}}};
 
-/// Lengths 5 (continued), 65 (fresh, two chunks), 1 (padding), 59
+/// Lengths 5 (continued), 65 (fresh, three chunks), 1 (padding), 59
 /// (continued), 20 (fresh), over 6 slots.
 const ref::PrefillBatch kBatch{{0, 5, 70, 71, 130, 150}, {3, 0, -1, 5, 1},
                                {true, false, true, true, false}};
@@ -41,7 +40,7 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   auto prefill = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, kSmall);
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
-  CHECK(prefill->batch.numChunks() == 1 + 2 + 1 + 1 + 1); // chunks of 64
+  CHECK(prefill->batch.numChunks() == 1 + 3 + 1 + 2 + 1); // chunks of 32
   InterpreterDecoder decoder(modelRegistry());
   auto run = [&](HostBuffers &buffers) { return decoder.run(prefill->plan, *layers, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, run);
@@ -83,9 +82,8 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
   auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
-                           {{"ssd_chunk_state", {"block_p=16"}},
-                            {"ssd_chunk_scan", {"block_p=16"}},
-                            {"conv_prefill", {"block_t=32"}}});
+                           {{"ssd_prefill", {"block_p=16", "warps=4"}},
+                            {"conv_prefill", {"block_t=64"}}});
   REQUIRE_FALSE(bool(mixed));
-  CHECK(llvm::toString(mixed.takeError()).find("block_t (32) must equal") != std::string::npos);
+  CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") != std::string::npos);
 }

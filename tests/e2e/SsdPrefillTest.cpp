@@ -1,6 +1,4 @@
-// R5p over R9 varlen streams with R8 pages, both implementations (the fused
-// ssd_prefill and the three launches ssd_chunk_state, ssd_state_passing,
-// ssd_chunk_scan), on the interpreter against
+// ssd_prefill (R5p over R9 varlen streams, R8 pages) on the interpreter against
 // the sequential f64 R5 (ref::ssmScan), at a reduced geometry: chunk-size
 // invariance, varlen batches with short, continued, fresh and padding
 // sequences, and a prefill split in two legs. Each band names the
@@ -61,13 +59,9 @@ struct Batch {
   std::vector<int32_t> init;
 };
 
-/// The two implementations of R5p: the fused sequential kernel, and the
-/// three launches of chunk states, state passing and chunk outputs.
-enum class Path { Fused, Chunked };
-
-/// Runs R5p on `path` with chunk `q`; y is poisoned first, `page` updated in place.
+/// Runs ssd_prefill with chunk `q`; y is poisoned first, `page` updated in place.
 std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
-                             Tensor<float> &page, Path path = Path::Fused) {
+                             Tensor<float> &page) {
   const int64_t tokens = in.xBC.dim(0);
   auto chunks = ref::varlenChunks(batch.cu, tokens, q);
   REQUIRE(bool(chunks));
@@ -75,63 +69,32 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   std::vector<int32_t> cu = i32(batch.cu), slots = i32(batch.slots);
   std::vector<int32_t> seq = i32(chunks->chunkSequence), begin = i32(chunks->chunkBegin),
                        end = i32(chunks->chunkEnd);
-  const int64_t numChunks = int64_t(seq.size());
   std::vector<uint16_t> y(tokens * I, kPoisonBF16);
   const int64_t bp = 16;
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);
   mlir::MLIRContext ctx(dialects);
-  const std::vector<std::string> geometry = {
-      "heads=" + std::to_string(H), "head_dim=" + std::to_string(P),
-      "state=" + std::to_string(N), "groups=" + std::to_string(G),
-      "chunk=" + std::to_string(q), "dt_stride=" + std::to_string(H), "dt_col=0"};
-  auto run = [&](llvm::StringRef name, std::vector<std::string> constants, interp::Grid grid,
-                 std::vector<Arg> args) {
-    const KernelDef *def = modelRegistry().find(name);
-    REQUIRE(def);
-    auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
-    REQUIRE(bool(module));
-    auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
-    llvm::Error err = interp::run(kernel, grid, args);
-    INFO(name.str() << ": " << llvm::toString(std::move(err)));
-    REQUIRE(!err);
-  };
-  auto with = [&](std::vector<std::string> extra) {
-    std::vector<std::string> all = geometry;
-    all.insert(all.end(), extra.begin(), extra.end());
-    return all;
-  };
-  const Arg xbc = Arg::readOnlyBuffer(in.xBC.data), dt = Arg::readOnlyBuffer(in.dt.data);
-  const Arg aLog = Arg::readOnlyBuffer(in.params.aLog.data);
-  const Arg dtBias = Arg::readOnlyBuffer(in.params.dtBias.data);
-  const Arg dtMin = Arg::floatScalar(float(in.params.dtMin));
-  const Arg dtMax = Arg::floatScalar(float(in.params.dtMax));
-  if (path == Path::Fused) {
-    run("ssd_prefill", with({"block_p=" + std::to_string(bp), "warps=4"}), {P / bp, H, 1},
-        {xbc, dt, aLog, dtBias, Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(cu),
-         Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init), Arg::readOnlyBuffer(seq),
-         Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end), Arg::buffer(page.data),
-         Arg::buffer(y), Arg::intScalar(int32_t(numChunks)), dtMin, dtMax});
-    return y;
-  }
-  std::vector<float> states(numChunks * H * P * N, NAN), decay(numChunks * H, NAN);
-  run("ssd_chunk_state", with({"block_p=" + std::to_string(bp), "warps=4"}),
-      {numChunks, H, P / bp},
-      {xbc, dt, aLog, dtBias, Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end),
-       Arg::buffer(states), Arg::buffer(decay), dtMin, dtMax});
-  run("ssd_state_passing",
-      {"heads=" + std::to_string(H), "head_dim=" + std::to_string(P),
-       "state=" + std::to_string(N), "block=128"},
-      {P * N / 128, H, 1},
-      {Arg::buffer(states), Arg::readOnlyBuffer(decay), Arg::readOnlyBuffer(cu),
-       Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init), Arg::readOnlyBuffer(seq),
-       Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end), Arg::buffer(page.data),
-       Arg::intScalar(int32_t(numChunks))});
-  run("ssd_chunk_scan", with({"block_p=" + std::to_string(bp), "warps=4"}),
-      {numChunks, H, P / bp},
-      {xbc, dt, aLog, dtBias, Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(slots),
+  const KernelDef *def = modelRegistry().find("ssd_prefill");
+  REQUIRE(def);
+  std::vector<std::string> constants = {
+      "heads=" + std::to_string(H),  "head_dim=" + std::to_string(P),
+      "state=" + std::to_string(N),  "groups=" + std::to_string(G),
+      "chunk=" + std::to_string(q),  "dt_stride=" + std::to_string(H), "dt_col=0",
+      "block_p=" + std::to_string(bp), "warps=4"};
+  auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
+  REQUIRE(bool(module));
+  auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
+  llvm::Error err = interp::run(
+      kernel, {P / bp, H, 1},
+      {Arg::readOnlyBuffer(in.xBC.data), Arg::readOnlyBuffer(in.dt.data),
+       Arg::readOnlyBuffer(in.params.aLog.data), Arg::readOnlyBuffer(in.params.dtBias.data),
+       Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(cu),
+       Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init),
        Arg::readOnlyBuffer(seq), Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end),
-       Arg::readOnlyBuffer(states), Arg::buffer(y), dtMin, dtMax});
+       Arg::buffer(page.data), Arg::buffer(y), Arg::intScalar(int32_t(seq.size())),
+       Arg::floatScalar(float(in.params.dtMin)), Arg::floatScalar(float(in.params.dtMax))});
+  INFO(llvm::toString(std::move(err)));
+  REQUIRE(!err);
   return y;
 }
 
@@ -203,12 +166,10 @@ TEST_CASE("ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 
   Tensor<float> want = page0;
   std::vector<double> wantY = reference(in, batch, want);
 
-  const Path path = GENERATE(Path::Fused, Path::Chunked);
-  INFO((path == Path::Fused ? "fused" : "chunked"));
   for (int64_t q : {32, 64, 128}) {
     INFO("Q = " << q);
     Tensor<float> page = page0;
-    std::vector<uint16_t> y = runSsd(in, batch, q, page, path);
+    std::vector<uint16_t> y = runSsd(in, batch, q, page);
     int64_t checked = 0;
     CHECK(outsideY(y, wantY, kLongY, &checked) == 0);
     CHECK(checked == T * I);
@@ -258,9 +219,7 @@ TEST_CASE("ssd_prefill: a varlen batch with short, fresh, continued and padding 
   Tensor<float> want = page0;
   std::vector<double> wantY = reference(in, batch, want);
   Tensor<float> page = page0;
-  const Path path = GENERATE(Path::Fused, Path::Chunked);
-  INFO((path == Path::Fused ? "fused" : "chunked"));
-  std::vector<uint16_t> y = runSsd(in, batch, 32, page, path);
+  std::vector<uint16_t> y = runSsd(in, batch, 32, page);
 
   int64_t checked = 0, bad = 0, zeros = 0;
   for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
@@ -292,15 +251,13 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
   Rng rng(42);
   const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
 
-  const Path path = GENERATE(Path::Fused, Path::Chunked);
-  INFO((path == Path::Fused ? "fused" : "chunked"));
   Tensor<float> whole = page0;
-  std::vector<uint16_t> yWhole = runSsd(in, {{0, T}, {1}, {1}}, 64, whole, path);
+  std::vector<uint16_t> yWhole = runSsd(in, {{0, T}, {1}, {1}}, 64, whole);
   Tensor<float> legs = page0;
   SsdInputs first{sliceRows(in.xBC, 0, split), sliceRows(in.dt, 0, split), in.params};
   SsdInputs second{sliceRows(in.xBC, split, T), sliceRows(in.dt, split, T), in.params};
-  std::vector<uint16_t> y1 = runSsd(first, {{0, split}, {1}, {1}}, 64, legs, path);
-  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs, path);
+  std::vector<uint16_t> y1 = runSsd(first, {{0, split}, {1}, {1}}, 64, legs);
+  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs);
 
   // Against the f64 whole: the legs' outputs and the final state.
   Tensor<float> want = page0;

@@ -117,22 +117,19 @@ TuneProblem inProjConvProblem() {
   return p;
 }
 
-/// The prefill SSD's chunk-output kernel (the heaviest of its three) over one
-/// sequence of `tokens` tokens, chunked by the kernel's (untuned) chunk, with
-/// random chunk states S_in. Candidates change the state rows per program and
-/// the warps, which changes how the products split across warps, not what
-/// they sum; R5p's bf16 band (5e-2 / 5e-2) holds that, while a dropped state
-/// term or a chunk read at the wrong rows moves y by O(1).
-TuneProblem ssdChunkScanProblem() {
+/// The prefill SSD over one fresh-from-the-page sequence of `tokens` tokens,
+/// chunked by the kernel's (untuned) chunk. Candidates change the state rows
+/// per program and the warps, which changes how the products split across
+/// warps, not what they sum; R5p's bf16 band (5e-2 / 5e-2) holds it, for y
+/// and the f32 state alike, while a dropped carry between chunks moves both
+/// by O(1) (tests/e2e/SsdPrefillTest.cpp).
+TuneProblem ssdPrefillProblem() {
   TuneProblem p;
-  p.kernel = "ssd_chunk_scan";
+  p.kernel = "ssd_prefill";
   p.shape = {{"tokens", 8192}};
   p.checkShape = {{"tokens", 100}};
   p.divides = {{"block_p", "head_dim"}};
-  auto chunksOf = [](const Specialization &s, const NamedValues &shape) {
-    return ceilDiv(shape.at("tokens"), s.get("chunk"));
-  };
-  p.args = [chunksOf](const Specialization &s, const NamedValues &shape) {
+  p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t tokens = shape.at("tokens"), heads = s.get("heads"), p = s.get("head_dim");
     const int64_t n = s.get("state"), inner = heads * p;
     const int64_t channels = inner + 2 * s.get("groups") * n, chunk = s.get("chunk");
@@ -142,24 +139,27 @@ TuneProblem ssdChunkScanProblem() {
       begin.push_back(int32_t(t));
       end.push_back(int32_t(std::min(t + chunk, tokens)));
     }
+    const int64_t chunks = int64_t(seq.size());
     return std::vector<TuneArg>{
         TuneArg::input(DType::BF16, tokens * channels),
         TuneArg::input(DType::BF16, tokens * s.get("dt_stride")),
         TuneArg::input(DType::F32, heads),
         TuneArg::input(DType::F32, heads),
         TuneArg::input(DType::F32, heads),
+        TuneArg::int32s({0, int32_t(tokens)}),
         TuneArg::int32s({0}),
+        TuneArg::int32s({1}),
         TuneArg::int32s(seq),
         TuneArg::int32s(begin),
         TuneArg::int32s(end),
-        TuneArg::input(DType::F32, chunksOf(s, shape) * heads * p * n),
+        TuneArg::state(DType::F32, heads * p * n),
         TuneArg::output(DType::BF16, tokens * inner),
+        TuneArg::integer(chunks),
         TuneArg::real(0.0),
         TuneArg::real(std::numeric_limits<double>::infinity())};
   };
-  p.grid = [chunksOf](const Specialization &s, const NamedValues &shape) {
-    return std::array<int64_t, 3>{chunksOf(s, shape), s.get("heads"),
-                                  s.get("head_dim") / s.get("block_p")};
+  p.grid = [](const Specialization &s, const NamedValues &) {
+    return std::array<int64_t, 3>{s.get("head_dim") / s.get("block_p"), s.get("heads"), 1};
   };
   p.atol = 5e-2;
   p.rtol = 5e-2;
@@ -194,7 +194,7 @@ llvm::Error registerTuneProblems(tuning::TuneProblemRegistry &registry) {
       // A 100-term f32 prefix sum in warp-scan order vs index order.
       rowProblem("cumsum", 16384, 100, 1e-5, 1e-5),
       inProjConvProblem(),
-      ssdChunkScanProblem(),
+      ssdPrefillProblem(),
   };
   for (TuneProblem &p : problems)
     if (llvm::Error err = registry.add(std::move(p)))

@@ -97,7 +97,7 @@ private:
 };
 
 /// The tuning database's configurations (the runtime's TILEJIT_TUNE_DB) for
-/// the plans' tunable kernels: in_proj_conv at `rows` rows, ssd_chunk_scan at
+/// the plans' tunable kernels: in_proj_conv at `rows` rows, ssd_prefill at
 /// `tokens` tokens (0: not looked up). The key is the kernel at the plan's
 /// geometry with its tunable constants at their defaults, on this device,
 /// as `tilejit tune` records it; each entry used, or found and not used, is

@@ -20,10 +20,6 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec);
 void buildQuantizeE4m3(Kernel &k, const Specialization &spec);
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
-/// R5p in three launches: chunk states, state passing, chunk outputs.
-void buildSsdChunkState(Kernel &k, const Specialization &spec);
-void buildSsdStatePassing(Kernel &k, const Specialization &spec);
-void buildSsdChunkScan(Kernel &k, const Specialization &spec);
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
 void buildOutProj(Kernel &k, const Specialization &spec);
 
