@@ -80,8 +80,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"heads", 64, "dt columns after xBC in zxbcdt (H)"},
             {"block_t", 64, "tokens per chunk: a power of two >= 4 (the host chunks by it)"},
             {"block_c", 1024, "channels per program (256 * warps: 16-byte accesses)"},
-            {"rows_per_step", 16, "token rows whose loads issue together (divides block_t)"},
-            {"fast_silu", 0, "1: silu as x * rsqrt(1 + e^-x)^2, no division"},
+            {"rows_per_step", 8, "token rows whose loads issue together (divides block_t)"},
+            {"fast_silu", 1, "1: silu as x * rsqrt(1 + e^-x)^2, no division; 0: the IEEE quotient"},
             {"warps", 4, "warps per program"}},
            buildConvPrefill}))
     return err;

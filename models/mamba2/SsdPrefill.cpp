@@ -58,11 +58,14 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
   forRange(0, numChunks, 1, {zeros({bp, stateSize}, DType::F32)},
            [&](Value c, std::vector<Value> carried) -> std::vector<Value> {
-             Value seq = load(chunkSeq + c);
+             // A spare chunk (sequence -1, no tokens: prefillMetadata's
+             // capacity padding) reads and writes nothing.
+             Value rawSeq = load(chunkSeq + c);
+             Value seq = maximum(rawSeq, 0);
              Value t0 = load(chunkBegin + c), t1 = load(chunkEnd + c);
              Value len = t1 - t0;
              Value slot = load(slots + seq);
-             Value live = slot >= 0;
+             Value live = (slot >= 0) & (rawSeq >= 0);
              Value first = t0 == load(cuSeqlens + seq);
              Value last = t1 == load(cuSeqlens + seq + 1);
              // The page rows of this program; a view of 0 rows reads zeros

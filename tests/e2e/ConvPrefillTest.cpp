@@ -514,7 +514,7 @@ TEST_CASE("conv_prefill: a bad block_t or rows_per_step is a diagnostic naming t
   REQUIRE(!module);
   CHECK_THAT(llvm::toString(module.takeError()),
              Catch::Contains("block_t (48) must be a power of two >= 4 and a multiple of "
-                             "rows_per_step (16), which must be >= 3"));
+                             "rows_per_step (8), which must be >= 3"));
   module =
       def->build(ctx, llvm::cantFail(def->specialize({"rows_per_step=2", "block_t=8"})));
   REQUIRE(!module);
@@ -550,9 +550,9 @@ TEST_CASE("conv_prefill: one register layout for every tile, so the threads that
   });
   CHECK(conversions == 0);
   // 4 weight taps, bias, 3 old-state taps, 3 halo rows, 3 final-state rows
-  // and 16 token rows; 3 new-state taps, 16 output rows and 16 zero rows of
-  // a padding sequence.
-  CHECK(loads == 4 + 1 + 3 + 3 + 3 + 16);
-  CHECK(stores == 3 + 16 + 16);
+  // and rows_per_step (8) token rows; 3 new-state taps, 8 output rows and 8
+  // zero rows of a padding sequence.
+  CHECK(loads == 4 + 1 + 3 + 3 + 3 + 8);
+  CHECK(stores == 3 + 8 + 8);
   CHECK(layouts.size() == 1);
 }

@@ -4,7 +4,7 @@
 // RUN: tilejit dump conv_prefill --stage tile > %t.mlir
 // RUN: tilejit-opt %t.mlir | tilejit-opt | FileCheck %s
 // RUN: tilejit dump conv_prefill --stage tile --set inner=40 --set channels=200 --set heads=8 --set block_c=128 | FileCheck %s --check-prefix=SMALL
-// RUN: tilejit dump conv_prefill --stage ptx --arch sm_90a > %t.ptx
+// RUN: tilejit dump conv_prefill --stage ptx --arch sm_90a --set rows_per_step=16 --set fast_silu=0 > %t.ptx
 // RUN: grep 'ld.global.v4.b32' %t.ptx | count 23
 // RUN: grep 'st.global.v4.b32' %t.ptx | count 32
 // RUN: not tilejit dump conv_prefill --stage tile --set block_t=48 2>&1 | FileCheck %s --check-prefix=BAD
@@ -33,4 +33,4 @@
 // the bias are 16-byte loads (23); 16 output rows per step, in the live and the
 // padding loop, are 16-byte stores (32).
 
-// BAD: block_t (48) must be a power of two >= 4 and a multiple of rows_per_step (16), which must be >= 3
+// BAD: block_t (48) must be a power of two >= 4 and a multiple of rows_per_step (8), which must be >= 3
