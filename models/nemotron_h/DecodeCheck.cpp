@@ -160,21 +160,32 @@ llvm::Expected<DecodeCheck> checkLockstep(const NemotronHConfig &c,
         std::fill(bytes.begin(), bytes.end(), 0xff);
     if (auto err = runStep(buffers))
       return std::move(err);
+    // Each layer is held against the reference fed the backend's own input to
+    // it (the previous layer's output as the backend computed it). Chained
+    // through the reference's own outputs instead, a one-ulp difference that
+    // R1 allows moves an e4m3 activation code in the next FP8 layer, and over
+    // two FP8 layers of a 300-token prefill that alone left 3159 of 806,400
+    // outputs outside the band on the H200 with exact (mma.sync) sums.
+    Tensor<uint16_t> in = hidden;
     for (size_t l = 0; l < layers.size(); ++l) {
-      auto out = refLayer(layers[l], hidden, check.want[l]);
-      if (!out)
-        return out.takeError();
-      hidden = std::move(*out);
+      if (l > 0)
+        assign(in.data, buffers[DecodePlan::activation(l)]);
+      auto want = refLayer(layers[l], in, check.want[l]);
+      if (!want)
+        return want.takeError();
+      if (s + 1 < steps)
+        continue;
+      std::vector<uint16_t> got;
+      assign(got, buffers[DecodePlan::activation(l + 1)]);
+      for (size_t i = 0; i < got.size(); ++i) {
+        compare(bf16ToF32(got[i]), bf16ToF32(want->data[i]), DecodeCheck::kOutAtol,
+                DecodeCheck::kOutRtol, check.outChecked, check.outBad, check.outMaxError);
+        if (padding[i / c.hiddenSize] && got[i] != 0)
+          ++check.paddingNonZero;
+      }
+      check.gotOut = std::move(got);
+      check.wantOut = want->data;
     }
-  }
-  check.wantOut = hidden.data;
-  assign(check.gotOut, buffers[DecodePlan::activation(layers.size())]);
-
-  for (size_t i = 0; i < check.gotOut.size(); ++i) {
-    compare(bf16ToF32(check.gotOut[i]), bf16ToF32(check.wantOut[i]), DecodeCheck::kOutAtol,
-            DecodeCheck::kOutRtol, check.outChecked, check.outBad, check.outMaxError);
-    if (padding[i / c.hiddenSize] && check.gotOut[i] != 0)
-      ++check.paddingNonZero;
   }
   for (size_t l = 0; l < layers.size(); ++l) {
     ref::PagedState got = check.want[l];

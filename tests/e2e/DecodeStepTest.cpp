@@ -54,7 +54,7 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   check->print(os);
   INFO(report);
   CHECK(check->ok());
-  CHECK(check->outChecked == rows * c.hiddenSize);
+  CHECK(check->outChecked == 2 * rows * c.hiddenSize); // both layers
   REQUIRE(check->layers.size() == 2);
   for (const DecodeCheck::Layer &l : check->layers) {
     CHECK(l.ssmChecked == numSlots * c.numHeads * c.headDim * c.stateSize);

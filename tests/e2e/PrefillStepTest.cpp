@@ -50,7 +50,7 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   check->print(os);
   INFO(report);
   CHECK(check->ok());
-  CHECK(check->outChecked == 150 * c.hiddenSize);
+  CHECK(check->outChecked == 2 * 150 * c.hiddenSize); // both layers
   CHECK(check->layers.size() == 2);
 
   // The counterfactual: the kernels told every sequence starts fresh while the

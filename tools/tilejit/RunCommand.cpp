@@ -445,16 +445,21 @@ int runPrefillGpu(const KernelRegistry &registry, const NemotronHConfig &config,
     return fail(toString(ok.takeError()));
 
   // The GPU against the interpreter: one forward of a mixed batch of 100
-  // tokens, every buffer the forward writes compared in its type's band.
-  {
+  // tokens per checked layer, each layer alone from the same inputs (chained,
+  // a one-ulp difference moves e4m3 codes of the next layer's quant), every
+  // buffer the forward writes compared in its type's band.
+  for (const MambaLayerWeights &layer : checked) {
     ref::PrefillBatch mixed = mixedBatch(100);
-    auto pair = create(mixed, 100, checked);
+    auto pair = create(mixed, 100, {layer});
     if (!pair)
       return fail(toString(pair.takeError()));
     HostBuffers buffers = allocateHostBuffers(pair->first.plan);
     pair->first.writeInputs(buffers);
-    auto agree = compareWithInterpreter(registry, *pair->second, checked, std::move(buffers),
-                                        78, "prefill T=100, one forward");
+    auto agree = compareWithInterpreter(
+        registry, *pair->second, {layer}, std::move(buffers), 78,
+        formatv("prefill T=100, one forward of layer {0} ({1})", layer.layer,
+                layer.inProj.isFP8 ? "FP8" : "bf16")
+            .str());
     if (!agree)
       return fail(toString(agree.takeError()));
     *ok &= *agree;

@@ -21,7 +21,9 @@
 
 namespace tilejit::models {
 
-/// What checkDecodeSteps found. Counts are elements compared / outside the band.
+/// What checkDecodeSteps found. Counts are elements compared / outside the band;
+/// the output counts cover every layer's output after the last step, each
+/// against the reference fed that layer's input as the backend computed it.
 struct DecodeCheck {
   static constexpr double kOutAtol = 5e-2, kOutRtol = 1e-2;
   static constexpr double kStateAtol = 1e-2, kStateRtol = 1e-2;
