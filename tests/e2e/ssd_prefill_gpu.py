@@ -104,36 +104,6 @@ def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y):
             fn((P // bp, H, 1), (meta["threads"], 1, 1), a, shared_mem=meta["shared_bytes"])
     return launch, (seq, beg, end, cut)
 
-def run_chunked(cfg, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y):
-    """The three-launch R5p: cfg = (state, passing, scan, chunk, bp_state, bp_scan, block)."""
-    st_name, pa_name, sc_name, q, bps, bpc, blk = cfg
-    q, bps, bpc, blk = int(q), int(bps), int(bpc), int(blk)
-    fs, ms = load(st_name); fp, mp = load(pa_name); fc, mc = load(sc_name)
-    seq, beg, end = chunks_of(cu, q)
-    nch = seq.numel()
-    cut = torch.tensor(cu, dtype=torch.int32, device=dev)
-    states = torch.empty(nch * H * P * N, dtype=torch.float32, device=dev)
-    decay = torch.empty(nch * H, dtype=torch.float32, device=dev)
-    a1 = args_of(ms, (xbc, dtv, a_log, dt_bias, beg, end, states, decay, 0.0, float("inf")))
-    a2 = args_of(mp, (states, decay, cut, slots, init, seq, beg, end, page, nch))
-    a3 = args_of(mc, (xbc, dtv, a_log, dt_bias, d, slots, seq, beg, end, states, y, 0.0, float("inf")))
-    def launch():
-        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            fs((nch, H, P // bps), (ms["threads"], 1, 1), a1, shared_mem=ms["shared_bytes"])
-            fp((P * N // blk, H, 1), (mp["threads"], 1, 1), a2, shared_mem=mp["shared_bytes"])
-            fc((nch, H, P // bpc), (mc["threads"], 1, 1), a3, shared_mem=mc["shared_bytes"])
-    def parts():
-        """Each launch alone, for the per-kernel times."""
-        def one(f, m, g, a):
-            def go():
-                with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-                    f(g, (m["threads"], 1, 1), a, shared_mem=m["shared_bytes"])
-            return go
-        return [("ssd_chunk_state", one(fs, ms, (nch, H, P // bps), a1)),
-                ("ssd_state_passing", one(fp, mp, (P * N // blk, H, 1), a2)),
-                ("ssd_chunk_scan", one(fc, mc, (nch, H, P // bpc), a3))]
-    return launch, parts, (seq, beg, end, cut, states, decay)
-
 def band(name, got, want, atol, rtol):
     got, want = got.double(), want.double()
     bad = ~((got - want).abs() <= atol + rtol * want.abs())
@@ -145,8 +115,6 @@ def band(name, got, want, atol, rtol):
 
 variants = [l.split() for l in (DIR / "variants.txt").read_text().splitlines() if l.strip()]
 ONLY_TIME = "--time-only" in sys.argv
-chunked = [l.split() for l in (DIR / "chunked.txt").read_text().splitlines() if l.strip()] \
-    if (DIR / "chunked.txt").exists() else []
 T = 8192
 xbc, zx, a_log, dt_bias, d = make_inputs(T)
 dtv = zx[:, ZW - H:]
@@ -175,14 +143,6 @@ for name, q, bp in variants:
     band(f"{name} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
     band(f"{name} final state", page[1], want_s, 8e-3, 5e-3)
     print(f"     untouched slots identical: {bool(torch.equal(page[0], page0[0]) and torch.equal(page[2], page0[2]))}")
-for cfg in chunked:
-    page = page0.clone(); y = torch.full((T, I), float("nan"), dtype=torch.bfloat16, device=dev)
-    launch, parts, keep = run_chunked(cfg, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y)
-    launch(); torch.cuda.synchronize()
-    tag = "chunked " + "_".join(cfg[3:])
-    band(f"{tag} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
-    band(f"{tag} final state", page[1], want_s, 8e-3, 5e-3)
-    print(f"     untouched slots identical: {bool(torch.equal(page[0], page0[0]) and torch.equal(page[2], page0[2]))}")
 # --- varlen: fresh 1000, continued 37 (< chunk), padding 500, continued 3000, fresh 1
 cu = [0, 1000, 1037, 1537, 4537, 4538]
 sl = [0, 2, -1, 3, 4]; ini = [0, 1, 1, 1, 0]
@@ -205,25 +165,6 @@ for s in range(len(sl)):
     band(f"varlen seq {s} (len {e-b}, {'continued' if ini[s] else 'fresh'}) y", y[b:e], wy, tol, tol)
     band(f"varlen seq {s} state", page[sl[s]], ws, 8e-3, 5e-3)
 print(f"     slots 1, 5 untouched: {bool(torch.equal(page[1], page0v[1]) and torch.equal(page[5], page0v[5]))}")
-def check_varlen(page, y, tag):
-    for s in range(len(sl)):
-        b, e = cu[s], cu[s + 1]
-        if sl[s] < 0:
-            print(f"{'PASS' if bool((y[b:e] == 0).all()) else 'FAIL'} {tag} varlen seq {s}: padding rows all zero")
-            continue
-        s0 = page0v[sl[s]] if ini[s] else torch.zeros(H, P, N, device=dev)
-        wy, ws = ref_scan(xbc[b:e], dtv[b:e], a_log, dt_bias, d, s0)
-        tol = 1e-2 if e - b > 256 else 5e-2
-        band(f"{tag} varlen seq {s} (len {e-b}) y", y[b:e], wy, tol, tol)
-        band(f"{tag} varlen seq {s} state", page[sl[s]], ws, 8e-3, 5e-3)
-    print(f"     {tag} slots 1, 5 untouched: {bool(torch.equal(page[1], page0v[1]) and torch.equal(page[5], page0v[5]))}")
-for cfg in chunked:
-    page = page0v.clone(); y = torch.full((Tv, I), float("nan"), dtype=torch.bfloat16, device=dev)
-    launch, parts, keep = run_chunked(cfg, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu,
-                                      torch.tensor(sl, dtype=torch.int32, device=dev),
-                                      torch.tensor(ini, dtype=torch.int32, device=dev), page, y)
-    launch(); torch.cuda.synchronize()
-    check_varlen(page, y, "chunked")
 
 # --- timing: 10 launches per CUDA graph replay, 25 replays (events), per launch
 def time_graph(fn_launch, per=10, reps=25):
@@ -250,14 +191,6 @@ for name, q, bp in variants:
     med, lo, hi = time_graph(launch)
     print(f"ssd_prefill {name}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=25x10, "
           f"{bytes_moved/med/1e6:.2f} TB/s effective", flush=True)
-for cfg in chunked:
-    page = page0.clone(); y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
-    launch, parts, keep = run_chunked(cfg, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y)
-    med, lo, hi = time_graph(launch)
-    print(f"ssd chunked {'_'.join(cfg[3:])} (3 launches): median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=25x10", flush=True)
-    for pname, fn in parts():
-        med, lo, hi = time_graph(fn)
-        print(f"   {pname}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f})", flush=True)
 ty, ts = torch_ssd(xbc, dtv, a_log, dt_bias, d, 128)
 fy, fs = ref_scan(xbc, dtv, a_log, dt_bias, d, torch.zeros(H, P, N, device=dev))
 band("plain-torch chunked SSD (fresh, the comparison) vs f64", ty, fy, 1e-2, 1e-2)
