@@ -8,12 +8,12 @@ namespace tilejit::models {
 
 void buildConvUpdate(Kernel &k, const Specialization &spec) {
   const int64_t channels = spec.get("channels"), block = spec.get("block");
-  Value x = k.ptrParam("x", DType::BF16);          // [batch, channels]
-  Value state = k.ptrParam("conv_state", DType::BF16); // [slots, channels, 3]
-  Value slots = k.ptrParam("slots", DType::I32);   // [batch]
-  Value weight = k.ptrParam("weight", DType::BF16); // [channels, 4]
-  Value bias = k.ptrParam("bias", DType::BF16);    // [channels]
-  Value out = k.ptrParam("out", DType::BF16);      // [batch, channels]
+  Value x = k.ptrParam("x", DType::BF16, {"?", channels});          // [batch, channels]
+  Value state = k.ptrParam("conv_state", DType::BF16, {"?", channels, 3}); // [slots, channels, 3]
+  Value slots = k.ptrParam("slots", DType::I32, {"?"});   // [batch]
+  Value weight = k.ptrParam("weight", DType::BF16, {channels, 4}); // [channels, 4]
+  Value bias = k.ptrParam("bias", DType::BF16, {channels});    // [channels]
+  Value out = k.ptrParam("out", DType::BF16, {"?", channels});      // [batch, channels]
   k.setConfig({{block}, /*warps=*/4, /*stages=*/1, /*vector=*/1});
 
   Value seq = programId(0);

@@ -13,10 +13,10 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   if (zStride < width)
     k.fail(SrcLoc::current(), "gated_rmsnorm: z_stride must be 0 or at least width");
   const bool fp8Out = spec.get("fp8_out") != 0;
-  Value y = k.ptrParam("y", DType::BF16);
-  Value z = k.ptrParam("z", DType::BF16);
-  Value weight = k.ptrParam("weight", DType::BF16);
-  Value out = k.ptrParam("out", fp8Out ? DType::F8E4M3 : DType::BF16);
+  Value y = k.ptrParam("y", DType::BF16, {"rows", width});
+  Value z = k.ptrParam("z", DType::BF16, {"rows", zStride});
+  Value weight = k.ptrParam("weight", DType::BF16, {width});
+  Value out = k.ptrParam("out", fp8Out ? DType::F8E4M3 : DType::BF16, {"rows", width});
   Value rows = k.scalarParam("rows", DType::I32);
   Value eps = k.scalarParam("eps", DType::F32);
   std::optional<Value> inputScale;

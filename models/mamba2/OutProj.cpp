@@ -13,9 +13,9 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   const bool fp8 = spec.get("fp8") != 0;
   const DType type = fp8 ? DType::F8E4M3 : DType::BF16;
 
-  Value a = k.ptrParam("a", type);           // [rows, inner]
-  Value weight = k.ptrParam("weight", type); // [hidden, inner]
-  Value out = k.ptrParam("out", DType::BF16); // [rows, hidden]
+  Value a = k.ptrParam("a", type, {"rows", inner});           // [rows, inner]
+  Value weight = k.ptrParam("weight", type, {hidden, inner}); // [hidden, inner]
+  Value out = k.ptrParam("out", DType::BF16, {"rows", hidden}); // [rows, hidden]
   Value rows = k.scalarParam("rows", DType::I32);
   std::optional<Value> outputScale;
   if (fp8)

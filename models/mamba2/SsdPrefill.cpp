@@ -31,19 +31,19 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   const int64_t dtStride = spec.get("dt_stride"), dtCol = spec.get("dt_col");
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
 
-  Value xBC = k.ptrParam("xbc", DType::BF16);        // [T, channels], after the conv
-  Value dtRaw = k.ptrParam("dt", DType::BF16); // [T, dt_stride]: dt at columns dt_col + [0, heads)
-  Value aLog = k.ptrParam("a_log", DType::F32);      // [heads]
-  Value dtBias = k.ptrParam("dt_bias", DType::F32);  // [heads]
-  Value dSkip = k.ptrParam("d", DType::F32);         // [heads]
-  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32); // [S + 1]
-  Value slots = k.ptrParam("slots", DType::I32);     // [S], negative: padding
-  Value init = k.ptrParam("init", DType::I32);       // [S], 1: continue from the page
-  Value chunkSeq = k.ptrParam("chunk_seq", DType::I32);     // [chunks]
-  Value chunkBegin = k.ptrParam("chunk_begin", DType::I32); // [chunks]
-  Value chunkEnd = k.ptrParam("chunk_end", DType::I32);     // [chunks]
-  Value page = k.ptrParam("ssm_state", DType::F32);  // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", DType::BF16);            // [T, inner]
+  Value xBC = k.ptrParam("xbc", DType::BF16, {"?", channels});        // [T, channels], after the conv
+  Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", dtStride}); // [T, dt_stride]: dt at columns dt_col + [0, heads)
+  Value aLog = k.ptrParam("a_log", DType::F32, {heads});      // [heads]
+  Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads});  // [heads]
+  Value dSkip = k.ptrParam("d", DType::F32, {heads});         // [heads]
+  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
+  Value slots = k.ptrParam("slots", DType::I32, {"?"});     // [S], negative: padding
+  Value init = k.ptrParam("init", DType::I32, {"?"});       // [S], 1: continue from the page
+  Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"chunks"});     // [chunks]
+  Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"chunks"}); // [chunks]
+  Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
+  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, headDim, stateSize});  // [slots, heads, head_dim, state]
+  Value y = k.ptrParam("y", DType::BF16, {"?", inner});            // [T, inner]
   Value numChunks = k.scalarParam("chunks", DType::I32);
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);

@@ -13,14 +13,14 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   const int64_t bp = spec.get("block_p");
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
 
-  Value xBC = k.ptrParam("xbc", DType::BF16);      // [rows, channels], after the conv
-  Value dtRaw = k.ptrParam("dt", DType::BF16);     // [rows, heads]
-  Value aLog = k.ptrParam("a_log", DType::F32);    // [heads]
-  Value dtBias = k.ptrParam("dt_bias", DType::F32); // [heads]
-  Value dSkip = k.ptrParam("d", DType::F32);       // [heads]
-  Value slots = k.ptrParam("slots", DType::I32);   // [rows]
-  Value page = k.ptrParam("ssm_state", DType::F32); // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", DType::BF16);          // [rows, inner]
+  Value xBC = k.ptrParam("xbc", DType::BF16, {"?", channels});      // [rows, channels], after the conv
+  Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", heads});     // [rows, heads]
+  Value aLog = k.ptrParam("a_log", DType::F32, {heads});    // [heads]
+  Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads}); // [heads]
+  Value dSkip = k.ptrParam("d", DType::F32, {heads});       // [heads]
+  Value slots = k.ptrParam("slots", DType::I32, {"?"});   // [rows]
+  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, headDim, stateSize}); // [slots, heads, head_dim, state]
+  Value y = k.ptrParam("y", DType::BF16, {"?", inner});          // [rows, inner]
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);
   // Four elements per thread: the f32 state (16 bytes) and the bf16 operands

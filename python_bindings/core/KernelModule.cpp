@@ -62,6 +62,13 @@ std::vector<Param> paramsOf(tile::KernelOp kernel) {
     std::optional<DType> dtype = fromMlirType(element);
     assert(dtype && "the builder declares parameters of DTypes only");
     p.type = toElementType(*dtype);
+    if (auto shape = kernel.getArgAttrOfType<mlir::ArrayAttr>(i, "tile.shape"))
+      for (mlir::Attribute d : shape) {
+        if (auto size = llvm::dyn_cast<mlir::IntegerAttr>(d))
+          p.shape.emplace_back(size.getInt());
+        else
+          p.shape.emplace_back(llvm::cast<mlir::StringAttr>(d).getValue().str());
+      }
     params.push_back(std::move(p));
   }
   return params;

@@ -52,6 +52,9 @@ void bindModules(py::module_ &m) {
       .def_readonly("name", &Param::name)
       .def_readonly("pointer", &Param::pointer)
       .def_readonly("dtype", &Param::type)
+      .def_readonly("shape", &Param::shape,
+                    "Pointers: the declared shape (sizes, names of the scalar parameters "
+                    "holding sizes, '?' for any), [] when not declared")
       .def("__repr__", [](const Param &p) {
         return "Param(" + p.name + ": " + (p.pointer ? "ptr<" : "") +
                elementTypeName(p.type) + (p.pointer ? ">" : "") + ")";

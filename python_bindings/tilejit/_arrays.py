@@ -60,6 +60,27 @@ def _scalar(module, i, p, value):
     raise ArgumentError(f"{_where(module, i, p)} expects a number, got {type(value).__name__}")
 
 
+def _check_shape(module, i, p, shape, args):
+    """The array's shape against the parameter's declared one (sizes, names of
+    the scalar parameters holding sizes, '?' for any); nothing when undeclared."""
+    if not p.shape:
+        return
+    want = []
+    for d in p.shape:
+        if isinstance(d, str) and d != "?":
+            j = next(k for k, q in enumerate(module.params) if q.name == d)
+            if not hasattr(args[j], "__index__"):
+                return  # the scalar's own check reports it
+            want.append(int(args[j]))
+        else:
+            want.append(d)
+    got = tuple(int(x) for x in shape)
+    if len(got) != len(want) or any(w != "?" and w != g for w, g in zip(want, got)):
+        expected = ", ".join(f"{d}={w}" if isinstance(d, str) and d != "?" else str(w)
+                             for d, w in zip(p.shape, want))
+        raise ArgumentError(f"{_where(module, i, p)} has shape {got}, expected ({expected})")
+
+
 def host_args(module, args):
     """Arguments of an interpreter run: numpy arrays and numbers."""
     import numpy as np
@@ -80,6 +101,7 @@ def host_args(module, args):
         if not a.flags.c_contiguous:
             raise ArgumentError(f"{_where(module, i, p)} is not C-contiguous "
                                 "(pass numpy.ascontiguousarray of it)")
+        _check_shape(module, i, p, a.shape, args)
         out.append(("buffer", a.ctypes.data, a.nbytes, bool(a.flags.writeable)))
     return out
 
@@ -130,11 +152,13 @@ def device_args(module, args, ordinal):
             out.append(_scalar(module, i, p, a))
         elif type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
             out.append(("ptr", _torch_pointer(module, i, p, a, ordinal)))
+            _check_shape(module, i, p, a.shape, args)
             if stream is None:
                 import torch
                 stream = torch.cuda.current_stream(a.device).cuda_stream
         elif hasattr(a, "__cuda_array_interface__"):
             out.append(("ptr", _interface_pointer(module, i, p, a)))
+            _check_shape(module, i, p, a.__cuda_array_interface__["shape"], args)
         else:
             raise ArgumentError(f"{_where(module, i, p)} expects a CUDA tensor "
                                 f"(ptr<{p.dtype.name}>), got {type(a).__name__}")

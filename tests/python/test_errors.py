@@ -134,3 +134,36 @@ def test_unknown_arch_and_registered_constants():
         tj.kernels.gated_rmsnorm.build(no_such_constant=3)
     with pytest.raises(AttributeError, match="no registered kernel 'nope'"):
         tj.kernels.nope
+
+
+def test_registered_kernels_check_array_shapes_before_running():
+    # gated_rmsnorm declares y, out [rows, width], z [rows, z_stride], weight [width].
+    module = tj.kernels.gated_rmsnorm.build(width=64, group_size=32)
+    assert [p.shape for p in module.params[:4]] == [["rows", 64], ["rows", 64], [64],
+                                                   ["rows", 64]]
+    rows = 3
+    y = np.zeros((rows, 64), np.uint16)
+    w = np.ones(64, np.uint16)
+    out = np.full((rows, 64), 0x7FC1, np.uint16)
+    # A correct launch runs (the shapes are not in the way).
+    module.run((rows, 2), y, y.copy(), w, out, rows, 1e-5)
+    assert (out == 0).all()
+    # A wrong column count, a row count that disagrees with the `rows`
+    # argument, a flattened array, and a weight of the wrong length: each
+    # refused before anything runs, naming the argument and both shapes.
+    for args, message in [
+        ((np.zeros((rows, 63), np.uint16), y, w, out, rows),
+         r"argument 0 \('y'\) has shape \(3, 63\), expected \(rows=3, 64\)"),
+        ((y, y, w, out, 2), r"argument 0 \('y'\) has shape \(3, 64\), expected \(rows=2, 64\)"),
+        ((y, y.reshape(-1), w, out, rows),
+         r"argument 1 \('z'\) has shape \(192,\), expected \(rows=3, 64\)"),
+        ((y, y, np.ones(32, np.uint16), out, rows),
+         r"argument 2 \('weight'\) has shape \(32,\), expected \(64\)"),
+    ]:
+        before = out.copy()
+        with pytest.raises(tj.ArgumentError, match=message):
+            module.run((rows, 2), *args, 1e-5)
+        assert (out == before).all()
+    # '?' accepts any size: conv_update's page holds any number of slots.
+    conv = tj.kernels.conv_update.build(channels=256)
+    assert [p.shape for p in conv.params][:2] == [["?", 256], ["?", 256, 3]]

@@ -120,11 +120,19 @@ Value Kernel::addParam(llvm::StringRef name, Type type, const SrcLoc &loc) {
   kernel.setFunctionTypeAttr(TypeAttr::get(
       builder_.getFunctionType(entry.getArgumentTypes(), {})));
   paramNames_.push_back(name.str());
+  paramShapes_.emplace_back();
   return wrap(arg);
 }
 
 Value Kernel::ptrParam(llvm::StringRef name, DType pointee, SrcLoc loc) {
   return addParam(name, tile::PointerType::get(toMlirType(ctx_, pointee)), loc);
+}
+
+Value Kernel::ptrParam(llvm::StringRef name, DType pointee, std::vector<ParamDim> shape,
+                       SrcLoc loc) {
+  Value v = ptrParam(name, pointee, loc);
+  paramShapes_.back() = std::move(shape);
+  return v;
 }
 
 Value Kernel::scalarParam(llvm::StringRef name, DType type, SrcLoc loc) {
@@ -151,10 +159,21 @@ llvm::Expected<OwningOpRef<ModuleOp>> Kernel::finish() {
     tile::ReturnOp::create(builder_, kernel.getLoc());
     // Parameter names travel as `tile.name` argument attributes, so the IR and
     // launch-time errors can name them.
+    // A declared shape travels as `tile.shape`: sizes as integers, the names
+    // of the scalar parameters holding sizes as strings ("?": any size).
     SmallVector<DictionaryAttr> argAttrs;
-    for (const std::string &name : paramNames_)
-      argAttrs.push_back(builder_.getDictionaryAttr(
-          builder_.getNamedAttr("tile.name", builder_.getStringAttr(name))));
+    for (auto [name, shape] : llvm::zip(paramNames_, paramShapes_)) {
+      SmallVector<NamedAttribute> attrs = {
+          builder_.getNamedAttr("tile.name", builder_.getStringAttr(name))};
+      if (!shape.empty()) {
+        SmallVector<Attribute> dims;
+        for (const ParamDim &d : shape)
+          dims.push_back(d.scalar.empty() ? Attribute(builder_.getI64IntegerAttr(d.size))
+                                          : Attribute(builder_.getStringAttr(d.scalar)));
+        attrs.push_back(builder_.getNamedAttr("tile.shape", builder_.getArrayAttr(dims)));
+      }
+      argAttrs.push_back(builder_.getDictionaryAttr(attrs));
+    }
     kernel.setAllArgAttrs(argAttrs);
     (void)verify(*module_);
   }

@@ -118,6 +118,16 @@ struct Config {
 
 /// A kernel under construction. The constructor makes it the thread's current
 /// kernel (for free functions such as programId); the destructor restores the
+/// One dimension of a pointer parameter's declared shape: a fixed size, the
+/// name of the scalar parameter that holds it, or "?" (any size).
+struct ParamDim {
+  ParamDim(int64_t size) : size(size) {}
+  ParamDim(int size) : size(size) {}
+  ParamDim(const char *scalar) : scalar(scalar) {}
+  int64_t size = -1;
+  std::string scalar; ///< empty for a fixed size
+};
+
 /// previous one.
 class Kernel {
 public:
@@ -128,6 +138,10 @@ public:
 
   /// Declares a pointer parameter to elements of `pointee`.
   Value ptrParam(llvm::StringRef name, DType pointee, SrcLoc loc = SrcLoc::current());
+  /// The same, with the row-major shape a caller's array must have at launch
+  /// (a `tile.shape` argument attribute that launchers holding arrays check).
+  Value ptrParam(llvm::StringRef name, DType pointee, std::vector<ParamDim> shape,
+                 SrcLoc loc = SrcLoc::current());
   /// Declares a scalar parameter.
   Value scalarParam(llvm::StringRef name, DType type, SrcLoc loc = SrcLoc::current());
   /// Records the config; an invalid one is a diagnostic at `loc`.
@@ -158,6 +172,7 @@ private:
   mlir::Operation *kernelOp_;
   std::vector<std::string> diagnostics_;
   std::vector<std::string> paramNames_;
+  std::vector<std::vector<ParamDim>> paramShapes_; ///< empty: not declared
   std::unique_ptr<class DiagnosticCollector> collector_;
   Kernel *previous_;
 };

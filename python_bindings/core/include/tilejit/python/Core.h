@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <variant>
 #include <vector>
 
 namespace tilejit::python {
@@ -83,6 +84,9 @@ struct Param {
   std::string name;
   bool pointer = false;
   ElementType type = ElementType::F32;
+  /// Pointers: the declared row-major shape, each dimension a size, the name
+  /// of the scalar parameter holding it, or "?"; empty when not declared.
+  std::vector<std::variant<int64_t, std::string>> shape;
 };
 
 enum class UnaryOp { Neg, Exp, Log, Log1p, Sqrt, Rsqrt, Abs, Silu, Softplus };
