@@ -204,23 +204,27 @@ Expected<bool> compareWithInterpreter(const KernelRegistry &registry, GpuDecoder
   return agree;
 }
 
-struct Timed {
-  double us;
-  size_t bytes;
-};
+/// The JIT runtime on `device` with the environment's options; says which
+/// GPU and arch it compiles for.
+Expected<std::unique_ptr<runtime::JitRuntime>>
+openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device) {
+  auto options = runtime::RuntimeOptions::fromEnvironment();
+  if (!options)
+    return options.takeError();
+  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
+                                         std::move(*options));
+  if (jit)
+    outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
+                      (*jit)->targetArch().name());
+  return jit;
+}
 
 int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
            const std::vector<MambaLayerWeights> &w, std::unique_ptr<runtime::DeviceApi> device,
            const KernelOverrides &overrides) {
-  auto options = runtime::RuntimeOptions::fromEnvironment();
-  if (!options)
-    return fail(toString(options.takeError()));
-  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
-                                         std::move(*options));
+  auto jit = openGpuRuntime(std::move(device));
   if (!jit)
     return fail(toString(jit.takeError()));
-  outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
-                    (*jit)->targetArch().name());
   bool ok = true;
   auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun)
       -> Expected<std::unique_ptr<GpuDecoder>> {
@@ -405,15 +409,9 @@ int runPrefillInterpreter(const KernelRegistry &registry, const NemotronHConfig 
 int runPrefillGpu(const KernelRegistry &registry, const NemotronHConfig &config,
                   const std::vector<MambaLayerWeights> &w,
                   std::unique_ptr<runtime::DeviceApi> device, const KernelOverrides &overrides) {
-  auto options = runtime::RuntimeOptions::fromEnvironment();
-  if (!options)
-    return fail(toString(options.takeError()));
-  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
-                                         std::move(*options));
+  auto jit = openGpuRuntime(std::move(device));
   if (!jit)
     return fail(toString(jit.takeError()));
-  outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
-                    (*jit)->targetArch().name());
   auto create = [&](const ref::PrefillBatch &b, int64_t total,
                     const std::vector<MambaLayerWeights> &layersToRun)
       -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuDecoder>>> {
