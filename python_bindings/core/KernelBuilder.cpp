@@ -262,6 +262,10 @@ ValueId KernelBuilder::where(const Operand &cond, const Operand &a, const Operan
   TILEJIT_FORWARD(tilejit::where(call.operand(cond), call.operand(a), call.operand(b)));
 }
 
+ValueId KernelBuilder::fma(const Operand &a, const Operand &b, const Operand &c) {
+  TILEJIT_FORWARD(tilejit::fma(call.operand(a), call.operand(b), call.operand(c)));
+}
+
 ValueId KernelBuilder::reduce(ReduceOp op, const Operand &x, int axis) {
   state->active();
   CallScope call(state->values);

@@ -229,6 +229,11 @@ void bindBuilder(py::module_ &m) {
     Location loc = callerLocation();
     return wrap(b, b->where(toOperand(b, cond, loc), toOperand(b, a, loc), toOperand(b, c, loc)));
   });
+  m.def("fma", [](py::handle a, py::handle x, py::handle c) {
+    auto b = kernelFor({a, x, c});
+    Location loc = callerLocation();
+    return wrap(b, b->fma(toOperand(b, a, loc), toOperand(b, x, loc), toOperand(b, c, loc)));
+  }, "a * x + c rounded once.");
   for (auto [name, op] : {std::pair{"exp", UnaryOp::Exp}, {"log", UnaryOp::Log},
                           {"log1p", UnaryOp::Log1p}, {"sqrt", UnaryOp::Sqrt},
                           {"rsqrt", UnaryOp::Rsqrt}, {"abs", UnaryOp::Abs},

@@ -131,3 +131,32 @@ def test_values_report_shape_and_dtype():
     assert repr(t) == "Value(tile<8x1xi32>)"
     tj.store(x + tj.arange(0, 8), tj.full([8], 1.0, tj.f16))
     k.finish()
+
+
+def test_fma_rounds_once(rng):
+    """fma(a, b, c) rounds a*b + c once; `a * b + c` rounds the product first.
+    (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly: the rounded product loses the
+    2^-24 (a tie to even), so the two spellings differ there by 2^-24."""
+    n = 128
+    k = tj.Kernel("fma")
+    a, b, c = (k.ptr_param(name, tj.f32) for name in "abc")
+    fused, split = k.ptr_param("fused", tj.f32), k.ptr_param("split", tj.f32)
+    offs = tj.arange(0, n)
+    x, y, z = tj.load(a + offs), tj.load(b + offs), tj.load(c + offs)
+    tj.store(fused + offs, tj.fma(x, y, z))
+    tj.store(split + offs, x * y + z)
+    module = k.finish()
+    xs = rng.standard_normal(n).astype(np.float32)
+    ys = rng.standard_normal(n).astype(np.float32)
+    zs = rng.standard_normal(n).astype(np.float32)
+    xs[0] = ys[0] = np.float32(1 + 2.0 ** -12)
+    zs[0] = -1.0
+    out_fused, out_split = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    module.run((1,), xs, ys, zs, out_fused, out_split)
+    # The f32 product is exact in f64; the f64 sum rounded to f32 is the fused
+    # result here (a double rounding could differ by one ulp; none does at this seed).
+    exact = (xs.astype(np.float64) * ys + zs).astype(np.float32)
+    assert out_fused[0] == np.float32(2.0 ** -11 + 2.0 ** -24)
+    assert out_split[0] == np.float32(2.0 ** -11)
+    assert_close(out_fused, exact, 0, 0, n)
+    assert_close(out_split, (xs * ys + zs), 0, 0, n)

@@ -157,6 +157,46 @@ TEST_CASE("numbers adopt the other operand's dtype and broadcasting follows nump
         std::string::npos);
 }
 
+TEST_CASE("fma broadcasts numbers and tiles and rejects what it cannot fuse", "[builder]") {
+  Fixture f;
+  {
+    Kernel k(*f.ctx, "fma_ok");
+    Value p = k.ptrParam("p", DType::F32);
+    Value x = load(p + arange(0, 8));                 // [8]
+    Value y = fma(x, 2.0f, expandDims(x, 1));         // [8] * 2 + [8, 1] -> [8, 8]
+    CHECK(y.shape() == Shape{8, 8});
+    Value h = fma(x.to(DType::BF16), x.to(DType::BF16), 1.0f);
+    CHECK(h.dtype() == DType::BF16);
+    store(p + arange(0, 8), sum(y, 1) + h.to(DType::F32));
+    auto module = k.finish();
+    REQUIRE(bool(module));
+    std::string text = print(**module);
+    INFO(text);
+    CHECK(text.find("math.fma") != std::string::npos);
+    CHECK(text.find("tensor<8x8xf32>") != std::string::npos);
+  }
+  Kernel k(*f.ctx, "fma_bad");
+  Value x = zeros({16}, DType::F32);
+  const int dtypeLine = __LINE__ + 1;
+  Value a = fma(x, zeros({16}, DType::BF16), 1.0f);
+  const int intLine = __LINE__ + 1;
+  Value b = fma(arange(0, 16), 2, 3);
+  const int shapeLine = __LINE__ + 1;
+  Value c = fma(x, zeros({4}, DType::F32), x);
+  CHECK_FALSE(a.valid());
+  CHECK_FALSE(b.valid());
+  CHECK_FALSE(c.valid());
+  std::string msg = errorText(k.finish().takeError());
+  INFO(msg);
+  for (int line : {dtypeLine, intLine, shapeLine})
+    CHECK(msg.find(":" + std::to_string(line) + ":") != std::string::npos);
+  CHECK(msg.find("dtype mismatch in fma(): tile<16xf32> vs tile<16xbf16>") != std::string::npos);
+  CHECK(msg.find("fma() needs f32, bf16 or f16 operands, got tile<16xi32>") !=
+        std::string::npos);
+  CHECK(msg.find("shapes do not broadcast in fma(): tile<16xf32> vs tile<4xf32>") !=
+        std::string::npos);
+}
+
 TEST_CASE("loops carry values and check their types", "[builder]") {
   Fixture f;
   {

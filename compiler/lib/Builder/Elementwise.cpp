@@ -329,6 +329,40 @@ Value where(const Operand &cond, const Operand &a, const Operand &b) {
   return k->wrap(arith::SelectOp::create(k->builder(), loc, c, x, y));
 }
 
+Value fma(const Operand &a, const Operand &b, const Operand &c) {
+  Kernel *k = kernelOf({&a, &b, &c});
+  if (!k)
+    return {};
+  const Operand *first = nullptr;
+  for (const Operand *x : {&a, &b, &c})
+    if (!x->number && !first)
+      first = x;
+  if (!first)
+    return k->fail(a.loc, "fma() needs at least one Value");
+  Type element = getElementTypeOrSelf(first->value.raw().getType());
+  if (!isa<FloatType>(element) || isa<Float8E4M3FNType>(element))
+    return k->fail(first->loc, "fma() needs f32, bf16 or f16 operands, got " +
+                                   describe(first->value.raw()));
+  Shape shape;
+  for (const Operand *x : {&a, &b, &c}) {
+    if (x->number)
+      continue;
+    if (getElementTypeOrSelf(x->value.raw().getType()) != element)
+      return k->fail(x->loc, "dtype mismatch in fma(): " + describe(first->value.raw()) +
+                                 " vs " + describe(x->value.raw()) + " (convert one with .to())");
+    auto joined = broadcastShapes(shape, x->value.shape());
+    if (!joined)
+      return k->fail(x->loc, "shapes do not broadcast in fma(): " +
+                                 describe(first->value.raw()) + " vs " + describe(x->value.raw()));
+    shape = *joined;
+  }
+  Location loc = k->location(first->loc);
+  auto operand = [&](const Operand &x) {
+    return broadcastValue(*k, materialize(*k, x, element), shape, loc);
+  };
+  return k->wrap(math::FmaOp::create(k->builder(), loc, operand(a), operand(b), operand(c)));
+}
+
 Value exp(const Operand &x) { return unaryFloat<math::ExpOp>("exp", x); }
 Value log(const Operand &x) { return unaryFloat<math::LogOp>("log", x); }
 Value log1p(const Operand &x) { return unaryFloat<math::Log1pOp>("log1p", x); }

@@ -24,8 +24,10 @@
 // CHECK: tile.store
 // CHECK: scf.if
 // CHECK: tile.load
-// The token loop carries the 3 halo rows.
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (tensor<1x1024xbf16>, tensor<1x1024xbf16>, tensor<1x1024xbf16>)
+// The token loop carries the 3 halo rows, widened to f32 once, and each tap is
+// one fused multiply-add.
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (tensor<1x1024xf32>, tensor<1x1024xf32>, tensor<1x1024xf32>)
+// CHECK-COUNT-4: math.fma
 
 // SMALL: tile.make_view %arg0 sizes({{.*}}) : <bf16> -> <?x240xbf16, strides = [248, 1]>
 

@@ -222,6 +222,10 @@ Value log1p(const Operand &x);
 Value sqrt(const Operand &x);
 Value rsqrt(const Operand &x);
 Value abs(const Operand &x);
+/// a * b + c rounded once (fused multiply-add), elementwise on floats. `a * b + c`
+/// rounds twice and is never contracted, so the interpreter and the GPU agree
+/// bit for bit either way.
+Value fma(const Operand &a, const Operand &b, const Operand &c);
 /// x / (1 + exp(-x)).
 Value silu(const Operand &x);
 /// x if x > 20 else log1p(exp(x)) (reference-math.md §2).

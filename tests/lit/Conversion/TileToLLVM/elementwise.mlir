@@ -1,12 +1,14 @@
-// Math and conversions: PTX approximations for exp/log/rsqrt, hardware
+// Math and conversions: PTX approximations for exp/log/rsqrt (the .ftz forms:
+// one MUFU instruction each), fma.rn for math.fma, hardware
 // conversions for bf16 (cvt.rn) and e4m3 (cvt.rn.satfinite).
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | FileCheck %s
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | tilejit-opt | FileCheck %s
 
 // CHECK-LABEL: llvm.func @math
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.lg2.approx.f"
-// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.f"
+// CHECK: llvm.call_intrinsic "llvm.nvvm.rsqrt.approx.ftz.f"
+// CHECK: llvm.call_intrinsic "llvm.fma.f32"
 // CHECK: llvm.fptrunc {{.*}} : f32 to bf16
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ff.to.e4m3x2.rn"
 // CHECK: llvm.call_intrinsic "llvm.nvvm.e4m3x2.to.f16x2.rn"
@@ -16,7 +18,8 @@ tile.kernel @math(%p: !tile.ptr<f32>, %q: !tile.ptr<bf16>, %r: !tile.ptr<f8E4M3F
   %x = tile.load %v[%c0] : !tile.view<128xf32, strides = [1]> -> tensor<128xf32>
   %e = math.exp %x : tensor<128xf32>
   %l = math.log1p %e : tensor<128xf32>
-  %s = math.rsqrt %l : tensor<128xf32>
+  %r0 = math.rsqrt %l : tensor<128xf32>
+  %s = math.fma %r0, %x, %e : tensor<128xf32>
   %b = tile.convert %s rounding rne : tensor<128xf32> -> tensor<128xbf16>
   %w = tile.make_view %q : !tile.ptr<bf16> -> !tile.view<128xbf16, strides = [1]>
   tile.store %b, %w[%c0] : tensor<128xbf16>, !tile.view<128xbf16, strides = [1]>

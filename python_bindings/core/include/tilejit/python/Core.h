@@ -142,6 +142,7 @@ public:
   ValueId unary(UnaryOp op, const Operand &x);
   ValueId binary(BinaryOp op, const Operand &a, const Operand &b);
   ValueId where(const Operand &cond, const Operand &a, const Operand &b);
+  ValueId fma(const Operand &a, const Operand &b, const Operand &c);
   ValueId reduce(ReduceOp op, const Operand &x, int axis);
   ValueId dot(const Operand &a, const Operand &b, const Operand &acc);
 
