@@ -3,11 +3,11 @@
 #include "tilejit/models/DecodePlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tilejit::models {
 namespace {
 
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 template <typename T> llvm::ArrayRef<uint8_t> asBytes(const Tensor<T> &t) {
   return {reinterpret_cast<const uint8_t *>(t.data.data()), t.data.size() * sizeof(T)};
@@ -275,13 +275,13 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
       inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
     }
     plan.launches.push_back({"in_proj_conv", inProj->constants,
-                             {ceilDiv(outCols, inProj->spec.get("block_n")),
-                              ceilDiv(rows, inProj->spec.get("block_m")), 1},
+                             {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
+                              llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
                              inArgs, w.layer});
 
     plan.launches.push_back(
         {"ssm_update", ssm->constants,
-         {ceilDiv(P, ssm->spec.get("block_p")), H, rows},
+         {llvm::divideCeilSigned(P, ssm->spec.get("block_p")), H, rows},
          {xBC, dt, aLog, dtBias, d, slots, ssmPage, y, PlanArg::real(c.dtMin),
           PlanArg::real(c.dtMax)},
          w.layer});
@@ -299,8 +299,8 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
     if (fp8)
       outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
     plan.launches.push_back({"out_proj", outProj->constants,
-                             {ceilDiv(hidden, outProj->spec.get("block_n")),
-                              ceilDiv(rows, outProj->spec.get("block_m")), 1},
+                             {llvm::divideCeilSigned(hidden, outProj->spec.get("block_n")),
+                              llvm::divideCeilSigned(rows, outProj->spec.get("block_m")), 1},
                              outArgs, w.layer});
   }
   return plan;

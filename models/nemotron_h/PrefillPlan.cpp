@@ -143,7 +143,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     if (fp8) {
       plan.launches.push_back(
           {"quantize_e4m3", quant->constants,
-           {llvm::divideCeil(hidden, quant->spec.get("block")), tokens, 1},
+           {llvm::divideCeilSigned(hidden, quant->spec.get("block")), tokens, 1},
            {in, quantized, rows, PlanArg::real(w.inProj.inputScale)}, w.layer});
       gemmInput = quantized;
       inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
@@ -151,13 +151,13 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     std::vector<PlanArg> inArgs = {gemmInput, inW, zxbcdt, rows};
     inArgs.insert(inArgs.end(), inExtra.begin(), inExtra.end());
     plan.launches.push_back({"out_proj", inProj->constants,
-                             {llvm::divideCeil(outCols, inProj->spec.get("block_n")),
-                              llvm::divideCeil(tokens, inProj->spec.get("block_m")), 1},
+                             {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
+                              llvm::divideCeilSigned(tokens, inProj->spec.get("block_m")), 1},
                              inArgs, w.layer});
 
     plan.launches.push_back(
         {"conv_prefill", conv->constants,
-         {llvm::divideCeil(Cd, conv->spec.get("block_c")), chunks, 1},
+         {llvm::divideCeilSigned(Cd, conv->spec.get("block_c")), chunks, 1},
          {zxbcdt, convW, convB, cu, slots, init, chunkSeq, chunkBegin, chunkEnd, convPage, xBC,
           PlanArg::integer(numSlots)},
          w.layer});
@@ -181,8 +181,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     if (fp8)
       outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
     plan.launches.push_back({"out_proj", outProj->constants,
-                             {llvm::divideCeil(hidden, outProj->spec.get("block_n")),
-                              llvm::divideCeil(tokens, outProj->spec.get("block_m")), 1},
+                             {llvm::divideCeilSigned(hidden, outProj->spec.get("block_n")),
+                              llvm::divideCeilSigned(tokens, outProj->spec.get("block_m")), 1},
                              outArgs, w.layer});
   }
   return result;

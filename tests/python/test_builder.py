@@ -133,11 +133,8 @@ def test_values_report_shape_and_dtype():
     k.finish()
 
 
-def test_fma_rounds_once(rng):
-    """fma(a, b, c) rounds a*b + c once; `a * b + c` rounds the product first.
-    (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly: the rounded product loses the
-    2^-24 (a tie to even), so the two spellings differ there by 2^-24."""
-    n = 128
+def build_fma(n=128):
+    """fused = fma(a, b, c) and split = a * b + c, elementwise over n floats."""
     k = tj.Kernel("fma")
     a, b, c = (k.ptr_param(name, tj.f32) for name in "abc")
     fused, split = k.ptr_param("fused", tj.f32), k.ptr_param("split", tj.f32)
@@ -145,14 +142,25 @@ def test_fma_rounds_once(rng):
     x, y, z = tj.load(a + offs), tj.load(b + offs), tj.load(c + offs)
     tj.store(fused + offs, tj.fma(x, y, z))
     tj.store(split + offs, x * y + z)
-    module = k.finish()
-    xs = rng.standard_normal(n).astype(np.float32)
-    ys = rng.standard_normal(n).astype(np.float32)
-    zs = rng.standard_normal(n).astype(np.float32)
+    return k.finish()
+
+
+def fma_inputs(rng, n=128):
+    """Random f32 operands; element 0 is (1 + 2^-12)^2 - 1 = 2^-11 + 2^-24 exactly,
+    whose rounded product loses the 2^-24 (a tie to even)."""
+    xs, ys, zs = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
     xs[0] = ys[0] = np.float32(1 + 2.0 ** -12)
     zs[0] = -1.0
+    return xs, ys, zs
+
+
+def test_fma_rounds_once(rng):
+    """fma(a, b, c) rounds a*b + c once; `a * b + c` rounds the product first,
+    so the two spellings differ on element 0 by 2^-24."""
+    n = 128
+    xs, ys, zs = fma_inputs(rng, n)
     out_fused, out_split = np.zeros(n, np.float32), np.zeros(n, np.float32)
-    module.run((1,), xs, ys, zs, out_fused, out_split)
+    build_fma(n).run((1,), xs, ys, zs, out_fused, out_split)
     # The f32 product is exact in f64; the f64 sum rounded to f32 is the fused
     # result here (a double rounding could differ by one ulp; none does at this seed).
     exact = (xs.astype(np.float64) * ys + zs).astype(np.float32)

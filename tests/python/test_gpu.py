@@ -9,7 +9,9 @@ if not torch.cuda.is_available():
     pytest.skip("the GPU tests need a CUDA device", allow_module_level=True)
 
 import tilejit as tj  # noqa: E402
-from test_builder import build_scale  # noqa: E402
+import numpy as np  # noqa: E402
+
+from test_builder import build_fma, build_scale, fma_inputs  # noqa: E402
 
 
 def torch_gated_rmsnorm(y, z, w, group, eps):
@@ -92,6 +94,23 @@ def test_python_kernel_on_a_side_stream_and_in_a_cuda_graph():
     stats = tj.runtime().stats()
     assert stats.modules_loaded >= before.modules_loaded + 1, str(stats)
     assert stats.bytes_uploaded == before.bytes_uploaded, str(stats)
+
+
+def test_fma_matches_the_interpreter_bit_for_bit():
+    """fma.rn.f32 on the GPU is the interpreter's std::fma, and `a * b + c` is
+    never contracted into one: both outputs equal the interpreter's exactly, and
+    element 0 tells the two spellings apart."""
+    n = 128
+    xs, ys, zs = fma_inputs(np.random.default_rng(41), n)
+    module = build_fma(n)
+    want_fused, want_split = np.zeros(n, np.float32), np.zeros(n, np.float32)
+    module.run((1,), xs, ys, zs, want_fused, want_split)
+    fused, split = torch.zeros(n, device="cuda"), torch.zeros(n, device="cuda")
+    module(*(torch.from_numpy(v).cuda() for v in (xs, ys, zs)), fused, split, grid=(1,))
+    torch.cuda.synchronize()
+    assert np.array_equal(fused.cpu().numpy().view(np.uint32), want_fused.view(np.uint32))
+    assert np.array_equal(split.cpu().numpy().view(np.uint32), want_split.view(np.uint32))
+    assert float(fused[0]) != float(split[0])
 
 
 def test_device_errors_are_exceptions():

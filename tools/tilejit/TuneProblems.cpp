@@ -3,6 +3,8 @@
 // constants candidate lists (KernelConstant::candidates) and adding a problem here.
 #include "Commands.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <limits>
 
 namespace tilejit::cli {
@@ -11,8 +13,6 @@ namespace {
 using tuning::NamedValues;
 using tuning::TuneArg;
 using tuning::TuneProblem;
-
-int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // GEMM outputs are bf16 after an f32 sum of K = 4096 N(0,1) products (|c| up to
 // a few hundred). Candidates sum in other orders (tile and K-step splits): the f32
@@ -39,8 +39,8 @@ TuneProblem gemmProblem(std::string kernel, DType operand, bool transposedB) {
     return args;
   };
   p.grid = [](const Specialization &s, const NamedValues &shape) {
-    return std::array<int64_t, 3>{ceilDiv(shape.at("m"), s.get("block_m")),
-                                  ceilDiv(s.get("n"), s.get("block_n")), 1};
+    return std::array<int64_t, 3>{llvm::divideCeilSigned(shape.at("m"), s.get("block_m")),
+                                  llvm::divideCeilSigned(s.get("n"), s.get("block_n")), 1};
   };
   p.atol = gemmAtol;
   p.rtol = gemmRtol;
@@ -109,8 +109,8 @@ TuneProblem inProjConvProblem() {
   };
   p.grid = [](const Specialization &s, const NamedValues &shape) {
     const int64_t cols = s.get("inner") + s.get("channels") + s.get("heads");
-    return std::array<int64_t, 3>{ceilDiv(cols, s.get("block_n")),
-                                  ceilDiv(shape.at("rows"), s.get("block_m")), 1};
+    return std::array<int64_t, 3>{llvm::divideCeilSigned(cols, s.get("block_n")),
+                                  llvm::divideCeilSigned(shape.at("rows"), s.get("block_m")), 1};
   };
   p.atol = 5e-2;
   p.rtol = 1e-2;
@@ -179,7 +179,7 @@ llvm::Error registerTuneProblems(tuning::TuneProblemRegistry &registry) {
                                 TuneArg::output(DType::F32, n), TuneArg::integer(n)};
   };
   add.grid = [](const Specialization &s, const NamedValues &shape) {
-    return std::array<int64_t, 3>{ceilDiv(shape.at("n"), s.get("block")), 1, 1};
+    return std::array<int64_t, 3>{llvm::divideCeilSigned(shape.at("n"), s.get("block")), 1, 1};
   };
   // One f32 add per element, the same on the interpreter and the GPU: exact.
   std::vector<TuneProblem> problems = {
