@@ -234,13 +234,44 @@ static int64_t bytesOf(Type llvmType) {
   return std::max<int64_t>(1, llvmType.getIntOrFloatBitWidth() / 8);
 }
 
+namespace {
+
+/// How many registers of `d` go to or from scratch as one vector access: each
+/// group holds consecutive elements along the last (row-major fastest) dim,
+/// starts at an element index that is a multiple of the width in every
+/// thread (the thread's part of each index is a sum of lane/warp bases), and
+/// fills at most 16 bytes; `offset` keeps the alignment.
+unsigned sharedVectorWidth(const Distributed &d, unsigned bytes, int64_t offset) {
+  if (d.shape.empty() || bytes == 0 || bytes > 16)
+    return 1;
+  unsigned last = d.shape.size() - 1;
+  unsigned width = d.contiguousRegisters(last, 16 / bytes);
+  auto aligned = [&](int64_t w) {
+    if (d.shape[last] % w || offset % (w * bytes))
+      return false;
+    for (unsigned r = 0; r < d.numRegs(); r += w)
+      if (d.regs[r][last] % w)
+        return false;
+    for (const Index &basis : llvm::concat<const Index>(d.lanes, d.warps))
+      if (basis[last] % w)
+        return false;
+    return true;
+  };
+  while (width > 1 && !aligned(width))
+    width /= 2;
+  return width;
+}
+
+} // namespace
+
 void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmType,
                           int64_t offset, Location loc) {
   int64_t elements = 1;
   for (int64_t s : d.shape)
     elements *= s;
   Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
-  reserveShared(offset + elements * bytesOf(stored));
+  unsigned bytes = bytesOf(stored);
+  reserveShared(offset + elements * bytes);
   // Replicated threads hold the same values; only the owner writes.
   Value owner = isOwner(d, loc);
   Block *current = b.getInsertionBlock();
@@ -249,14 +280,37 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
   b.setInsertionPointToEnd(current);
   LLVM::CondBrOp::create(b, loc, owner, write, done);
   b.setInsertionPointToEnd(write);
-  for (unsigned r = 0; r < d.numRegs(); ++r) {
-    if (d.isDuplicateRegister(r))
+  auto widen = [&](Value v) {
+    return llvmType.isInteger(1) ? Value(LLVM::ZExtOp::create(b, loc, stored, v)) : v;
+  };
+  // Consecutive elements of a thread go out as one vector store (scalar
+  // stores made the layout conversions of ssd_prefill a third of its code).
+  unsigned width = llvmType.isInteger(1) ? 1 : sharedVectorWidth(d, bytes, offset);
+  for (unsigned r = 0; r < d.numRegs(); r += width) {
+    unsigned fresh = 0;
+    for (unsigned i = r; i < r + width; ++i)
+      fresh += !d.isDuplicateRegister(i);
+    if (fresh == 0)
       continue;
     Value linear = linearize(elementIndex(d, r, loc), d.shape, loc);
-    Value v = values[r];
-    if (llvmType.isInteger(1))
-      v = LLVM::ZExtOp::create(b, loc, stored, v);
-    LLVM::StoreOp::create(b, loc, v, sharedAddress(linear, stored, offset, loc));
+    Value address = sharedAddress(linear, stored, offset, loc);
+    if (width == 1 || fresh != width) {
+      for (unsigned i = r; i < r + width; ++i) {
+        if (d.isDuplicateRegister(i))
+          continue;
+        Value at = i == r ? address
+                          : Value(LLVM::GEPOp::create(b, loc, address.getType(), stored,
+                                                      address,
+                                                      ArrayRef<LLVM::GEPArg>{int32_t(i - r)}));
+        LLVM::StoreOp::create(b, loc, widen(values[i]), at);
+      }
+      continue;
+    }
+    auto vectorType = VectorType::get({int64_t(width)}, stored);
+    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+    for (unsigned i = 0; i < width; ++i)
+      vector = LLVM::InsertElementOp::create(b, loc, vector, widen(values[r + i]), i32(i, loc));
+    LLVM::StoreOp::create(b, loc, vector, address, width * bytes);
   }
   LLVM::BrOp::create(b, loc, done);
   b.setInsertionPointToEnd(done);
@@ -264,21 +318,41 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
 
 Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> srcShape,
                          const std::function<Regs(ArrayRef<Value>)> &source, int64_t offset,
-                         Location loc) {
+                         Location loc, bool identity) {
   Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
+  auto narrow = [&](Value v) {
+    return llvmType.isInteger(1) ? Value(LLVM::TruncOp::create(b, loc, llvmType, v)) : v;
+  };
+  // An identity map reads consecutive elements of a thread as one vector.
+  unsigned width = 1;
+  if (identity && !llvmType.isInteger(1) && ArrayRef<int64_t>(d.shape) == srcShape)
+    width = sharedVectorWidth(d, bytesOf(stored), offset);
   Regs out(d.numRegs());
-  for (unsigned r = 0; r < d.numRegs(); ++r) {
-    auto first = llvm::find(d.regs, d.regs[r]) - d.regs.begin();
-    if ((unsigned)first != r) {
-      out[r] = out[first];
+  for (unsigned r = 0; r < d.numRegs(); r += width) {
+    bool repeats = false;
+    for (unsigned i = r; i < r + width; ++i)
+      repeats |= d.isDuplicateRegister(i);
+    if (width > 1 && !repeats) {
+      Value linear = linearize(elementIndex(d, r, loc), srcShape, loc);
+      auto vectorType = VectorType::get({int64_t(width)}, stored);
+      Value vector = LLVM::LoadOp::create(b, loc, vectorType,
+                                          sharedAddress(linear, stored, offset, loc),
+                                          width * bytesOf(stored));
+      for (unsigned i = 0; i < width; ++i)
+        out[r + i] = LLVM::ExtractElementOp::create(b, loc, vector, i32(i, loc));
       continue;
     }
-    Regs index = source(elementIndex(d, r, loc));
-    Value linear = linearize(index, srcShape, loc);
-    Value v = LLVM::LoadOp::create(b, loc, stored, sharedAddress(linear, stored, offset, loc));
-    if (llvmType.isInteger(1))
-      v = LLVM::TruncOp::create(b, loc, llvmType, v);
-    out[r] = v;
+    for (unsigned i = r; i < r + width; ++i) {
+      auto first = llvm::find(d.regs, d.regs[i]) - d.regs.begin();
+      if ((unsigned)first != i) {
+        out[i] = out[first];
+        continue;
+      }
+      Regs index = source(elementIndex(d, i, loc));
+      Value linear = linearize(index, srcShape, loc);
+      out[i] = narrow(
+          LLVM::LoadOp::create(b, loc, stored, sharedAddress(linear, stored, offset, loc)));
+    }
   }
   return out;
 }

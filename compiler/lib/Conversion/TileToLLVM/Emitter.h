@@ -109,9 +109,11 @@ public:
                    Location loc);
   /// Reads a distributed tile from scratch: register r takes the element at
   /// row-major position `source(index of r)` of a buffer shaped `srcShape`.
+  /// `identity`: `source` returns its argument (a layout conversion), so a
+  /// thread's consecutive elements are read as vectors.
   Regs loadShared(const Distributed &d, Type llvmType, llvm::ArrayRef<int64_t> srcShape,
                   const std::function<Regs(llvm::ArrayRef<Value>)> &source, int64_t offset,
-                  Location loc);
+                  Location loc, bool identity = false);
   Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape, Location loc);
 
   /// Calls an LLVM/NVVM intrinsic by name.

@@ -13,6 +13,7 @@ namespace {
 struct IndexMap {
   std::function<Index(const Index &)> constant;
   std::function<Regs(ArrayRef<Value>)> values;
+  bool identity = false;
 };
 
 LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
@@ -46,12 +47,13 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
   e.barrier(loc);
   e.storeShared(from, in, type, 0, loc);
   e.barrier(loc);
-  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc));
+  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.identity));
   return success();
 }
 
 IndexMap identity() {
-  return {[](const Index &i) { return i; }, [](ArrayRef<Value> v) { return Regs(v); }};
+  return {[](const Index &i) { return i; }, [](ArrayRef<Value> v) { return Regs(v); },
+          /*identity=*/true};
 }
 
 LogicalResult emitBroadcast(Emitter &e, Operation *op) {

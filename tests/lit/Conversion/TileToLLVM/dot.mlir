@@ -68,11 +68,12 @@ tile.kernel @gemm_e4m3_wt(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c: 
 }
 
 // Operands computed in registers: the generic path through scratch memory
-// (shared stores and loads), then the same mma.sync.
+// (shared stores, a thread's consecutive elements as one vector, and loads),
+// then the same mma.sync.
 // CHECK-LABEL: llvm.func @computed_operands
 // CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.cp.async
-// CHECK: llvm.store {{.*}} : bf16, !llvm.ptr<3>
+// CHECK: llvm.store {{.*}} {alignment = {{[0-9]+}} : i64} : vector<{{[0-9]+}}xbf16>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
 // CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> bf16
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
