@@ -22,6 +22,10 @@ std::pair<Value, Value> splitBF16(Value v) {
   return {hi, (v - hi.to(DType::F32)).to(DType::BF16)};
 }
 
+std::pair<Value, Value> transposeBoth(std::pair<Value, Value> halves) {
+  return {transpose(halves.first, {1, 0}), transpose(halves.second, {1, 0})};
+}
+
 } // namespace
 
 void buildSsdPrefill(Kernel &k, const Specialization &spec) {
@@ -108,7 +112,9 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
              Value mixF = cb * decay * expandDims(dt, 0);
              auto [mix, mixLo] = splitBF16(mixF);
              Value yTile = dot(mixLo, x, dot(mix, x, zeros({q, bp}, DType::F32)));
-             auto [sHi, sLo] = splitBF16(transpose(s, {1, 0}));
+             // Split, then transpose each bf16 half: a transpose feeding a dot
+             // operand folds into the operand's one trip through shared memory.
+             auto [sHi, sLo] = transposeBoth(splitBF16(s));
              Value carry = dot(cm, sLo, dot(cm, sHi, zeros({q, bp}, DType::F32)));
              yTile = yTile + carry * expandDims(exp(lam), 1) + x.to(DType::F32) * dCoef;
              View yView = makeView(y + rowBase * inner + h * headDim, {Dim(len), headDim},
@@ -117,7 +123,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
              // Steps 2-3: S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
              Value w = exp(minimum(lamEnd - lam, 0.0)) * dt;
-             auto [xw, xwLo] = splitBF16(transpose(x.to(DType::F32) * expandDims(w, 1), {1, 0}));
+             auto [xw, xwLo] = transposeBoth(splitBF16(x.to(DType::F32) * expandDims(w, 1)));
              Value next = dot(xwLo, b, dot(xw, b, s * exp(lamEnd)));
              ifThen(last & live, [&] {
                store(makeView(slotPage, {headDim, stateSize}, {stateSize, 1}), {p0, 0}, next);

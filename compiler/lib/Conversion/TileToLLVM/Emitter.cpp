@@ -237,23 +237,24 @@ static int64_t bytesOf(Type llvmType) {
 namespace {
 
 /// How many registers of `d` go to or from scratch as one vector access: each
-/// group holds consecutive elements along the last (row-major fastest) dim,
-/// starts at an element index that is a multiple of the width in every
-/// thread (the thread's part of each index is a sum of lane/warp bases), and
-/// fills at most 16 bytes; `offset` keeps the alignment.
-unsigned sharedVectorWidth(const Distributed &d, unsigned bytes, int64_t offset) {
-  if (d.shape.empty() || bytes == 0 || bytes > 16)
+/// group holds consecutive elements along `dim`, which the buffer stores
+/// contiguously in rows of `rowLength`; a group starts at an element index
+/// that is a multiple of the width in every thread (the thread's part of each
+/// index is a sum of lane/warp bases) and fills at most 16 bytes; `offset`
+/// keeps the alignment.
+unsigned sharedVectorWidth(const Distributed &d, unsigned dim, int64_t rowLength,
+                           unsigned bytes, int64_t offset) {
+  if (dim >= d.shape.size() || bytes == 0 || bytes > 16)
     return 1;
-  unsigned last = d.shape.size() - 1;
-  unsigned width = d.contiguousRegisters(last, 16 / bytes);
+  unsigned width = d.contiguousRegisters(dim, 16 / bytes);
   auto aligned = [&](int64_t w) {
-    if (d.shape[last] % w || offset % (w * bytes))
+    if (rowLength % w || offset % (w * bytes))
       return false;
     for (unsigned r = 0; r < d.numRegs(); r += w)
-      if (d.regs[r][last] % w)
+      if (d.regs[r][dim] % w)
         return false;
     for (const Index &basis : llvm::concat<const Index>(d.lanes, d.warps))
-      if (basis[last] % w)
+      if (basis[dim] % w)
         return false;
     return true;
   };
@@ -285,7 +286,9 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
   };
   // Consecutive elements of a thread go out as one vector store (scalar
   // stores made the layout conversions of ssd_prefill a third of its code).
-  unsigned width = llvmType.isInteger(1) ? 1 : sharedVectorWidth(d, bytes, offset);
+  unsigned width = llvmType.isInteger(1) || d.shape.empty()
+                       ? 1
+                       : sharedVectorWidth(d, d.shape.size() - 1, d.shape.back(), bytes, offset);
   for (unsigned r = 0; r < d.numRegs(); r += width) {
     unsigned fresh = 0;
     for (unsigned i = r; i < r + width; ++i)
@@ -318,22 +321,23 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
 
 Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> srcShape,
                          const std::function<Regs(ArrayRef<Value>)> &source, int64_t offset,
-                         Location loc, bool identity) {
+                         Location loc, std::optional<unsigned> alongRows) {
   Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
   auto narrow = [&](Value v) {
     return llvmType.isInteger(1) ? Value(LLVM::TruncOp::create(b, loc, llvmType, v)) : v;
   };
-  // An identity map reads consecutive elements of a thread as one vector.
+  // Registers consecutive along the dimension that `source` maps onto the
+  // buffer's rows read consecutive elements: one vector load.
   unsigned width = 1;
-  if (identity && !llvmType.isInteger(1) && ArrayRef<int64_t>(d.shape) == srcShape)
-    width = sharedVectorWidth(d, bytesOf(stored), offset);
+  if (alongRows && !llvmType.isInteger(1) && !srcShape.empty())
+    width = sharedVectorWidth(d, *alongRows, srcShape.back(), bytesOf(stored), offset);
   Regs out(d.numRegs());
   for (unsigned r = 0; r < d.numRegs(); r += width) {
     bool repeats = false;
     for (unsigned i = r; i < r + width; ++i)
       repeats |= d.isDuplicateRegister(i);
     if (width > 1 && !repeats) {
-      Value linear = linearize(elementIndex(d, r, loc), srcShape, loc);
+      Value linear = linearize(source(elementIndex(d, r, loc)), srcShape, loc);
       auto vectorType = VectorType::get({int64_t(width)}, stored);
       Value vector = LLVM::LoadOp::create(b, loc, vectorType,
                                           sharedAddress(linear, stored, offset, loc),

@@ -17,6 +17,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <functional>
+#include <optional>
 
 namespace tilejit::lowering {
 
@@ -109,11 +110,13 @@ public:
                    Location loc);
   /// Reads a distributed tile from scratch: register r takes the element at
   /// row-major position `source(index of r)` of a buffer shaped `srcShape`.
-  /// `identity`: `source` returns its argument (a layout conversion), so a
-  /// thread's consecutive elements are read as vectors.
+  /// `alongRows`: the dimension of `d` that `source` maps onto the buffer's
+  /// last (a conversion's last, a transpose's permuted one), one step there
+  /// one element along a row: a thread's consecutive elements there are read
+  /// as vectors.
   Regs loadShared(const Distributed &d, Type llvmType, llvm::ArrayRef<int64_t> srcShape,
                   const std::function<Regs(llvm::ArrayRef<Value>)> &source, int64_t offset,
-                  Location loc, bool identity = false);
+                  Location loc, std::optional<unsigned> alongRows = std::nullopt);
   Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape, Location loc);
 
   /// Calls an LLVM/NVVM intrinsic by name.

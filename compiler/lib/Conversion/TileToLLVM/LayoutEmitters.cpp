@@ -13,7 +13,9 @@ namespace {
 struct IndexMap {
   std::function<Index(const Index &)> constant;
   std::function<Regs(ArrayRef<Value>)> values;
-  bool identity = false;
+  /// The destination dimension that moves along the source's rows (its last
+  /// dimension) one element per step, when the map permutes dimensions.
+  std::optional<unsigned> alongRows;
 };
 
 LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
@@ -47,13 +49,13 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
   e.barrier(loc);
   e.storeShared(from, in, type, 0, loc);
   e.barrier(loc);
-  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.identity));
+  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.alongRows));
   return success();
 }
 
-IndexMap identity() {
+IndexMap identity(unsigned rank) {
   return {[](const Index &i) { return i; }, [](ArrayRef<Value> v) { return Regs(v); },
-          /*identity=*/true};
+          rank ? std::optional<unsigned>(rank - 1) : std::nullopt};
 }
 
 LogicalResult emitBroadcast(Emitter &e, Operation *op) {
@@ -97,6 +99,11 @@ LogicalResult emitExpandDims(Emitter &e, Operation *op) {
 LogicalResult emitTranspose(Emitter &e, Operation *op) {
   auto transpose = cast<tile::TransposeOp>(op);
   SmallVector<int32_t> order(transpose.getOrder());
+  // Destination dim d is source dim order[d].
+  std::optional<unsigned> alongRows;
+  for (auto [d, source] : llvm::enumerate(order))
+    if (size_t(source) + 1 == order.size())
+      alongRows = d;
   IndexMap map{[order](const Index &i) {
                  Index out(i.size());
                  for (size_t d = 0; d < order.size(); ++d)
@@ -108,7 +115,8 @@ LogicalResult emitTranspose(Emitter &e, Operation *op) {
                  for (size_t d = 0; d < order.size(); ++d)
                    out[order[d]] = v[d];
                  return out;
-               }};
+               },
+               alongRows};
   return moveTile(e, transpose.getSrc(), transpose.getResult(), map);
 }
 
@@ -147,7 +155,8 @@ LogicalResult emitReshape(Emitter &e, Operation *op) {
 
 void populateLayoutEmitters(EmitterTable &table) {
   table["tile.convert_layout"] = [](Emitter &e, Operation *op) {
-    return moveTile(e, op->getOperand(0), op->getResult(0), identity());
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    return moveTile(e, op->getOperand(0), op->getResult(0), identity(type.getRank()));
   };
   table["tile.broadcast"] = emitBroadcast;
   table["tile.expand_dims"] = emitExpandDims;

@@ -6,6 +6,7 @@
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | FileCheck %s
 // RUN: tilejit dump gemm_bf16 --stage ptx | FileCheck %s --check-prefix=PTX
 // RUN: tilejit dump gemm_e4m3 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=PTX8
+// RUN: tilejit-opt %s --tile-layout-pipeline | FileCheck %s --check-prefix=FOLD
 
 // CHECK-LABEL: llvm.func @gemm_bf16
 // Two 8 KiB slots (64x64 bf16) each for A and B: 32 KiB of buffers.
@@ -73,9 +74,15 @@ tile.kernel @gemm_e4m3_wt(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c: 
 // CHECK-LABEL: llvm.func @computed_operands
 // CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.cp.async
+// The transposed operand takes its fragments' layout in the transpose itself
+// (one trip through scratch), and both operands read their K pairs as vectors.
 // CHECK: llvm.store {{.*}} {alignment = {{[0-9]+}} : i64} : vector<{{[0-9]+}}xbf16>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.load {{.*}} : !llvm.ptr<3> -> bf16
+// CHECK: llvm.load {{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// FOLD-LABEL: tile.kernel @computed_operands
+// FOLD: tile.transpose {{.*}} -> tensor<16x32xbf16, #tile.dot_operand<opIdx = 1
+// FOLD-NOT: tile.convert_layout {{.*}} tensor<16x32xbf16
+// FOLD: tile.dot
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 tile.kernel @computed_operands(%x: bf16, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [32, 32, 16], warps = 4>} {
   %c0 = arith.constant 0 : i32

@@ -3,7 +3,8 @@
 // and registers through tile.shared_load (ldmatrix), never through a
 // register round trip. Runs after tile-assign-layouts: it replaces
 // convert_layout(load) and convert_layout(transpose(load)) into a
-// #tile.dot_operand layout.
+// #tile.dot_operand layout. Other transposes into a #tile.dot_operand layout
+// (of computed tiles) take that layout directly.
 #include "Staging.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
@@ -187,6 +188,23 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   AsyncWaitOp::create(b, loc, 0);
 }
 
+/// A transpose left unstaged whose only use converts its result to a dot
+/// operand's fragments takes that layout itself: the conversion needs scratch memory
+/// anyway, and one trip through it replaces two (the transpose's and the
+/// conversion's), with the fragments' K pairs read from the source's rows.
+void foldConversionsIntoTransposes(KernelOp kernel) {
+  kernel.walk([](ConvertLayoutOp convert) {
+    auto transpose = convert.getSrc().getDefiningOp<TransposeOp>();
+    auto target = convert.getResult().getType();
+    if (!transpose || !transpose->hasOneUse() ||
+        !isa<DotOperandLayoutAttr>(target.getEncoding()))
+      return;
+    transpose.getResult().setType(target);
+    convert.getResult().replaceAllUsesWith(transpose.getResult());
+    convert.erase();
+  });
+}
+
 struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDotsPass> {
   void runOnOperation() override {
     KernelOp kernel = getOperation();
@@ -211,6 +229,7 @@ struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDots
     });
     for (auto &[loop, staged] : loops)
       pipelineLoop(loop, std::move(staged), stages);
+    foldConversionsIntoTransposes(kernel);
     // tile-assign-layouts gives wgmma operands only to loads this pass
     // stages; one left behind has no lowering.
     kernel.walk([&](ConvertLayoutOp convert) {
