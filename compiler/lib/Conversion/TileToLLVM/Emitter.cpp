@@ -361,6 +361,34 @@ Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> 
   return out;
 }
 
+Value Emitter::shuffle(Value v, Value lane, NVVM::ShflKind kind, Location loc) {
+  Type t = v.getType(), i32 = b.getI32Type();
+  unsigned bits = t.getIntOrFloatBitWidth();
+  auto shfl = [&](Value x) {
+    // The clamp: the last lane for idx / bfly / down, the first for up.
+    int32_t clamp = kind == NVVM::ShflKind::up ? 0 : 0x1f;
+    return NVVM::ShflOp::create(b, loc, x.getType(), this->i32(-1, loc), x, lane,
+                                this->i32(clamp, loc), kind, UnitAttr())
+        .getResult();
+  };
+  if (t.isF32() || t.isInteger(32))
+    return shfl(v);
+  if (bits == 64) {
+    Value word = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, i32), v);
+    Value lo = shfl(LLVM::ExtractElementOp::create(b, loc, word, this->i32(0, loc)));
+    Value hi = shfl(LLVM::ExtractElementOp::create(b, loc, word, this->i32(1, loc)));
+    Value vec = LLVM::UndefOp::create(b, loc, VectorType::get({2}, i32));
+    vec = LLVM::InsertElementOp::create(b, loc, vec, lo, this->i32(0, loc));
+    vec = LLVM::InsertElementOp::create(b, loc, vec, hi, this->i32(1, loc));
+    return LLVM::BitcastOp::create(b, loc, t, vec);
+  }
+  Type narrow = b.getIntegerType(bits);
+  Value asInt = isa<FloatType>(t) ? Value(LLVM::BitcastOp::create(b, loc, narrow, v)) : v;
+  Value moved = shfl(LLVM::ZExtOp::create(b, loc, i32, asInt));
+  Value back = LLVM::TruncOp::create(b, loc, narrow, moved);
+  return isa<FloatType>(t) ? Value(LLVM::BitcastOp::create(b, loc, t, back)) : back;
+}
+
 Value Emitter::intrinsic(StringRef name, Type result, ValueRange args, Location loc) {
   return LLVM::CallIntrinsicOp::create(b, loc, result, b.getStringAttr(name), args)
       .getResult(0);

@@ -119,6 +119,10 @@ public:
                   Location loc, std::optional<unsigned> alongRows = std::nullopt);
   Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape, Location loc);
 
+  /// shfl.sync of any scalar up to 64 bits (moved as one or two i32) across
+  /// the whole warp: `lane` is the source lane (idx) or the lane mask (bfly).
+  Value shuffle(Value v, Value lane, mlir::NVVM::ShflKind kind, Location loc);
+
   /// Calls an LLVM/NVVM intrinsic by name.
   Value intrinsic(llvm::StringRef name, Type result, mlir::ValueRange args, Location loc);
   /// Inline PTX returning `results` (a struct when several).

@@ -1,7 +1,8 @@
 // Layout family: convert_layout, broadcast, expand_dims, reshape, transpose.
 // Each moves elements by an index map (destination index -> source index).
 // When every thread already holds what it needs, registers are just renamed;
-// otherwise the tile goes through shared memory.
+// when every warp holds the whole source, one element per lane, lanes
+// exchange it by warp shuffles; otherwise the tile goes through shared memory.
 #include "Emitter.h"
 
 using namespace mlir;
@@ -17,6 +18,41 @@ struct IndexMap {
   /// dimension) one element per step, when the map permutes dimensions.
   std::optional<unsigned> alongRows;
 };
+
+/// Where every warp holds the whole source tile, one element per thread and
+/// each lane bit selecting one bit of one index, register r of the
+/// destination comes from the lane that holds its element by one
+/// shfl.sync.idx: no scratch memory, no barrier (a vector spread over lanes
+/// that a broadcast or an expand_dims moves into another layout).
+std::optional<Regs> shuffleFromLanes(Emitter &e, const Distributed &from,
+                                     const Distributed &to, const Regs &in,
+                                     const IndexMap &map, Location loc) {
+  auto bits = from.laneIndexBits();
+  if (bits.empty())
+    return std::nullopt;
+  OpBuilder &b = e.b;
+  Regs out(to.numRegs());
+  for (unsigned r = 0; r < to.numRegs(); ++r) {
+    auto first = llvm::find(to.regs, to.regs[r]) - to.regs.begin();
+    if (unsigned(first) != r) {
+      out[r] = out[first];
+      continue;
+    }
+    Regs index = map.values(e.elementIndex(to, r, loc));
+    Value lane = e.i32(0, loc);
+    for (auto [laneBit, dimBit] : llvm::enumerate(bits)) {
+      auto [dim, bit] = dimBit;
+      if (dim < 0)
+        continue;
+      Value set = LLVM::AndOp::create(
+          b, loc, LLVM::LShrOp::create(b, loc, index[dim], e.i32(bit, loc)), e.i32(1, loc));
+      lane = LLVM::OrOp::create(b, loc, lane,
+                                LLVM::ShlOp::create(b, loc, set, e.i32(laneBit, loc)));
+    }
+    out[r] = e.shuffle(in[0], lane, NVVM::ShflKind::idx, loc);
+  }
+  return out;
+}
 
 LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
   Location loc = dst.getLoc();
@@ -43,6 +79,10 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
   }
   if (inRegisters) {
     e.map(dst, std::move(out));
+    return success();
+  }
+  if (auto shuffled = shuffleFromLanes(e, from, to, in, map, loc)) {
+    e.map(dst, std::move(*shuffled));
     return success();
   }
   Type type = e.elementType(srcType);

@@ -1,7 +1,8 @@
 // Reduction and scan family. A reduction combines in-thread registers first,
 // then lanes with butterfly shuffles, then warps through shared memory; its
 // result takes the slice layout, held by every thread that needs it. A scan
-// runs Hillis-Steele steps through shared memory (log2(n) steps).
+// runs Hillis-Steele steps (log2(n) steps): by warp shuffles when lanes alone
+// hold its axis, else through shared memory.
 #include "Emitter.h"
 
 using namespace mlir;
@@ -24,34 +25,6 @@ Value combine(Emitter &e, tile::ReduceKind kind, Value a, Value b, Location loc)
                    : Value(LLVM::SMinOp::create(builder, loc, a, b));
   }
   return {};
-}
-
-/// shfl.sync.bfly of any scalar up to 64 bits (moved as one or two i32).
-Value shuffleXor(Emitter &e, Value v, int32_t laneMask, Location loc) {
-  OpBuilder &b = e.b;
-  Type t = v.getType(), i32 = b.getI32Type();
-  unsigned bits = t.getIntOrFloatBitWidth();
-  auto shfl = [&](Value x) {
-    return NVVM::ShflOp::create(b, loc, x.getType(), e.i32(-1, loc), x, e.i32(laneMask, loc),
-                                e.i32(0x1f, loc), NVVM::ShflKind::bfly, UnitAttr())
-        .getResult();
-  };
-  if (t.isF32() || t.isInteger(32))
-    return shfl(v);
-  if (bits == 64) {
-    Value word = LLVM::BitcastOp::create(b, loc, VectorType::get({2}, i32), v);
-    Value lo = shfl(LLVM::ExtractElementOp::create(b, loc, word, e.i32(0, loc)));
-    Value hi = shfl(LLVM::ExtractElementOp::create(b, loc, word, e.i32(1, loc)));
-    Value vec = LLVM::UndefOp::create(b, loc, VectorType::get({2}, i32));
-    vec = LLVM::InsertElementOp::create(b, loc, vec, lo, e.i32(0, loc));
-    vec = LLVM::InsertElementOp::create(b, loc, vec, hi, e.i32(1, loc));
-    return LLVM::BitcastOp::create(b, loc, t, vec);
-  }
-  Type narrow = b.getIntegerType(bits);
-  Value asInt = isa<FloatType>(t) ? Value(LLVM::BitcastOp::create(b, loc, narrow, v)) : v;
-  Value moved = shfl(LLVM::ZExtOp::create(b, loc, i32, asInt));
-  Value back = LLVM::TruncOp::create(b, loc, narrow, moved);
-  return isa<FloatType>(t) ? Value(LLVM::BitcastOp::create(b, loc, t, back)) : back;
 }
 
 LogicalResult emitReduce(Emitter &e, Operation *op) {
@@ -86,7 +59,7 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
   for (auto [bit, basis] : llvm::enumerate(d.lanes))
     if (basis[axis] != 0)
       for (Value &v : partial)
-        v = combine(e, kind, v, shuffleXor(e, v, 1 << bit, loc), loc);
+        v = combine(e, kind, v, e.shuffle(v, e.i32(1 << bit, loc), NVVM::ShflKind::bfly, loc), loc);
   // 3. Warps along the axis, through shared memory.
   SmallVector<unsigned> warpBits;
   for (auto [bit, basis] : llvm::enumerate(d.warps))
@@ -161,7 +134,32 @@ LogicalResult emitScan(Emitter &e, Operation *op) {
   Value identity = e.zero(element, loc);
   if (scan.getKind() != tile::ReduceKind::Sum)
     return op->emitOpError("only sum scans have a GPU lowering");
-  for (int64_t step = 1; step < type.getDimSize(axis); step *= 2) {
+  // The axis held by lanes 0 .. n-1 of every warp, one element each (lane l
+  // at axis index l mod n): the same steps by shfl.sync.up, no shared memory.
+  const int64_t n = type.getDimSize(axis);
+  bool inLanes = n <= 32 && llvm::all_of(d.regs, [&](const Index &i) { return i[axis] == 0; }) &&
+                 llvm::all_of(d.warps, [&](const Index &i) { return i[axis] == 0; });
+  for (auto [bit, basis] : llvm::enumerate(d.lanes)) {
+    bool below = (int64_t(1) << bit) < n;
+    for (auto [dim, v] : llvm::enumerate(basis))
+      if (below ? v != (int64_t(dim) == axis ? int64_t(1) << bit : 0) : int64_t(dim) == axis && v)
+        inLanes = false;
+  }
+  if (inLanes) {
+    Value position = LLVM::AndOp::create(b, loc, e.lane(), e.i32(n - 1, loc));
+    for (int64_t step = 1; step < n; step *= 2) {
+      Value valid =
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, position, e.i32(step, loc));
+      for (Value &v : cur) {
+        Value up = e.shuffle(v, e.i32(step, loc), NVVM::ShflKind::up, loc);
+        v = combine(e, tile::ReduceKind::Sum, v,
+                    LLVM::SelectOp::create(b, loc, valid, up, identity), loc);
+      }
+    }
+    e.map(scan.getResult(), std::move(cur));
+    return success();
+  }
+  for (int64_t step = 1; step < n; step *= 2) {
     e.barrier(loc);
     e.storeShared(d, cur, element, 0, loc);
     e.barrier(loc);

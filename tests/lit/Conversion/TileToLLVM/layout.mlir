@@ -21,3 +21,24 @@ tile.kernel @round_trip(%p: !tile.ptr<f32>) attributes {config = #tile.config<ti
   tile.store %y, %v[%c0, %c0] : tensor<32x16xf32, #cols>, !tile.view<32x16xf32, strides = [16, 1]>
   tile.return
 }
+
+// A column every warp holds whole (lane l: row l) broadcast into a layout that
+// spreads rows over warps: each element comes from its lane by shfl.sync.idx,
+// with no shared memory.
+// CHECK-LABEL: llvm.func @broadcast_by_shuffles
+// CHECK-SAME: tile.shared_bytes = 0
+// CHECK-NOT: nvvm.barrier0
+// CHECK: nvvm.shfl.sync idx
+// CHECK-NOT: nvvm.barrier0
+// CHECK: llvm.return
+#col = #tile.blocked<spt = [1, 1], tpw = [32, 1], wpc = [4, 1], order = [1, 0]>
+#grid = #tile.blocked<spt = [1, 4], tpw = [4, 8], wpc = [4, 1], order = [1, 0]>
+tile.kernel @broadcast_by_shuffles(%p: !tile.ptr<f32>, %q: !tile.ptr<f32>) attributes {config = #tile.config<tile = [32, 32], warps = 4>} {
+  %c0 = arith.constant 0 : i32
+  %v = tile.make_view %p : !tile.ptr<f32> -> !tile.view<32x1xf32, strides = [1, 1]>
+  %x = tile.load %v[%c0, %c0] : !tile.view<32x1xf32, strides = [1, 1]> -> tensor<32x1xf32, #col>
+  %b = tile.broadcast %x : tensor<32x1xf32, #col> -> tensor<32x32xf32, #grid>
+  %w = tile.make_view %q : !tile.ptr<f32> -> !tile.view<32x32xf32, strides = [32, 1]>
+  tile.store %b, %w[%c0, %c0] : tensor<32x32xf32, #grid>, !tile.view<32x32xf32, strides = [32, 1]>
+  tile.return
+}

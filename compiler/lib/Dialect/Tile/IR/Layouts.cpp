@@ -201,6 +201,33 @@ bool Distributed::isDuplicateRegister(unsigned r) const {
   return false;
 }
 
+SmallVector<std::pair<int, unsigned>> Distributed::laneIndexBits() const {
+  auto isZero = [](const Index &i) { return llvm::all_of(i, [](int64_t v) { return v == 0; }); };
+  if (regs.empty() || !llvm::all_of(warps, isZero) || !isZero(regs[0]))
+    return {};
+  for (unsigned r = 1; r < regs.size(); ++r)
+    if (!isDuplicateRegister(r))
+      return {};
+  SmallVector<std::pair<int, unsigned>> bits;
+  Index covered(shape.size(), 0);
+  for (const Index &basis : lanes) {
+    auto nonzero = llvm::count_if(basis, [](int64_t v) { return v != 0; });
+    if (nonzero == 0) {
+      bits.push_back({-1, 0}); // lanes differing here hold the same element
+      continue;
+    }
+    auto dim = llvm::find_if(basis, [](int64_t v) { return v != 0; }) - basis.begin();
+    if (nonzero > 1 || !llvm::isPowerOf2_64(basis[dim]) || (covered[dim] & basis[dim]))
+      return {};
+    covered[dim] |= basis[dim];
+    bits.push_back({int(dim), unsigned(llvm::Log2_64(basis[dim]))});
+  }
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (covered[dim] != size - 1)
+      return {};
+  return bits;
+}
+
 unsigned Distributed::contiguousRegisters(unsigned dim, unsigned max) const {
   unsigned width = 1;
   while (width * 2 <= max && width * 2 <= regs.size()) {

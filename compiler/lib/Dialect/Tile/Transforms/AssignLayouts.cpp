@@ -6,6 +6,7 @@
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
+#include "mlir/IR/IRMapping.h"
 #include "llvm/Support/MathExtras.h"
 
 namespace tilejit::tile {
@@ -240,6 +241,90 @@ private:
   llvm::DenseMap<Operation *, bool> wgmmaDots;
 };
 
+/// A conversion that would go through shared memory, of a tree of
+/// elementwise ops whose leaves are splats, constants, aranges and broadcasts
+/// of tiles every warp holds whole (Distributed::laneIndexBits): the tree is
+/// computed again in the target layout, its broadcasts by warp shuffles, and
+/// the conversion goes (the decay mask and the per-row and per-column factors
+/// of ssd_prefill's products, broadcast into the mma layout).
+class Rematerializer {
+public:
+  explicit Rematerializer(int64_t numWarps) : numWarps(numWarps) {}
+
+  void run(KernelOp kernel) {
+    SmallVector<ConvertLayoutOp> converts;
+    kernel.walk([&](ConvertLayoutOp c) { converts.push_back(c); });
+    for (ConvertLayoutOp convert : converts) {
+      auto target = convert.getResult().getType();
+      if (!isa<BlockedLayoutAttr, MmaLayoutAttr, SliceLayoutAttr>(target.getEncoding()) ||
+          inRegisters(convert.getSrc().getType(), target))
+        continue;
+      int budget = 16; // ops a tree may hold
+      if (!cheap(convert.getSrc(), budget))
+        continue;
+      OpBuilder b(convert);
+      convert.getResult().replaceAllUsesWith(rebuild(convert.getSrc(), target.getEncoding(), b));
+      convert.erase();
+    }
+  }
+
+private:
+  int64_t numWarps;
+
+  /// The moves tile lowering makes by renaming registers (LayoutEmitters).
+  bool inRegisters(RankedTensorType from, RankedTensorType to) {
+    auto a = distribute(from, numWarps), b = distribute(to, numWarps);
+    if (failed(a) || failed(b) || a->lanes != b->lanes || a->warps != b->warps)
+      return false;
+    return llvm::all_of(b->regs, [&](const Index &i) { return llvm::is_contained(a->regs, i); });
+  }
+
+  static bool elementwise(Operation *op) {
+    StringRef dialect = op->getDialect()->getNamespace();
+    return (dialect == "arith" || dialect == "math") && op->getNumResults() == 1 &&
+           op->getNumRegions() == 0;
+  }
+
+  bool cheap(Value v, int &budget) {
+    Operation *def = v.getDefiningOp();
+    if (!def || --budget < 0)
+      return false;
+    if (auto convert = dyn_cast<ConvertLayoutOp>(def))
+      return cheap(convert.getSrc(), budget);
+    if (isRematerializable(v))
+      return true;
+    if (auto bcast = dyn_cast<BroadcastOp>(def)) {
+      auto from = distribute(bcast.getSrc().getType(), numWarps);
+      return succeeded(from) && !from->laneIndexBits().empty();
+    }
+    if (!elementwise(def))
+      return false;
+    return llvm::all_of(def->getOperands(),
+                        [&](Value o) { return !tileType(o) || cheap(o, budget); });
+  }
+
+  Value rebuild(Value v, Attribute layout, OpBuilder &b) {
+    Operation *def = v.getDefiningOp();
+    auto t = tileType(v);
+    auto type = RankedTensorType::get(t.getShape(), t.getElementType(), layout);
+    if (auto convert = dyn_cast<ConvertLayoutOp>(def))
+      return rebuild(convert.getSrc(), layout, b);
+    if (auto bcast = dyn_cast<BroadcastOp>(def))
+      return BroadcastOp::create(b, bcast.getLoc(), type, bcast.getSrc());
+    IRMapping operands;
+    if (!isRematerializable(v))
+      for (Value o : def->getOperands())
+        if (tileType(o))
+          operands.map(o, rebuild(o, layout, b));
+    Operation *clone = b.clone(*def, operands);
+    if (auto constant = dyn_cast<arith::ConstantOp>(clone))
+      constant.setValueAttr(SplatElementsAttr::get(
+          type, cast<SplatElementsAttr>(constant.getValue()).getSplatValue<Attribute>()));
+    clone->getResult(0).setType(type);
+    return clone->getResult(0);
+  }
+};
+
 struct AssignLayoutsPass
     : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
   using TileAssignLayoutsBase::TileAssignLayoutsBase;
@@ -274,6 +359,7 @@ struct AssignLayoutsPass
       return signalPassFailure();
     Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
     const int64_t numWarps = getNumWarps(kernel);
+    Rematerializer(numWarps).run(kernel);
     kernel.walk([&](Operation *op) {
       for (Value r : op->getResults()) {
         auto t = tileType(r);

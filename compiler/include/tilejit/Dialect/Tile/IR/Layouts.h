@@ -35,6 +35,12 @@ struct Distributed {
   /// that hold consecutive elements along `dim` (the vector width a memory
   /// access along `dim` may use), capped at `max`.
   unsigned contiguousRegisters(unsigned dim, unsigned max) const;
+  /// Where every warp holds the whole tile, one element per thread, and each
+  /// lane bit selects one bit of one index or nothing: per lane bit, the
+  /// (dim, bit) it selects (dim = -1 for none), so the lane holding any element
+  /// follows from its index, and any layout can take the tile by warp
+  /// shuffles. Empty otherwise.
+  llvm::SmallVector<std::pair<int, unsigned>> laneIndexBits() const;
 };
 
 /// The distribution of a tile of `shape` under `encoding` over `numWarps`
