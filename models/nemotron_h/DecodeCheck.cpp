@@ -11,11 +11,6 @@
 namespace tilejit::models {
 namespace {
 
-template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
 template <typename T> void assign(std::vector<T> &v, const std::vector<uint8_t> &b) {
   v.resize(b.size() / sizeof(T));
   std::memcpy(v.data(), b.data(), v.size() * sizeof(T));

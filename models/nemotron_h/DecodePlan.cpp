@@ -286,24 +286,30 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
           PlanArg::real(c.dtMax)},
          w.layer});
 
-    std::vector<PlanArg> normArgs = {y, z, normW, normed, PlanArg::integer(rows),
-                                     PlanArg::real(c.eps)};
-    if (fp8)
-      normArgs.push_back(PlanArg::real(w.outProj.inputScale));
-    plan.launches.push_back({"gated_rmsnorm", norm->constants,
-                             {rows, I / c.normGroupSize(), 1},
-                             normArgs,
-                             w.layer});
-
-    std::vector<PlanArg> outArgs = {normed, outW, out, PlanArg::integer(rows)};
-    if (fp8)
-      outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
-    plan.launches.push_back({"out_proj", outProj->constants,
-                             {llvm::divideCeilSigned(hidden, outProj->spec.get("block_n")),
-                              llvm::divideCeilSigned(rows, outProj->spec.get("block_m")), 1},
-                             outArgs, w.layer});
+    addNormAndOutProj(plan, c, w, *norm, *outProj, *args, y, z, normed, out, rows);
   }
   return plan;
+}
+
+void addNormAndOutProj(DecodePlan &plan, const NemotronHConfig &c, const MambaLayerWeights &w,
+                       const PlannedKernel &norm, const PlannedKernel &outProj,
+                       const LayerArgs &args, PlanArg y, PlanArg z, PlanArg normed, PlanArg out,
+                       int64_t rows) {
+  const bool fp8 = w.outProj.isFP8;
+  std::vector<PlanArg> normArgs = {y, z, args.normW, normed, PlanArg::integer(rows),
+                                   PlanArg::real(c.eps)};
+  if (fp8)
+    normArgs.push_back(PlanArg::real(w.outProj.inputScale));
+  plan.launches.push_back({"gated_rmsnorm", norm.constants,
+                           {rows, c.intermediate() / c.normGroupSize(), 1}, normArgs, w.layer});
+
+  std::vector<PlanArg> outArgs = {normed, args.outW, out, PlanArg::integer(rows)};
+  if (fp8)
+    outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
+  plan.launches.push_back({"out_proj", outProj.constants,
+                           {llvm::divideCeilSigned(c.hiddenSize, outProj.spec.get("block_n")),
+                            llvm::divideCeilSigned(rows, outProj.spec.get("block_m")), 1},
+                           outArgs, w.layer});
 }
 
 } // namespace tilejit::models

@@ -14,12 +14,6 @@
 namespace tilejit::models {
 namespace {
 
-template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
-  std::vector<uint8_t> bytes(values.size() * sizeof(T));
-  std::memcpy(bytes.data(), values.data(), bytes.size());
-  return bytes;
-}
-
 std::string joinPath(llvm::StringRef dir, llvm::StringRef file) {
   llvm::SmallString<256> path(dir);
   llvm::sys::path::append(path, file);

@@ -9,12 +9,6 @@
 namespace tilejit::models {
 namespace {
 
-template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 /// Tensor-core GEMM tiles of the projections (M = tokens): 64 x 128 x 128, 4
 /// warps, 3 stages was the fastest e4m3 wgmma tile at both NemotronH shapes on
 /// the H200 (docs/BENCHMARKS.md, prefill GEMM); half the K step for bf16.
@@ -170,20 +164,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
           PlanArg::real(c.dtMax)},
          w.layer});
 
-    std::vector<PlanArg> normArgs = {y, zxbcdt, normW, normed, rows, PlanArg::real(c.eps)};
-    if (fp8)
-      normArgs.push_back(PlanArg::real(w.outProj.inputScale));
-    plan.launches.push_back(
-        {"gated_rmsnorm", norm->constants, {tokens, I / c.normGroupSize(), 1}, normArgs,
-         w.layer});
-
-    std::vector<PlanArg> outArgs = {normed, outW, out, rows};
-    if (fp8)
-      outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
-    plan.launches.push_back({"out_proj", outProj->constants,
-                             {llvm::divideCeilSigned(hidden, outProj->spec.get("block_n")),
-                              llvm::divideCeilSigned(tokens, outProj->spec.get("block_m")), 1},
-                             outArgs, w.layer});
+    addNormAndOutProj(plan, c, w, *norm, *outProj, *args, y, zxbcdt, normed, out, tokens);
   }
   return result;
 }

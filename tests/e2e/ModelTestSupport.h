@@ -21,12 +21,6 @@ inline const KernelRegistry &modelRegistry() {
   return r;
 }
 
-template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
 /// A small NemotronH whose layer 0 has FP8 projections and layer 1 bf16 ones
 /// (an attention layer follows it), with geometry the tiles divide unevenly:
 /// in_proj's K of 200 is 1.6 steps of 128, its 392 outputs 24.5 decode

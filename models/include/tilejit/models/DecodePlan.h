@@ -132,6 +132,14 @@ struct PlannedKernel {
   std::vector<std::string> constants; ///< the plan's geometry, then the overrides
   Specialization spec;
 };
+/// A layer's tail, the same in decode and prefill: R6's gated RMSNorm of `y`
+/// by `z` into `normed` (e4m3 at the out_proj input scale on an FP8 layer),
+/// then out_proj from `normed` into `out`, over `rows` rows.
+void addNormAndOutProj(DecodePlan &plan, const NemotronHConfig &config,
+                       const MambaLayerWeights &w, const PlannedKernel &norm,
+                       const PlannedKernel &outProj, const LayerArgs &args, PlanArg y,
+                       PlanArg z, PlanArg normed, PlanArg out, int64_t rows);
+
 /// Tuned constants ("name=value") for `kernel` planned with `geometry`, e.g.
 /// from the tuning database; empty for none. Consulted before the caller's
 /// overrides, which win.

@@ -9,10 +9,19 @@
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
 namespace tilejit::models {
+
+/// A copy of `values`' bytes, as plan buffers and checkpoint blobs hold them.
+template <typename T> std::vector<uint8_t> bytesOf(const std::vector<T> &values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(T));
+  if (!bytes.empty())
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
 
 /// The number of elements of an array of shape `shape` (1 for a scalar).
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
