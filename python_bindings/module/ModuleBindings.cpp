@@ -65,6 +65,9 @@ void bindModules(py::module_ &m) {
       .def_readonly("ptx", &PTXResult::ptx)
       .def_readonly("threads", &PTXResult::threads)
       .def_readonly("shared_bytes", &PTXResult::sharedBytes)
+      .def_readonly("sums", &PTXResult::sums,
+                    "'reduced' (e4m3 wgmma: fewer bits than f32 inside one instruction, "
+                    "R1h's band) or 'exact'")
       .def_readonly("params", &PTXResult::params)
       .def_property_readonly("stages",
                              [](const PTXResult &r) {

@@ -142,6 +142,8 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
   result.params = std::move(*params);
   result.launch.threadsPerBlock = static_cast<uint32_t>(compiled->threads);
   result.launch.dynamicSharedBytes = static_cast<uint32_t>(compiled->sharedBytes);
+  result.sums = compiled->reducedSums ? runtime::SumPrecision::Reduced
+                                      : runtime::SumPrecision::Exact;
   result.timings = {{"parse", parseMs},
                     {"lower", compiled->lowerMs},
                     {"translate", compiled->ptxTimings.translateMs},

@@ -119,6 +119,7 @@ TEST_CASE("an entry round-trips and a hit refreshes its LRU time", "[runtime][ca
 
   CompiledKernel kernel = sampleKernel();
   kernel.launch.dynamicSharedBytes = 64 * 1024;
+  kernel.sums = SumPrecision::Reduced; // not the default: the field must travel
   REQUIRE(message(cache->store(key, "k", "sm_90a", kernel)) == "");
   DiskLookup hit = llvm::cantFail(cache->lookup(key));
   REQUIRE(hit.status == DiskLookup::Hit);
@@ -126,6 +127,7 @@ TEST_CASE("an entry round-trips and a hit refreshes its LRU time", "[runtime][ca
   CHECK(hit.kernel.entryName == kernel.entryName);
   CHECK(hit.kernel.params == kernel.params);
   CHECK(hit.kernel.launch == kernel.launch);
+  CHECK(hit.kernel.sums == SumPrecision::Reduced);
   CHECK(hit.kernel.timings.empty());
   CHECK(reports.empty());
 

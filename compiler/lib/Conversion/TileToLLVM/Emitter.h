@@ -68,6 +68,10 @@ public:
   int64_t numWarps;
   /// Bytes of dynamic shared memory the kernel needs (max over ops).
   int64_t sharedBytes = 0;
+  /// Set when a dot was lowered to a tensor-core instruction that adds its
+  /// products with fewer bits than f32 (e4m3 wgmma); the runtime's checks
+  /// choose the wider R1h band from it (docs/numerics.md).
+  bool reducedSums = false;
 
   // Values.
   Regs &regs(Value v);

@@ -44,6 +44,7 @@ struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileT
       // The runtime reads these to launch: dynamic shared bytes and threads.
       func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.sharedBytes));
       func->setAttr("tile.threads", b.getI64IntegerAttr(threads));
+      func->setAttr("tile.sums", b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
       kernel.erase();
     }
   }

@@ -186,6 +186,9 @@ struct PTXResult {
   std::string ptx;
   int64_t threads = 0;
   int64_t sharedBytes = 0;
+  /// "reduced" when a dot adds its products with fewer bits than f32 (e4m3
+  /// wgmma: R1h's band applies), else "exact".
+  std::string sums = "exact";
   std::vector<std::pair<std::string, std::string>> params;
   std::vector<Stage> stages;
   double lowerMs = 0, translateMs = 0, optimizeMs = 0, codegenMs = 0;
@@ -305,7 +308,7 @@ struct DecodeLayerInfo {
 /// its element type ("bf16", "e4m3", "f32", "i32", or the caller's name for
 /// another type), shape, strides in elements (empty: row-major), device (a
 /// CUDA ordinal; -1 the host) and address. Checked against the plan
-/// (models::checkDecodeTensor) before anything runs.
+/// (models::checkPlanTensor) before anything runs.
 struct TensorArg {
   std::string dtype;
   std::vector<int64_t> shape, strides;
@@ -314,7 +317,7 @@ struct TensorArg {
 };
 
 /// The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d/R5d)
-/// over a models::DecodePlan: on the interpreter over host buffers, or on the
+/// over a models::StepPlan: on the interpreter over host buffers, or on the
 /// GPU (one CUDA graph, pages resident on the device). Buffers are named as
 /// the plan names them ("act0", "slots", "l<layer>.conv_page", ...).
 class DecodeStep {
@@ -344,7 +347,7 @@ public:
   /// padding) in, the last layer's output [rows, hiddenSize] bf16 into `out`;
   /// pages carried in place. The interpreter takes host arrays; the GPU takes
   /// device tensors and runs on `stream` (a CUstream; 0 the legacy default)
-  /// without waiting and without host copies (GpuDecoder::step). Errors:
+  /// without waiting and without host copies (GpuRunner::step). Errors:
   /// ErrorKind::Argument for a tensor that disagrees with the plan (type,
   /// shape, layout, device) or bad slots, with nothing run.
   void step(const TensorArg &hidden, const std::vector<int32_t> &slots, const TensorArg &out,
@@ -426,7 +429,7 @@ public:
   std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<KernelModule> module,
                                        unsigned optLevel);
 
-  /// The NemotronH decode step on this runtime's GPU (GpuDecoder): the
+  /// The NemotronH decode step on this runtime's GPU (GpuRunner): the
   /// weights are uploaded and every kernel compiled here. Errors: as
   /// createDecodeStep, and ErrorKind::Device for a runtime that cannot launch.
   std::shared_ptr<DecodeStep> decodeStep(const DecodeStepOptions &options);
