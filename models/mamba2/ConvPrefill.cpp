@@ -10,7 +10,7 @@
 // registers: every thread owns the same channels in every row, so each token
 // row is loaded once (plus the 3 halo rows of the chunk), `rows_per_step` row
 // loads issue together, and no value crosses threads.
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // conv and SiLU; the conv state page [slots, channels, 3] (oldest tap first) is
 // shifted in place. A negative slot is a padding row: state untouched, output 0.
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -3,7 +3,7 @@
 // as vLLM's native path and HF do. With `fp8_out` the result is also quantized
 // for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant), and only that
 // is stored.
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -7,7 +7,7 @@
 // `block_m` 1 is the weight-streaming GEMV of small batches; larger blocks use
 // tensor-core tiles for large batches.
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -3,7 +3,7 @@
 // activations and weights (the bf16 layers). One program: `block_n` outputs of
 // one row (`block_m` 1, a weight-streaming GEMV) or of `block_m` rows (tensor cores).
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -3,7 +3,7 @@
 // path stages both operands through shared memory; a quant fused into the A
 // load would keep the GEMM off it). Memory-bound: 3 bytes per element.
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -1,5 +1,5 @@
 // Registration of the model kernels with their constants (NemotronH defaults).
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

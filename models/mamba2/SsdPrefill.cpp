@@ -6,7 +6,7 @@
 // chunk state, state passing, CB, output) are fused, so no chunk state ever
 // goes to memory. The f32 operands of the tensor-core products (the decayed
 // CB mix, the carried state, the decayed dt x) enter as hi + lo bf16 pairs.
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

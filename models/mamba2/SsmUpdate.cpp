@@ -3,7 +3,7 @@
 // them in place and writes y from the un-rounded new state. R4's dt' and decay
 // are computed per program (a handful of scalar ops). A padding row (negative
 // slot) leaves its page alone and writes y = 0.
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -1,6 +1,6 @@
 // NemotronHConfig: the geometry and layer pattern of reference-math.md §1, read
 // from a Hugging Face config.json and checked before anything uses it.
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "llvm/Support/JSON.h"
 

@@ -1,6 +1,6 @@
 // Host tensor helpers and the splitmix64 generator shared by the reference, the
 // synthetic weights and the tests.
-#include "tilejit/models/HostTensor.h"
+#include "tilejit/models/reference/HostTensor.h"
 
 #include "tilejit/Support/FloatFormats.h"
 

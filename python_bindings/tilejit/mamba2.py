@@ -68,7 +68,7 @@ def Config(**fields):
 class DecodeStep:
     """One decode step through the first `layers` Mamba layers (synthetic
     weights from `seed`) for `rows` rows over pages of `slots` slots.
-    backend: "interp" (CPU interpreter, numpy) or "gpu" (GpuDecoder, torch)."""
+    backend: "interp" (CPU interpreter, numpy) or "gpu" (GpuRunner, torch)."""
 
     def __init__(self, config=None, layers=1, rows=1, slots=1, backend="interp",
                  seed=SYNTHETIC_SEED, runtime=None):

@@ -6,8 +6,8 @@
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/Support/FloatFormats.h"
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/PrefillMetadata.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/PrefillMetadata.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"

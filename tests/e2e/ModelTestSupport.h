@@ -3,8 +3,8 @@
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include <cstring>
 #include <vector>

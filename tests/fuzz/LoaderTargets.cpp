@@ -6,7 +6,7 @@
 // synthetic layers written by writeSafetensors.
 #include "FuzzTargets.h"
 
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Endian.h"

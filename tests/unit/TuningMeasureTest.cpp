@@ -5,7 +5,7 @@
 #include "runtime/RuntimeTestSupport.h"
 #include "tilejit/Jit/JitCompiler.h"
 #include "tilejit/Tuning/Tuner.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include <catch2/catch.hpp>
 

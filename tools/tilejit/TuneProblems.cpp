@@ -73,7 +73,7 @@ TuneProblem rowProblem(std::string kernel, int64_t rows, int64_t cols, double at
 /// conv update: rows x rows of x, the e4m3 weight, one conv page slot per row.
 /// Outputs (z, xBC after the conv, dt, and the shifted conv page) are bf16:
 /// candidates sum K in other orders (f32), which moves a bf16 result by at
-/// most an ulp and the conv of it by a fraction of one; DecodeCheck's bf16
+/// most an ulp and the conv of it by a fraction of one; StepCheck's bf16
 /// band (5e-2 / 1e-2) holds that, while a dropped K step (~1/21 of the sum)
 /// or a conv tap off by one token lands outside it.
 TuneProblem inProjConvProblem() {

@@ -3,7 +3,7 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/runtime/CacheCommand.h"
 
 #include "mlir/IR/MLIRContext.h"

@@ -1,8 +1,9 @@
-// Kernels the models register: the Mamba2 ops of reference-math.md.
-#ifndef TILEJIT_MODELS_KERNELS_H
-#define TILEJIT_MODELS_KERNELS_H
+// Kernels the models register: the Mamba2 ops of docs/numerics.md.
+#ifndef TILEJIT_MODELS_MAMBA2_KERNELS_H
+#define TILEJIT_MODELS_MAMBA2_KERNELS_H
 
 #include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/models/examples/ExampleKernels.h"
 
 namespace tilejit::models {
 
@@ -26,10 +27,6 @@ void buildOutProj(Kernel &k, const Specialization &spec);
 /// Registers every model kernel in `registry`.
 llvm::Error registerModelKernels(KernelRegistry &registry);
 
-/// Registers the example kernels (vector_add, softmax, cumsum, gemm_bf16,
-/// gemm_e4m3): lowering regression tests for each op family.
-llvm::Error registerExampleKernels(KernelRegistry &registry);
-
 } // namespace tilejit::models
 
-#endif // TILEJIT_MODELS_KERNELS_H
+#endif // TILEJIT_MODELS_MAMBA2_KERNELS_H

@@ -4,7 +4,7 @@
 #ifndef TILEJIT_MODELS_NEMOTRONH_H
 #define TILEJIT_MODELS_NEMOTRONH_H
 
-#include "tilejit/models/HostTensor.h"
+#include "tilejit/models/reference/HostTensor.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"

@@ -4,7 +4,7 @@
 #ifndef TILEJIT_MODELS_PREFILLMETADATA_H
 #define TILEJIT_MODELS_PREFILLMETADATA_H
 
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 namespace tilejit::models {
 

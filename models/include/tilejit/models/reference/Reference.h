@@ -4,7 +4,7 @@
 #ifndef TILEJIT_MODELS_REFERENCE_H
 #define TILEJIT_MODELS_REFERENCE_H
 
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 namespace tilejit::models::ref {
 

@@ -1,12 +1,16 @@
-// The NemotronH Mamba2 decode step as data: the kernel launches of each layer
-// (fused in_proj+conv, state update, gated norm, out_proj) over named buffers.
-// One plan serves every backend: the interpreter binds host buffers, the GPU
-// binds device buffers and captures the launches in one CUDA graph.
-#ifndef TILEJIT_MODELS_DECODEPLAN_H
-#define TILEJIT_MODELS_DECODEPLAN_H
+// A model step as data: the kernel launches over named buffers that one step
+// (a decode step, a prefill forward) runs. One plan serves every backend: the
+// interpreter binds host buffers, the GPU binds device buffers and captures the
+// launches in one CUDA graph (plan/Runners.h). Nothing here knows a model: the
+// planners (nemotron_h/Planner.h) fill the plan, and every fact a runner or a
+// check needs (a buffer's layer, the weight slot a kernel is specialized to,
+// the bytes a launch moves) is a field, never parsed out of a name.
+#ifndef TILEJIT_MODELS_PLAN_STEPPLAN_H
+#define TILEJIT_MODELS_PLAN_STEPPLAN_H
 
 #include "tilejit/Builder/KernelRegistry.h"
-#include "tilejit/models/NemotronH.h"
+
+#include "llvm/ADT/ArrayRef.h"
 
 #include <array>
 #include <functional>
@@ -34,7 +38,20 @@ struct PlannedLaunch {
   std::vector<std::string> constants; ///< "name=value" overrides
   std::array<int64_t, 3> grid;
   std::vector<PlanArg> args;
-  int64_t layer; ///< index in the whole model
+  int64_t layer = -1; ///< index in the whole model
+  /// What the launch does in the model ("in_proj", "ssd", ...): one kernel
+  /// may serve several roles (prefill's in_proj GEMM is the out_proj kernel).
+  std::string role;
+  /// How the planner tells launches of one kernel and role apart in timings
+  /// ("fp8 layer"); empty when nothing does.
+  std::string variant;
+  /// The layer whose weight slot the kernel's module is specialized to (its
+  /// weights are baked into the module's key); -1 for none.
+  int64_t weightSlot = -1;
+  /// The fewest bytes the launch must move through device memory (each input
+  /// read once, each output written once), as its planner counts them: the
+  /// terms of its floor.
+  int64_t bytesRead = 0, bytesWritten = 0;
 };
 
 /// The element type of a plan buffer (bf16 as bits, e4m3 as codes).
@@ -55,11 +72,16 @@ struct PlanBuffer {
   size_t bytes;
   ElementType type = ElementType::BF16;
   std::vector<int64_t> shape;
+  /// The layer a weight or a page belongs to; -1 for buffers of the step.
+  int64_t layer = -1;
+  /// A weight's host bytes, borrowed from the weights the plan was made from
+  /// (they must outlive the plan's runners); empty for other roles.
+  llvm::ArrayRef<uint8_t> hostWeight;
 };
 
-/// A caller's tensor handed to a decode step in place of a plan buffer: the
-/// element type's name ("bf16", ... or whatever the caller's framework calls
-/// it), the shape, the strides in elements (empty: row-major), where it lives
+/// A caller's tensor handed to a step in place of a plan buffer: the element
+/// type's name ("bf16", ... or whatever the caller's framework calls it), the
+/// shape, the strides in elements (empty: row-major), where it lives
 /// (`device` a CUDA ordinal, -1 the host) and its address.
 struct TensorRef {
   std::string type;
@@ -68,10 +90,10 @@ struct TensorRef {
   uint64_t address = 0;
 };
 
-/// The whole decode step over `layers`, for `rows` rows and pages of
-/// `numSlots` slots. Layer i reads activation "act<i>" and writes
-/// "act<i+1>"; "slots" holds one i32 slot per row.
-struct DecodePlan {
+/// One step over `numLayers` layers for `rows` rows and pages of `numSlots`
+/// slots. Layer i reads activation "act<i>" and writes "act<i+1>"; "slots"
+/// holds one i32 slot per row.
+struct StepPlan {
   std::vector<PlannedLaunch> launches;
   std::map<std::string, PlanBuffer> buffers;
   int64_t rows = 0, numSlots = 0, numLayers = 0;
@@ -79,15 +101,13 @@ struct DecodePlan {
   /// Declares buffer `name` (its bytes from `type` and `shape`) and returns
   /// the argument that names it.
   PlanArg addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
-                    std::vector<int64_t> shape);
+                    std::vector<int64_t> shape, int64_t layer = -1);
 
   /// "l<layer>.<name>", the buffer of one layer's parameter or page.
   static std::string layerBuffer(int64_t layer, llvm::StringRef name);
   static std::string activation(int64_t index) { return "act" + std::to_string(index); }
-
-  /// The bytes of weight buffer `name` in `layers` (the host copy to upload).
-  static llvm::ArrayRef<uint8_t> weightBytes(const std::vector<MambaLayerWeights> &layers,
-                                             llvm::StringRef name);
+  /// The bytes the whole step reads and writes (the sum over its launches).
+  int64_t bytesMoved() const;
 };
 
 /// Checks `tensor`, called `what` in the caller's terms, against plan buffer
@@ -95,18 +115,8 @@ struct DecodePlan {
 /// contiguity (extent-1 dimensions may have any stride), a non-null address,
 /// and that it lives on `device` (-1: the host). The error names the tensor,
 /// the plan buffer and the numbers that disagree.
-llvm::Error checkDecodeTensor(const DecodePlan &plan, llvm::StringRef buffer,
-                              llvm::StringRef what, const TensorRef &tensor, int device);
-
-/// One layer's parameters and pages as plan arguments.
-struct LayerArgs {
-  PlanArg inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage;
-};
-/// Declares layer `w`'s weight buffers and its pages of plan.numSlots slots in
-/// `plan` ("l<layer>.<name>"); a layer mixing FP8 and bf16 projections is an
-/// error.
-llvm::Expected<LayerArgs> addLayerBuffers(DecodePlan &plan, const NemotronHConfig &config,
-                                          const MambaLayerWeights &w);
+llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
+                            llvm::StringRef what, const TensorRef &tensor, int device);
 
 /// A registered kernel with its constants applied.
 struct SpecializedKernel {
@@ -120,7 +130,7 @@ llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registr
                                                   llvm::StringRef kernel,
                                                   llvm::ArrayRef<std::string> constants);
 
-/// Tuning choices of the decode kernels ("name=value" constants per kernel);
+/// Tuning choices of a plan's kernels ("name=value" constants per kernel);
 /// empty means the registered defaults.
 using KernelOverrides = std::map<std::string, std::vector<std::string>>;
 
@@ -132,13 +142,6 @@ struct PlannedKernel {
   std::vector<std::string> constants; ///< the plan's geometry, then the overrides
   Specialization spec;
 };
-/// A layer's tail, the same in decode and prefill: R6's gated RMSNorm of `y`
-/// by `z` into `normed` (e4m3 at the out_proj input scale on an FP8 layer),
-/// then out_proj from `normed` into `out`, over `rows` rows.
-void addNormAndOutProj(DecodePlan &plan, const NemotronHConfig &config,
-                       const MambaLayerWeights &w, const PlannedKernel &norm,
-                       const PlannedKernel &outProj, const LayerArgs &args, PlanArg y,
-                       PlanArg z, PlanArg normed, PlanArg out, int64_t rows);
 
 /// Tuned constants ("name=value") for `kernel` planned with `geometry`, e.g.
 /// from the tuning database; empty for none. Consulted before the caller's
@@ -155,16 +158,6 @@ llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
                                          std::vector<std::string> geometry,
                                          const TunedConstants &tuned = nullptr);
 
-/// Plans one decode step through `layers` (in order, each reading the
-/// previous one's output) for `rows` rows over pages of `numSlots` slots,
-/// with the decode kernels of `registry` (registerModelKernels).
-llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
-                                          const NemotronHConfig &config,
-                                          const std::vector<MambaLayerWeights> &layers,
-                                          int64_t rows, int64_t numSlots,
-                                          const KernelOverrides &overrides = {},
-                                          const TunedConstants &tuned = nullptr);
-
 } // namespace tilejit::models
 
-#endif // TILEJIT_MODELS_DECODEPLAN_H
+#endif // TILEJIT_MODELS_PLAN_STEPPLAN_H

@@ -1,8 +1,10 @@
-// A DecodePlan on the GPU: one weight slot per layer (every parameter uploaded
-// once), projection kernels specialized to their layer's slot, all kernels
-// compiled in parallel and loaded at creation, the step captured as one graph.
+// A StepPlan on the GPU: one weight slot per layer (every parameter uploaded
+// once), the kernels a launch names specialized to that layer's slot, all
+// kernels compiled in parallel and loaded at creation, the step captured as
+// one graph.
 #include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/models/DecodeRun.h"
+#include "tilejit/models/plan/Runners.h"
+#include "tilejit/models/plan/Timing.h"
 #include "tilejit/runtime/Jit.h"
 #include "tilejit/runtime/TuneDb.h"
 
@@ -18,9 +20,9 @@ namespace tilejit::models {
 
 using namespace tilejit::runtime;
 
-struct GpuDecoder::Impl {
+struct GpuRunner::Impl {
   JitRuntime &jit;
-  DecodePlan plan;
+  StepPlan plan;
   std::map<int64_t, std::unique_ptr<WeightSlot>> slots; // by layer
   std::map<std::string, DeviceBuffer> buffers;          // non-weight buffers
   std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
@@ -33,12 +35,13 @@ struct GpuDecoder::Impl {
   std::optional<Event> callerStepDone;
   bool callerStepPending = false;
 
-  Impl(JitRuntime &jit, DecodePlan plan) : jit(jit), plan(std::move(plan)) {}
+  Impl(JitRuntime &jit, StepPlan plan) : jit(jit), plan(std::move(plan)) {}
 
   /// The device address of a buffer argument (a weight: its layer's slot part).
   llvm::Expected<DevicePtr> address(const PlannedLaunch &launch, const std::string &name) {
-    if (plan.buffers.at(name).role == PlanBuffer::Role::Weight)
-      return slots.at(launch.layer)->address(name);
+    const PlanBuffer &buffer = plan.buffers.at(name);
+    if (buffer.role == PlanBuffer::Role::Weight)
+      return slots.at(buffer.layer)->address(name);
     return buffers.at(name).address();
   }
 
@@ -86,16 +89,12 @@ struct GpuDecoder::Impl {
   }
 };
 
-GpuDecoder::GpuDecoder(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
-GpuDecoder::~GpuDecoder() = default;
+GpuRunner::GpuRunner(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+GpuRunner::~GpuRunner() = default;
 
-static bool isProjection(llvm::StringRef kernel) {
-  return kernel == "in_proj_conv" || kernel == "out_proj";
-}
-
-llvm::Expected<std::unique_ptr<GpuDecoder>>
-GpuDecoder::create(JitRuntime &jit, const KernelRegistry &registry, const DecodePlan &plan,
-                   const std::vector<MambaLayerWeights> &layers, llvm::raw_ostream &log) {
+llvm::Expected<std::unique_ptr<GpuRunner>>
+GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPlan &plan,
+                  llvm::raw_ostream &log) {
   auto impl = std::make_unique<Impl>(jit, plan);
   auto stream = Stream::create(jit.device());
   if (!stream)
@@ -104,15 +103,13 @@ GpuDecoder::create(JitRuntime &jit, const KernelRegistry &registry, const Decode
 
   for (const auto &[name, buffer] : plan.buffers) {
     if (buffer.role == PlanBuffer::Role::Weight) {
-      int64_t layer = 0;
-      llvm::StringRef(name).drop_front(1).split('.').first.getAsInteger(10, layer);
-      auto &slot = impl->slots[layer];
+      auto &slot = impl->slots[buffer.layer];
       if (!slot)
-        slot = jit.createWeightSlot(llvm::formatv("mamba layer {0}", layer).str());
-      llvm::ArrayRef<uint8_t> bytes = DecodePlan::weightBytes(layers, name);
+        slot = jit.createWeightSlot(llvm::formatv("layer {0}", buffer.layer).str());
+      llvm::ArrayRef<uint8_t> bytes = buffer.hostWeight;
       if (bytes.size() != buffer.bytes)
         return llvm::createStringError(
-            llvm::formatv("decode: weight '{0}' has {1} bytes, the plan expects {2}", name,
+            llvm::formatv("plan: weight '{0}' has {1} bytes, the plan expects {2}", name,
                           bytes.size(), buffer.bytes));
       if (auto ptr = slot->upload(name, bytes); !ptr)
         return ptr.takeError();
@@ -126,9 +123,9 @@ GpuDecoder::create(JitRuntime &jit, const KernelRegistry &registry, const Decode
 
   for (const PlannedLaunch &launch : plan.launches) {
     const WeightSlot *slot =
-        isProjection(launch.kernel) ? impl->slots.at(launch.layer).get() : nullptr;
+        launch.weightSlot >= 0 ? impl->slots.at(launch.weightSlot).get() : nullptr;
     std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",") +
-                      (slot ? "|slot" + std::to_string(launch.layer) : "");
+                      (slot ? "|slot" + std::to_string(launch.weightSlot) : "");
     auto &kernel = impl->kernels[key];
     if (!kernel) {
       auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
@@ -163,27 +160,27 @@ GpuDecoder::create(JitRuntime &jit, const KernelRegistry &registry, const Decode
   if (!graph)
     return graph.takeError();
   impl->graph.emplace(std::move(*graph));
-  return std::unique_ptr<GpuDecoder>(new GpuDecoder(std::move(impl)));
+  return std::unique_ptr<GpuRunner>(new GpuRunner(std::move(impl)));
 }
 
-llvm::Error GpuDecoder::upload(const HostBuffers &buffers) {
+llvm::Error GpuRunner::upload(const HostBuffers &buffers) {
   auto slots = buffers.find("slots");
   if (slots == buffers.end())
-    return llvm::createStringError("decode: no 'slots' buffer");
+    return llvm::createStringError("plan: no 'slots' buffer");
   if (slots->second.size() != size_t(impl->plan.rows) * sizeof(int32_t))
     return llvm::createStringError(
-        llvm::formatv("decode: buffer 'slots' has {0} bytes, the plan expects {1}",
+        llvm::formatv("plan: buffer 'slots' has {0} bytes, the plan expects {1}",
                       slots->second.size(), impl->plan.rows * sizeof(int32_t)));
   const auto *first = reinterpret_cast<const int32_t *>(slots->second.data());
-  if (auto err = checkDecodeSlots({first, size_t(impl->plan.rows)}, impl->plan.numSlots))
+  if (auto err = checkSlots({first, size_t(impl->plan.rows)}, impl->plan.numSlots))
     return err;
   for (const auto &[name, bytes] : buffers) {
     auto it = impl->buffers.find(name);
     if (it == impl->buffers.end())
-      return llvm::createStringError("decode: the plan has no buffer '" + name + "'");
+      return llvm::createStringError("plan: no buffer '" + name + "'");
     if (bytes.size() != it->second.size())
       return llvm::createStringError(
-          llvm::formatv("decode: buffer '{0}' has {1} bytes, the plan expects {2}", name,
+          llvm::formatv("plan: buffer '{0}' has {1} bytes, the plan expects {2}", name,
                         bytes.size(), it->second.size()));
   }
   if (auto err = impl->waitForCallerStep())
@@ -195,13 +192,13 @@ llvm::Error GpuDecoder::upload(const HostBuffers &buffers) {
   return impl->stream->synchronize();
 }
 
-llvm::Error GpuDecoder::download(HostBuffers &buffers) {
+llvm::Error GpuRunner::download(HostBuffers &buffers) {
   if (auto err = impl->waitForCallerStep())
     return err;
   for (auto &[name, bytes] : buffers) {
     auto it = impl->buffers.find(name);
     if (it == impl->buffers.end())
-      return llvm::createStringError("decode: the plan has no buffer '" + name + "'");
+      return llvm::createStringError("plan: no buffer '" + name + "'");
     bytes.resize(it->second.size());
     if (auto err = it->second.download(bytes, impl->stream->handle()))
       return err;
@@ -209,9 +206,10 @@ llvm::Error GpuDecoder::download(HostBuffers &buffers) {
   return impl->stream->synchronize();
 }
 
-const DecodePlan &GpuDecoder::plan() const { return impl->plan; }
+const StepPlan &GpuRunner::plan() const { return impl->plan; }
+JitRuntime &GpuRunner::jit() const { return impl->jit; }
 
-llvm::Error GpuDecoder::step() {
+llvm::Error GpuRunner::step() {
   if (auto err = impl->waitForCallerStep())
     return err;
   if (auto err = impl->graph->launch(*impl->stream))
@@ -219,21 +217,37 @@ llvm::Error GpuDecoder::step() {
   return impl->stream->synchronize();
 }
 
-llvm::Error GpuDecoder::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
+llvm::Error GpuRunner::runLaunch(size_t index) {
+  if (auto err = impl->waitForCallerStep())
+    return err;
+  const PlannedLaunch &launch = impl->plan.launches.at(index);
+  auto args = impl->arguments(launch);
+  if (!args)
+    return args.takeError();
+  if (auto err = impl->launchKernels[index]->launch(*impl->stream, Impl::grid(launch), *args))
+    return err;
+  return impl->stream->synchronize();
+}
+
+SumPrecision GpuRunner::launchSums(size_t index) const {
+  return impl->launchKernels.at(index)->compiled()->sums;
+}
+
+llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
                              const TensorRef &out, StreamHandle stream) {
-  const DecodePlan &plan = impl->plan;
-  const std::string input = DecodePlan::activation(0),
-                    output = DecodePlan::activation(plan.numLayers);
+  const StepPlan &plan = impl->plan;
+  const std::string input = StepPlan::activation(0),
+                    output = StepPlan::activation(plan.numLayers);
   DeviceApi &device = impl->jit.device();
   const int ordinal = device.info().ordinal;
-  if (auto err = checkDecodeTensor(plan, input, "hidden", hidden, ordinal))
+  if (auto err = checkPlanTensor(plan, input, "hidden", hidden, ordinal))
     return err;
-  if (auto err = checkDecodeTensor(plan, output, "out", out, ordinal))
+  if (auto err = checkPlanTensor(plan, output, "out", out, ordinal))
     return err;
   if (slots.size() != size_t(plan.rows))
     return llvm::createStringError(
-        llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows));
-  if (auto err = checkDecodeSlots(slots, plan.numSlots))
+        llvm::formatv("step: {0} slots for {1} rows", slots.size(), plan.rows));
+  if (auto err = checkSlots(slots, plan.numSlots))
     return err;
   if (!impl->callerStepDone) {
     auto event = Event::create(device);
@@ -263,57 +277,24 @@ llvm::Error GpuDecoder::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> sl
   return llvm::Error::success();
 }
 
-llvm::Expected<DevicePtr> GpuDecoder::bufferAddress(llvm::StringRef name) const {
+llvm::Expected<DevicePtr> GpuRunner::bufferAddress(llvm::StringRef name) const {
   auto it = impl->buffers.find(name.str());
   if (it == impl->buffers.end())
-    return llvm::createStringError("decode: the plan has no non-weight buffer '" + name +
-                                   "'");
+    return llvm::createStringError("plan: no non-weight buffer '" + name + "'");
   return it->second.address();
 }
 
-namespace {
-
-/// Milliseconds of each of `replays` replays of `graph` (events around each).
-llvm::Expected<std::vector<double>> replayTimes(DeviceApi &device, Graph &graph,
-                                                Stream &stream, int replays) {
-  auto start = Event::create(device), end = Event::create(device);
-  if (!start || !end)
-    return llvm::joinErrors(start.takeError(), end.takeError());
-  if (auto err = graph.launch(stream)) // warm-up
-    return std::move(err);
-  std::vector<double> ms;
-  for (int r = 0; r < replays; ++r) {
-    if (auto err = start->record(stream))
-      return std::move(err);
-    if (auto err = graph.launch(stream))
-      return std::move(err);
-    if (auto err = end->record(stream))
-      return std::move(err);
-    if (auto err = end->synchronize())
-      return std::move(err);
-    auto elapsed = Event::elapsedMs(*start, *end);
-    if (!elapsed)
-      return elapsed.takeError();
-    ms.push_back(*elapsed);
-  }
-  std::sort(ms.begin(), ms.end());
-  return ms;
-}
-
-} // namespace
-
-llvm::Expected<GpuDecodeTimes> GpuDecoder::time(int replays) {
+llvm::Expected<StepTimes> GpuRunner::time(int replays) {
   if (auto err = impl->waitForCallerStep())
     return std::move(err);
   auto ms = replayTimes(impl->jit.device(), *impl->graph, *impl->stream, replays);
   if (!ms)
     return ms.takeError();
-  return GpuDecodeTimes{(*ms)[ms->size() / 2] * 1e3, ms->front() * 1e3, ms->back() * 1e3,
+  return StepTimes{(*ms)[ms->size() / 2] * 1e3, ms->front() * 1e3, ms->back() * 1e3,
                         replays};
 }
 
-llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int replays,
-                                              const std::vector<MambaLayerWeights> &layers) {
+llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int replays) {
   if (auto err = impl->waitForCallerStep())
     return std::move(err);
   const PlannedLaunch &launch = impl->plan.launches.at(index);
@@ -327,7 +308,7 @@ llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int re
         auto buffer = impl->jit.allocate(impl->plan.buffers.at(arg.buffer).bytes);
         if (!buffer)
           return buffer.takeError();
-        if (auto err = buffer->upload(DecodePlan::weightBytes(layers, arg.buffer),
+        if (auto err = buffer->upload(impl->plan.buffers.at(arg.buffer).hostWeight,
                                       impl->stream->handle()))
           return std::move(err);
         copy.emplace(arg.buffer, std::move(*buffer));
@@ -351,54 +332,6 @@ llvm::Expected<double> GpuDecoder::timeLaunch(size_t index, int launches, int re
   if (!graph)
     return graph.takeError();
   auto ms = replayTimes(impl->jit.device(), *graph, *impl->stream, replays);
-  if (!ms)
-    return ms.takeError();
-  return (*ms)[ms->size() / 2] * 1e3 / launches;
-}
-
-llvm::Expected<double> timeReadCeiling(JitRuntime &jit, const KernelRegistry &registry,
-                                       size_t bytes, int launches, int replays) {
-  auto specialized = specializeKernel(registry, "read_bytes", {});
-  if (!specialized)
-    return specialized.takeError();
-  const Specialization &spec = specialized->spec;
-  const int64_t perProgram = spec.get("block") * spec.get("steps") * 4;
-  const int64_t words = int64_t(bytes / 4), programs = (int64_t(bytes) + perProgram - 1) / perProgram;
-  runtime::Kernel kernel(jit, makeKernelSpec(*specialized->def, specialized->spec));
-  if (auto err = kernel.prepare())
-    return std::move(err);
-  auto stream = Stream::create(jit.device());
-  if (!stream)
-    return stream.takeError();
-  auto sums = jit.allocate(programs * 4);
-  if (!sums)
-    return sums.takeError();
-  std::vector<DeviceBuffer> sources;
-  for (int i = 0; i < launches; ++i) {
-    auto buffer = jit.allocate(bytes);
-    if (!buffer)
-      return buffer.takeError();
-    if (auto err = jit.device().fill(buffer->address(), uint8_t(i + 1), bytes, stream->handle()))
-      return std::move(err);
-    sources.push_back(std::move(*buffer));
-  }
-  if (auto err = jit.beginCapture(*stream))
-    return std::move(err);
-  llvm::Error launchErr = llvm::Error::success();
-  for (DeviceBuffer &source : sources) {
-    launchErr = kernel.launch(*stream, {uint32_t(programs), 1, 1},
-                              {KernelArg::pointer(source.address()),
-                               KernelArg::pointer(sums->address()),
-                               KernelArg::i32(int32_t(words))});
-    if (launchErr)
-      break;
-  }
-  auto graph = jit.endCapture(*stream);
-  if (launchErr)
-    return llvm::joinErrors(std::move(launchErr), graph.takeError());
-  if (!graph)
-    return graph.takeError();
-  auto ms = replayTimes(jit.device(), *graph, *stream, replays);
   if (!ms)
     return ms.takeError();
   return (*ms)[ms->size() / 2] * 1e3 / launches;
