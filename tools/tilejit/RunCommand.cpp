@@ -56,7 +56,7 @@ cl::opt<int> tokens("tokens", cl::desc("Prefill: tokens of the timed sequence on
                     cl::init(0), cl::sub(runCmd));
 cl::list<int> timeBatches("time-batch",
                           cl::desc("Decode: batches whose step and kernels are timed on the "
-                                   "GPU (default 1,8,64,256; 0: none)"),
+                                   "GPU (default 1,8,64,256); 0: no timing (prefill too)"),
                           cl::CommaSeparated, cl::sub(runCmd));
 cl::opt<std::string> plantDefect(
     "plant-defect",
