@@ -3,6 +3,23 @@
 
 namespace tilejit::models {
 
+namespace {
+// Constants more than one kernel takes for tilejit.ops' callers (PyTorch's
+// conventions); their defaults build the kernels the plans use.
+KernelConstant aLog() {
+  return {"a_log", 1, "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself"};
+}
+KernelConstant dtSoftplus() {
+  return {"dt_softplus", 1,
+          "1: dt' = softplus(dt + dt_bias); 0: dt' = dt + dt_bias (then the clamp)"};
+}
+KernelConstant yF32() { return {"y_f32", 0, "1: store y as f32 instead of bf16"}; }
+KernelConstant stateLayout() {
+  return {"state_layout", 0,
+          "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory"};
+}
+} // namespace
+
 llvm::Error registerModelKernels(KernelRegistry &registry) {
   if (auto err = registry.add(
           {"gated_rmsnorm",
@@ -45,10 +62,10 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"groups", 8, "B/C groups (G)"},
                                 {"block_p", 16, "state rows (p) per program"},
                                 {"warps", 4, "warps per program"},
-                                {"a_log", 1, "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself"},
-                                {"dt_softplus", 1, "1: dt' = softplus(dt + dt_bias); 0: dt' = dt + dt_bias (then the clamp)"},
+                                aLog(),
+                                dtSoftplus(),
                                 {"dt_stride", 0, "row stride of dt; 0: heads"},
-                                {"y_f32", 0, "1: store y as f32 instead of bf16"},
+                                yF32(),
                                 {"dst_slots", 0, "1: read the state from slots, write it to dst_slots"}},
                                buildSsmUpdate}))
     return err;
@@ -79,9 +96,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"dt_col", 10240, "first dt column in that row"},
             {"block_p", 32, "state rows (p) per program", {16, 64}},
             {"warps", 4, "warps per program", {8}},
-            {"a_log", 1, "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself"},
-            {"dt_softplus", 1, "1: dt' = softplus(dt + dt_bias); 0: dt' = dt + dt_bias (then the clamp)"},
-            {"y_f32", 0, "1: store y as f32 instead of bf16"}},
+            aLog(),
+            dtSoftplus(),
+            yF32()},
            buildSsdPrefill}))
     return err;
   if (auto err = registry.add(
@@ -95,7 +112,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"rows_per_step", 8, "token rows whose loads issue together (divides block_t)"},
             {"fast_silu", 1, "1: silu as x * rsqrt(1 + e^-x)^2, no division; 0: the IEEE quotient"},
             {"warps", 4, "warps per program"},
-            {"state_layout", 0, "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory"}},
+            stateLayout()},
            buildConvPrefill}))
     return err;
   return registry.add({"conv_update",
@@ -103,7 +120,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                        {{"channels", 6144, "conv channels (I + 2*G*N)"},
                         {"block", 256, "channels per program"},
                         {"x_stride", 0, "row stride of x; 0: channels (x read in place from a wider row)"},
-                        {"state_layout", 0, "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory"}},
+                        stateLayout()},
                        buildConvUpdate});
 }
 
