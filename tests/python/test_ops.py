@@ -346,7 +346,7 @@ def test_causal_conv1d_fn_varlen(poisoned, layout):
     continues = [False, True, True, True, False]
     tokens, slots = sum(lengths), 8
     wide = bf16(uniform(gen, tokens, DIM + 24, lo=-2, hi=2)).bfloat16().to(DEV)
-    x = wide[:, 5:5 + DIM].t()              # (dim, T), channel-last, read in place
+    x = wide[:, 8:8 + DIM].t()              # (dim, T), channel-last, read in place
     weight, bias = conv_weights(gen)
     page = conv_page(gen, slots, layout)
     before = page.clone()
@@ -357,6 +357,8 @@ def test_causal_conv1d_fn_varlen(poisoned, layout):
                                has_initial_state=torch.tensor(continues, device=DEV),
                                activation="silu")
     assert out.shape == (DIM, tokens)
+    with pytest.raises(tj.ArgumentError, match="x starts 10 bytes past a 16-byte boundary"):
+        ops.causal_conv1d_fn(wide[:, 5:5 + DIM].t(), weight, bias, page, cu)  # vectors misalign
     tok = x.t()
     checked, dropped = 0, 0
     for s, (b, e) in enumerate(zip(cu.tolist(), cu.tolist()[1:])):
@@ -464,7 +466,7 @@ def test_rms_norm_gated_refusals():
 
 def test_scaled_fp8_quant(poisoned):
     gen = torch.Generator().manual_seed(81)
-    x = bf16(uniform(gen, 37, 200, lo=-7, hi=7)).bfloat16().to(DEV)
+    x = bf16(uniform(gen, 37, 208, lo=-7, hi=7)).bfloat16().to(DEV)   # 208: not a whole block
     scale = 0.0125
     for s in (scale, torch.tensor([scale], device=DEV)):
         q, s_out = ops.scaled_fp8_quant(x, s)

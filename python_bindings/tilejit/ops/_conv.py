@@ -4,7 +4,7 @@ registered `conv_prefill` and `conv_update` kernels."""
 
 import torch
 
-from ._launch import (as_tensor, check, check_distinct_slots, check_pad_slot_id,
+from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_pad_slot_id,
                       check_strides, fail, host_ints, launch)
 from ._ssm import PAD_SLOT_ID
 from ._varlen import chunks_of_sequences
@@ -164,8 +164,11 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
     row = x.stride(1) if tokens > 1 else dim
     if row < dim:
         raise fail(op, f"x has strides {tuple(x.stride())}: its token rows overlap")
+    check_aligned(op, "x", x, (1,))
     weight, bias = _weight_and_bias(op, weight, bias, dim, device)
+    check_aligned(op, "bias", bias)
     layout = _state_layout(op, "conv_states", conv_states, dim, device)
+    check_aligned(op, "conv_states", conv_states, (0, 2) if layout else ())
     check(op, "query_start_loc", query_start_loc, (torch.int32, torch.int64), (None,), device)
     sequences = query_start_loc.numel() - 1
     cu = query_start_loc.to(torch.int32).contiguous()
@@ -183,7 +186,8 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
               (sequences,), device)
         init = has_initial_state.to(torch.int32).contiguous()
     chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, tokens, _BLOCK_T)
-    out = torch.empty(tokens, dim, dtype=torch.bfloat16, device=device)
+    out = check_aligned(op, "the output", torch.empty(tokens, dim, dtype=torch.bfloat16,
+                                                      device=device), (0,))
     # The kernel reads xBC at column `inner` of rows of inner + channels + heads:
     # x's rows are read from their first channel, the rest of each row unread.
     launch("conv_prefill",

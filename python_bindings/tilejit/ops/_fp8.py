@@ -6,8 +6,8 @@ else (torch < 2.1) uint8 bit patterns, which are also accepted everywhere."""
 
 import torch
 
-from ._launch import (E4M3, E4M3_TYPES, as_tensor, check, check_strides, fail, launch,
-                      matrix_rows)
+from ._launch import (E4M3, E4M3_TYPES, as_tensor, check, check_aligned, check_strides, fail,
+                      launch, matrix_rows)
 
 
 def _scale(op, name, value, device):
@@ -47,7 +47,8 @@ def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
     if output is None:
         output = _e4m3_empty(tuple(input.shape), device)
     check(op, "output", output, E4M3_TYPES, tuple(input.shape), device)
-    check_strides(op, "output", output.reshape(-1, width), (width, 1))
+    check_aligned(op, "output", check_strides(op, "output", output.reshape(-1, width),
+                                              (width, 1)), (0,))
     block = 1024
     launch("quantize_e4m3", dict(width=width, block=block, scale_ptr=1), device,
            (-(-width // block), rows), x=x, out=output.reshape(-1, width), rows=rows,
@@ -87,13 +88,14 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
         raise fail(op, f"a has shape {tuple(a.shape)}, expected (M, K)")
     rows, inner = a.shape
     device = a.device
-    check_strides(op, "a", a, (inner, 1))
+    check_aligned(op, "a", check_strides(op, "a", a, (inner, 1)), (0,))
     check(op, "b", b, E4M3_TYPES, (inner, None), device)
     hidden = b.shape[1]
     check_strides(op, "b", b, (1, inner))
-    weight = b.t()
+    weight = check_aligned(op, "b", b.t(), (0,))
     scales = _scale(op, "scale_a", scale_a, device), _scale(op, "scale_b", scale_b, device)
-    out = torch.empty(rows, hidden, dtype=out_dtype, device=device)
+    out = check_aligned(op, "the output", torch.empty(rows, hidden, dtype=out_dtype,
+                                                      device=device), (0,))
     tiles, per_program = _gemm_tiles(rows)
     block_n = tiles.get("block_n", 4)
     launch("out_proj", dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(

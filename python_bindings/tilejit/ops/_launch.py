@@ -93,6 +93,24 @@ def per_head(op, name, t, heads, trailing):
     return check_strides(op, name, t[(slice(None),) + (0,) * len(trailing)], (1,))
 
 
+def check_aligned(op, name, t, dims=()):
+    """The kernels read and write rows with 16-byte vectors, which need 16-byte
+    aligned addresses (docs/tile-dialect.md): t must start on a 16-byte
+    boundary and step along `dims` by multiples of 16 bytes. On the GPU a
+    misaligned vector access would be a sticky fault; the interpreter holds
+    tensors to the same rule, so both backends refuse the same views."""
+    misaligned = t.data_ptr() % 16
+    if misaligned:
+        raise fail(op, f"{name} starts {misaligned} bytes past a 16-byte boundary: tilejit's "
+                       "kernels access it with 16-byte vectors (pass an aligned copy)")
+    for d in dims:
+        step = t.stride(d) * t.element_size()
+        if t.shape[d] > 1 and step % 16:
+            raise fail(op, f"{name} steps {step} bytes along dimension {d}: tilejit's kernels "
+                           "access it with 16-byte vectors, so that must be a multiple of 16")
+    return t
+
+
 def matrix_rows(op, name, t, dtypes, any_row_stride=False):
     """t (..., width) as a [rows, width] view (no copy), rows contiguous and
     one width apart (any distance apart with any_row_stride)."""
@@ -108,7 +126,7 @@ def matrix_rows(op, name, t, dtypes, any_row_stride=False):
             not any_row_stride and flat.shape[0] > 1 and flat.stride(0) != width):
         raise fail(op, f"{name} of shape {tuple(t.shape)} and strides {tuple(t.stride())} is "
                        f"not a stack of rows tilejit reads in place (pass {name}.contiguous())")
-    return flat
+    return check_aligned(op, name, flat, (0,))
 
 
 def check_pad_slot_id(op, pad_slot_id):

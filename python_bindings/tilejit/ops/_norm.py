@@ -3,7 +3,7 @@ the registered `gated_rmsnorm` kernel."""
 
 import torch
 
-from ._launch import as_tensor, check, check_strides, fail, launch, matrix_rows
+from ._launch import as_tensor, check, check_aligned, check_strides, fail, launch, matrix_rows
 
 
 def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_before_gate=True,
@@ -34,6 +34,7 @@ def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_befo
     device = x.device
     check(op, "weight", weight, (torch.bfloat16,), (width,), device)
     check_strides(op, "weight", weight, (1,))
+    check_aligned(op, "weight", weight)
     group = width if group_size is None else group_size
     if not isinstance(group, int) or group <= 0 or width % group:
         raise fail(op, f"group_size {group_size!r} does not divide the width {width}")
@@ -44,6 +45,7 @@ def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_befo
         zr = matrix_rows(op, "z", z, (torch.bfloat16,), any_row_stride=True)
         constants["z_stride"] = zr.stride(0) if rows > 1 else width
         args["z"] = zr
-    out = torch.empty(rows, width, dtype=torch.bfloat16, device=device)
+    out = check_aligned(op, "the output", torch.empty(rows, width, dtype=torch.bfloat16,
+                                                      device=device), (0,))
     launch("gated_rmsnorm", constants, device, (rows, width // group), out=out, **args)
     return out.view(x.shape)

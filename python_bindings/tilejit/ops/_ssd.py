@@ -6,8 +6,8 @@ from types import SimpleNamespace
 
 import torch
 
-from ._launch import (as_tensor, check, check_strides, fail, launch, pack_rows, packed_rows,
-                      per_head)
+from ._launch import (as_tensor, check, check_aligned, check_strides, fail, launch, pack_rows,
+                      packed_rows, per_head)
 from ._varlen import split_chunks
 
 # ssd_prefill's chunk: R5p is invariant to it, so any caller chunk_size is
@@ -53,6 +53,10 @@ def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
     s.xbc = packed_rows(parts, channels)
     if s.xbc is None:  # not column ranges of one xBC row: one copy into that layout
         s.xbc = pack_rows(parts)
+    else:
+        for name, t in zip("xBC", parts):
+            check_aligned(op, name, t)
+    check_aligned(op, "x, B and C packed", s.xbc, (0,))
     lo, hi = dt_limit
     s.dt_min, s.dt_max = float(lo), float(hi)
     return s
@@ -125,6 +129,7 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     check(op, "out", out, (torch.bfloat16, torch.float32), (s.tokens, s.heads, s.head_dim),
           s.device)
     check_strides(op, "out", out, (s.heads * s.head_dim, s.head_dim, 1))
+    check_aligned(op, "out", out, (0, 1))
     state_dtype = state_dtype if state_dtype is not None else C.dtype
     if state_dtype not in (torch.float32, torch.bfloat16, torch.float16):
         raise fail(op, f"state_dtype {state_dtype} is not a floating type")

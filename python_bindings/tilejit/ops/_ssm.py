@@ -3,7 +3,7 @@ reference-math.md R5d with R4 and R8, on the registered `ssm_update` kernel."""
 
 import torch
 
-from ._launch import (as_tensor, check, check_distinct_slots, check_pad_slot_id,
+from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_pad_slot_id,
                       check_strides, fail, host_ints, launch, pack_rows, packed_rows, per_head)
 
 PAD_SLOT_ID = -1
@@ -97,6 +97,12 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     xbc = packed_rows([x, B, C], channels)
     if xbc is None:  # not column ranges of one xBC row: one copy into that layout
         xbc = pack_rows([x, B, C])
+    else:
+        for name, t in zip("xBC", [x, B, C]):
+            check_aligned(op, name, t)
+    check_aligned(op, "x, B and C packed", xbc, (0,))
+    check_aligned(op, "state", state, (0, 1, 2))
+    check_aligned(op, "out", out, (0, 1))
     block_p = min(16, head_dim)
     constants = dict(heads=heads, head_dim=head_dim, state=dstate, groups=groups,
                      block_p=block_p, a_log=0, dt_softplus=int(bool(dt_softplus)),
