@@ -35,7 +35,14 @@ struct ConvOperands {
   Value weight;   ///< !tile.ptr<bf16> [channels, 4]
   Value bias;     ///< !tile.ptr<bf16> [channels]
   int64_t channels = 0;
+  /// The page stores each slot as [3, channels] (vLLM's channel-last conv
+  /// cache) instead of [channels, 3].
+  bool channelLast = false;
 };
+
+/// Element strides of a conv page's (tap, channel) axes within one slot:
+/// (1, 3) for [slots, channels, 3], (channels, 1) channel-last.
+std::pair<int64_t, int64_t> convStateStrides(const ConvOperands &conv);
 
 /// R3d for the channel tile `c` of one row with input `xt` (bf16) at conv
 /// slot `slot`: returns bf16(silu(pre)), zero where `live` (the row's slot is

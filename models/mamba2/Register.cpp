@@ -3,6 +3,23 @@
 
 namespace tilejit::models {
 
+namespace {
+// Constants more than one kernel takes for tilejit.ops' callers (PyTorch's
+// conventions); their defaults build the kernels the plans use.
+KernelConstant aLog() {
+  return {"a_log", 1, "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself"};
+}
+KernelConstant dtSoftplus() {
+  return {"dt_softplus", 1,
+          "1: dt' = softplus(dt + dt_bias); 0: dt' = dt + dt_bias (then the clamp)"};
+}
+KernelConstant yF32() { return {"y_f32", 0, "1: store y as f32 instead of bf16"}; }
+KernelConstant stateLayout() {
+  return {"state_layout", 0,
+          "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory"};
+}
+} // namespace
+
 llvm::Error registerModelKernels(KernelRegistry &registry) {
   if (auto err = registry.add(
           {"gated_rmsnorm",
@@ -10,13 +27,15 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
            {{"width", 4096, "channels per row (I = H*P)"},
             {"group_size", 512, "channels per norm group (I / G)"},
             {"fp8_out", 0, "1: store e4m3(out / input_scale) for an FP8 out_proj"},
-            {"z_stride", 0, "row stride of z; 0: width (10304 reads z in place from in_proj's output)"}},
+            {"z_stride", 0, "row stride of z; 0: width (10304 reads z in place from in_proj's output)"},
+            {"gate", 1, "0: no z, v = y (a plain group RMSNorm)"}},
            buildGatedRmsNorm}))
     return err;
   if (auto err = registry.add({"quantize_e4m3",
                                "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
                                {{"width", 2688, "columns per row"},
-                                {"block", 1024, "columns per program"}},
+                                {"block", 1024, "columns per program"},
+                                {"scale_ptr", 0, "1: input_scale is a one-element f32 tensor"}},
                                buildQuantizeE4m3}))
     return err;
   if (auto err = registry.add(
@@ -42,7 +61,12 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"state", 128, "state size (N)"},
                                 {"groups", 8, "B/C groups (G)"},
                                 {"block_p", 16, "state rows (p) per program"},
-                                {"warps", 4, "warps per program"}},
+                                {"warps", 4, "warps per program"},
+                                aLog(),
+                                dtSoftplus(),
+                                {"dt_stride", 0, "row stride of dt; 0: heads"},
+                                yF32(),
+                                {"dst_slots", 0, "1: read the state from slots, write it to dst_slots"}},
                                buildSsmUpdate}))
     return err;
   if (auto err = registry.add({"out_proj",
@@ -55,7 +79,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"block_k", 512, "K per step"},
                                 {"loads_in_flight", 8, "GEMV: K steps whose weight loads issue together"},
                                 {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
-                                {"warps", 4, "warps per program"}},
+                                {"warps", 4, "warps per program"},
+                                {"out_f32", 0, "1: store y as f32 instead of bf16"},
+                                {"scale_ptr", 0, "fp8: 1: s_x and s_w as one-element f32 tensors (scale_a, scale_b)"}},
                                buildOutProj}))
     return err;
   if (auto err = registry.add(
@@ -69,7 +95,10 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"dt_stride", 10304, "row stride of dt (in_proj's output row: z | xBC | dt)"},
             {"dt_col", 10240, "first dt column in that row"},
             {"block_p", 32, "state rows (p) per program", {16, 64}},
-            {"warps", 4, "warps per program", {8}}},
+            {"warps", 4, "warps per program", {8}},
+            aLog(),
+            dtSoftplus(),
+            yF32()},
            buildSsdPrefill}))
     return err;
   if (auto err = registry.add(
@@ -82,13 +111,16 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"block_c", 1024, "channels per program (256 * warps: 16-byte accesses)"},
             {"rows_per_step", 8, "token rows whose loads issue together (divides block_t)"},
             {"fast_silu", 1, "1: silu as x * rsqrt(1 + e^-x)^2, no division; 0: the IEEE quotient"},
-            {"warps", 4, "warps per program"}},
+            {"warps", 4, "warps per program"},
+            stateLayout()},
            buildConvPrefill}))
     return err;
   return registry.add({"conv_update",
                        "R3d causal conv1d update + SiLU, conv state shifted in place",
                        {{"channels", 6144, "conv channels (I + 2*G*N)"},
-                        {"block", 256, "channels per program"}},
+                        {"block", 256, "channels per program"},
+                        {"x_stride", 0, "row stride of x; 0: channels (x read in place from a wider row)"},
+                        stateLayout()},
                        buildConvUpdate});
 }
 

@@ -112,6 +112,14 @@ std::shared_ptr<DeviceKernel> Runtime::kernel(std::shared_ptr<KernelModule> modu
   return std::make_shared<DeviceKernel>(std::move(s));
 }
 
+void Runtime::synchronizeStream(uint64_t stream) {
+  if (!state->lending)
+    throw Error(ErrorKind::Device, "a compile-only runtime has no streams");
+  if (llvm::Error err = state->lending->synchronize(
+          runtime::StreamHandle{reinterpret_cast<void *>(stream)}))
+    throwError(ErrorKind::Device, std::move(err));
+}
+
 DeviceKernel::DeviceKernel(std::unique_ptr<State> s) : state(std::move(s)) {}
 DeviceKernel::~DeviceKernel() = default;
 

@@ -428,6 +428,10 @@ public:
   /// A kernel handle for `module`; compiled on first use.
   std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<KernelModule> module,
                                        unsigned optLevel);
+  /// Waits on the host until the work queued on `stream` (a CUstream of this
+  /// device's context) is done: how a launch is ordered after an array's
+  /// producer stream (CUDA array interface v3) other than its own.
+  void synchronizeStream(uint64_t stream);
 
   /// The NemotronH decode step on this runtime's GPU (GpuRunner): the
   /// weights are uploaded and every kernel compiled here. Errors: as
