@@ -1,6 +1,6 @@
 // Checks a decode backend against the sequential f64 reference (DecodeCheck.h).
 #include "tilejit/models/DecodeCheck.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

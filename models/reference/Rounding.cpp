@@ -3,7 +3,7 @@
 #include "Checks.h"
 #include "tilejit/models/Reference.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include <bit>
 #include <cfloat>

@@ -5,9 +5,9 @@
 // band is paired with the counterfactual it separates.
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
 #include "tilejit/models/Kernels.h"
 #include "tilejit/models/PrefillMetadata.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"

@@ -2,15 +2,14 @@
 // output, out_proj) and the whole planned decode step on the interpreter
 // against the sequential f64 reference, with padding rows, random slots and
 // carried state. Every band is paired with the counterfactual it separates.
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/Kernels.h"
 #include "tilejit/models/Reference.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
-#include "tilejit/runtime/TuneDb.h"
-#include "tilejit/Tuning/Tuner.h"
+#include "tilejit/support/FloatFormats.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -478,14 +477,14 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   REQUIRE(bool(base));
   auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
   REQUIRE(bool(key));
-  runtime::TuneEntry entry;
+  tuning::TuneEntry entry;
   entry.key = *key;
   entry.config = {{"block_n", 32}, {"warps", 2}};
   entry.medianMs = 0.01;
   entry.defaultMedianMs = 0.02;
   entry.provenance.date = "2026-11-30T00:00:00Z";
   entry.provenance.device = "test";
-  runtime::TuneDb db;
+  tuning::TuneDb db;
   db.record(entry);
   REQUIRE(!db.save(options->tuneDbPath));
 

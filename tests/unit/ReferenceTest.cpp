@@ -3,7 +3,7 @@
 // separates (reference-math.md §4) and shows the separation exceeds its band.
 #include "tilejit/models/Reference.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/ADT/APFloat.h"
 

@@ -7,7 +7,7 @@
 // every layer and each kernel; without a GPU the batch on the interpreter.
 #include "Commands.h"
 
-#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/NemotronH.h"
 #include "tilejit/models/PrefillPlan.h"

@@ -6,7 +6,7 @@
 #include "InterpreterImpl.h"
 
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/APFloat.h"

@@ -2,9 +2,9 @@
 // are inserted (or splats rebuilt) where producer and consumer disagree. The
 // target's capability table picks each dot's matrix path (Staging.h).
 #include "Staging.h"
-#include "tilejit/Target/PTX/Arch.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
+#include "tilejit/support/Arch.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/Support/MathExtras.h"

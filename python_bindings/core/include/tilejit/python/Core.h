@@ -246,7 +246,7 @@ std::vector<RegisteredKernel> registeredKernels();
 std::shared_ptr<KernelModule> buildRegistered(const std::string &name,
                                               const std::map<std::string, int64_t> &constants);
 
-/// Bit-exact conversions (tilejit/Support/FloatFormats.h, round to nearest even).
+/// Bit-exact conversions (tilejit/support/FloatFormats.h, round to nearest even).
 void f32ToBF16(const float *in, uint16_t *out, size_t n);
 void bf16ToF32(const uint16_t *in, float *out, size_t n);
 void f32ToE4M3(const float *in, uint8_t *out, size_t n);
