@@ -87,6 +87,6 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
 
 } // namespace
 
-void populateDotEmitters(EmitterTable &table) { table["tile.dot"] = emitDot; }
+void populateDotEmitters(EmitterTable &table) { table.add<tile::DotOp>(emitDot); }
 
 } // namespace tilejit::lowering

@@ -194,14 +194,14 @@ LogicalResult emitReshape(Emitter &e, Operation *op) {
 } // namespace
 
 void populateLayoutEmitters(EmitterTable &table) {
-  table["tile.convert_layout"] = [](Emitter &e, Operation *op) {
+  table.add<tile::ConvertLayoutOp>([](Emitter &e, Operation *op) {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     return moveTile(e, op->getOperand(0), op->getResult(0), identity(type.getRank()));
-  };
-  table["tile.broadcast"] = emitBroadcast;
-  table["tile.expand_dims"] = emitExpandDims;
-  table["tile.reshape"] = emitReshape;
-  table["tile.transpose"] = emitTranspose;
+  });
+  table.add<tile::BroadcastOp>(emitBroadcast);
+  table.add<tile::ExpandDimsOp>(emitExpandDims);
+  table.add<tile::ReshapeOp>(emitReshape);
+  table.add<tile::TransposeOp>(emitTranspose);
 }
 
 } // namespace tilejit::lowering
