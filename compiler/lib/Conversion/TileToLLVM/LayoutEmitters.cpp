@@ -5,6 +5,10 @@
 // exchange it by warp shuffles; otherwise the tile goes through shared memory.
 #include "Emitter.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "convert-tile-to-llvm"
+
 using namespace mlir;
 
 namespace tilejit::lowering {
@@ -77,14 +81,21 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
     else
       out.push_back(in[it - from.regs.begin()]);
   }
+  auto trace = [&](llvm::StringRef how) {
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": '" << dst.getDefiningOp()->getName()
+                            << "' at " << loc << ": " << how << "\n");
+  };
   if (inRegisters) {
+    trace("registers renamed");
     e.map(dst, std::move(out));
     return success();
   }
   if (auto shuffled = shuffleFromLanes(e, from, to, in, map, loc)) {
+    trace("warp shuffles");
     e.map(dst, std::move(*shuffled));
     return success();
   }
+  trace("through shared memory");
   Type type = e.elementType(srcType);
   e.barrier(loc);
   e.storeShared(from, in, type, 0, loc);
