@@ -1,6 +1,7 @@
-// R3d (reference-math.md): one token per sequence through the causal depthwise
-// conv and SiLU; the conv state page [slots, channels, 3] (oldest tap first) is
-// shifted in place. A negative slot is a padding row: state untouched, output 0.
+// R3d (docs/numerics.md#r3d-conv-update-decode): one token per sequence through the
+// causal depthwise conv and SiLU; the conv state page [slots, channels, 3] (oldest
+// tap first) is shifted in place. A negative slot is a padding row: state untouched,
+// output 0.
 #include "Parts.h"
 #include "tilejit/models/Kernels.h"
 

@@ -1,11 +1,11 @@
-// R5p (reference-math.md): the chunked SSD of prefill over a packed varlen token
-// stream (R9), reading initial states from the SSM page and writing final
-// states back (R8). One program owns `block_p` rows of one head's [P, N] state
-// and walks every chunk of the stream in order, carrying the state in registers
-// as the f32 accumulator of the chunk-state product: the stages of R5p (cumsum,
-// chunk state, state passing, CB, output) are fused, so no chunk state ever
-// goes to memory. The f32 operands of the tensor-core products (the decayed
-// CB mix, the carried state, the decayed dt x) enter as hi + lo bf16 pairs.
+// R5p (docs/numerics.md#r5p-chunked-ssd-prefill): the chunked SSD of prefill over a
+// packed varlen token stream (R9), reading initial states from the SSM page and writing
+// final states back (R8). One program owns `block_p` rows of one head's [P, N] state and
+// walks every chunk of the stream in order, carrying the state in registers as the f32
+// accumulator of the chunk-state product: the stages of R5p (cumsum, chunk state, state
+// passing, CB, output) are fused, so no chunk state ever goes to memory. The f32 operands
+// of the tensor-core products (the decayed CB mix, the carried state, the decayed dt x)
+// enter as hi + lo bf16 pairs.
 #include "tilejit/models/Kernels.h"
 
 namespace tilejit::models {

@@ -1,4 +1,4 @@
-// Plans the NemotronH decode step (reference-math.md R7 with R3d + R5d) as the
+// Plans the NemotronH decode step (docs/numerics.md#r7-the-mixer: R3d + R5d) as the
 // launches of the four decode kernels per layer over named buffers.
 #include "tilejit/models/DecodePlan.h"
 

@@ -1,4 +1,5 @@
-// The arch table: names, PTX feature levels and capabilities of design.md §4.
+// The arch table: names, PTX feature levels and capabilities
+// (docs/design.md#the-capability-table).
 // Assumes LLVM 22's NVPTX backend, which emits PTX ISA 9.0 at most.
 #include "tilejit/support/Arch.h"
 

@@ -139,7 +139,7 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
   REQUIRE(bool(layers));
   auto plan = planDecodeStep(modelRegistry(), c, *layers, 3, 5);
   REQUIRE(bool(plan));
-  // The shapes of reference-math.md §1 at this geometry: Cd = 128 + 2 * 2 * 32,
+  // The shapes of docs/numerics.md#geometry at this geometry: Cd = 128 + 2 * 2 * 32,
   // in_proj's outputs 128 + 256 + 8; layer 0 FP8, layer 1 bf16.
   struct Want {
     const char *name;

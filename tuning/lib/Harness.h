@@ -45,7 +45,7 @@ llvm::Expected<Comparison> compareOutputs(DeviceArgs &device,
                                           const std::vector<HostArg> &reference, double atol,
                                           double rtol, const runtime::Stream &stream);
 
-/// Per-launch times of a kernel (design.md §5).
+/// Per-launch times of a kernel (docs/design.md#measuring-method).
 struct Timing {
   double medianMs = 0, minMs = 0, maxMs = 0;
   unsigned samples = 0, launchesPerSample = 0;

@@ -1,5 +1,5 @@
-// Arch parsing, error texts, the capability table of design.md §4 and the PTX
-// feature level chosen per arch.
+// Arch parsing, error texts, the capability table
+// (docs/design.md#the-capability-table) and the PTX feature level chosen per arch.
 #include "tilejit/support/Arch.h"
 
 #include <catch2/catch.hpp>
@@ -64,7 +64,7 @@ TEST_CASE("Arch::parse names the `a` target for a suffix-less name", "[arch]") {
   CHECK_THAT(parseError("sm_121"), Catch::Contains("'sm_121a'"));
 }
 
-TEST_CASE("Capability table matches design.md §4", "[arch]") {
+TEST_CASE("Capability table matches docs/design.md", "[arch]") {
   struct Row {
     const char *name;
     bool mmaSyncBf16, mmaSyncE4m3, wgmma, tma, cpAsync;

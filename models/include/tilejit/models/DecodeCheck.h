@@ -3,7 +3,7 @@
 // Inside the mixer every op after in_proj sees bf16 values that may differ from
 // the reference's by one bf16 ulp or one e4m3 activation code (R1 allows both),
 // and carried steps and layers feed them on; so every comparison uses the bf16
-// band of reference-math.md (atol 5e-2 / rtol 1e-2 for outputs and conv taps,
+// band of docs/numerics.md#r7-the-mixer (atol 5e-2 / rtol 1e-2 for outputs and conv taps,
 // 1e-2 / 1e-2 for the f32 SSM state, whose values are O(1)). What each band
 // separates: a dropped carry, a dropped input scale, an unshifted conv state
 // (see DecodeStepTest). Each op alone is held to its own tighter band in the

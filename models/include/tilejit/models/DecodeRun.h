@@ -23,7 +23,7 @@ using HostBuffers = std::map<std::string, std::vector<uint8_t>>;
 HostBuffers allocateHostBuffers(const DecodePlan &plan);
 
 /// Checks a batch's slots before anything launches: negative is padding,
-/// others below `numSlots` and pairwise distinct (reference-math.md R8).
+/// others below `numSlots` and pairwise distinct (docs/numerics.md#r8-paged-state).
 llvm::Error checkDecodeSlots(llvm::ArrayRef<int32_t> slots, int64_t numSlots);
 
 /// Runs plans on the interpreter; each kernel specialization is built once.
@@ -105,9 +105,9 @@ private:
 TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
                                  int64_t rows, int64_t tokens, llvm::raw_ostream &log);
 
-/// The practical read ceiling of `bytes` (design.md §5): the per-launch time
-/// (µs) of the registered `read_bytes` kernel streaming `bytes`, `launches`
-/// launches back to back in one graph over distinct buffers, median over
+/// The practical read ceiling of `bytes` (docs/design.md#measuring-method): the
+/// per-launch time (µs) of the registered `read_bytes` kernel streaming `bytes`,
+/// `launches` launches back to back in one graph over distinct buffers, median over
 /// `replays` replays.
 llvm::Expected<double> timeReadCeiling(runtime::JitRuntime &jit, const KernelRegistry &registry,
                                        size_t bytes, int launches, int replays);

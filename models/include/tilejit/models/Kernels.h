@@ -1,4 +1,4 @@
-// Kernels the models register: the Mamba2 ops of reference-math.md.
+// Kernels the models register: the Mamba2 ops of docs/numerics.md.
 #ifndef TILEJIT_MODELS_KERNELS_H
 #define TILEJIT_MODELS_KERNELS_H
 

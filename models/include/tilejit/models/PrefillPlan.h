@@ -1,4 +1,4 @@
-// The NemotronH Mamba2 prefill forward (reference-math.md R7 with R3 + R5p over
+// The NemotronH Mamba2 prefill forward (docs/numerics.md#r7-the-mixer: R3 + R5p over
 // a packed varlen batch, R8 pages, R9 metadata) as a plan: per layer the static
 // activation quant (FP8 layers), the in_proj GEMM, the causal conv, the chunked
 // SSD, the gated norm and the out_proj GEMM over named buffers. It is a

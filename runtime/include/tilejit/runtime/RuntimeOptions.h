@@ -1,7 +1,7 @@
-// The runtime's settings and the environment variables of design.md §3 that set
-// them: TILEJIT_ARCH, TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or
-// ~/.cache/tilejit), TILEJIT_NO_CACHE=1 and TILEJIT_TUNE_DB (default
-// <cache dir>/tune.json).
+// The runtime's settings and the environment variables that set them
+// (docs/design.md#environment): TILEJIT_ARCH, TILEJIT_CACHE_DIR (default
+// $XDG_CACHE_HOME/tilejit or ~/.cache/tilejit), TILEJIT_NO_CACHE=1 and TILEJIT_TUNE_DB
+// (default <cache dir>/tune.json).
 #ifndef TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 #define TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 

@@ -1,5 +1,6 @@
 // The GPU architectures tilejit compiles for and the per-arch capability table
-// (design.md §3-4) that decides lowering paths and is consulted by the verifier.
+// (docs/design.md#the-capability-table) from which the layout pass picks each
+// dot's path and the tuner prunes. Plain data over LLVMSupport: the runtime uses it.
 #ifndef TILEJIT_SUPPORT_ARCH_H
 #define TILEJIT_SUPPORT_ARCH_H
 

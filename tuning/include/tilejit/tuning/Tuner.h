@@ -1,7 +1,8 @@
 // The tuner: candidates compiled in parallel through the runtime, each checked on
-// the GPU against the interpreter on the same random inputs, then timed (design.md
-// §5: warm-up, graphs of back-to-back launches, median/min/max), with a time bound
-// per candidate. Every failure is a result, not an error.
+// the GPU against the interpreter on the same random inputs, then timed
+// (docs/design.md#measuring-method: warm-up, graphs of back-to-back launches,
+// median/min/max), with a time bound per candidate. Every failure is a result,
+// not an error.
 #ifndef TILEJIT_TUNING_TUNER_H
 #define TILEJIT_TUNING_TUNER_H
 

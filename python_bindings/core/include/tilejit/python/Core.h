@@ -282,7 +282,7 @@ struct MambaGeometry {
   /// One character per layer: 'M' Mamba, '*' attention, 'E' MoE, '-' MLP.
   std::string layerPattern;
 };
-/// The full Nemotron-3-Nano-30B-A3B geometry (reference-math.md §1).
+/// The full Nemotron-3-Nano-30B-A3B geometry (docs/numerics.md#geometry).
 MambaGeometry fullMambaGeometry();
 
 /// What a decode step runs: the first `layers` Mamba layers of `geometry`
@@ -313,7 +313,7 @@ struct TensorArg {
   uint64_t address = 0;
 };
 
-/// The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d/R5d)
+/// The NemotronH Mamba2 decode mixer step (docs/numerics.md#r7-the-mixer, R3d/R5d)
 /// over a models::DecodePlan: on the interpreter over host buffers, or on the
 /// GPU (one CUDA graph, pages resident on the device). Buffers are named as
 /// the plan names them ("act0", "slots", "l<layer>.conv_page", ...).
