@@ -2,6 +2,7 @@
 // DEBUG_TYPE (docs/tile-dialect.md#what-a-pass-decided--debug-only). Debian's
 // LLVM has no -debug-only of its own; tilejit-opt registers it, and tilejit's
 // code keeps its LLVM_DEBUG traces (the build keeps assertions on).
+// REQUIRES: asserts
 // RUN: tilejit-opt %s --mlir-disable-threading --tile-assign-layouts=arch=sm_90a -debug-only=tile-assign-layouts -o /dev/null 2>&1 | FileCheck %s --check-prefix=LAYOUT
 // RUN: tilejit-opt %s --mlir-disable-threading --tile-assign-layouts=arch=sm_90 -debug-only=tile-assign-layouts -o /dev/null 2>&1 | FileCheck %s --check-prefix=SM90
 // RUN: tilejit-opt %s --mlir-disable-threading --tile-layout-pipeline=arch=sm_90a -debug-only=tile-pipeline-dots -o /dev/null 2>&1 | FileCheck %s --check-prefix=PIPE
