@@ -10,7 +10,7 @@ CMAKE_FLAGS ?=
 APT_PACKAGES := cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools \
   llvm-22-tools catch2 libfmt-dev pybind11-dev python3-dev python3-numpy \
   python3-pytest python3-torch python3-venv python3-pip python3-setuptools python3-wheel \
-  zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev
+  zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev clang-format-22
 
 .PHONY: all deps configure build run test clean bundle test-sanitize fuzz
 

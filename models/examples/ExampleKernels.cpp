@@ -83,7 +83,7 @@ void buildGemmE4m3(Kernel &k, const Specialization &spec) {
 
 /// Streams x[n] (f32 words, 16-byte loads, `steps` independent loads per
 /// thread) and writes one partial sum per program: the practical read ceiling
-/// a weight-streaming kernel is held against (design.md §5).
+/// a weight-streaming kernel is held against (docs/design.md#measuring-method).
 void buildReadBytes(Kernel &k, const Specialization &spec) {
   const int64_t block = spec.get("block"), steps = spec.get("steps");
   Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);

@@ -1,4 +1,4 @@
-// R3 (reference-math.md) for prefill: the causal depthwise conv1d + SiLU over a
+// R3 (docs/numerics.md#r3-causal-conv-prefill): the causal depthwise conv1d + SiLU over a
 // packed varlen token stream (R9), each sequence starting from its slot's conv
 // page or from zeros and writing its final state back to the page (R8). xBC is
 // read in place from the in_proj output zxbcdt through a strided view.

@@ -1,4 +1,4 @@
-// R3d (reference-math.md): one token per sequence through the causal depthwise
+// R3d (docs/numerics.md#r3d-conv-update-decode): one token per sequence through the causal depthwise
 // conv and SiLU; the conv state page [slots, channels, 3] (oldest tap first) is
 // shifted in place. A negative slot is a padding row: state untouched, output 0.
 // `x_stride` reads x in place from a wider row; `state_layout` 1 takes vLLM's

@@ -1,4 +1,4 @@
-// Decode out_proj (reference-math.md R1 / R1b): y = bf16(s * (a x W^T)) with the
+// Decode out_proj (docs/numerics.md#r1-fp8-w8a8-linear, R1b): y = bf16(s * (a x W^T)) with the
 // activation already quantized to e4m3 by the gated norm (FP8 layers), or bf16
 // activations and weights (the bf16 layers). One program: `block_n` outputs of
 // one row (`block_m` 1, a weight-streaming GEMV) or of `block_m` rows (tensor cores).

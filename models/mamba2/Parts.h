@@ -1,6 +1,6 @@
 // Building blocks the Mamba2 kernels share: the decode projection core (one
-// activation row times a [BN, K] weight slab, reference-math.md R1/R1b) and the
-// conv update of a tile of channels (R3d).
+// activation row times a [BN, K] weight slab, docs/numerics.md#r1-fp8-w8a8-linear) and
+// the conv update of a tile of channels (R3d).
 #ifndef TILEJIT_MODELS_MAMBA2_PARTS_H
 #define TILEJIT_MODELS_MAMBA2_PARTS_H
 

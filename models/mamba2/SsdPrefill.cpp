@@ -1,4 +1,4 @@
-// R5p (reference-math.md): the chunked SSD of prefill over a packed varlen token
+// R5p (docs/numerics.md#r5p-chunked-ssd-prefill): the chunked SSD of prefill over a packed varlen token
 // stream (R9), reading initial states from the SSM page and writing final
 // states back (R8). One program owns `block_p` rows of one head's [P, N] state
 // and walks every chunk of the stream in order, carrying the state in registers

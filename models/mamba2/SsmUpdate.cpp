@@ -1,4 +1,4 @@
-// R5d (reference-math.md): the selective state update of decode. One program
+// R5d (docs/numerics.md#r5d-state-update-decode): the selective state update of decode. One program
 // owns `block_p` rows of one head's [P, N] f32 state in the slot's page, updates
 // them in place and writes y from the un-rounded new state. R4's dt' and decay
 // are computed per program (a handful of scalar ops). A padding row (negative

@@ -3,7 +3,7 @@
 // follow Mamba2's initialization so activations and dt' stay realistic.
 #include "tilejit/models/nemotron_h/NemotronH.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include <cmath>
 

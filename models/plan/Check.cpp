@@ -2,7 +2,7 @@
 // steps in lockstep with the reference, then every op of the last step against
 // the reference fed the backend's own input to it.
 #include "tilejit/models/plan/Check.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

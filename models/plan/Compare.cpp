@@ -1,7 +1,7 @@
 // The GPU against the interpreter launch by launch (Check.h), and the planted
 // defects that show the checks can fail.
 #include "tilejit/models/plan/Check.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -2,11 +2,11 @@
 // once), the kernels a launch names specialized to that layer's slot, all
 // kernels compiled in parallel and loaded at creation, the step captured as
 // one graph.
-#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/plan/Runners.h"
 #include "tilejit/models/plan/Timing.h"
 #include "tilejit/runtime/Jit.h"
-#include "tilejit/runtime/TuneDb.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -343,10 +343,11 @@ llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int rep
 /// defaults, as `tilejit tune` records it. Says which entries it uses.
 TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
                                  int64_t rows, int64_t tokens, llvm::raw_ostream &log) {
+  auto db = std::make_shared<tuning::TuneDb>(tuning::loadTuneDb(jit));
   auto said = std::make_shared<std::set<std::string>>();
-  return [&jit, &registry, rows, tokens, said, &log](
+  return [&jit, &registry, rows, tokens, db, said, &log](
              llvm::StringRef kernel, llvm::ArrayRef<std::string> geometry) -> std::vector<std::string> {
-    runtime::NamedValues shape;
+    tuning::NamedValues shape;
     if (kernel == "in_proj_conv")
       shape = {{"rows", rows}};
     else if (kernel == "ssd_prefill" && tokens > 0)
@@ -354,51 +355,15 @@ TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry 
     else
       return {};
     const KernelDef *def = registry.find(kernel);
-    std::vector<std::string> fixed;
-    for (const std::string &kv : geometry) {
-      llvm::StringRef name = llvm::StringRef(kv).split('=').first;
-      if (!llvm::any_of(def->constants, [&](const KernelConstant &c) {
-            return c.name == name && c.isTunable();
-          }))
-        fixed.push_back(kv);
-    }
-    auto base = def->specialize(fixed);
+    auto base = tuning::tuningBase(*def, geometry);
     if (!base) {
       llvm::consumeError(base.takeError());
       return {};
     }
-    auto ir = buildCanonicalIR(*def, *base);
-    if (!ir) {
-      llvm::consumeError(ir.takeError());
-      return {};
-    }
-    runtime::TuneKey key{kernel.str(),
-                         runtime::hashKernelIR(*ir),
-                         runtime::shapeBucket(shape),
-                         jit.targetArch().name().str(),
-                         jit.device().info().smCount,
-                         jit.tuningVersion()};
-    auto [match, entry] = jit.lookupTuned(key);
-    bool first = said->insert(key.id()).second;
-    if (match != runtime::TuneMatch::Exact) {
-      if (first && match != runtime::TuneMatch::None)
-        log << llvm::formatv("tuning database {0}: {1} ({2}) has an entry that is {3}; using "
-                          "the defaults\n",
-                          jit.tuneDbPath(), kernel, key.shapeBucket,
-                          match == runtime::TuneMatch::Rejected ? "rejected"
-                                                                : "from another version");
-      return {};
-    }
-    if (first)
-      log << llvm::formatv("tuning database {0}: {1} ({2}, {3}, {4} SMs) uses {5} (tuned {6} on "
-                        "{7}: {8:F4} ms, default {9:F4} ms)\n",
-                        jit.tuneDbPath(), kernel, key.shapeBucket, key.arch, key.smCount,
-                        runtime::formatNamedValues(entry->config), entry->provenance.date,
-                        entry->provenance.device, entry->medianMs, entry->defaultMedianMs);
-    std::vector<std::string> constants;
-    for (const auto &[name, value] : entry->config)
-      constants.push_back(kv(name, value));
-    return constants;
+    tuning::TunedChoice choice = tuning::lookupTuned(jit, *db, *def, *base, shape);
+    if (!choice.message.empty() && said->insert(choice.key.id()).second)
+      log << choice.message << "\n";
+    return choice.constants();
   };
 }
 

@@ -1,6 +1,6 @@
 // Graph-replay timing of plans and the stream floor of their bytes (Timing.h).
 #include "tilejit/models/plan/Timing.h"
-#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/runtime/Jit.h"
 
 #include "llvm/Support/MathExtras.h"

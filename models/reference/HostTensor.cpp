@@ -2,7 +2,7 @@
 // synthetic weights and the tests.
 #include "tilejit/models/reference/HostTensor.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 namespace tilejit::models {
 

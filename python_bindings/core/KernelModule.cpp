@@ -4,8 +4,8 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/raw_ostream.h"

@@ -3,11 +3,11 @@
 #include "CoreInternal.h"
 #include "StreamLendingDevice.h"
 
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/runtime/CudaDevice.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

@@ -1,5 +1,5 @@
-"""The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d + R5d) as
-a Python object, over the C++ decode plan (docs/models.md, "The decode step").
+"""The NemotronH Mamba2 decode mixer step (docs/numerics.md#r7-the-mixer, R3d + R5d) as
+a Python object, over the C++ decode plan (docs/models.md#the-decode-step).
 
     step = tilejit.mamba2.DecodeStep(config=tilejit.mamba2.Config(), layers=1,
                                      rows=3, slots=8, backend="gpu")

@@ -2,15 +2,15 @@
 // output, out_proj) and the whole planned decode step on the interpreter
 // against the sequential f64 reference, with padding rows, random slots and
 // carried state. Every band is paired with the counterfactual it separates.
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/jit/JitCompiler.h"
+#include "tilejit/support/FloatFormats.h"
 #include "tilejit/models/plan/Check.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/reference/Reference.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
-#include "tilejit/runtime/TuneDb.h"
-#include "tilejit/Tuning/Tuner.h"
+#include "tilejit/support/FloatFormats.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -150,7 +150,7 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
   REQUIRE(bool(layers));
   auto plan = planDecodeStep(modelRegistry(), c, *layers, 3, 5);
   REQUIRE(bool(plan));
-  // The shapes of reference-math.md §1 at this geometry: Cd = 128 + 2 * 2 * 32,
+  // The shapes of docs/numerics.md#geometry at this geometry: Cd = 128 + 2 * 2 * 32,
   // in_proj's outputs 128 + 256 + 8; layer 0 FP8, layer 1 bf16.
   struct Want {
     const char *name;
@@ -518,14 +518,14 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   REQUIRE(bool(base));
   auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
   REQUIRE(bool(key));
-  runtime::TuneEntry entry;
+  tuning::TuneEntry entry;
   entry.key = *key;
   entry.config = {{"block_n", 32}, {"warps", 2}};
   entry.medianMs = 0.01;
   entry.defaultMedianMs = 0.02;
   entry.provenance.date = "2026-11-30T00:00:00Z";
   entry.provenance.device = "test";
-  runtime::TuneDb db;
+  tuning::TuneDb db;
   db.record(entry);
   REQUIRE(!db.save(options->tuneDbPath));
 

@@ -4,7 +4,7 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 #include "tilejit/models/reference/HostTensor.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/reference/Reference.h"

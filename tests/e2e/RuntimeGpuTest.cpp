@@ -2,7 +2,7 @@
 // parallel (cold), then loaded from the disk cache (warm); on a GPU also a launch
 // checked against the host, weight slots across engines and graph capture. Without
 // a GPU the [gpu] cases print why they are skipped; [jit] runs on the FakeDevice.
-#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/runtime/CudaDevice.h"
 #include "tilejit/runtime/FakeDevice.h"

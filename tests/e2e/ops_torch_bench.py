@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """tilejit.ops next to the plain-torch path a user has without mamba_ssm, in the
-same run on the same GPU, at NemotronH geometry (reference-math.md §1): each op
+same run on the same GPU, at NemotronH geometry (docs/numerics.md#geometry): each op
 called as a user calls it (argument checks, metadata, allocation included),
 then the torch equivalent on the same inputs.
 

@@ -28,7 +28,7 @@ const char *const smallConfig = R"({
   "time_step_limit": [0.0, Infinity]
 })";
 
-/// The released model's fields (reference-math.md §1), transformers' spelling
+/// The released model's fields (docs/numerics.md#geometry), transformers' spelling
 /// of infinity.
 const char *const fullConfig = R"({
   "hidden_size": 2688, "mamba_num_heads": 64, "mamba_head_dim": 64,

@@ -1,5 +1,5 @@
 """Plain-torch f64 references of the ops tilejit.ops computes, written from
-reference-math.md and independent of tilejit: sequential over tokens (R5, never
+docs/numerics.md and independent of tilejit: sequential over tokens (R5, never
 a second chunked algorithm), with exactly the rounding points each op names.
 e4m3 rounding and decoding come from mamba2_reference (numpy, from the bit
 layout)."""

@@ -14,7 +14,7 @@ if not torch.cuda.is_available():
 import tilejit as tj  # noqa: E402
 from test_gpu import assert_band  # noqa: E402
 
-HIDDEN, INNER, HEADS, GN = 2688, 4096, 64, 1024     # reference-math.md §1
+HIDDEN, INNER, HEADS, GN = 2688, 4096, 64, 1024     # docs/numerics.md#geometry
 CHANNELS = INNER + 2 * GN
 OUT_COLS = INNER + CHANNELS + HEADS
 # The plan's choices (models/nemotron_h/Planner.cpp): GEMV below 16 rows,

@@ -1,5 +1,5 @@
 """tilejit.ops against plain-torch f64 references (ops_reference.py) at the bands
-of reference-math.md, over varlen batches, padding slots, initial states,
+of docs/numerics.md, over varlen batches, padding slots, initial states,
 stride-0 broadcasts and bf16/f32 outputs. With CPU torch tensors on the
 interpreter (CI); on the GPU when torch has CUDA and tilejit opens the device.
 Every band is paired with the counterfactual it separates, shown to land

@@ -4,7 +4,7 @@
 #include "Commands.h"
 #include "RunSupport.h"
 
-#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/runtime/CudaDevice.h"
 
 #include "llvm/Support/CommandLine.h"

@@ -7,7 +7,7 @@ current torch stream. Inputs may also be DLPack producers or
 __cuda_array_interface__ objects; outputs are torch tensors (DLPack exporters).
 What a signature allows and tilejit does not implement is an ArgumentError
 naming it, never a call into another implementation. docs/python.md, "Ops",
-lists per op what is supported and the reference-math.md op it computes.
+lists per op what is supported and the docs/numerics.md op it computes.
 """
 
 from ._conv import causal_conv1d_fn, causal_conv1d_update

@@ -1,5 +1,5 @@
 """causal_conv1d_fn (varlen prefill) and causal_conv1d_update (decode) in vLLM's
-form: reference-math.md R3 / R3d with SiLU, R8 pages and R9 metadata, on the
+form: docs/numerics.md R3 / R3d with SiLU, R8 pages and R9 metadata, on the
 registered `conv_prefill` and `conv_update` kernels."""
 
 import torch
@@ -9,7 +9,7 @@ from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, che
 from ._ssm import PAD_SLOT_ID
 from ._varlen import chunks_of_sequences
 
-WIDTH = 4  # the conv width the kernels are built for (reference-math.md §1)
+WIDTH = 4  # the conv width the kernels are built for (docs/numerics.md#geometry)
 _BLOCK_T = 64  # conv_prefill's default block_t: its chunks
 
 

@@ -1,4 +1,4 @@
-"""The FP8 projection of reference-math.md R1: the static activation quant
+"""The FP8 projection of docs/numerics.md R1: the static activation quant
 (vLLM's scaled_fp8_quant with a scale), the e4m3 GEMM (torch._scaled_mm's
 form) and the two as one W8A8 linear, on the registered `quantize_e4m3` and
 `out_proj` kernels. e4m3 tensors are torch.float8_e4m3fn where torch has it,

@@ -247,5 +247,5 @@ def check_distinct_slots(op, name, slots, num_slots):
             raise fail(op, f"{name}[{row}] = {s} is outside the {num_slots} state slots")
         if s in seen:
             raise fail(op, f"{name}[{row}] = {s} repeats {name}[{seen[s]}]: two rows on one "
-                           "state slot would race (reference-math.md R8)")
+                           "state slot would race (docs/numerics.md R8)")
         seen[s] = row

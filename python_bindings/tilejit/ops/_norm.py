@@ -1,4 +1,4 @@
-"""rms_norm_gated (mamba_ssm's and vLLM's gated RMSNorm): reference-math.md R6 on
+"""rms_norm_gated (mamba_ssm's and vLLM's gated RMSNorm): docs/numerics.md R6 on
 the registered `gated_rmsnorm` kernel."""
 
 import torch

@@ -1,6 +1,6 @@
 """mamba_chunk_scan_combined (mamba_ssm's batch-major form) and
 mamba_chunk_scan_combined_varlen (the token-major form serving engines call):
-reference-math.md R5p with R4, on the registered `ssd_prefill` kernel."""
+docs/numerics.md R5p with R4, on the registered `ssd_prefill` kernel."""
 
 from types import SimpleNamespace
 
@@ -20,7 +20,7 @@ def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
     parameters, checked; the operands as ssd_prefill reads them."""
     if z is not None:
         raise fail(op, "z (the gate y * silu(z)) is not supported: tilejit applies the "
-                       "gate in the norm (rms_norm_gated, reference-math.md R6), as "
+                       "gate in the norm (rms_norm_gated, docs/numerics.md R6), as "
                        "NemotronH's mixer does; pass z=None")
     bf16 = (torch.bfloat16,)
     check(op, "x", x, bf16)

@@ -1,5 +1,5 @@
 """selective_state_update (mamba_ssm's, with vLLM's slot and output arguments):
-reference-math.md R5d with R4 and R8, on the registered `ssm_update` kernel."""
+docs/numerics.md R5d with R4 and R8, on the registered `ssm_update` kernel."""
 
 import torch
 
@@ -39,7 +39,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
          ("dst_state_batch_indices", dst_state_batch_indices), ("out", out)])
     if z is not None:
         raise fail(op, "z (the gate y * silu(z)) is not supported: tilejit applies the gate "
-                       "in the norm (rms_norm_gated, reference-math.md R6); pass z=None")
+                       "in the norm (rms_norm_gated, docs/numerics.md R6); pass z=None")
     check_pad_slot_id(op, pad_slot_id)
     check(op, "state", state, (torch.float32,))
     if state.dim() == 3:  # the single-head form

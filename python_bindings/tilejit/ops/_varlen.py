@@ -1,4 +1,4 @@
-"""The chunk metadata of a packed varlen batch (reference-math.md R9) as the
+"""The chunk metadata of a packed varlen batch (docs/numerics.md R9) as the
 prefill kernels read it: int32 chunk_seq / chunk_begin / chunk_end, chunks of
 1..block tokens that never cross a sequence. Built with torch ops on the
 tensors' device, so a device-side cu_seqlens is never read on the host; the

@@ -1,6 +1,6 @@
-// The disk cache of design.md §4: keys change with every keyed input and only
-// then; corrupt or truncated entries are reported, recompiled and never loaded;
-// LRU eviction under the size cap; `tilejit cache ls|verify|clear`.
+// The disk cache of docs/design.md#cache-keys: keys change with every keyed input and
+// only then; corrupt or truncated entries are reported, recompiled and never loaded; LRU
+// eviction under the size cap; `tilejit cache ls|verify|clear`.
 #include "RuntimeTestSupport.h"
 
 #include "tilejit/runtime/CacheCommand.h"

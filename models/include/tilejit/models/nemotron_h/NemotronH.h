@@ -1,6 +1,7 @@
 // NemotronH Mamba2 layers on the host: the geometry read from config.json, a
 // safetensors reader, the Hugging Face tensor names of a Mamba layer, and the
-// embedded default (deterministic synthetic weights). Geometry: reference-math.md §1.
+// embedded default (deterministic synthetic weights). Geometry:
+// docs/numerics.md#geometry.
 #ifndef TILEJIT_MODELS_NEMOTRONH_H
 #define TILEJIT_MODELS_NEMOTRONH_H
 
@@ -16,7 +17,7 @@
 namespace tilejit::models {
 
 /// Geometry and layer layout of a NemotronH model; the defaults are the full
-/// Nemotron-3-Nano-30B-A3B geometry of reference-math.md §1.
+/// Nemotron-3-Nano-30B-A3B geometry of docs/numerics.md#geometry.
 struct NemotronHConfig {
   int64_t hiddenSize = 2688; ///< hidden_size: in_proj K, out_proj N
   int64_t numHeads = 64;     ///< mamba_num_heads (H)
@@ -59,7 +60,7 @@ struct NemotronHConfig {
 };
 
 /// One projection: a bf16 weight, or an e4m3 weight with the checkpoint's
-/// static per-tensor weight and activation scales (reference-math.md R1/R1b).
+/// static per-tensor weight and activation scales (docs/numerics.md#r1-fp8-w8a8-linear).
 struct Projection {
   bool isFP8 = false;
   Tensor<uint16_t> bf16Weight; ///< [out, in] bf16 bits when !isFP8

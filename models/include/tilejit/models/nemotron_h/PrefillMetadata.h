@@ -1,6 +1,6 @@
-// The device metadata of a packed prefill batch (reference-math.md R8, R9): the
-// int32 arrays the prefill kernels read, validated on the host so a bad batch
-// is an error naming its numbers before anything launches.
+// The device metadata of a packed prefill batch (docs/numerics.md#r9-varlen-metadata):
+// the int32 arrays the prefill kernels read, validated on the host so a bad batch is an
+// error naming its numbers before anything launches.
 #ifndef TILEJIT_MODELS_PREFILLMETADATA_H
 #define TILEJIT_MODELS_PREFILLMETADATA_H
 

@@ -30,7 +30,7 @@ HostBuffers randomStepBuffers(const StepPlan &plan, llvm::ArrayRef<int32_t> slot
                               uint64_t seed, bool randomPages = true);
 
 /// Checks a batch's slots before anything launches: negative is padding,
-/// others below `numSlots` and pairwise distinct (docs/numerics.md, R8).
+/// others below `numSlots` and pairwise distinct (docs/numerics.md#r8-paged-state).
 llvm::Error checkSlots(llvm::ArrayRef<int32_t> slots, int64_t numSlots);
 
 /// Runs plans on the interpreter; each kernel specialization is built once.

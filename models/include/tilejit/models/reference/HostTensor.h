@@ -74,7 +74,7 @@ template <typename T> struct Tensor {
 };
 
 /// An exact copy of columns [begin, end) of the 2-D tensor `t` (the splits of
-/// reference-math.md R2).
+/// docs/numerics.md#r2-splits).
 template <typename T>
 Tensor<T> sliceColumns(const Tensor<T> &t, int64_t begin, int64_t end) {
   assert(t.rank() == 2 && 0 <= begin && begin <= end && end <= t.dim(1));

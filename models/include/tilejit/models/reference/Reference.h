@@ -1,4 +1,4 @@
-// The independent sequential f64 reference of reference-math.md R1-R9: every op
+// The independent sequential f64 reference of docs/numerics.md (R1-R9): every op
 // computes in double and applies exactly the rounding points the spec names. No
 // chunking and no fusion: this is the oracle kernels are held against.
 #ifndef TILEJIT_MODELS_REFERENCE_H

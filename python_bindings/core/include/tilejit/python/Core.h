@@ -249,7 +249,7 @@ std::vector<RegisteredKernel> registeredKernels();
 std::shared_ptr<KernelModule> buildRegistered(const std::string &name,
                                               const std::map<std::string, int64_t> &constants);
 
-/// Bit-exact conversions (tilejit/Support/FloatFormats.h, round to nearest even).
+/// Bit-exact conversions (tilejit/support/FloatFormats.h, round to nearest even).
 void f32ToBF16(const float *in, uint16_t *out, size_t n);
 void bf16ToF32(const uint16_t *in, float *out, size_t n);
 void f32ToE4M3(const float *in, uint8_t *out, size_t n);
@@ -285,7 +285,7 @@ struct MambaGeometry {
   /// One character per layer: 'M' Mamba, '*' attention, 'E' MoE, '-' MLP.
   std::string layerPattern;
 };
-/// The full Nemotron-3-Nano-30B-A3B geometry (reference-math.md §1).
+/// The full Nemotron-3-Nano-30B-A3B geometry (docs/numerics.md#geometry).
 MambaGeometry fullMambaGeometry();
 
 /// What a decode step runs: the first `layers` Mamba layers of `geometry`
@@ -316,7 +316,7 @@ struct TensorArg {
   uint64_t address = 0;
 };
 
-/// The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d/R5d)
+/// The NemotronH Mamba2 decode mixer step (docs/numerics.md#r7-the-mixer, R3d/R5d)
 /// over a models::StepPlan: on the interpreter over host buffers, or on the
 /// GPU (one CUDA graph, pages resident on the device). Buffers are named as
 /// the plan names them ("act0", "slots", "l<layer>.conv_page", ...).
