@@ -113,7 +113,10 @@ struct Config {
   int64_t warps = 4;
   int64_t stages = 1;
   int64_t vector = 1;
+  /// Warp groups that each sum one part of a dot's K (#tile.config split_k).
   int64_t splitK = 1;
+  /// Dot operands straight from memory into mma fragments (#tile.config direct).
+  bool direct = false;
 };
 
 /// A kernel under construction. The constructor makes it the thread's current

@@ -1,8 +1,9 @@
 // Dot family: tile.dot on mma.sync (bf16/f16 m16n8k16, e4m3 m16n8k32, f32
 // accumulation). Operands arrive in #tile.dot_operand layouts (from
-// tile.shared_load's ldmatrix, or any layout through tile.convert_layout), so
-// each 32-bit fragment register is kWidth consecutive registers of the
-// operand; the accumulator stays in registers in the #tile.mma layout.
+// tile.shared_load's ldmatrix, loaded straight from memory when kContig, or any
+// layout through tile.convert_layout); fragmentRegister() names the kWidth
+// registers of each 32-bit fragment word. The accumulator stays in registers in
+// the #tile.mma layout (with split K, each warp group sums its part of K).
 // Operands in #tile.wgmma_operand layouts take the wgmma path (DotWgmma.cpp).
 #include "DotWgmma.h"
 
@@ -14,16 +15,6 @@ using namespace mlir;
 
 namespace tilejit::lowering {
 namespace {
-
-/// Packs `kw` elements starting at register `first` into one i32.
-Value packWord(Emitter &e, const Regs &regs, int64_t first, int64_t kw, Location loc) {
-  Type element = regs[first].getType();
-  auto vecType = VectorType::get({kw}, element);
-  Value vec = LLVM::UndefOp::create(e.b, loc, vecType);
-  for (int64_t p = 0; p < kw; ++p)
-    vec = LLVM::InsertElementOp::create(e.b, loc, vec, regs[first + p], e.i32(p, loc));
-  return LLVM::BitcastOp::create(e.b, loc, e.b.getI32Type(), vec);
-}
 
 LogicalResult emitDot(Emitter &e, Operation *op) {
   auto dot = cast<tile::DotOp>(op);
@@ -51,29 +42,40 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   else
     return op->emitOpError("has no GPU lowering for ") << element << " operands";
   int64_t m = aType.getDimSize(0), kTotal = aType.getDimSize(1), n = bType.getDimSize(1);
-  int64_t wm = mma.getWpc()[0], wn = mma.getWpc()[1];
+  int64_t wm = mma.getWpc()[0], wn = mma.getWpc()[1], wpk = mma.getWpk();
   auto aLayout = dyn_cast<tile::DotOperandLayoutAttr>(aType.getEncoding());
   auto bLayout = dyn_cast<tile::DotOperandLayoutAttr>(bType.getEncoding());
-  if (!aLayout || !bLayout || m % (16 * wm) || n % (8 * wn) || kTotal % kMma)
+  if (!aLayout || !bLayout || m % (16 * wm) || n % (8 * wn) || kTotal % (kMma * wpk))
     return op->emitOpError("needs M % ") << 16 * wm << ", N % " << 8 * wn << " and K % "
-                                          << kMma << " to be 0";
+                                          << kMma * wpk << " to be 0";
+  if (aLayout.getKContig() != bLayout.getKContig())
+    return op->emitOpError("needs both operands or neither kContig (they permute K alike)");
   int64_t kw = aLayout.getKWidth();
-  int64_t repsM = m / (16 * wm), repsN = n / (8 * wn), kSteps = kTotal / kMma;
+  // Each split-K group sums its own part of K: kSteps per thread and tile.
+  int64_t repsM = m / (16 * wm), repsN = n / (8 * wn), kSteps = kTotal / (kMma * wpk);
   const Regs &a = e.regs(dot.getA()), &b = e.regs(dot.getB());
   Regs acc = e.regs(dot.getAcc());
   std::string text = "mma.sync.aligned.m16n8k" + std::to_string(kMma) + ".row.col.f32" +
                      ptxTypes + ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
   Type f32 = e.b.getF32Type();
+  auto word = [&](const Regs &regs, tile::DotOperandLayoutAttr layout, int64_t tileIndex,
+                  int64_t step, int64_t q) {
+    auto vecType = VectorType::get({kw}, regs[0].getType());
+    Value vec = LLVM::UndefOp::create(e.b, loc, vecType);
+    for (int64_t p = 0; p < kw; ++p)
+      vec = LLVM::InsertElementOp::create(
+          e.b, loc, vec, regs[tile::fragmentRegister(layout, kSteps, tileIndex, step, q, p)],
+          e.i32(p, loc));
+    return Value(LLVM::BitcastOp::create(e.b, loc, e.b.getI32Type(), vec));
+  };
   for (int64_t s = 0; s < kSteps; ++s) {
-    // #tile.dot_operand register order: pack, word (a0..a3 / b0, b1), K step,
-    // then the warp's 16-row (A) or 8-column (B) tiles.
     SmallVector<Regs> aWords(repsM), bWords(repsN);
     for (int64_t i = 0; i < repsM; ++i)
       for (int64_t q = 0; q < 4; ++q)
-        aWords[i].push_back(packWord(e, a, kw * (q + 4 * (s + kSteps * i)), kw, loc));
+        aWords[i].push_back(word(a, aLayout, i, s, q));
     for (int64_t j = 0; j < repsN; ++j)
       for (int64_t q = 0; q < 2; ++q)
-        bWords[j].push_back(packWord(e, b, kw * (q + 2 * (s + kSteps * j)), kw, loc));
+        bWords[j].push_back(word(b, bLayout, j, s, q));
     for (int64_t i = 0; i < repsM; ++i)
       for (int64_t j = 0; j < repsN; ++j) {
         int64_t base = 4 * (j + repsN * i);

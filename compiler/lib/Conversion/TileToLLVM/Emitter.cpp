@@ -141,6 +141,16 @@ const Distributed &Emitter::layout(RankedTensorType type) {
   return *slot;
 }
 
+const Distributed &Emitter::partialLayout(RankedTensorType type) {
+  std::unique_ptr<Distributed> &slot = partialLayouts_[type];
+  if (!slot) {
+    auto d = tile::partialSums(type, numWarps);
+    assert(succeeded(d) && "only split-K accumulators have partial sums");
+    slot = std::make_unique<Distributed>(std::move(*d));
+  }
+  return *slot;
+}
+
 const Regs &Emitter::threadIndex(const Distributed &d) {
   auto it = threadIndex_.find(&d);
   if (it != threadIndex_.end())

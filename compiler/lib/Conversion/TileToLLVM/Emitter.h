@@ -88,6 +88,8 @@ public:
 
   // Layouts and indices.
   const Distributed &layout(mlir::RankedTensorType type);
+  /// A split-K accumulator's partial sums over [wpk, M, N] (tile::partialSums).
+  const Distributed &partialLayout(mlir::RankedTensorType type);
   /// Per dimension, the part of an element's index that depends on the thread
   /// (hoisted to the kernel entry).
   const Regs &threadIndex(const Distributed &d);
@@ -144,7 +146,7 @@ private:
   std::function<void()> deferred_;
   llvm::DenseMap<Value, Regs> regs_;
   llvm::DenseMap<Value, ViewValue> views_;
-  llvm::DenseMap<mlir::Type, std::unique_ptr<Distributed>> layouts_;
+  llvm::DenseMap<mlir::Type, std::unique_ptr<Distributed>> layouts_, partialLayouts_;
   std::map<const Distributed *, Regs> threadIndex_;
   mlir::OpBuilder::InsertPoint prologue_;
   Value lane_, warp_, shared_, sharedStart_;

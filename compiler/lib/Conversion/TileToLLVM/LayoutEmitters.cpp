@@ -104,6 +104,48 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
   return success();
 }
 
+/// A split-K accumulator into `dst`'s layout: every warp group writes its
+/// partial sum to its own copy in scratch, then each destination register
+/// adds the copies in group order (the same sum on every run).
+LogicalResult sumPartials(Emitter &e, Value src, Value dst) {
+  Location loc = dst.getLoc();
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto dstType = cast<RankedTensorType>(dst.getType());
+  auto target = dyn_cast<tile::MmaLayoutAttr>(dstType.getEncoding());
+  if (target && target.getWpk() > 1)
+    return dst.getDefiningOp()->emitOpError(
+        "cannot convert between two split-K accumulator layouts");
+  const Distributed &parts = e.partialLayout(srcType), &to = e.layout(dstType);
+  Type type = e.elementType(srcType);
+  e.barrier(loc);
+  e.storeShared(parts, e.regs(src), type, 0, loc);
+  e.barrier(loc);
+  Regs sum;
+  for (int64_t g = 0; g < parts.shape[0]; ++g) {
+    Regs part = e.loadShared(
+        to, type, parts.shape,
+        [&](ArrayRef<Value> index) {
+          Regs out{e.i32(g, loc)};
+          out.append(index.begin(), index.end());
+          return out;
+        },
+        0, loc, srcType.getRank() - 1);
+    if (g == 0) {
+      sum = std::move(part);
+      continue;
+    }
+    for (auto [acc, v] : llvm::zip_equal(sum, part))
+      acc = LLVM::FAddOp::create(e.b, loc, acc, v);
+  }
+  e.map(dst, std::move(sum));
+  return success();
+}
+
+bool isPartial(Type type) {
+  auto mma = dyn_cast<tile::MmaLayoutAttr>(cast<RankedTensorType>(type).getEncoding());
+  return mma && mma.getWpk() > 1;
+}
+
 IndexMap identity(unsigned rank) {
   return {[](const Index &i) { return i; }, [](ArrayRef<Value> v) { return Regs(v); },
           rank ? std::optional<unsigned>(rank - 1) : std::nullopt};
@@ -207,6 +249,8 @@ LogicalResult emitReshape(Emitter &e, Operation *op) {
 void populateLayoutEmitters(EmitterTable &table) {
   table.add<tile::ConvertLayoutOp>([](Emitter &e, Operation *op) {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (isPartial(op->getOperand(0).getType()))
+      return sumPartials(e, op->getOperand(0), op->getResult(0));
     return moveTile(e, op->getOperand(0), op->getResult(0), identity(type.getRank()));
   });
   table.add<tile::BroadcastOp>(emitBroadcast);

@@ -93,14 +93,14 @@ tile.kernel @config_vector() attributes {config = #tile.config<tile = [64], warp
 
 // -----
 
-// expected-error @+1 {{config split_k must be >= 1, got 0}}
+// expected-error @+1 {{config split_k must be a power of two in [1, warps = 4], got 0}}
 tile.kernel @config_split_k() attributes {config = #tile.config<tile = [64], warps = 4, split_k = 0>} {
   tile.return
 }
 
 // -----
 
-// expected-error @+1 {{unknown config key 'unroll' (expected stages, vector or split_k)}}
+// expected-error @+1 {{unknown config key 'unroll' (expected stages, vector, split_k or direct)}}
 tile.kernel @config_unknown_key() attributes {config = #tile.config<tile = [64], warps = 4, unroll = 2>} {
   tile.return
 }

@@ -68,7 +68,8 @@ static FailureOr<Distributed> distributeBlocked(BlockedLayoutAttr layout,
 static FailureOr<Distributed> distributeMma(MmaLayoutAttr layout, ArrayRef<int64_t> shape,
                                             int64_t numWarps) {
   ArrayRef<int64_t> wpc = layout.getWpc();
-  if (shape.size() != 2 || wpc.size() != 2 || wpc[0] * wpc[1] != numWarps)
+  const int64_t wpk = layout.getWpk();
+  if (shape.size() != 2 || wpc.size() != 2 || wpc[0] * wpc[1] * wpk != numWarps)
     return failure();
   int64_t m = shape[0], n = shape[1];
   // A 1-row or 1-column tile (a broadcast source) holds one slot of the grid.
@@ -86,6 +87,9 @@ static FailureOr<Distributed> distributeMma(MmaLayoutAttr layout, ArrayRef<int64
     out.warps.push_back(col(8 * i));
   for (int64_t i = 1; i < wpc[0]; i *= 2)
     out.warps.push_back(row(16 * i));
+  // Split-K groups hold the same elements (each its own partial sum).
+  for (int64_t i = 1; i < wpk; i *= 2)
+    out.warps.push_back(Index{0, 0});
   SmallVector<Index> regBases;
   if (colsReal)
     regBases.push_back(col(1));
@@ -99,44 +103,102 @@ static FailureOr<Distributed> distributeMma(MmaLayoutAttr layout, ArrayRef<int64
   return out;
 }
 
+/// The K elements one mma step (standard) or step pair (kContig) takes from
+/// one thread's lane group: the granule split-K groups split K at.
+static int64_t kGranule(DotOperandLayoutAttr layout) {
+  return (layout.getKContig() ? 16 : 8) * layout.getKWidth();
+}
+
 static FailureOr<Distributed> distributeDotOperand(DotOperandLayoutAttr layout,
                                                    ArrayRef<int64_t> shape, int64_t numWarps) {
   ArrayRef<int64_t> wpc = layout.getParent().getWpc();
+  const int64_t wpk = layout.getParent().getWpk();
   int64_t kw = layout.getKWidth();
-  bool isA = layout.getOpIdx() == 0;
-  if (shape.size() != 2 || wpc.size() != 2 || wpc[0] * wpc[1] != numWarps)
+  bool isA = layout.getOpIdx() == 0, contig = layout.getKContig();
+  if (shape.size() != 2 || wpc.size() != 2 || wpc[0] * wpc[1] * wpk != numWarps)
     return failure();
   // A is MxK (K = dim 1), B is KxN (K = dim 0); the other dim is "outer".
   unsigned kDim = isA ? 1 : 0, outerDim = isA ? 0 : 1;
   int64_t kSize = shape[kDim], outer = shape[outerDim];
   int64_t outerTile = isA ? 16 : 8, outerWarps = wpc[outerDim];
-  if (kSize % (8 * kw) || outer % (outerTile * outerWarps))
+  const int64_t granule = kGranule(layout);
+  if (kSize % (granule * wpk) || outer % (outerTile * outerWarps))
     return failure();
   auto k = [&](int64_t v) { return unit(2, kDim, v); };
   auto o = [&](int64_t v) { return unit(2, outerDim, v); };
   Distributed out;
   out.shape.assign(shape.begin(), shape.end());
-  // Lane = 4 * groupID + threadInGroup: threadInGroup picks kWidth-element
-  // K groups, groupID the row (A) or column (B) (PTX ISA, mma.m16n8k16/k32
-  // A and B fragments).
-  out.lanes = {k(kw), k(2 * kw), o(1), o(2), o(4)};
-  // Warp bits: the parent's column bits first, then its row bits; the ones
-  // along the other operand's dimension replicate.
+  // Lane = 4 * groupID + threadInGroup: threadInGroup picks K groups (of
+  // kWidth elements, or with kContig of 16 bytes), groupID the row (A) or
+  // column (B) (PTX ISA, mma.m16n8k16/k32 A and B fragments).
+  const int64_t laneK = contig ? 4 * kw : kw;
+  out.lanes = {k(laneK), k(2 * laneK), o(1), o(2), o(4)};
+  // Warp bits: the parent's column bits first, then its row bits (the ones
+  // along the other operand's dimension replicate), then the split-K groups,
+  // each a granule of K further (all groups' loads of one step are adjacent).
   for (int64_t i = 1; i < wpc[1]; i *= 2)
     out.warps.push_back(isA ? Index{0, 0} : o(8 * i));
   for (int64_t i = 1; i < wpc[0]; i *= 2)
     out.warps.push_back(isA ? o(16 * i) : Index{0, 0});
+  for (int64_t i = 1; i < wpk; i *= 2)
+    out.warps.push_back(k(granule * i));
+  // Register bases in the order fragmentRegister() reads them.
   SmallVector<Index> regBases;
-  for (int64_t i = 1; i < kw; i *= 2) // the elements packed in one register
-    regBases.push_back(k(i));
-  if (isA) // a0/a1: rows groupID and groupID + 8
-    regBases.push_back(o(8));
-  regBases.push_back(k(4 * kw)); // a0,a1 / a2,a3 (b0 / b1): the two K halves
-  for (int64_t i = 8 * kw; i < kSize; i *= 2)
+  if (contig) {
+    for (int64_t i = 1; i < laneK; i *= 2) // 16 bytes along K: pack, half, step
+      regBases.push_back(k(i));
+    if (isA) // a0/a1: rows groupID and groupID + 8
+      regBases.push_back(o(8));
+  } else {
+    for (int64_t i = 1; i < kw; i *= 2) // the elements packed in one register
+      regBases.push_back(k(i));
+    if (isA)
+      regBases.push_back(o(8));
+    regBases.push_back(k(4 * kw)); // a0,a1 / a2,a3 (b0 / b1): the two K halves
+  }
+  for (int64_t i = granule * wpk; i < kSize; i *= 2)
     regBases.push_back(k(i));
   for (int64_t i = outerTile * outerWarps; i < outer; i *= 2)
     regBases.push_back(o(i));
   out.regs = subsetSums(regBases, 2);
+  return out;
+}
+
+int64_t fragmentRegister(DotOperandLayoutAttr layout, int64_t kSteps, int64_t tile,
+                         int64_t step, int64_t word, int64_t pack) {
+  const int64_t kw = layout.getKWidth();
+  const bool isA = layout.getOpIdx() == 0;
+  const int64_t words = isA ? 4 : 2;
+  if (!layout.getKContig())
+    return pack + kw * (word + words * (step + kSteps * tile));
+  // 16 bytes of K per row: pack, half (word bit 1 for A, the word for B) and
+  // the step within its pair, then A's row bit (word bit 0), then the pairs.
+  const int64_t half = isA ? word >> 1 : word, row = isA ? word & 1 : 0;
+  const int64_t run = 4 * kw, rows = isA ? 2 : 1;
+  return pack + kw * (half + 2 * (step & 1)) + run * (row + rows * ((step >> 1) + (kSteps / 2) * tile));
+}
+
+FailureOr<Distributed> partialSums(RankedTensorType type, int64_t numWarps) {
+  auto mma = dyn_cast<MmaLayoutAttr>(type.getEncoding());
+  if (!mma)
+    return failure();
+  auto d = distributeMma(mma, type.getShape(), numWarps);
+  if (failed(d))
+    return failure();
+  // The same distribution over [wpk, M, N]: the split-K warp bits select the
+  // leading index (the last log2(wpk) warp bases).
+  Distributed out;
+  out.shape = {mma.getWpk(), type.getDimSize(0), type.getDimSize(1)};
+  auto lift = [](const Index &i) { return Index{0, i[0], i[1]}; };
+  for (const Index &r : d->regs)
+    out.regs.push_back(lift(r));
+  for (const Index &l : d->lanes)
+    out.lanes.push_back(lift(l));
+  const size_t groupBits = llvm::Log2_64(mma.getWpk());
+  for (size_t b = 0; b < d->warps.size(); ++b) {
+    const size_t first = d->warps.size() - groupBits;
+    out.warps.push_back(b < first ? lift(d->warps[b]) : Index{int64_t(1) << (b - first), 0, 0});
+  }
   return out;
 }
 
@@ -302,10 +364,11 @@ Attribute mmaLayoutFor(MLIRContext *ctx, int64_t m, int64_t n, int64_t numWarps)
   return MmaLayoutAttr::get(ctx, {wm, wn});
 }
 
-Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, Type element) {
+Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, Type element,
+                              bool kContig) {
   int64_t bits = element.getIntOrFloatBitWidth();
   return DotOperandLayoutAttr::get(parent.getContext(), opIdx, parent,
-                                   std::max<int64_t>(1, 32 / bits));
+                                   std::max<int64_t>(1, 32 / bits), kContig);
 }
 
 SharedLayoutAttr sharedLayoutFor(MLIRContext *ctx, int64_t cols, Type element) {
@@ -318,13 +381,30 @@ SharedLayoutAttr sharedLayoutFor(MLIRContext *ctx, int64_t cols, Type element) {
   return SharedLayoutAttr::get(ctx, vec, perPhase, std::max<int64_t>(1, maxPhase));
 }
 
+LogicalResult MmaLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    ArrayRef<int64_t> wpc, int64_t wpk) {
+  if (wpc.size() != 2)
+    return emitError() << "mma wpc must have two entries, got " << wpc.size();
+  for (int64_t w : wpc)
+    if (w < 1 || !llvm::isPowerOf2_64(w))
+      return emitError() << "mma wpc entries must be powers of two, got " << w;
+  if (wpk < 1 || !llvm::isPowerOf2_64(wpk))
+    return emitError() << "mma wpk must be a power of two, got " << wpk;
+  return success();
+}
+
 LogicalResult DotOperandLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                            int64_t opIdx, MmaLayoutAttr parent,
-                                           int64_t kWidth) {
+                                           int64_t kWidth, bool kContig) {
   if (opIdx != 0 && opIdx != 1)
     return emitError() << "dot_operand opIdx must be 0 (A) or 1 (B), got " << opIdx;
   if (kWidth != 1 && kWidth != 2 && kWidth != 4)
     return emitError() << "dot_operand kWidth must be 1, 2 or 4, got " << kWidth;
+  if (kContig && kWidth == 1)
+    return emitError() << "dot_operand kContig needs kWidth 2 (16-bit) or 4 (8-bit)";
+  if (parent && parent.getWpk() > 1 && !kContig)
+    return emitError() << "dot_operand of a split-K parent (wpk = " << parent.getWpk()
+                       << ") must be kContig";
   return success();
 }
 

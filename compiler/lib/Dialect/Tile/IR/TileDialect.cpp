@@ -193,7 +193,8 @@ void ViewType::print(AsmPrinter &printer) const {
 
 LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> tile, int64_t warps,
-                                 int64_t stages, int64_t vector, int64_t splitK) {
+                                 int64_t stages, int64_t vector, int64_t splitK,
+                                 int64_t direct) {
   if (tile.empty())
     return emitError() << "config needs at least one tile size";
   for (int64_t t : tile)
@@ -207,15 +208,19 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (vector < 1 || vector > 16 || !llvm::isPowerOf2_64(vector))
     return emitError() << "config vector width must be a power of two in [1, 16], got "
                        << vector;
-  if (splitK < 1)
-    return emitError() << "config split_k must be >= 1, got " << splitK;
+  if (splitK < 1 || splitK > warps || !llvm::isPowerOf2_64(splitK))
+    return emitError() << "config split_k must be a power of two in [1, warps = " << warps
+                       << "], got " << splitK;
+  if (direct != 0 && direct != 1)
+    return emitError() << "config direct must be 0 or 1, got " << direct;
   return success();
 }
 
-// #tile.config<tile = [128, 64], warps = 4[, stages = N][, vector = N][, split_k = N]>
+// #tile.config<tile = [128, 64], warps = 4[, stages = N][, vector = N][, split_k = N]
+//              [, direct = 0|1]>
 Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> tile;
-  int64_t warps = 0, stages = 1, vector = 1, splitK = 1;
+  int64_t warps = 0, stages = 1, vector = 1, splitK = 1, direct = 0;
   if (parser.parseLess() || parser.parseKeyword("tile") || parser.parseEqual() ||
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
         return parser.parseInteger(tile.emplace_back());
@@ -233,10 +238,11 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
                         .Case("stages", &stages)
                         .Case("vector", &vector)
                         .Case("split_k", &splitK)
+                        .Case("direct", &direct)
                         .Default(nullptr);
     if (!slot) {
       parser.emitError(loc) << "unknown config key '" << key
-                            << "' (expected stages, vector or split_k)";
+                            << "' (expected stages, vector, split_k or direct)";
       return {};
     }
     if (!seen.insert(key).second) {
@@ -249,7 +255,7 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   return parser.getChecked<ConfigAttr>(parser.getContext(), tile, warps, stages,
-                                       vector, splitK);
+                                       vector, splitK, direct);
 }
 
 void ConfigAttr::print(AsmPrinter &printer) const {
@@ -262,6 +268,8 @@ void ConfigAttr::print(AsmPrinter &printer) const {
     printer << ", vector = " << getVector();
   if (getSplitK() != 1)
     printer << ", split_k = " << getSplitK();
+  if (getDirect() != 0)
+    printer << ", direct = " << getDirect();
   printer << ">";
 }
 

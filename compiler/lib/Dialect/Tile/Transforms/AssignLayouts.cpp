@@ -30,6 +30,29 @@ Attribute layoutOf(Value v) {
   return t ? t.getEncoding() : Attribute();
 }
 
+/// A split-K accumulator layout: each warp group holds a partial sum.
+bool isPartial(Attribute layout) {
+  auto mma = dyn_cast_or_null<MmaLayoutAttr>(layout);
+  return mma && mma.getWpk() > 1;
+}
+
+/// A constant zero tile (a split-K chain may start from it: every group's
+/// partial starts at zero).
+bool isZero(Value v) {
+  Operation *def = v.getDefiningOp();
+  if (auto splat = dyn_cast_or_null<SplatOp>(def))
+    if (auto c = splat.getSrc().getDefiningOp<arith::ConstantOp>())
+      if (auto f = dyn_cast<FloatAttr>(c.getValue()))
+        return f.getValue().isZero();
+  auto constant = dyn_cast_or_null<arith::ConstantOp>(def);
+  auto dense = constant ? dyn_cast<SplatElementsAttr>(constant.getValue()) : nullptr;
+  if (!dense)
+    return false;
+  if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
+    return f.getValue().isZero();
+  return false;
+}
+
 /// Values any layout can be rebuilt in for free.
 bool isRematerializable(Value v) {
   Operation *def = v.getDefiningOp();
@@ -45,8 +68,11 @@ class Assigner {
 public:
   Assigner(KernelOp kernel, bool hasWgmma)
       : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)), hasWgmma(hasWgmma) {
-    if (auto config = kernel.getConfigAttr())
+    if (auto config = kernel.getConfigAttr()) {
       configVector = config.getVector();
+      splitK = config.getSplitK();
+      direct = config.getDirect() != 0;
+    }
   }
 
   void processBlock(Block &block) {
@@ -70,7 +96,9 @@ private:
   bool usesWgmma(DotOp dot) {
     auto [it, inserted] = wgmmaDots.try_emplace(dot, false);
     if (inserted) {
-      std::string why = hasWgmma ? whyNotWgmma(dot, numWarps) : "the target has no wgmma";
+      std::string why = !hasWgmma               ? "the target has no wgmma"
+                        : splitK > 1 || direct ? "the config asks for direct split-K operands"
+                                               : whyNotWgmma(dot, numWarps);
       it->second = why.empty();
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << dot.getLoc() << ": "
                               << (why.empty() ? "wgmma" : "mma.sync, since " + why)
@@ -80,12 +108,14 @@ private:
   }
 
   /// wgmma: warpgroups own 64-row blocks (warps stacked along M); mma.sync:
-  /// the squarest warp grid.
+  /// the squarest warp grid, of numWarps / split_k warps per split-K group.
   Attribute accLayoutFor(DotOp dot) {
     auto t = dot.getResult().getType();
     if (usesWgmma(dot))
       return MmaLayoutAttr::get(ctx, {numWarps, 1});
-    return mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps);
+    auto grid = cast<MmaLayoutAttr>(
+        mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps / splitK));
+    return MmaLayoutAttr::get(ctx, grid.getWpc(), splitK);
   }
 
   Attribute defaultLayout(RankedTensorType t) {
@@ -127,8 +157,17 @@ private:
       operand.set(inLayout(operand.get(), layout, operand.getOwner()));
   }
 
+  /// A split-K accumulator reaches any other consumer summed, in a blocked
+  /// layout (a partial tile means nothing on its own).
+  void sumPartialOperands(Operation *op) {
+    for (OpOperand &operand : op->getOpOperands())
+      if (auto t = tileType(operand.get()); t && isPartial(t.getEncoding()))
+        convertOperand(operand, defaultLayout(t));
+  }
+
   /// Elementwise ops: the first operand that is not a free splat decides.
   void processElementwise(Operation *op) {
+    sumPartialOperands(op);
     Attribute layout;
     for (Value v : op->getOperands())
       if (tileType(v) && (!layout || !isRematerializable(v)) && layoutOf(v)) {
@@ -182,7 +221,11 @@ private:
       return processFor(loop);
     if (auto branch = dyn_cast<scf::IfOp>(op))
       return processIf(branch);
-    if (isa<scf::YieldOp, ConvertLayoutOp, StoreOp>(op))
+    if (isa<scf::YieldOp, ConvertLayoutOp>(op))
+      return;
+    if (!isa<DotOp>(op))
+      sumPartialOperands(op);
+    if (isa<StoreOp>(op))
       return;
     if (auto store = dyn_cast<PtrStoreOp>(op)) {
       if (auto layout = layoutOf(store.getPtrs()))
@@ -210,6 +253,15 @@ private:
     if (auto dot = dyn_cast<DotOp>(op)) {
       auto mma = cast<MmaLayoutAttr>(accLayoutFor(dot));
       bool wgmma = usesWgmma(dot);
+      // Every group's partial starts from the chain's first accumulator: it
+      // must be zero, or the sum would count it split_k times.
+      if (mma.getWpk() > 1 && !isZero(dot.getAcc()) && layoutOf(dot.getAcc()) != mma) {
+        dot.emitOpError("with split_k = ")
+            << mma.getWpk()
+            << " needs its accumulator chain to start from zeros (each warp group sums "
+               "its part of K from 0)";
+        hadError = true;
+      }
       // Operands go to their mma fragment layouts where the tile shapes allow;
       // otherwise lowering reports the shape it cannot split. wgmma operands
       // stay in shared memory (tile-pipeline-dots stages them).
@@ -220,7 +272,8 @@ private:
           convertOperand(*operand, WgmmaOperandLayoutAttr::get(ctx, opIdx));
           continue;
         }
-        Attribute layout = dotOperandLayoutFor(mma, opIdx, type.getElementType());
+        Attribute layout = dotOperandLayoutFor(mma, opIdx, type.getElementType(),
+                                               direct || splitK > 1);
         if (succeeded(distribute(layout, type.getShape(), numWarps)))
           convertOperand(*operand, layout);
       }
@@ -254,10 +307,15 @@ private:
       }
   }
 
+public:
+  bool hadError = false; ///< a diagnostic was emitted
+
+private:
   MLIRContext *ctx;
   int64_t numWarps;
   bool hasWgmma;
-  int64_t configVector = 1;
+  int64_t configVector = 1, splitK = 1;
+  bool direct = false;
   llvm::DenseMap<Operation *, bool> wgmmaDots;
 };
 
@@ -276,11 +334,17 @@ public:
     kernel.walk([&](ConvertLayoutOp c) { converts.push_back(c); });
     for (ConvertLayoutOp convert : converts) {
       auto target = convert.getResult().getType();
-      if (!isa<BlockedLayoutAttr, MmaLayoutAttr, SliceLayoutAttr>(target.getEncoding()) ||
+      auto operand = dyn_cast<DotOperandLayoutAttr>(target.getEncoding());
+      // Operands loaded straight into their fragments (kContig): a tree of
+      // loads and elementwise ops is loaded and computed in the fragment.
+      const bool fragment = operand && operand.getKContig();
+      if ((!fragment && !isa<BlockedLayoutAttr, MmaLayoutAttr, SliceLayoutAttr>(
+                            target.getEncoding())) ||
+          isPartial(convert.getSrc().getType().getEncoding()) ||
           inRegisters(convert.getSrc().getType(), target))
         continue;
       int budget = 16; // ops a tree may hold
-      if (!cheap(convert.getSrc(), budget))
+      if (!cheap(convert.getSrc(), budget, fragment))
         continue;
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": convert_layout at " << convert.getLoc()
                               << ": its operand's tree is computed again in "
@@ -303,17 +367,19 @@ private:
   }
 
   static bool elementwise(Operation *op) {
-    return isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+    return (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) || isa<ConvertOp>(op)) &&
            op->getNumResults() == 1 && op->getNumRegions() == 0;
   }
 
-  bool cheap(Value v, int &budget) {
+  /// `loads`: a load from a view is a leaf too (it reads the same elements
+  /// in any layout).
+  bool cheap(Value v, int &budget, bool loads) {
     Operation *def = v.getDefiningOp();
     if (!def || --budget < 0)
       return false;
     if (auto convert = dyn_cast<ConvertLayoutOp>(def))
-      return cheap(convert.getSrc(), budget);
-    if (isRematerializable(v))
+      return cheap(convert.getSrc(), budget, loads);
+    if (isRematerializable(v) || (loads && isa<LoadOp>(def)))
       return true;
     if (auto bcast = dyn_cast<BroadcastOp>(def)) {
       auto from = distribute(bcast.getSrc().getType(), numWarps);
@@ -322,7 +388,7 @@ private:
     if (!elementwise(def))
       return false;
     return llvm::all_of(def->getOperands(),
-                        [&](Value o) { return !tileType(o) || cheap(o, budget); });
+                        [&](Value o) { return !tileType(o) || cheap(o, budget, loads); });
   }
 
   Value rebuild(Value v, Attribute layout, OpBuilder &b) {
@@ -383,7 +449,10 @@ struct AssignLayoutsPass
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ", "
                             << numWarps << " warps, arch '" << arch << "'"
                             << (hasWgmma ? " (wgmma)" : "") << "\n");
-    Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
+    Assigner assigner(kernel, hasWgmma);
+    assigner.processBlock(kernel.getBody().front());
+    if (assigner.hadError)
+      return signalPassFailure();
     Rematerializer(numWarps).run(kernel);
     kernel.walk([&](Operation *op) {
       for (Value r : op->getResults()) {

@@ -45,6 +45,12 @@ std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loo
     why = "it is not the loop's only conversion of a tile into an operand layout";
     return std::nullopt;
   }
+  // ldmatrix fills the standard fragments; kContig ones are loaded directly.
+  if (auto operand = dyn_cast<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
+      operand && operand.getKContig()) {
+    why = "its fragments hold 16 contiguous bytes of K and are loaded straight from global memory";
+    return std::nullopt;
+  }
   Value src = s.convert.getSrc();
   if ((s.transpose = src.getDefiningOp<TransposeOp>())) {
     if (!s.transpose->hasOneUse() || s.transpose.getOrder() != ArrayRef<int32_t>{1, 0}) {

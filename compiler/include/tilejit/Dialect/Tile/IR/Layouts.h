@@ -61,8 +61,22 @@ mlir::Attribute mmaLayoutFor(mlir::MLIRContext *ctx, int64_t m, int64_t n,
                              int64_t numWarps);
 
 /// The #tile.dot_operand layout of operand `opIdx` (0: A, 1: B) of a dot
-/// whose accumulator is in `parent`, for `element` operands.
-mlir::Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, mlir::Type element);
+/// whose accumulator is in `parent`, for `element` operands; `kContig` for
+/// operands loaded from memory straight into registers.
+mlir::Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, mlir::Type element,
+                                    bool kContig = false);
+
+/// The register of an operand fragment that holds element `pack` of 32-bit
+/// word `word` (a0..a3 of A, b0..b1 of B) of mma step `step` of outer tile
+/// `tile` (16 rows of A, 8 columns of B), where a thread holds `kSteps` mma
+/// steps of K per tile: the order distribute() lays out registers in.
+int64_t fragmentRegister(DotOperandLayoutAttr layout, int64_t kSteps, int64_t tile,
+                         int64_t step, int64_t word, int64_t pack);
+
+/// A split-K accumulator (#tile.mma with wpk > 1) as a distribution over
+/// [wpk, M, N]: each warp group's registers hold its partial sum at its own
+/// leading index, so scratch memory can hold every partial.
+llvm::FailureOr<Distributed> partialSums(mlir::RankedTensorType type, int64_t numWarps);
 
 /// The swizzled shared layout of a tile whose rows hold `cols` elements.
 SharedLayoutAttr sharedLayoutFor(mlir::MLIRContext *ctx, int64_t cols, mlir::Type element);

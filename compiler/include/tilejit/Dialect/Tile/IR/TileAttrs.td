@@ -24,12 +24,17 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
   let summary = "Tuning choices of a kernel, read by lowering";
   let description = [{
     Tile sizes, warps per program, software-pipelining stages, the vector width
-    of global accesses in elements, and the split-K factor. A heuristic or the
-    tuner writes it on the `tile.kernel`; lowering only reads it, so tests can
-    check what was chosen.
+    of global accesses in elements, the split-K factor (groups of warps that
+    each sum one part of a dot's K: `#tile.mma<..., wpk = split_k>`) and
+    `direct` (1: dot operands are loaded from memory straight into their
+    mma.sync fragments, `#tile.dot_operand<..., kContig = true>`, with no
+    shared-memory staging: for operands each program reads once, such as a
+    streamed weight). A heuristic or the tuner writes it on the `tile.kernel`;
+    lowering only reads it, so tests can check what was chosen.
 
     ```mlir
     #tile.config<tile = [128, 64, 32], warps = 4, stages = 3, vector = 8>
+    #tile.config<tile = [16, 8, 256], warps = 4, split_k = 4, direct = 1>
     ```
   }];
   let parameters = (ins
@@ -37,7 +42,8 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     "int64_t":$warps,
     DefaultValuedParameter<"int64_t", "1">:$stages,
     DefaultValuedParameter<"int64_t", "1">:$vector,
-    DefaultValuedParameter<"int64_t", "1">:$splitK);
+    DefaultValuedParameter<"int64_t", "1">:$splitK,
+    DefaultValuedParameter<"int64_t", "0">:$direct);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
@@ -95,12 +101,28 @@ def Tile_MmaLayoutAttr : AttrDef<Tile_Dialect, "MmaLayout"> {
     as mma.sync m16n8k16 (bf16) / m16n8k32 (e4m3) defines them, repeating
     with strides 16*wpc[0] and 8*wpc[1].
 
+    With `wpk` > 1 (split K: the kernel config's `split_k`), `wpk` groups of
+    such a grid each sum a different part of the dot's K: every group holds a
+    partial sum of the whole tile, and the tile's value is the sum of the
+    groups' partials. Only `tile.dot` (as accumulator and result) and loop
+    carries take such a tile; `tile.convert_layout` to any other layout adds
+    the partials, in group order, through shared memory. The operands'
+    `#tile.dot_operand` layouts give each group its part of K.
+
     ```mlir
     tensor<128x128xf32, #tile.mma<wpc = [2, 2]>>
+    tensor<16x8xf32, #tile.mma<wpc = [1, 1], wpk = 4>>
     ```
   }];
-  let parameters = (ins ArrayRefParameter<"int64_t">:$wpc);
-  let assemblyFormat = "`<` `wpc` `=` `[` $wpc `]` `>`";
+  let parameters = (ins ArrayRefParameter<"int64_t">:$wpc,
+                        DefaultValuedParameter<"int64_t", "1">:$wpk);
+  let assemblyFormat = "`<` `wpc` `=` `[` $wpc `]` (`,` `wpk` `=` $wpk^)? `>`";
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$wpc), [{
+      return $_get($_ctxt, wpc, 1);
+    }]>
+  ];
+  let genVerifyDecl = 1;
 }
 
 def Tile_DotOperandLayoutAttr : AttrDef<Tile_Dialect, "DotOperandLayout"> {
@@ -117,14 +139,30 @@ def Tile_DotOperandLayoutAttr : AttrDef<Tile_Dialect, "DotOperandLayout"> {
     it with ldmatrix; any other producer reaches it through
     `tile.convert_layout`.
 
+    With `kContig`, a thread holds 16 bytes of consecutive K elements per row
+    (A) or column (B) instead of `kWidth`: the dot's K is permuted the same way
+    in both operands, which a sum does not see, so a thread reads its fragment
+    of a K-contiguous operand from memory in one 16-byte load per row and two
+    mma steps (no shared memory, no ldmatrix: `tile-assign-layouts` picks it
+    for the operands of a kernel configured with `direct = 1`, loaded straight
+    into it). The K extent must be a multiple of 64 bytes per `wpk` group.
+
     ```mlir
     tensor<128x32xbf16, #tile.dot_operand<opIdx = 0, parent = #tile.mma<wpc = [2, 4]>, kWidth = 2>>
+    tensor<16x256xf8E4M3FN, #tile.dot_operand<opIdx = 0, parent = #tile.mma<wpc = [1, 1], wpk = 4>, kWidth = 4, kContig = true>>
     ```
   }];
-  let parameters = (ins "int64_t":$opIdx, "MmaLayoutAttr":$parent, "int64_t":$kWidth);
+  let parameters = (ins "int64_t":$opIdx, "MmaLayoutAttr":$parent, "int64_t":$kWidth,
+                        DefaultValuedParameter<"bool", "false">:$kContig);
   let assemblyFormat = [{
-    `<` `opIdx` `=` $opIdx `,` `parent` `=` $parent `,` `kWidth` `=` $kWidth `>`
+    `<` `opIdx` `=` $opIdx `,` `parent` `=` $parent `,` `kWidth` `=` $kWidth
+        (`,` `kContig` `=` $kContig^)? `>`
   }];
+  let builders = [
+    AttrBuilder<(ins "int64_t":$opIdx, "MmaLayoutAttr":$parent, "int64_t":$kWidth), [{
+      return $_get($_ctxt, opIdx, parent, kWidth, false);
+    }]>
+  ];
   let genVerifyDecl = 1;
 }
 
