@@ -5,7 +5,8 @@
 // never round-trips through memory before the conv. A negative slot is a
 // padding row: its conv state is untouched and all its outputs are zero.
 // `block_m` 1 is the weight-streaming GEMV of small batches; larger blocks use
-// tensor-core tiles for large batches.
+// tensor-core tiles for large batches; `direct` 1 uses tensor cores for any
+// batch with the operands loaded straight into their fragments (projectDirect).
 #include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
@@ -40,7 +41,18 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   View xView = makeView(x, {rows, hidden}, {hidden, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
   Value acc; // [bm, bn] f32
-  if (bm == 1) {
+  if (spec.get("direct")) {
+    // Tensor cores for any batch: weights streamed once per program straight
+    // into mma fragments (16 bytes a load), K split over warp groups, the
+    // activation quantized once per element in its own fragment.
+    k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});
+    View weightT = makeView(weight, {hidden, outCols}, {1, hidden});
+    std::optional<Value> inverse;
+    if (inputScale)
+      inverse = 1.0f / *inputScale;
+    acc = projectDirect(xView, weightT, inverse, m0, n0, bm, bn, hidden, bk,
+                        spec.get("loads_in_flight"));
+  } else if (bm == 1) {
     // Decode's usual case: one row per program, a weight-streaming GEMV.
     // Eight elements per thread: the bf16 activation (16 bytes) and the
     // weight then share one layout, so neither passes through shared memory.

@@ -32,7 +32,12 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
   Value acc; // [bm, bn] f32
-  if (bm == 1) {
+  if (spec.get("direct")) {
+    k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});
+    acc = projectDirect(makeView(a, {rows, inner}, {inner, 1}),
+                        makeView(weight, {inner, hidden}, {1, inner}), std::nullopt, m0, n0,
+                        bm, bn, inner, bk, spec.get("loads_in_flight"));
+  } else if (bm == 1) {
     k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
     ProjectionOperands p{weightView, a, inner, std::nullopt};
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);

@@ -29,6 +29,18 @@ struct ProjectionOperands {
 Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
                  int64_t group);
 
+/// The f32 products [bm, bn] of input rows [m0, m0 + bm) (masked past the
+/// input view's rows) with weight rows [n0, n0 + bn), before any output scale:
+/// mma.sync with both operands loaded from memory straight into their
+/// fragments (the kernel's config must set `direct`; its `split_k` warp groups
+/// each sum a part of K). `input` is [rows, K] and `weightT` the weight as
+/// [K, N] (K contiguous); with `inverseScale` the bf16 input is quantized to
+/// e4m3 in its fragment (R1's static activation quant, once per element and
+/// program). K steps of `bk`, the loads of `group` steps issued before their
+/// products.
+Value projectDirect(View input, View weightT, std::optional<Value> inverseScale, Value m0,
+                    Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk, int64_t group);
+
 /// The conv page and parameters of R3d.
 struct ConvOperands {
   Value state;    ///< !tile.ptr<bf16> [slots, channels, 3], taps oldest first

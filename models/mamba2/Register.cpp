@@ -51,7 +51,10 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"block_k", 128, "K per step", {64}},
             {"loads_in_flight", 21, "GEMV: K steps whose weight loads issue together", {7, 14}},
             {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
-            {"warps", 4, "warps per program", {2, 8}}},
+            {"warps", 4, "warps per program", {2, 8}},
+            {"direct", 0, "1: tensor cores for any batch, operands loaded straight into "
+                          "their fragments (block_m a multiple of 16)"},
+            {"split_k", 4, "direct: warp groups that each sum a part of K (divides warps)"}},
            buildInProjConv}))
     return err;
   if (auto err = registry.add({"ssm_update",
@@ -80,6 +83,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"loads_in_flight", 8, "GEMV: K steps whose weight loads issue together"},
                                 {"stages", 3, "tensor cores: shared-memory buffers of the K loop"},
                                 {"warps", 4, "warps per program"},
+                                {"direct", 0, "1: tensor cores for any batch, operands loaded "
+                                              "straight into their fragments"},
+                                {"split_k", 4, "direct: warp groups that each sum a part of K"},
                                 {"out_f32", 0, "1: store y as f32 instead of bf16"},
                                 {"scale_ptr", 0, "fp8: 1: s_x and s_w as one-element f32 tensors (scale_a, scale_b)"}},
                                buildOutProj}))

@@ -32,6 +32,32 @@ std::vector<std::string> gemmTiles(bool fp8) {
           kv("warps", 4), kv("stages", 3)};
 }
 
+/// Whether the decode projection `kernel` runs on tensor cores with its
+/// operands loaded straight into fragments (`direct`): the caller's override
+/// of the constant decides, else the plan's default for `rows`.
+bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel, int64_t rows) {
+  auto it = overrides.find(kernel.str());
+  if (it != overrides.end())
+    for (llvm::StringRef kv : it->second) {
+      auto [name, value] = kv.split('=');
+      if (name == "direct")
+        return value != "0";
+    }
+  (void)rows;
+  return false;
+}
+
+/// The direct projection's tile: 16 weight columns, batch rows in mma tiles of
+/// 16 up to 64 per program (larger batches re-read the weight once per 64
+/// rows), K steps of 256 split over 4 warp groups, 4 steps of loads in flight.
+std::vector<std::string> directTiles(int64_t rows) {
+  int64_t bm = 16;
+  while (bm < rows && bm < 64)
+    bm *= 2;
+  return {kv("direct", 1),  kv("block_m", bm), kv("block_n", 16),        kv("block_k", 256),
+          kv("split_k", 4), kv("warps", 4),    kv("loads_in_flight", 4)};
+}
+
 /// A layer's parameters and pages as plan arguments.
 struct LayerArgs {
   PlanArg inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage;
@@ -131,6 +157,9 @@ public:
                                             kv("fp8", fp8)};
     if (gemm) {
       for (std::string &t : gemmTiles(fp8))
+        outGeometry.push_back(t);
+    } else if (directProjection(options.overrides, "out_proj", rows)) {
+      for (std::string &t : directTiles(rows))
         outGeometry.push_back(t);
     } else if (rows >= 16) {
       outGeometry.insert(outGeometry.end(),
@@ -234,7 +263,10 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     // (ptxas -v): 16 x 32 tiles.
     std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
                                            kv("channels", Cd), kv("heads", H), kv("fp8", fp8)};
-    if (rows >= 16)
+    if (directProjection(options.overrides, "in_proj_conv", rows))
+      for (std::string &t : directTiles(rows))
+        inGeometry.push_back(t);
+    else if (rows >= 16)
       inGeometry.insert(inGeometry.end(),
                         {kv("block_m", 16), kv("block_n", 32), kv("block_k", 64)});
     else

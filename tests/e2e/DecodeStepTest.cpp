@@ -38,9 +38,12 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   INFO("rows " << rows);
   // The GEMV in_proj (block_m 1) and the tensor-core one (a 16-row tile of
   // which 13 rows are masked).
+  // The direct tensor-core projections (operands straight into fragments, K
+  // split over warp groups): one masked K step of 256 over K = 200.
   KernelOverrides overrides = GENERATE(
       KernelOverrides{},
-      KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}});
+      KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}},
+      KernelOverrides{{"in_proj_conv", {"direct=1"}}, {"out_proj", {"direct=1"}}});
   auto plan = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots,
                              PlanOptions{overrides, nullptr, /*perLayerActivations=*/true});
   REQUIRE(bool(plan));

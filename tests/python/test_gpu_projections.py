@@ -1,8 +1,9 @@
 """On a GPU (torch with CUDA): the decode projections, in_proj_conv (R1/R1b ->
 R2 split -> R3d conv update, fused) and out_proj (R1 with e4m3 activations, or
 R1b), with torch tensors in and out against plain-torch f64 references, on the
-GEMV path (3 rows) and the tensor-core path (20 rows: a full 16-row tile and a
-masked one), FP8 and bf16. Each band is paired with the counterfactual it
+GEMV path (3 rows), the tensor-core path (20 rows: a full 16-row tile and a
+masked one) and the direct tensor-core path (operands straight into fragments,
+split K; 3 and 70 rows), FP8 and bf16. Each band is paired with the counterfactual it
 separates. Skipped, with the reason, where there is no GPU."""
 
 import pytest
@@ -23,6 +24,14 @@ GEMV_IN, TILES = {True: {"block_n": 16}, False: {"block_n": 8}}, \
     {"block_m": 16, "block_n": 32, "block_k": 64}
 GEMV_OUT = {True: {"block_n": 4}, False: {"block_n": 4, "block_k": 256}}
 TILES_OUT = {"block_m": 16, "block_n": 64, "block_k": 64}
+# Tensor cores for any batch with the operands loaded straight into fragments
+# (Planner.cpp's directTiles: K split over 4 warp groups).
+DIRECT = {"direct": 1, "block_n": 16, "block_k": 256, "split_k": 4, "warps": 4,
+          "loads_in_flight": 4}
+
+
+def direct(rows):
+    return dict(DIRECT, block_m=16 if rows <= 16 else 64)
 BF16_ULP = 2.0 ** -7  # a relative bound on one bf16 rounding step
 
 
@@ -49,8 +58,10 @@ def slot_list(rows, slots, gen):
     return [-1 if r % 3 == 1 else order[r] for r in range(rows)]
 
 
-@pytest.mark.parametrize("fp8,rows", [(True, 3), (False, 3), (True, 20)])
-def test_in_proj_conv_on_torch_tensors(fp8, rows):
+@pytest.mark.parametrize("fp8,rows,path", [(True, 3, "plan"), (False, 3, "plan"),
+                                           (True, 20, "plan"), (True, 3, "direct"),
+                                           (False, 3, "direct"), (True, 70, "direct")])
+def test_in_proj_conv_on_torch_tensors(fp8, rows, path):
     gen = torch.Generator(device="cuda").manual_seed(10 + rows + fp8)
     cgen = torch.Generator().manual_seed(rows)
     slots = 24
@@ -76,8 +87,9 @@ def test_in_proj_conv_on_torch_tensors(fp8, rows):
     before = state.clone()
     nan = lambda n: torch.full((rows, n), float("nan"), dtype=torch.bfloat16, device="cuda")  # noqa: E731
     z, xbc, dt = nan(INNER), nan(CHANNELS), nan(HEADS)
+    choice = direct(rows) if path == "direct" else TILES if rows >= 16 else GEMV_IN[fp8]
     geometry = dict(hidden=HIDDEN, inner=INNER, channels=CHANNELS, heads=HEADS, fp8=int(fp8),
-                    **(TILES if rows >= 16 else GEMV_IN[fp8]))
+                    **choice)
     block_n, block_m = geometry["block_n"], geometry.get("block_m", 1)
     tj.kernels.in_proj_conv(x, weight, slot_t, state, conv_w, conv_b, z, xbc, dt, rows, *scales,
                             grid=(-(-OUT_COLS // block_n), -(-rows // block_m)), **geometry)
@@ -111,8 +123,10 @@ def test_in_proj_conv_on_torch_tensors(fp8, rows):
     assert torch.equal(state[untouched], before[untouched])
 
 
-@pytest.mark.parametrize("fp8,rows", [(True, 3), (False, 3), (True, 20)])
-def test_out_proj_on_torch_tensors(fp8, rows):
+@pytest.mark.parametrize("fp8,rows,path", [(True, 3, "plan"), (False, 3, "plan"),
+                                           (True, 20, "plan"), (True, 3, "direct"),
+                                           (False, 3, "direct"), (True, 70, "direct")])
+def test_out_proj_on_torch_tensors(fp8, rows, path):
     gen = torch.Generator(device="cuda").manual_seed(20 + rows + fp8)
     if fp8:
         a = e4m3_weight(gen, rows, INNER)
@@ -128,8 +142,8 @@ def test_out_proj_on_torch_tensors(fp8, rows):
         exact = a.double() @ weight.double().T
         dropped = a.double()[:, :-512] @ weight.double()[:, :-512].T
     out = torch.full((rows, HIDDEN), float("nan"), dtype=torch.bfloat16, device="cuda")
-    geometry = dict(inner=INNER, hidden=HIDDEN, fp8=int(fp8),
-                    **(TILES_OUT if rows >= 16 else GEMV_OUT[fp8]))
+    choice = direct(rows) if path == "direct" else TILES_OUT if rows >= 16 else GEMV_OUT[fp8]
+    geometry = dict(inner=INNER, hidden=HIDDEN, fp8=int(fp8), **choice)
     block_n, block_m = geometry["block_n"], geometry.get("block_m", 1)
     tj.kernels.out_proj(*args, out, rows, *extra,
                         grid=(-(-HIDDEN // block_n), -(-rows // block_m)), **geometry)
