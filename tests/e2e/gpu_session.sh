@@ -2,7 +2,9 @@
 # One device session: unpack the bundle (make bundle) and the Python GPU kit
 # (ninja tilejit-python-gpu-kit in a TILEJIT_STATIC_LLVM=ON, TILEJIT_PYTHON=ON
 # build), then run the named parts, each logged under $OUT:
-#   main     tests/e2e/main_job_gpu.sh (decode and prefill, sm_90a and sm_90, defects)
+#   main     tests/e2e/main_job_gpu.sh (decode and prefill, sm_90a and sm_90, defects;
+#            MAIN_RUNS picks its runs)
+#   gputests the bundle's tilejit-gpu-tests (Catch2, every GPU test case)
 #   python   the whole tests/python suite on the GPU
 #   opsbench tests/e2e/ops_torch_bench.py (tilejit.ops next to plain torch)
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/ carried)
@@ -24,6 +26,8 @@ for part in "$@"; do
   case $part in
   main) "$root/tests/e2e/main_job_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/main" \
           ${MAIN_RUNS:-} ;;
+  gputests) (cd "$work" && timeout 400 "$work/tilejit-bundle/bin/tilejit-gpu-tests" \
+               >"$out/gputests.log" 2>&1; echo "gpu tests: exit $?"; tail -n 4 "$out/gputests.log") ;;
   python) (cd "$root/tests/python" && PYTHONPATH=$work/kit timeout 300 python3 -m pytest -q \
              -rs -s . >"$out/python.log" 2>&1; echo "python suite: exit $?"; tail -n 3 "$out/python.log";
            grep -E "outside one ulp" "$out/python.log") ;;

@@ -4,7 +4,9 @@
 # TILEJIT_ARCH=sm_90, then planted defects (check-only runs) that must exit 1.
 # Each run's output goes to OUT/<name>.log; a summary line per run is printed.
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
-# prefill-sm_90a prefill-sm_90 defects; default all)
+# prefill-sm_90a prefill-sm_90 defects; default all; and, for issue 18's
+# experiments, direct (both decode projections with direct=1) and
+# direct-sk2 / direct-sk8 / direct-bn32 (the same with another split_k or block_n))
 set -u
 tj=$1 out=$2
 shift 2
@@ -31,6 +33,14 @@ for run in $runs; do
   decode-sm_90) one decode-sm_90 0 sm_90 ;;
   prefill-sm_90a) one prefill-sm_90a 0 sm_90a --mode prefill ;;
   prefill-sm_90) one prefill-sm_90 0 sm_90 --mode prefill ;;
+  direct*)
+    sets="--set in_proj_conv.direct=1 --set out_proj.direct=1"
+    case $run in
+    *-sk*) k=${run##*-sk}; sets="$sets --set in_proj_conv.split_k=$k --set out_proj.split_k=$k" ;;
+    *-bn*) n=${run##*-bn}; sets="$sets --set in_proj_conv.block_n=$n --set out_proj.block_n=$n" ;;
+    esac
+    # shellcheck disable=SC2086
+    one "decode-$run" 0 sm_90a $sets ;;
   defects)
     for d in drop-k-step scale-column drop-input-scale drop-carry; do
       one "defect-decode-$d" 1 sm_90a --plant-defect "$d" --time-batch 0 --batch 3
