@@ -10,9 +10,12 @@
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/ carried)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-$(mktemp -d)}
 work=/tmp/tj
-mkdir -p "$work"
+# Logs go to one folder packed into $OUT/logs.tar.xz at the end: the device
+# returns at most 8 files.
+out=$work/logs/$(date +%H%M%S)
+mkdir -p "$out"
+trap 'tar -C "$work/logs" -cJf "${OUT:-$work}/logs.tar.xz" .' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 if [ ! -x "$work/tilejit-bundle/bin/tilejit" ]; then
   tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work" || exit 1

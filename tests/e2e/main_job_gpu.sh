@@ -6,7 +6,8 @@
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
 # prefill-sm_90a prefill-sm_90 defects; default all; and, for issue 18's
 # experiments, direct (both decode projections with direct=1) and
-# direct-sk2 / direct-sk8 / direct-bn32 (the same with another split_k or block_n))
+# direct-sk2, direct-sk8-w8, direct-bn32 ... (the same with another split_k, warps
+# or block_n; DIRECT_ARGS adds tilejit run options))
 set -u
 tj=$1 out=$2
 shift 2
@@ -22,8 +23,9 @@ one() { # name want arch args...
   name=$1 want=$2 arch=$3
   shift 3
   start=$(date +%s)
-  if [ "$arch" = sm_90a ]; then "$tj" run "$@" >"$out/$name.log" 2>&1
-  else TILEJIT_ARCH=$arch "$tj" run "$@" >"$out/$name.log" 2>&1; fi
+  # A run past RUN_TIMEOUT (default 300 s) is killed and reported as exit 124.
+  if [ "$arch" = sm_90a ]; then timeout "${RUN_TIMEOUT:-300}" "$tj" run "$@" >"$out/$name.log" 2>&1
+  else TILEJIT_ARCH=$arch timeout "${RUN_TIMEOUT:-300}" "$tj" run "$@" >"$out/$name.log" 2>&1; fi
   rc=$?
   summary "$name ($(( $(date +%s) - start )) s)" "$want" "$rc" "$out/$name.log"
 }
@@ -34,13 +36,20 @@ for run in $runs; do
   prefill-sm_90a) one prefill-sm_90a 0 sm_90a --mode prefill ;;
   prefill-sm_90) one prefill-sm_90 0 sm_90 --mode prefill ;;
   direct*)
+    # direct[-skN][-wN][-bnN]: split_k, warps, block_n of both projections
     sets="--set in_proj_conv.direct=1 --set out_proj.direct=1"
-    case $run in
-    *-sk*) k=${run##*-sk}; sets="$sets --set in_proj_conv.split_k=$k --set out_proj.split_k=$k" ;;
-    *-bn*) n=${run##*-bn}; sets="$sets --set in_proj_conv.block_n=$n --set out_proj.block_n=$n" ;;
-    esac
+    IFS=- read -ra parts <<<"${run#direct}"
+    for p in "${parts[@]}"; do
+      case $p in
+      sk*) c=split_k v=${p#sk} ;;
+      w*) c=warps v=${p#w} ;;
+      bn*) c=block_n v=${p#bn} ;;
+      *) continue ;;
+      esac
+      sets="$sets --set in_proj_conv.$c=$v --set out_proj.$c=$v"
+    done
     # shellcheck disable=SC2086
-    one "decode-$run" 0 sm_90a $sets ;;
+    one "decode-$run" 0 sm_90a $sets ${DIRECT_ARGS:-} ;;
   defects)
     for d in drop-k-step scale-column drop-input-scale drop-carry; do
       one "defect-decode-$d" 1 sm_90a --plant-defect "$d" --time-batch 0 --batch 3
