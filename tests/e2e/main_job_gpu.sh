@@ -5,9 +5,7 @@
 # Each run's output goes to OUT/<name>.log; a summary line per run is printed.
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
 # prefill-sm_90a prefill-sm_90 defects; default all; and, for issue 18's
-# experiments, direct (both decode projections with direct=1) and
-# direct-sk2, direct-sk8-w8, direct-bn32 ... (the same with another split_k, warps
-# or block_n; DIRECT_ARGS adds tilejit run options))
+# experiments, variants: the lines of tests/e2e/decode_variants.txt)
 set -u
 tj=$1 out=$2
 shift 2
@@ -24,8 +22,8 @@ one() { # name want arch args...
   shift 3
   start=$(date +%s)
   # A run past RUN_TIMEOUT (default 300 s) is killed and reported as exit 124.
-  if [ "$arch" = sm_90a ]; then timeout "${RUN_TIMEOUT:-300}" "$tj" run "$@" >"$out/$name.log" 2>&1
-  else TILEJIT_ARCH=$arch timeout "${RUN_TIMEOUT:-300}" "$tj" run "$@" >"$out/$name.log" 2>&1; fi
+  if [ "$arch" = sm_90a ]; then timeout "${RUN_TIMEOUT:-300}" "$tj" run "$@" </dev/null >"$out/$name.log" 2>&1
+  else TILEJIT_ARCH=$arch timeout "${RUN_TIMEOUT:-300}" "$tj" run "$@" </dev/null >"$out/$name.log" 2>&1; fi
   rc=$?
   summary "$name ($(( $(date +%s) - start )) s)" "$want" "$rc" "$out/$name.log"
 }
@@ -35,21 +33,13 @@ for run in $runs; do
   decode-sm_90) one decode-sm_90 0 sm_90 ;;
   prefill-sm_90a) one prefill-sm_90a 0 sm_90a --mode prefill ;;
   prefill-sm_90) one prefill-sm_90 0 sm_90 --mode prefill ;;
-  direct*)
-    # direct[-skN][-wN][-bnN]: split_k, warps, block_n of both projections
-    sets="--set in_proj_conv.direct=1 --set out_proj.direct=1"
-    IFS=- read -ra parts <<<"${run#direct}"
-    for p in "${parts[@]}"; do
-      case $p in
-      sk*) c=split_k v=${p#sk} ;;
-      w*) c=warps v=${p#w} ;;
-      bn*) c=block_n v=${p#bn} ;;
-      *) continue ;;
-      esac
-      sets="$sets --set in_proj_conv.$c=$v --set out_proj.$c=$v"
-    done
-    # shellcheck disable=SC2086
-    one "decode-$run" 0 sm_90a $sets ${DIRECT_ARGS:-} ;;
+  variants) # every line of tests/e2e/decode_variants.txt (VARIANTS: only these names)
+    while read -r name args; do
+      case $name in '#'* | '') continue ;; esac
+      [ -n "${VARIANTS:-}" ] && [[ " $VARIANTS " != *" $name "* ]] && continue
+      # shellcheck disable=SC2086
+      one "variant-$name" 0 sm_90a $args
+    done <"$(dirname "$0")/decode_variants.txt" ;;
   defects)
     for d in drop-k-step scale-column drop-input-scale drop-carry; do
       one "defect-decode-$d" 1 sm_90a --plant-defect "$d" --time-batch 0 --batch 3

@@ -221,14 +221,14 @@ def main():
     row(f"rms_norm_gated T={T}", norm, lambda: torch_norm(y, z, wn), a.trials, a.calls,
         lambda: float((norm().float() - torch_norm(y, z, wn).float()).abs().max()))
 
-    # The static quant and the W8A8 linear (R1): in_proj at T tokens and at one.
+    # The static quant and the W8A8 linear (R1): in_proj at the decode batches and at T tokens.
     xq = rnd(T, Hd, lo=-4, hi=4, dtype=torch.bfloat16)
     s_x, s_w = torch.tensor(0.02, device="cuda"), torch.tensor(0.01, device="cuda")
     quant = lambda: ops.scaled_fp8_quant(xq, s_x)[0]  # noqa: E731
     row(f"scaled_fp8_quant T={T}", quant, lambda: torch_quant(xq, s_x), a.trials, a.calls,
         lambda: float((quant().float() - torch_quant(xq, s_x).float()).abs().max()))
     w_in = rnd(Cd + I + H, Hd, lo=-1, hi=1).to(E4M3)
-    for m in (1, T):
+    for m in (1, 8, 64, 256, T):  # the decode batches of issue 18, and prefill
         xm = xq[:m]
         lin = lambda: ops.w8a8_linear(xm, w_in, s_w, s_x)  # noqa: E731
         row(f"w8a8_linear in_proj M={m}", lin, lambda: torch_linear(xm, w_in, s_w, s_x),
