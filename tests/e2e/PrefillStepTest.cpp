@@ -3,9 +3,13 @@
 // varlen batch with fresh, continued, short and padding sequences and a second
 // forward that continues from the state the first wrote. Bands: StepCheck's
 // (StepCheck.h), each op alone held to its own in its kernel test.
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/plan/Check.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/Planner.h"
+#include "tilejit/models/plan/Runners.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/runtime/Jit.h"
 
 #include "ModelTestSupport.h"
 
@@ -89,4 +93,46 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
                                         {"conv_prefill", {"block_t=64"}}}});
   REQUIRE_FALSE(bool(mixed));
   CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") != std::string::npos);
+}
+
+TEST_CASE("prefill: the GPU-against-interpreter comparison runs a prefill plan launch by "
+          "launch on the fake device and reports the launches it did not run",
+          "[e2e][prefill][jit]") {
+  // The fake device records launches without running them, so every buffer a
+  // launch writes keeps its uploaded bytes there: the comparison must get
+  // through the whole plan and say FAIL, not crash or pass.
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  // tilejit run's batch of 100 tokens: a padding sequence marked continued.
+  const ref::PrefillBatch run{{0, 37, 53, 66, 99, 100}, {4, 0, -1, 2, 5},
+                              {false, true, true, true, false}};
+  const auto [batch, tokens, slots] =
+      GENERATE_REF(std::make_tuple(kBatch, int64_t(150), int64_t(6)),
+                   std::make_tuple(run, int64_t(100), int64_t(8)));
+  for (const MambaLayerWeights &layer : *layers) {
+    const std::vector<MambaLayerWeights> one = {layer}; // outlives the plan
+    auto prefill = planPrefill(modelRegistry(), c, one, batch, tokens, slots, kSmall);
+    INFO((prefill ? "" : llvm::toString(prefill.takeError())));
+    REQUIRE(bool(prefill));
+    auto options = runtime::RuntimeOptions::fromEnvironment();
+    REQUIRE(bool(options));
+    options->useDiskCache = false;
+    auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
+                                           JitCompiler::fromEnvironment(), std::move(*options));
+    REQUIRE(bool(jit));
+    std::string log;
+    llvm::raw_string_ostream os(log);
+    auto gpu = GpuRunner::create(**jit, modelRegistry(), prefill->plan, os);
+    INFO((gpu ? log : llvm::toString(gpu.takeError())));
+    REQUIRE(bool(gpu));
+    HostBuffers buffers = randomStepBuffers(prefill->plan, {}, 78);
+    prefill->writeInputs(buffers);
+    InterpreterRunner interpreter(modelRegistry());
+    auto compared = compareWithInterpreter(**gpu, interpreter, std::move(buffers));
+    INFO((compared ? "" : llvm::toString(compared.takeError())));
+    REQUIRE(bool(compared));
+    CHECK_FALSE(compared->ok());
+    CHECK(!compared->buffers.empty());
+  }
 }

@@ -126,7 +126,10 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
   // tokens per checked layer, launch by launch.
   for (const MambaLayerWeights &layer : backendChecked) {
     ref::PrefillBatch mixed = mixedBatch(100);
-    auto pair = create(mixed, 100, {layer}, true);
+    // The plan borrows the weights' bytes: they must outlive it (a temporary
+    // vector here once left the interpreter reading freed memory).
+    const std::vector<MambaLayerWeights> one = {layer};
+    auto pair = create(mixed, 100, one, true);
     if (!pair)
       return fail(toString(pair.takeError()));
     HostBuffers buffers = randomStepBuffers(pair->first.plan, {}, 78);

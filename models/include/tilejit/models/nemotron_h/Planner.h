@@ -35,6 +35,11 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
                                         const std::vector<MambaLayerWeights> &layers,
                                         int64_t rows, int64_t numSlots,
                                         const PlanOptions &options = {});
+/// A plan borrows its weights' bytes (PlanBuffer::hostWeight): the layers must
+/// outlive it, so a temporary vector is refused at compile time.
+llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &, const NemotronHConfig &,
+                                        std::vector<MambaLayerWeights> &&, int64_t, int64_t,
+                                        const PlanOptions & = {}) = delete;
 
 /// A planned prefill forward of one packed batch. The chunk count is a launch
 /// argument, so a plan serves batches of one layout (cu_seqlens).
@@ -58,6 +63,10 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                                         const std::vector<MambaLayerWeights> &layers,
                                         const ref::PrefillBatch &batch, int64_t tokens,
                                         int64_t numSlots, const PlanOptions &options = {});
+llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &, const NemotronHConfig &,
+                                        std::vector<MambaLayerWeights> &&,
+                                        const ref::PrefillBatch &, int64_t, int64_t,
+                                        const PlanOptions & = {}) = delete;
 
 /// The name of layer `layer`'s intermediate `name` ("z", "y", "normed", ...)
 /// in a plan made with `options`: "l<layer>.<name>" with per-layer
