@@ -102,10 +102,14 @@ struct StepCheck {
   static constexpr double kStateAtol = 1e-2, kStateRtol = 1e-2;
   /// A dropped carry must put at least this share of the carried slots' SSM
   /// state outside its band (the state of the zeroed twin against the
-  /// reference). Heads that decay fast forget a long sequence's initial state
-  /// (39 % of a 5- and a 59-token continued sequence's state separate in
-  /// PrefillStepTest), so the floor is a quarter.
-  static constexpr double kMinDroppedCarry = 0.25;
+  /// reference). Heads that decay fast forget a long sequence's initial state:
+  /// 39 % of a 5- and a 59-token continued sequence's state separate in
+  /// PrefillStepTest, but only 15.6 % (layer 0) and 25.0 % (layer 4) of the
+  /// 37- and 100-token continued sequences of `tilejit run --mode prefill`
+  /// (T = 300, full geometry; the twin is the reference's own, so this holds
+  /// for any backend). An honest run puts none outside (worst 0.2 of the band
+  /// on the H200), so a tenth is far above anything rounding can produce.
+  static constexpr double kMinDroppedCarry = 0.10;
   int64_t outChecked = 0, outBad = 0;
   double outMaxError = 0; ///< max |got - want| / (atol + rtol |want|) of the output
   /// Per layer: the SSM state against its band, the conv taps against the
