@@ -34,8 +34,15 @@ std::vector<std::string> gemmTiles(bool fp8) {
 
 /// Whether the decode projection `kernel` runs on tensor cores with its
 /// operands loaded straight into fragments (`direct`): the caller's override
-/// of the constant decides, else the plan's default for `rows`.
-bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel, int64_t rows) {
+/// of the constant decides, else the measured default for `rows` (H200,
+/// docs/BENCHMARKS.md, "Direct projections"): the GEMV reads the weight once
+/// per row, so from a few rows on one direct read wins (FP8 in_proj: 16.0 us
+/// GEMV against 25.4 direct at B=1, 75.6 against 29.0 at B=8; out_proj 20.9
+/// against 13.3 at B=8); from 16 rows the FP8 in_proj stays direct (246 against
+/// 159 us at B=64, 886 against 518 at B=256), while out_proj's 16-row tiles are
+/// as fast (22.5 against 24.5 us at B=64) and bf16's direct tiles are unmeasured.
+bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel, int64_t rows,
+                      bool fp8) {
   auto it = overrides.find(kernel.str());
   if (it != overrides.end())
     for (llvm::StringRef kv : it->second) {
@@ -43,8 +50,9 @@ bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel, 
       if (name == "direct")
         return value != "0";
     }
-  (void)rows;
-  return false;
+  if (kernel == "in_proj_conv")
+    return rows >= 3 && (fp8 || rows < 16);
+  return rows >= 5 && rows < 16;
 }
 
 /// The direct projection's tile: 16 weight columns, batch rows in mma tiles of
@@ -158,7 +166,7 @@ public:
     if (gemm) {
       for (std::string &t : gemmTiles(fp8))
         outGeometry.push_back(t);
-    } else if (directProjection(options.overrides, "out_proj", rows)) {
+    } else if (directProjection(options.overrides, "out_proj", rows, fp8)) {
       for (std::string &t : directTiles(rows))
         outGeometry.push_back(t);
     } else if (rows >= 16) {
@@ -256,14 +264,15 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     io.y = builder.intermediate(w.layer, "y", Type::BF16, {rows, I});
     io.normed = builder.normed(w, {rows, I});
 
-    // Small batches stream the weight once per row (GEMV); from 16 rows on,
-    // tensor-core tiles read it once per 16 rows. bf16 weights take twice the
+    // One row streams the weight as a GEMV; a few rows on read it once with
+    // direct tensor-core operands (directProjection); otherwise, from 16 rows
+    // on, tensor-core tiles read it once per 16 rows. bf16 weights take twice the
     // bytes per element: half the GEMV rows per program keeps one 16-byte
     // load per thread and K step. in_proj's conv epilogue spills at 16 x 64
     // (ptxas -v): 16 x 32 tiles.
     std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
                                            kv("channels", Cd), kv("heads", H), kv("fp8", fp8)};
-    if (directProjection(options.overrides, "in_proj_conv", rows))
+    if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
       for (std::string &t : directTiles(rows))
         inGeometry.push_back(t);
     else if (rows >= 16)
