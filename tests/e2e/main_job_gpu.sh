@@ -5,7 +5,8 @@
 # Each run's output goes to OUT/<name>.log; a summary line per run is printed.
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
 # prefill-sm_90a prefill-sm_90 defects; default all; and, for issue 18's
-# experiments, variants: the lines of tests/e2e/decode_variants.txt)
+# experiments, variants: the lines of tests/e2e/decode_variants.txt). SM90_ARGS:
+# extra options of the sm_90 runs (e.g. --time-batch 0: checks only).
 set -u
 tj=$1 out=$2
 shift 2
@@ -30,9 +31,9 @@ one() { # name want arch args...
 for run in $runs; do
   case $run in
   decode-sm_90a) one decode-sm_90a 0 sm_90a ;;
-  decode-sm_90) one decode-sm_90 0 sm_90 ;;
+  decode-sm_90) one decode-sm_90 0 sm_90 ${SM90_ARGS:-} ;;
   prefill-sm_90a) one prefill-sm_90a 0 sm_90a --mode prefill ;;
-  prefill-sm_90) one prefill-sm_90 0 sm_90 --mode prefill ;;
+  prefill-sm_90) one prefill-sm_90 0 sm_90 --mode prefill ${SM90_ARGS:-} ;;
   variants) # every line of tests/e2e/decode_variants.txt (VARIANTS: only these names)
     while read -r name args; do
       case $name in '#'* | '') continue ;; esac
@@ -44,7 +45,7 @@ for run in $runs; do
     for d in drop-k-step scale-column drop-input-scale drop-carry; do
       one "defect-decode-$d" 1 sm_90a --plant-defect "$d" --time-batch 0 --batch 3
     done
-    for d in drop-k-step scale-column; do # the reduced-sum (R1h) GEMMs of prefill
+    for d in drop-k-step scale-column drop-carry; do # the R1h GEMMs and the carry of prefill
       one "defect-prefill-$d" 1 sm_90a --mode prefill --plant-defect "$d" --time-batch 0
     done ;;
   esac
