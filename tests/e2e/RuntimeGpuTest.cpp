@@ -45,17 +45,17 @@ std::string freshCacheDirectory() {
   return dir.str().str();
 }
 
-/// $TILEJIT_CACHE_DIR when set (it must hold no entries yet, so the first
-/// compile is cold), else a new temporary directory.
+/// A new directory under $TILEJIT_CACHE_DIR when set (a GPU host's disk of
+/// choice), else under the temporary directory: each case's first compile must
+/// be cold, and two cases share one run.
 std::string coldCacheDirectory() {
   auto dir = llvm::sys::Process::GetEnv("TILEJIT_CACHE_DIR");
   if (!dir)
     return freshCacheDirectory();
-  std::error_code ec;
-  llvm::sys::fs::directory_iterator it(*dir + "/entries", ec);
-  INFO("TILEJIT_CACHE_DIR=" << *dir << " must hold no entries");
-  REQUIRE((ec || it == llvm::sys::fs::directory_iterator()));
-  return *dir;
+  REQUIRE(!llvm::sys::fs::create_directories(*dir));
+  llvm::SmallString<128> cold;
+  REQUIRE(!llvm::sys::fs::createUniqueDirectory(*dir + "/cold", cold));
+  return cold.str().str();
 }
 
 /// The GPU, or null after printing why the case is skipped.
