@@ -127,8 +127,10 @@ struct StepCheck {
   std::vector<ProjectionCheck> projections; ///< in_proj and out_proj of each layer
   std::vector<NormCheck> norms;
   /// Prefill FP8 layers: the activation quant's codes against e4m3(x / s_x),
-  /// where the reciprocal's code is allowed too.
-  int64_t quantChecked = 0, quantBad = 0;
+  /// where the reciprocal's code is allowed too, and how many of them a
+  /// dropped input_scale (e4m3(x)) would change: at least this share.
+  static constexpr double kMinDroppedInputScale = 0.5;
+  int64_t quantChecked = 0, quantBad = 0, quantDroppedScale = 0;
   int64_t untouchedSlotsDiffering = 0; ///< slots no row uses that changed
   int64_t paddingNonZero = 0;          ///< output elements of padding rows not 0
   /// The pages before the first step, and of both sides after the last.
@@ -227,8 +229,10 @@ std::vector<MambaLayerWeights> plantWeightDefect(std::vector<MambaLayerWeights> 
 StepFn plantCarryDefect(StepFn runStep, const StepPlan &plan, Defect defect);
 
 /// `rows` slots for a decode batch over `numSlots` slots: distinct, in random
-/// order, with every third row (from row 1) padding when rows > 1.
-std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed);
+/// order, with every third row (from row 1) padding when rows > 1 and
+/// `padding` (checks want padding rows; timing wants every row live).
+std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed,
+                                       bool padding = true);
 
 } // namespace tilejit::models
 
