@@ -47,7 +47,13 @@ def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
                  if dt_bias is not None else torch.zeros(heads, device=device))
     # dt is read in place, rows of any stride (a column range of in_proj's output).
     check_strides(op, "dt", dt, (None, 1))
-    s.dt, s.dt_stride = dt, dt.stride(0) if tokens > 1 else heads
+    s.dt_stride = dt.stride(0) if tokens > 1 else heads
+    # Pointer parameters start on 16 bytes: a dt that does not (columns at an
+    # odd offset of their row) goes as the aligned address below it, the
+    # columns in between as dt_col; the kernel reads the same elements.
+    s.dt_col = (dt.data_ptr() % 16) // dt.element_size()
+    s.dt = (torch.as_strided(dt, dt.shape, dt.stride(), dt.storage_offset() - s.dt_col)
+            if s.dt_col else dt)
     channels = heads * head_dim + 2 * groups * state
     parts = [x, B, C]
     s.xbc = packed_rows(parts, channels)
@@ -68,7 +74,7 @@ def _scan(s, cu_seqlens, chunk_seq, chunk_begin, chunk_end, states, init, y, dt_
     block_p = 32 if s.head_dim % 32 == 0 else 16
     slots = torch.arange(cu_seqlens.numel() - 1, dtype=torch.int32, device=s.device)
     constants = dict(heads=s.heads, head_dim=s.head_dim, state=s.state, groups=s.groups,
-                     chunk=KERNEL_CHUNK, dt_stride=s.dt_stride, dt_col=0, block_p=block_p,
+                     chunk=KERNEL_CHUNK, dt_stride=s.dt_stride, dt_col=s.dt_col, block_p=block_p,
                      a_log=0, dt_softplus=int(bool(dt_softplus)),
                      y_f32=int(y.dtype == torch.float32))
     launch("ssd_prefill", constants, s.device, (s.head_dim // block_p, s.heads),
