@@ -76,25 +76,48 @@ Expected<KernelOverrides> parseSettings() {
   return overrides;
 }
 
-Expected<std::vector<MambaLayerWeights>> loadLayers(NemotronHConfig &config, int count) {
-  if (modelDir.empty()) {
+/// "52 layers: 23 Mamba, 23 MoE, 6 attention" from the config's layer kinds.
+std::string describeLayers(const NemotronHConfig &config) {
+  std::string text = formatv("{0} layers:", config.numLayers());
+  const char *sep = " ";
+  for (auto [kind, name] : {std::pair{'M', "Mamba"}, {'E', "MoE"}, {'*', "attention"},
+                            {'-', "MLP"}}) {
+    if (size_t n = llvm::count(config.layerPattern, kind)) {
+      text += formatv("{0}{1} {2}", sep, n, name);
+      sep = ", ";
+    }
+  }
+  return text;
+}
+
+/// The first `count` Mamba layers of the checkpoint, or of the synthetic model.
+Expected<std::vector<MambaLayerWeights>>
+loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
+           const NemotronHConfig &config, int count) {
+  if (!checkpoint) {
     outs() << formatv("weights: embedded synthetic NemotronH geometry, {0} Mamba layer(s)\n",
                       count);
     return syntheticMambaLayers(config, count);
   }
-  auto checkpoint = NemotronHCheckpoint::open(modelDir);
-  if (!checkpoint)
-    return checkpoint.takeError();
-  config = checkpoint->config();
   std::vector<MambaLayerWeights> weights;
   std::vector<int64_t> mamba = config.mambaLayers();
-  for (int i = 0; i < count && i < int(mamba.size()); ++i) {
+  int fp8 = 0, bf16 = 0, mixed = 0;
+  for (int i = 0; i < count; ++i) {
     auto layer = checkpoint->loadMambaLayer(mamba[i]);
     if (!layer)
       return layer.takeError();
+    ++(layer->inProj.isFP8 != layer->outProj.isFP8 ? mixed
+       : layer->inProj.isFP8                       ? fp8
+                                                   : bf16);
     weights.push_back(std::move(*layer));
   }
-  outs() << formatv("weights: {0}, {1} Mamba layer(s)\n", modelDir, weights.size());
+  outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
+                    "in {4}, bf16 in {5}, mixed in {6}{7}\n",
+                    modelDir, describeLayers(config), weights.size(), mamba.size(), fp8,
+                    bf16, mixed,
+                    checkpoint->quantization().declared()
+                        ? "; quantization from " + checkpoint->quantization().origin
+                        : std::string());
   return weights;
 }
 
@@ -146,10 +169,27 @@ int runMain(const KernelRegistry &registry) {
              << " on the interpreter\n";
     }
   }
-  NemotronHConfig config;
-  const int count = layers ? layers : device ? int(config.mambaLayers().size()) : 1;
+  // The layer count comes from the checkpoint's own config, never from the
+  // built-in geometry.
   auto start = std::chrono::steady_clock::now();
-  auto w = loadLayers(config, count);
+  NemotronHConfig config;
+  std::optional<NemotronHCheckpoint> checkpoint;
+  if (!modelDir.empty()) {
+    auto opened = NemotronHCheckpoint::open(modelDir);
+    if (!opened)
+      return fail(toString(opened.takeError()));
+    config = opened->config();
+    checkpoint = std::move(*opened);
+  }
+  const int available = int(config.mambaLayers().size());
+  if (available == 0)
+    return fail(formatv("{0}: the model has no Mamba layer ({1})", modelDir,
+                        describeLayers(config)));
+  if (layers > available)
+    return fail(formatv("--layers {0}: the model has {1} Mamba layer(s) ({2})", int(layers),
+                        available, describeLayers(config)));
+  const int count = layers ? layers : device ? available : 1;
+  auto w = loadLayers(checkpoint, config, count);
   if (!w)
     return fail(toString(w.takeError()));
   outs() << formatv("load {0:f1} ms\n", msSince(start));
