@@ -551,3 +551,27 @@ TEST_CASE("the quantization config is cross-checked against each projection's dt
               " excludes 'backbone.layers.0.mixer.in_proj' from quantization");
   }
 }
+
+TEST_CASE("synthetic layers generated in parallel equal the layers one by one, with "
+          "progress for each",
+          "[checkpoint]") {
+  NemotronHConfig c = smallConfig();
+  c.layerPattern = "MMEMM*M";
+  std::vector<int64_t> reported;
+  auto layers = syntheticMambaLayers(c, 5, 11, [&](int64_t done, int64_t count) {
+    CHECK(count == 5);
+    reported.push_back(done);
+  });
+  REQUIRE(bool(layers));
+  CHECK(reported == std::vector<int64_t>{1, 2, 3, 4, 5});
+  REQUIRE(layers->size() == 5);
+  for (size_t i = 0; i < layers->size(); ++i) {
+    auto one = syntheticMambaLayer(c, c.mambaLayers()[i], 11);
+    REQUIRE(bool(one));
+    CHECK((*layers)[i] == *one);
+  }
+  auto tooMany = syntheticMambaLayers(c, 6);
+  REQUIRE(!tooMany);
+  CHECK(llvm::toString(tooMany.takeError()) ==
+        "synthetic weights: 6 Mamba layers requested, the model has 5");
+}

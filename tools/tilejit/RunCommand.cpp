@@ -9,6 +9,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -27,7 +28,7 @@ cl::SubCommand runCmd("run", "Run the NemotronH Mamba2 mixer (decode step or pre
 cl::opt<std::string> modelDir("model", cl::desc("Checkpoint folder (config.json + "
                                                 "safetensors); default: synthetic weights"),
                               cl::sub(runCmd));
-cl::opt<Mode> mode("mode", cl::desc("What to run"), cl::init(Mode::Decode),
+cl::opt<Mode> mode("mode", cl::desc("What to run (default decode)"), cl::init(Mode::Decode),
                    cl::values(clEnumValN(Mode::Decode, "decode", "one token per row"),
                               clEnumValN(Mode::Prefill, "prefill",
                                          "a packed varlen batch of sequences")),
@@ -41,7 +42,7 @@ cl::opt<int> layers("layers", cl::desc("Mamba layers (default: 1 on the interpre
 cl::opt<int> steps("steps", cl::desc("Carried steps per check (prefill: forwards, default 2)"),
                    cl::init(3), cl::sub(runCmd));
 cl::opt<Backend> backend(
-    "backend", cl::desc("Where to run"), cl::init(Backend::Auto),
+    "backend", cl::desc("Where to run (default auto)"), cl::init(Backend::Auto),
     cl::values(clEnumValN(Backend::Auto, "auto", "the GPU when there is one"),
                clEnumValN(Backend::Gpu, "gpu", "the GPU, or an error"),
                clEnumValN(Backend::Interp, "interp", "the CPU interpreter")),
@@ -95,9 +96,24 @@ Expected<std::vector<MambaLayerWeights>>
 loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
            const NemotronHConfig &config, int count) {
   if (!checkpoint) {
-    outs() << formatv("weights: embedded synthetic NemotronH geometry, {0} Mamba layer(s)\n",
-                      count);
-    return syntheticMambaLayers(config, count);
+    // Generating the full geometry takes about a second per layer and core: say
+    // so from the start, then report as layers finish (in place on a terminal).
+    outs() << formatv("weights: generating the embedded synthetic NemotronH geometry, {0} "
+                      "Mamba layer(s) on {1} thread(s)\n",
+                      count,
+                      std::min<unsigned>(count,
+                                         llvm::hardware_concurrency().compute_thread_count()));
+    outs().flush();
+    const bool terminal = outs().is_displayed();
+    auto progress = [&](int64_t done, int64_t total) {
+      if (terminal)
+        outs() << formatv("\rweights: {0}/{1} layers", done, total)
+               << (done == total ? "\n" : "");
+      else if (done == total || done * 4 / total != (done - 1) * 4 / total)
+        outs() << formatv("weights: {0}/{1} layers\n", done, total);
+      outs().flush();
+    };
+    return syntheticMambaLayers(config, count, kSyntheticSeed, progress);
   }
   std::vector<MambaLayerWeights> weights;
   std::vector<int64_t> mamba = config.mambaLayers();

@@ -7,6 +7,7 @@
 
 #include "tilejit/models/reference/HostTensor.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -192,10 +193,12 @@ constexpr uint64_t kSyntheticSeed = 0x7117e7'2026ULL;
 llvm::Expected<MambaLayerWeights> syntheticMambaLayer(const NemotronHConfig &config,
                                                       int64_t layer,
                                                       uint64_t seed = kSyntheticSeed);
-/// Synthetic weights of the first `count` Mamba layers.
+/// Synthetic weights of the first `count` Mamba layers, generated in parallel;
+/// `progress(done, count)` is called (serialized) as each layer is finished.
 llvm::Expected<std::vector<MambaLayerWeights>>
 syntheticMambaLayers(const NemotronHConfig &config, int64_t count,
-                     uint64_t seed = kSyntheticSeed);
+                     uint64_t seed = kSyntheticSeed,
+                     llvm::function_ref<void(int64_t, int64_t)> progress = {});
 
 } // namespace tilejit::models
 
