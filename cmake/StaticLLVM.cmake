@@ -8,7 +8,7 @@ execute_process(COMMAND ${LLVM_TOOLS_BINARY_DIR}/llvm-config --link-static --lib
 separate_arguments(_llvm_static_libs UNIX_COMMAND "${_llvm_static_libs}")
 list(FILTER _llvm_static_libs EXCLUDE REGEX "Polly")
 string(JOIN " " _group ${_llvm_static_libs})
-set(_script "${CMAKE_BINARY_DIR}/libLLVM-static.ld")
+set(_script "${PROJECT_BINARY_DIR}/libLLVM-static.ld")
 file(WRITE "${_script}" "GROUP ( ${_group} )\n")
 foreach(cfg RELEASE RELWITHDEBINFO DEBUG MINSIZEREL NOCONFIG)
   set_target_properties(LLVM PROPERTIES IMPORTED_LOCATION_${cfg} "${_script}")

@@ -2,7 +2,7 @@
 // from a Hugging Face config.json and checked before anything uses it.
 #include "tilejit/models/nemotron_h/NemotronH.h"
 
-#include "llvm/Support/JSON.h"
+#include "HuggingFaceJson.h"
 
 #include <cmath>
 
@@ -60,6 +60,18 @@ std::optional<double> floatOf(const llvm::json::Value &value) {
 }
 
 } // namespace
+
+llvm::Expected<llvm::json::Value> parseHuggingFaceJson(llvm::StringRef text,
+                                                       llvm::StringRef origin) {
+  auto parsed = llvm::json::parse(quoteNonFiniteLiterals(text));
+  if (!parsed)
+    return llvm::createStringError("%s: invalid JSON: %s", origin.str().c_str(),
+                                   llvm::toString(parsed.takeError()).c_str());
+  if (!parsed->getAsObject())
+    return llvm::createStringError("%s: the top level is not a JSON object",
+                                   origin.str().c_str());
+  return std::move(*parsed);
+}
 
 bool NemotronHConfig::isMambaLayer(int64_t layer) const {
   return layer >= 0 && layer < numLayers() && layerPattern[size_t(layer)] == 'M';
@@ -121,7 +133,8 @@ llvm::Error NemotronHConfig::validate() const {
                                    "[0, inf)",
                                    dtMin, dtMax);
   if (layerPattern.empty())
-    return llvm::createStringError("hybrid_override_pattern is empty");
+    return llvm::createStringError("the model has no layers (hybrid_override_pattern / "
+                                   "layers_block_type is empty)");
   size_t bad = layerPattern.find_first_not_of("M*E-");
   if (bad != std::string::npos)
     return llvm::createStringError(
@@ -132,14 +145,10 @@ llvm::Error NemotronHConfig::validate() const {
 
 llvm::Expected<NemotronHConfig> NemotronHConfig::fromJson(llvm::StringRef text,
                                                           llvm::StringRef origin) {
-  auto parsed = llvm::json::parse(quoteNonFiniteLiterals(text));
+  auto parsed = parseHuggingFaceJson(text, origin);
   if (!parsed)
-    return llvm::createStringError("%s: invalid JSON: %s", origin.str().c_str(),
-                                   llvm::toString(parsed.takeError()).c_str());
+    return parsed.takeError();
   const llvm::json::Object *root = parsed->getAsObject();
-  if (!root)
-    return llvm::createStringError("%s: the top level is not a JSON object",
-                                   origin.str().c_str());
   auto missing = [&](llvm::StringRef key, const char *kind) {
     return llvm::createStringError("%s: missing %s '%s'", origin.str().c_str(), kind,
                                    key.str().c_str());
@@ -167,17 +176,50 @@ llvm::Expected<NemotronHConfig> NemotronHConfig::fromJson(llvm::StringRef text,
   if (!eps)
     return missing("layer_norm_epsilon", "number");
   config.eps = *eps;
+  // The layer kinds: hybrid_override_pattern (one character per layer), or
+  // layers_block_type (one name per layer) as current transformers saves the
+  // config; when both are there they must agree.
   std::optional<llvm::StringRef> pattern = root->getString("hybrid_override_pattern");
-  if (!pattern)
-    return missing("hybrid_override_pattern", "string");
-  config.layerPattern = pattern->str();
-  std::optional<int64_t> layers = root->getInteger("num_hidden_layers");
-  if (!layers)
-    return missing("num_hidden_layers", "integer");
-  if (*layers != config.numLayers())
+  const llvm::json::Array *blockTypes = root->getArray("layers_block_type");
+  if (!pattern && !blockTypes)
     return llvm::createStringError(
-        "%s: hybrid_override_pattern has %lld layers, num_hidden_layers says %lld",
-        origin.str().c_str(), (long long)config.numLayers(), (long long)*layers);
+        "%s: missing the layer kinds: neither 'hybrid_override_pattern' nor "
+        "'layers_block_type'",
+        origin.str().c_str());
+  const char *source = pattern ? "hybrid_override_pattern" : "layers_block_type";
+  if (pattern)
+    config.layerPattern = pattern->str();
+  if (blockTypes) {
+    std::string kinds;
+    for (size_t i = 0; i < blockTypes->size(); ++i) {
+      std::optional<llvm::StringRef> name = (*blockTypes)[i].getAsString();
+      char kind = !name                  ? 0
+                  : *name == "mamba"     ? 'M'
+                  : *name == "attention" ? '*'
+                  : *name == "moe"       ? 'E'
+                  : *name == "mlp"       ? '-'
+                                         : 0;
+      if (!kind)
+        return llvm::createStringError(
+            "%s: layers_block_type[%zu] is %s, expected \"mamba\", \"attention\", "
+            "\"moe\" or \"mlp\"",
+            origin.str().c_str(), i,
+            name ? ("\"" + name->str() + "\"").c_str() : "not a string");
+      kinds += kind;
+    }
+    if (pattern && kinds != *pattern)
+      return llvm::createStringError(
+          "%s: hybrid_override_pattern '%s' disagrees with layers_block_type ('%s')",
+          origin.str().c_str(), pattern->str().c_str(), kinds.c_str());
+    config.layerPattern = kinds;
+  }
+  // num_hidden_layers is deprecated next to layers_block_type; when it is
+  // there it must count the same layers.
+  std::optional<int64_t> layers = root->getInteger("num_hidden_layers");
+  if (layers && *layers != config.numLayers())
+    return llvm::createStringError("%s: %s has %lld layers, num_hidden_layers says %lld",
+                                   origin.str().c_str(), source,
+                                   (long long)config.numLayers(), (long long)*layers);
   if (const llvm::json::Array *limit = root->getArray("time_step_limit")) {
     std::optional<double> lo = limit->size() == 2 ? floatOf((*limit)[0]) : std::nullopt;
     std::optional<double> hi = limit->size() == 2 ? floatOf((*limit)[1]) : std::nullopt;

@@ -2,6 +2,9 @@
 // tensor names, and the reverse (exportMambaLayer). Each tensor is checked for
 // presence, dtype and shape; the layer is built in a local and returned whole.
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/support/FloatFormats.h"
+
+#include "HuggingFaceJson.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
@@ -55,10 +58,24 @@ std::string mambaTensorName(int64_t layer, llvm::StringRef suffix) {
 llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef dir) {
   NemotronHCheckpoint checkpoint;
   checkpoint.dir = dir.str();
-  auto config = NemotronHConfig::fromFile(joinPath(dir, "config.json"));
+  const std::string configPath = joinPath(dir, "config.json");
+  auto configText = llvm::MemoryBuffer::getFile(configPath, /*IsText=*/true);
+  if (!configText)
+    return llvm::createStringError(configText.getError(), "cannot read %s: %s",
+                                   configPath.c_str(),
+                                   configText.getError().message().c_str());
+  auto config = NemotronHConfig::fromJson((*configText)->getBuffer(), configPath);
   if (!config)
     return config.takeError();
   checkpoint.cfg = *config;
+  auto root = parseHuggingFaceJson((*configText)->getBuffer(), configPath);
+  if (!root)
+    return root.takeError();
+  auto quant =
+      QuantizationConfig::read(dir, root->getAsObject()->getObject("quantization_config"));
+  if (!quant)
+    return quant.takeError();
+  checkpoint.quant = std::move(*quant);
 
   std::set<std::string> files;
   std::string indexPath = joinPath(dir, "model.safetensors.index.json");
@@ -90,6 +107,7 @@ namespace {
 struct TensorReader {
   const llvm::StringMap<size_t> &shardOf;
   const std::vector<SafetensorsFile> &shards;
+  const QuantizationConfig &quant;
   llvm::StringRef dir;
 
   struct Found {
@@ -137,6 +155,26 @@ struct TensorReader {
     return result;
   }
 
+  /// An f32 tensor of `shape`, stored as F32 or as BF16 (widened exactly, as
+  /// the reference loaders do for A_log, D and dt_bias).
+  llvm::Expected<Tensor<float>> readWidened(llvm::StringRef name,
+                                            std::vector<int64_t> shape) const {
+    auto found = find(name);
+    if (!found)
+      return found.takeError();
+    if (found->tensor->dtype == "F32")
+      return read<float>(name, "F32", {shape});
+    if (found->tensor->dtype != "BF16")
+      return mismatch(name, *found, "dtype", "F32 or BF16", found->tensor->dtype);
+    auto bf16 = read<uint16_t>(name, "BF16", {shape});
+    if (!bf16)
+      return bf16.takeError();
+    Tensor<float> widened(bf16->shape);
+    for (size_t i = 0; i < bf16->data.size(); ++i)
+      widened.data[i] = bf16ToF32(bf16->data[i]);
+    return widened;
+  }
+
   /// A positive finite f32 scalar (shape [] or [1]).
   llvm::Expected<float> readScale(llvm::StringRef weightName,
                                   llvm::StringRef name) const {
@@ -155,6 +193,48 @@ struct TensorReader {
     return value;
   }
 
+  /// Refuses what a projection's tensors show to be a scheme tilejit does not
+  /// run (packed NVFP4, block or per-channel FP8 scales), by name, and a dtype
+  /// the checkpoint's quantization config contradicts.
+  llvm::Error checkScheme(llvm::StringRef module, const Found &weight,
+                          int64_t outputs) const {
+    const std::string name = (module + ".weight").str();
+    const llvm::StringRef dtype = weight.tensor->dtype;
+    if (shardOf.count((module + ".weight_scale_2").str()) || dtype == "U8")
+      return llvm::createStringError(
+          "tensor '%s' is %s %s%s: NVFP4 projections are not supported (tilejit runs "
+          "FP8 W8A8 with static per-tensor scales, and bf16)",
+          name.c_str(), dtype.str().c_str(), formatShape(weight.tensor->shape).c_str(),
+          shardOf.count((module + ".weight_scale_2").str()) ? " with a weight_scale_2"
+                                                            : " (packed 4-bit codes)");
+    if (dtype == "F8_E4M3" && shardOf.count((module + ".weight_scale_inv").str()))
+      return llvm::createStringError(
+          "tensor '%s' has block scales ('%s.weight_scale_inv'): block-scaled FP8 "
+          "projections are not supported (tilejit runs one static scale per tensor)",
+          name.c_str(), module.str().c_str());
+    const std::string scaleName = (module + ".weight_scale").str();
+    if (dtype == "F8_E4M3" && shardOf.count(scaleName)) {
+      const SafetensorsTensor &scale = *shards[shardOf.lookup(scaleName)].find(scaleName);
+      if (!scale.shape.empty() && scale.shape[0] == outputs && outputs > 1)
+        return llvm::createStringError(
+            "tensor '%s' has shape %s, one scale per output channel: per-channel FP8 "
+            "projections are not supported (tilejit runs one static scale per tensor)",
+            scaleName.c_str(), formatShape(scale.shape).c_str());
+    }
+    if (!quant.declared() || (dtype != "BF16" && dtype != "F8_E4M3"))
+      return llvm::Error::success();
+    const bool excluded = quant.excludes(module);
+    if (dtype == "BF16" && !excluded)
+      return llvm::createStringError(
+          "tensor '%s' is BF16, but %s quantizes '%s' to FP8 (no exclusion names it)",
+          name.c_str(), quant.origin.c_str(), module.str().c_str());
+    if (dtype == "F8_E4M3" && excluded)
+      return llvm::createStringError(
+          "tensor '%s' is F8_E4M3, but %s excludes '%s' from quantization", name.c_str(),
+          quant.origin.c_str(), module.str().c_str());
+    return llvm::Error::success();
+  }
+
   /// in_proj or out_proj: an F8_E4M3 weight with both scales, or a BF16 weight.
   llvm::Expected<Projection> readProjection(int64_t layer, llvm::StringRef prefix,
                                             std::vector<int64_t> shape) const {
@@ -162,6 +242,8 @@ struct TensorReader {
     auto found = find(name);
     if (!found)
       return found.takeError();
+    if (auto err = checkScheme(mambaTensorName(layer, prefix), *found, shape[0]))
+      return std::move(err);
     Projection projection;
     if (found->tensor->dtype == "BF16") {
       auto weight = read<uint16_t>(name, "BF16", {shape});
@@ -199,7 +281,7 @@ NemotronHCheckpoint::loadMambaLayer(int64_t layer) const {
     return llvm::createStringError(
         "%s: layer %lld is not a Mamba layer (hybrid_override_pattern '%s')", dir.c_str(),
         (long long)layer, cfg.layerPattern.c_str());
-  const TensorReader reader{shardOf, shards, dir};
+  const TensorReader reader{shardOf, shards, quant, dir};
   const int64_t Cd = cfg.convChannels(), K = cfg.convKernel, H = cfg.numHeads;
   MambaLayerWeights w;
   w.layer = layer;
@@ -224,7 +306,7 @@ NemotronHCheckpoint::loadMambaLayer(int64_t layer) const {
   }
   for (auto [suffix, field] :
        {std::pair{"A_log", &w.aLog}, {"dt_bias", &w.dtBias}, {"D", &w.d}}) {
-    auto tensor = reader.read<float>(name(suffix), "F32", {{H}});
+    auto tensor = reader.readWidened(name(suffix), {H});
     if (!tensor)
       return tensor.takeError();
     *field = std::move(*tensor);

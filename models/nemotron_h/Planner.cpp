@@ -342,6 +342,13 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                         options.tuned);
   if (!ssd)
     return ssd.takeError();
+  // A block_p that does not divide P would leave head rows without a program
+  // (none at all when it exceeds P): the outputs would never be written.
+  if (const int64_t blockP = ssd->spec.get("block_p"); P % blockP != 0)
+    return llvm::createStringError(llvm::formatv(
+        "prefill plan: ssd_prefill's block_p ({0}) must divide mamba_head_dim ({1}); set "
+        "ssd_prefill.block_p to a divisor",
+        blockP, P));
   const int64_t chunk = ssd->spec.get("chunk");
   auto meta = prefillMetadata(batch, tokens, numSlots, chunk);
   if (!meta)

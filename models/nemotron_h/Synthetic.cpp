@@ -5,7 +5,10 @@
 
 #include "tilejit/support/FloatFormats.h"
 
+#include "llvm/Support/ThreadPool.h"
+
 #include <cmath>
+#include <mutex>
 
 namespace tilejit::models {
 namespace {
@@ -101,19 +104,30 @@ llvm::Expected<MambaLayerWeights> syntheticMambaLayer(const NemotronHConfig &con
 }
 
 llvm::Expected<std::vector<MambaLayerWeights>>
-syntheticMambaLayers(const NemotronHConfig &config, int64_t count, uint64_t seed) {
+syntheticMambaLayers(const NemotronHConfig &config, int64_t count, uint64_t seed,
+                     llvm::function_ref<void(int64_t, int64_t)> progress) {
   std::vector<int64_t> layers = config.mambaLayers();
   if (count < 0 || count > int64_t(layers.size()))
     return llvm::createStringError("synthetic weights: %lld Mamba layers requested, the "
                                    "model has %zu",
                                    (long long)count, layers.size());
-  std::vector<MambaLayerWeights> result;
-  for (int64_t i = 0; i < count; ++i) {
-    auto layer = syntheticMambaLayer(config, layers[size_t(i)], seed);
-    if (!layer)
-      return layer.takeError();
-    result.push_back(std::move(*layer));
-  }
+  if (auto err = config.validate())
+    return llvm::createStringError("synthetic weights: %s",
+                                   llvm::toString(std::move(err)).c_str());
+  // Each layer draws from its own streams, so the layers are generated in
+  // parallel and come out the same in any order.
+  std::vector<MambaLayerWeights> result(static_cast<size_t>(count));
+  std::mutex mutex;
+  int64_t done = 0;
+  llvm::DefaultThreadPool pool;
+  for (int64_t i = 0; i < count; ++i)
+    pool.async([&, i] {
+      result[size_t(i)] = llvm::cantFail(syntheticMambaLayer(config, layers[size_t(i)], seed));
+      std::lock_guard<std::mutex> lock(mutex);
+      if (progress)
+        progress(++done, count);
+    });
+  pool.wait();
   return result;
 }
 

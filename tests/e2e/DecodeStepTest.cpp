@@ -117,6 +117,33 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   CHECK(wrong->outBad > wrong->outChecked / 4);
 }
 
+TEST_CASE("decode step: FP8 and bf16 projections mixed within a layer are planned and "
+          "pass the check",
+          "[e2e][interp][decode]") {
+  NemotronHConfig c = smallConfig();
+  const std::vector<MambaLayerWeights> layers = mixedProjectionLayers(c);
+  REQUIRE((layers[0].inProj.isFP8 && !layers[0].outProj.isFP8));
+  REQUIRE((!layers[1].inProj.isFP8 && layers[1].outProj.isFP8));
+  const int64_t rows = 3, numSlots = rows + 4;
+  auto plan = planDecodeStep(modelRegistry(), c, layers, rows, numSlots,
+                             PlanOptions{{}, nullptr, /*perLayerActivations=*/true});
+  INFO((plan ? "" : llvm::toString(plan.takeError())));
+  REQUIRE(bool(plan));
+  InterpreterRunner runner(modelRegistry());
+  auto check = checkDecodeSteps(c, layers, *plan, {}, randomDecodeSlots(rows, numSlots, 5), 2,
+                                17, [&](HostBuffers &b) { return runner.run(*plan, b); });
+  REQUIRE(bool(check));
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  check->print(os);
+  INFO(report);
+  CHECK(check->ok());
+  REQUIRE(check->norms.size() == 2);
+  CHECK(!check->norms[0].e4m3); // the norm feeds layer 0's bf16 out_proj
+  CHECK(check->norms[1].e4m3);
+  CHECK(check->outBad == 0);
+}
+
 TEST_CASE("decode step: duplicate and out-of-range slots are refused before any launch",
           "[e2e][interp][decode]") {
   NemotronHConfig c = smallConfig();

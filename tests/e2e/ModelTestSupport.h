@@ -37,6 +37,15 @@ inline NemotronHConfig smallConfig() {
   return c;
 }
 
+/// Two small layers with their projections mixed within each layer: layer 0
+/// an FP8 in_proj and a bf16 out_proj (as some layers of the larger published
+/// NemotronH checkpoints have), layer 1 the reverse.
+inline std::vector<MambaLayerWeights> mixedProjectionLayers(const NemotronHConfig &c) {
+  std::vector<MambaLayerWeights> layers = llvm::cantFail(syntheticMambaLayers(c, 2));
+  std::swap(layers[0].outProj, layers[1].outProj);
+  return layers;
+}
+
 } // namespace tilejit::models::testing
 
 #endif // TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H

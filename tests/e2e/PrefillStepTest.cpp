@@ -72,6 +72,28 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   CHECK(dropped->outBad > 0);
 }
 
+TEST_CASE("prefill forward: FP8 and bf16 projections mixed within a layer are planned "
+          "and pass the check",
+          "[e2e][interp][prefill]") {
+  NemotronHConfig c = smallConfig();
+  const std::vector<MambaLayerWeights> layers = mixedProjectionLayers(c);
+  REQUIRE((layers[0].inProj.isFP8 && !layers[0].outProj.isFP8));
+  auto prefill = planPrefill(modelRegistry(), c, layers, kBatch, 150, 6, kSmall);
+  INFO((prefill ? "" : llvm::toString(prefill.takeError())));
+  REQUIRE(bool(prefill));
+  InterpreterRunner runner(modelRegistry());
+  auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
+  auto check = checkPrefillSteps(c, layers, *prefill, {}, kBatch, 1, 9, run);
+  REQUIRE(bool(check));
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  check->print(os);
+  INFO(report);
+  CHECK(check->ok());
+  CHECK(check->quantChecked == 150 * c.hiddenSize); // layer 0's FP8 in_proj quant
+  REQUIRE(check->projections.size() == 4);
+}
+
 TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything is planned",
           "[e2e][prefill]") {
   NemotronHConfig c = smallConfig();
@@ -88,6 +110,12 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   CHECK(error({{0, 5, 9}, {0, 4}, {false, false}}, 9).find("slot 4") != std::string::npos);
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
+  auto wide = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
+                          PlanOptions{{{"ssd_prefill", {"block_p=32"}}}, nullptr, true});
+  REQUIRE_FALSE(bool(wide));
+  CHECK(llvm::toString(wide.takeError()) ==
+        "prefill plan: ssd_prefill's block_p (32) must divide mamba_head_dim (16); set "
+        "ssd_prefill.block_p to a divisor");
   auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
                            PlanOptions{{{"ssd_prefill", {"block_p=16", "warps=4"}},
                                         {"conv_prefill", {"block_t=64"}}}});

@@ -9,6 +9,7 @@
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Threading.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
@@ -27,7 +28,7 @@ cl::SubCommand runCmd("run", "Run the NemotronH Mamba2 mixer (decode step or pre
 cl::opt<std::string> modelDir("model", cl::desc("Checkpoint folder (config.json + "
                                                 "safetensors); default: synthetic weights"),
                               cl::sub(runCmd));
-cl::opt<Mode> mode("mode", cl::desc("What to run"), cl::init(Mode::Decode),
+cl::opt<Mode> mode("mode", cl::desc("What to run (default decode)"), cl::init(Mode::Decode),
                    cl::values(clEnumValN(Mode::Decode, "decode", "one token per row"),
                               clEnumValN(Mode::Prefill, "prefill",
                                          "a packed varlen batch of sequences")),
@@ -41,7 +42,7 @@ cl::opt<int> layers("layers", cl::desc("Mamba layers (default: 1 on the interpre
 cl::opt<int> steps("steps", cl::desc("Carried steps per check (prefill: forwards, default 2)"),
                    cl::init(3), cl::sub(runCmd));
 cl::opt<Backend> backend(
-    "backend", cl::desc("Where to run"), cl::init(Backend::Auto),
+    "backend", cl::desc("Where to run (default auto)"), cl::init(Backend::Auto),
     cl::values(clEnumValN(Backend::Auto, "auto", "the GPU when there is one"),
                clEnumValN(Backend::Gpu, "gpu", "the GPU, or an error"),
                clEnumValN(Backend::Interp, "interp", "the CPU interpreter")),
@@ -76,25 +77,63 @@ Expected<KernelOverrides> parseSettings() {
   return overrides;
 }
 
-Expected<std::vector<MambaLayerWeights>> loadLayers(NemotronHConfig &config, int count) {
-  if (modelDir.empty()) {
-    outs() << formatv("weights: embedded synthetic NemotronH geometry, {0} Mamba layer(s)\n",
-                      count);
-    return syntheticMambaLayers(config, count);
+/// "52 layers: 23 Mamba, 23 MoE, 6 attention" from the config's layer kinds.
+std::string describeLayers(const NemotronHConfig &config) {
+  std::string text = formatv("{0} layers:", config.numLayers());
+  const char *sep = " ";
+  for (auto [kind, name] : {std::pair{'M', "Mamba"}, {'E', "MoE"}, {'*', "attention"},
+                            {'-', "MLP"}}) {
+    if (size_t n = llvm::count(config.layerPattern, kind)) {
+      text += formatv("{0}{1} {2}", sep, n, name);
+      sep = ", ";
+    }
   }
-  auto checkpoint = NemotronHCheckpoint::open(modelDir);
-  if (!checkpoint)
-    return checkpoint.takeError();
-  config = checkpoint->config();
+  return text;
+}
+
+/// The first `count` Mamba layers of the checkpoint, or of the synthetic model.
+Expected<std::vector<MambaLayerWeights>>
+loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
+           const NemotronHConfig &config, int count) {
+  if (!checkpoint) {
+    // Generating the full geometry takes about a second per layer and core: say
+    // so from the start, then report as layers finish (in place on a terminal).
+    outs() << formatv("weights: generating the embedded synthetic NemotronH geometry, {0} "
+                      "Mamba layer(s) on {1} thread(s)\n",
+                      count,
+                      std::min<unsigned>(count,
+                                         llvm::hardware_concurrency().compute_thread_count()));
+    outs().flush();
+    const bool terminal = outs().is_displayed();
+    auto progress = [&](int64_t done, int64_t total) {
+      if (terminal)
+        outs() << formatv("\rweights: {0}/{1} layers", done, total)
+               << (done == total ? "\n" : "");
+      else if (done == total || done * 4 / total != (done - 1) * 4 / total)
+        outs() << formatv("weights: {0}/{1} layers\n", done, total);
+      outs().flush();
+    };
+    return syntheticMambaLayers(config, count, kSyntheticSeed, progress);
+  }
   std::vector<MambaLayerWeights> weights;
   std::vector<int64_t> mamba = config.mambaLayers();
-  for (int i = 0; i < count && i < int(mamba.size()); ++i) {
+  int fp8 = 0, bf16 = 0, mixed = 0;
+  for (int i = 0; i < count; ++i) {
     auto layer = checkpoint->loadMambaLayer(mamba[i]);
     if (!layer)
       return layer.takeError();
+    ++(layer->inProj.isFP8 != layer->outProj.isFP8 ? mixed
+       : layer->inProj.isFP8                       ? fp8
+                                                   : bf16);
     weights.push_back(std::move(*layer));
   }
-  outs() << formatv("weights: {0}, {1} Mamba layer(s)\n", modelDir, weights.size());
+  outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
+                    "in {4}, bf16 in {5}, mixed in {6}{7}\n",
+                    modelDir, describeLayers(config), weights.size(), mamba.size(), fp8,
+                    bf16, mixed,
+                    checkpoint->quantization().declared()
+                        ? "; quantization from " + checkpoint->quantization().origin
+                        : std::string());
   return weights;
 }
 
@@ -146,10 +185,27 @@ int runMain(const KernelRegistry &registry) {
              << " on the interpreter\n";
     }
   }
-  NemotronHConfig config;
-  const int count = layers ? layers : device ? int(config.mambaLayers().size()) : 1;
+  // The layer count comes from the checkpoint's own config, never from the
+  // built-in geometry.
   auto start = std::chrono::steady_clock::now();
-  auto w = loadLayers(config, count);
+  NemotronHConfig config;
+  std::optional<NemotronHCheckpoint> checkpoint;
+  if (!modelDir.empty()) {
+    auto opened = NemotronHCheckpoint::open(modelDir);
+    if (!opened)
+      return fail(toString(opened.takeError()));
+    config = opened->config();
+    checkpoint = std::move(*opened);
+  }
+  const int available = int(config.mambaLayers().size());
+  if (available == 0)
+    return fail(formatv("{0}: the model has no Mamba layer ({1})", modelDir,
+                        describeLayers(config)));
+  if (layers > available)
+    return fail(formatv("--layers {0}: the model has {1} Mamba layer(s) ({2})", int(layers),
+                        available, describeLayers(config)));
+  const int count = layers ? layers : device ? available : 1;
+  auto w = loadLayers(checkpoint, config, count);
   if (!w)
     return fail(toString(w.takeError()));
   outs() << formatv("load {0:f1} ms\n", msSince(start));

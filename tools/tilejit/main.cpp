@@ -1,5 +1,6 @@
 // tilejit: the command-line driver: list, dump, compile, run, tune and tunedb.
 #include "Commands.h"
+#include "TilejitVersion.h"
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
@@ -240,6 +241,15 @@ int tilejit::cli::fail(const Twine &message) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  // LLVM's libraries register hundreds of options of their own at the top
+  // level; --help lists only the subcommands and the generic options. Hidden,
+  // they still parse (-debug-only=... and the like keep working).
+  static cl::OptionCategory topLevelCategory("tilejit");
+  cl::HideUnrelatedOptions(topLevelCategory);
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "tilejit " TILEJIT_VERSION " (build " TILEJIT_BUILD_ID "), LLVM/MLIR "
+          TILEJIT_LLVM_VERSION "\n";
+  });
   cl::ParseCommandLineOptions(argc, argv,
                               "tilejit: a JIT tile-kernel compiler for NVIDIA GPUs\n");
   if (cacheCmd) {

@@ -7,12 +7,17 @@
 
 #include "tilejit/models/reference/HostTensor.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <limits>
 #include <memory>
+
+namespace llvm::json {
+class Object;
+} // namespace llvm::json
 
 namespace tilejit::models {
 
@@ -129,12 +134,38 @@ llvm::Error writeSafetensors(llvm::StringRef path,
 /// `backbone.layers.4.mixer.` + `in_proj.weight`.
 std::string mambaTensorName(int64_t layer, llvm::StringRef suffix);
 
+/// The quantization a checkpoint declares: ModelOpt's hf_quant_config.json or
+/// config.json's quantization_config (ModelOpt, compressed-tensors or
+/// transformers' "fp8"). tilejit runs FP8 W8A8 with static per-tensor weight
+/// and input scales (docs/numerics.md#r1-fp8-w8a8-linear) and bf16; any other
+/// scheme (NVFP4, per-channel or block-scaled FP8, dynamic activation scales,
+/// integer formats) is refused by name when the checkpoint opens.
+struct QuantizationConfig {
+  /// Where the declaration came from ("DIR/hf_quant_config.json"); empty when
+  /// the checkpoint declares none (each projection's dtype decides alone).
+  std::string origin;
+  /// Module name patterns kept unquantized (exclude_modules / ignore): exact
+  /// names, globs with '*', or "re:" regular expressions.
+  std::vector<std::string> excluded;
+
+  bool declared() const { return !origin.empty(); }
+  /// True when `module` (e.g. backbone.layers.4.mixer.in_proj) or one of its
+  /// parents matches an excluded pattern.
+  bool excludes(llvm::StringRef module) const;
+  /// Reads hf_quant_config.json in `dir`, else `quantizationConfig` (config.json's
+  /// quantization_config, may be null); an unsupported scheme is an error that
+  /// names it.
+  static llvm::Expected<QuantizationConfig>
+  read(llvm::StringRef dir, const llvm::json::Object *quantizationConfig);
+};
+
 /// A checkpoint directory: config.json plus model.safetensors, or the shards
 /// listed by model.safetensors.index.json.
 class NemotronHCheckpoint {
 public:
   static llvm::Expected<NemotronHCheckpoint> open(llvm::StringRef dir);
   const NemotronHConfig &config() const { return cfg; }
+  const QuantizationConfig &quantization() const { return quant; }
   /// Loads Mamba layer `layer`. A missing, misshapen or wrongly typed tensor,
   /// or an FP8 projection without its scales, is an error naming the tensor
   /// and the expected and actual shape or dtype; nothing is returned then.
@@ -142,6 +173,7 @@ public:
 
 private:
   NemotronHConfig cfg;
+  QuantizationConfig quant;
   std::string dir;
   std::vector<SafetensorsFile> shards;
   llvm::StringMap<size_t> shardOf;
@@ -161,10 +193,12 @@ constexpr uint64_t kSyntheticSeed = 0x7117e7'2026ULL;
 llvm::Expected<MambaLayerWeights> syntheticMambaLayer(const NemotronHConfig &config,
                                                       int64_t layer,
                                                       uint64_t seed = kSyntheticSeed);
-/// Synthetic weights of the first `count` Mamba layers.
+/// Synthetic weights of the first `count` Mamba layers, generated in parallel;
+/// `progress(done, count)` is called (serialized) as each layer is finished.
 llvm::Expected<std::vector<MambaLayerWeights>>
 syntheticMambaLayers(const NemotronHConfig &config, int64_t count,
-                     uint64_t seed = kSyntheticSeed);
+                     uint64_t seed = kSyntheticSeed,
+                     llvm::function_ref<void(int64_t, int64_t)> progress = {});
 
 } // namespace tilejit::models
 
