@@ -57,7 +57,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value g = h / (heads / groups);
   Value a = -exp(load(aLog + h)), bias = load(dtBias + h), dCoef = load(dSkip + h);
   Value pageHead = page + h * (headDim * stateSize);
-  Value rowIdx = expandDims(arange(0, int(q)), 1), colIdx = expandDims(arange(0, int(q)), 0);
+  Value rowIdx = expandDims(arange(0, q), 1), colIdx = expandDims(arange(0, q), 0);
   Value causal = rowIdx >= colIdx;
 
   forRange(0, numChunks, 1, {zeros({bp, stateSize}, DType::F32)},
@@ -99,8 +99,9 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
                                           {dtStride}),
                                  {0}, {q})
                                 .to(DType::F32);
-             Value dt = where(arange(0, int(q)) < len,
-                              minimum(maximum(softplus(dtTile + bias), dtMin), dtMax), 0.0);
+             Value dt =
+                 where(arange(0, q) < len,
+                       minimum(maximum(softplus(dtTile + bias), dtMin), dtMax), 0.0);
              Value lam = cumsum(dt * a, 0);
              Value lamEnd = sum(dt * a, 0);
 
