@@ -89,13 +89,10 @@ LogicalResult Emitter::emitBlock(Block &block) {
   for (Operation &op : block.without_terminator()) {
     if (!mayPrecedeDeferred(op))
       runDeferred();
-    StringRef name = op.getName().getStringRef();
-    auto it = table_.find(name);
-    if (it == table_.end())
-      it = table_.find((op.getDialect()->getNamespace() + ".*").str());
-    if (it == table_.end())
+    const EmitFn *emit = findEmitter(table_, &op);
+    if (!emit)
       return op.emitOpError("has no GPU lowering");
-    if (failed(it->second(*this, &op)))
+    if (failed((*emit)(*this, &op)))
       return failure();
   }
   // The terminator reads the values it yields.
