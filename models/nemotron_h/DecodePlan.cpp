@@ -1,6 +1,7 @@
 // Plans the NemotronH decode step (reference-math.md R7 with R3d + R5d) as the
 // launches of the four decode kernels per layer over named buffers.
 #include "tilejit/models/DecodePlan.h"
+#include "tilejit/models/PlanCheck.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -288,6 +289,8 @@ llvm::Expected<DecodePlan> planDecodeStep(const KernelRegistry &registry,
 
     addNormAndOutProj(plan, c, w, *norm, *outProj, *args, y, z, normed, out, rows);
   }
+  if (auto err = validatePlan(plan, overrides))
+    return std::move(err);
   return plan;
 }
 

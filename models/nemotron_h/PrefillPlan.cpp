@@ -1,5 +1,6 @@
 // Plans the NemotronH prefill forward (PrefillPlan.h).
 #include "tilejit/models/PrefillPlan.h"
+#include "tilejit/models/PlanCheck.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -156,16 +157,18 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
           PlanArg::integer(numSlots)},
          w.layer});
 
-    plan.launches.push_back(
-        {"ssd_prefill", ssd->constants,
-         {P / ssd->spec.get("block_p"), H, 1},
-         {xBC, zxbcdt, aLog, dtBias, d, cu, slots, init, chunkSeq, chunkBegin, chunkEnd,
-          ssmPage, y, PlanArg::integer(chunks), PlanArg::real(c.dtMin),
-          PlanArg::real(c.dtMax)},
-         w.layer});
+    plan.launches.push_back({"ssd_prefill",
+                             ssd->constants,
+                             {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, 1},
+                             {xBC, zxbcdt, aLog, dtBias, d, cu, slots, init, chunkSeq,
+                              chunkBegin, chunkEnd, ssmPage, y, PlanArg::integer(chunks),
+                              PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
+                             w.layer});
 
     addNormAndOutProj(plan, c, w, *norm, *outProj, *args, y, zxbcdt, normed, out, tokens);
   }
+  if (auto err = validatePlan(plan, overrides))
+    return std::move(err);
   return result;
 }
 

@@ -1,10 +1,14 @@
 // What the model e2e tests share: the registry of model kernels, host bytes
-// of a vector, and the small NemotronH geometry the plans are tested at.
+// of a vector, the small NemotronH geometry the plans are tested at, and the
+// text of a check's report.
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
+#include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/Kernels.h"
 #include "tilejit/models/NemotronH.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 #include <vector>
@@ -35,6 +39,14 @@ inline NemotronHConfig smallConfig() {
   c.stateSize = 32;
   c.layerPattern = "MM*";
   return c;
+}
+
+/// What `check` prints, for INFO() next to its verdict.
+inline std::string reportOf(const DecodeCheck &check) {
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  check.print(os);
+  return report;
 }
 
 } // namespace tilejit::models::testing

@@ -45,10 +45,7 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   auto run = [&](HostBuffers &buffers) { return decoder.run(prefill->plan, *layers, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, run);
   REQUIRE(bool(check));
-  std::string report;
-  llvm::raw_string_ostream os(report);
-  check->print(os);
-  INFO(report);
+  INFO(reportOf(*check));
   CHECK(check->ok());
   CHECK(check->outChecked == 2 * 150 * c.hiddenSize); // both layers
   CHECK(check->layers.size() == 2);
@@ -86,4 +83,31 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
                             {"conv_prefill", {"block_t=64"}}});
   REQUIRE_FALSE(bool(mixed));
   CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") != std::string::npos);
+}
+
+TEST_CASE(
+    "prefill plan: the SSD's default block_p (32) over head_dim 16 still covers every "
+    "head's rows, and matches the f64 mixer",
+    "[e2e][interp][prefill][badinput]") {
+  // At 13c8ee2 the grid was head_dim / block_p = 0 programs: no y was written.
+  NemotronHConfig c = smallConfig();
+  REQUIRE(c.headDim == 16);
+  auto layers = syntheticMambaLayers(c, 1);
+  REQUIRE(bool(layers));
+  const ref::PrefillBatch batch{{0, 20, 40}, {0, 1}, {false, true}};
+  auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 40, 2,
+                             {{"ssd_prefill", {"warps=4"}}});
+  INFO((prefill ? "" : llvm::toString(prefill.takeError())));
+  REQUIRE(bool(prefill));
+  for (const PlannedLaunch &launch : prefill->plan.launches)
+    if (launch.kernel == "ssd_prefill")
+      CHECK(launch.grid == std::array<int64_t, 3>{1, c.numHeads, 1});
+  InterpreterDecoder decoder(modelRegistry());
+  auto run = [&](HostBuffers &buffers) {
+    return decoder.run(prefill->plan, *layers, buffers);
+  };
+  auto check = checkPrefillSteps(c, *layers, *prefill, batch, 1, 3, run);
+  REQUIRE(bool(check));
+  INFO(reportOf(*check));
+  CHECK(check->ok());
 }

@@ -10,6 +10,7 @@
 #include "tilejit/Jit/JitCompiler.h"
 #include "tilejit/models/DecodeCheck.h"
 #include "tilejit/models/NemotronH.h"
+#include "tilejit/models/PlanCheck.h"
 #include "tilejit/models/PrefillPlan.h"
 #include "tilejit/runtime/CudaDevice.h"
 #include "tilejit/runtime/Jit.h"
@@ -58,8 +59,8 @@ cl::opt<int> timedBatch("time-batch", cl::desc("Extra batch size whose step is t
                                                "on the GPU (0: none)"),
                         cl::init(256), cl::sub(runCmd));
 
-/// The --set options as per-kernel overrides.
-Expected<KernelOverrides> parseSettings() {
+/// The --set options as per-kernel overrides of registered kernels' constants.
+Expected<KernelOverrides> parseSettings(const KernelRegistry &registry) {
   KernelOverrides overrides;
   for (StringRef setting : kernelSettings) {
     auto [kernel, assignment] = setting.split('.');
@@ -67,6 +68,8 @@ Expected<KernelOverrides> parseSettings() {
       return createStringError("--set " + setting + ": expected KERNEL.CONSTANT=VALUE");
     overrides[kernel.str()].push_back(assignment.str());
   }
+  if (Error err = checkOverrideNames(registry, overrides))
+    return std::move(err);
   return overrides;
 }
 
@@ -116,7 +119,7 @@ Expected<bool> check(const NemotronHConfig &config, const std::vector<MambaLayer
 int runInterpreter(const KernelRegistry &registry, const NemotronHConfig &config,
                    const std::vector<MambaLayerWeights> &w, int rows,
                    const KernelOverrides &overrides) {
-  auto plan = planDecodeStep(registry, config, w, rows, rows + 2, overrides);
+  auto plan = planDecodeStep(registry, config, w, rows, int64_t(rows) + 2, overrides);
   if (!plan)
     return fail(toString(plan.takeError()));
   InterpreterDecoder decoder(registry);
@@ -228,8 +231,9 @@ int runGpu(const KernelRegistry &registry, const NemotronHConfig &config,
   bool ok = true;
   auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun)
       -> Expected<std::unique_ptr<GpuDecoder>> {
-    auto plan = planDecodeStep(registry, config, layersToRun, rows, std::max(rows + 2, 8),
-                               overrides, tunedFromDatabase(**jit, registry, rows, 0, outs()));
+    auto plan = planDecodeStep(registry, config, layersToRun, rows,
+                               std::max<int64_t>(int64_t(rows) + 2, 8), overrides,
+                               tunedFromDatabase(**jit, registry, rows, 0, outs()));
     if (!plan)
       return plan.takeError();
     auto start = std::chrono::steady_clock::now();
@@ -540,7 +544,7 @@ int runMain(const KernelRegistry &registry) {
              << " on the interpreter\n";
     }
   }
-  auto overrides = parseSettings();
+  auto overrides = parseSettings(registry);
   if (!overrides)
     return fail(toString(overrides.takeError()));
   NemotronHConfig config;
