@@ -5,9 +5,12 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 # Debian packages the build and the tests need (LLVM/MLIR 22 from Debian).
+# python3-torch (1.13, CPU) serves tests/python/test_ops.py on the interpreter;
+# venv, pip, setuptools and wheel the `pip install .` test.
 APT_PACKAGES := cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools \
   llvm-22-tools catch2 libfmt-dev pybind11-dev python3-dev python3-numpy \
-  python3-pytest zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev
+  python3-pytest python3-torch python3-venv python3-pip python3-setuptools python3-wheel \
+  zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev clang-format-22
 
 .PHONY: all deps configure build run test clean bundle test-sanitize fuzz
 

@@ -1,6 +1,6 @@
 // Example kernels that double as lowering regression tests: one per op family
 // (elementwise, reduction, scan, bf16 and e4m3 matrix products).
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/examples/ExampleKernels.h"
 
 namespace tilejit::models {
 namespace {
@@ -83,7 +83,7 @@ void buildGemmE4m3(Kernel &k, const Specialization &spec) {
 
 /// Streams x[n] (f32 words, 16-byte loads, `steps` independent loads per
 /// thread) and writes one partial sum per program: the practical read ceiling
-/// a weight-streaming kernel is held against (design.md §5).
+/// a weight-streaming kernel is held against (docs/design.md#measuring-method).
 void buildReadBytes(Kernel &k, const Specialization &spec) {
   const int64_t block = spec.get("block"), steps = spec.get("steps");
   Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);
@@ -94,6 +94,27 @@ void buildReadBytes(Kernel &k, const Specialization &spec) {
   Value acc = zeros({block}, DType::F32);
   for (int64_t s = 0; s < steps; ++s)
     acc = acc + load(xv, {base + s * block}, {block});
+  store(makeView(out, {numPrograms(0)}, {1}), {programId(0)}, full({1}, sum(acc, 0), DType::F32));
+}
+
+/// Streams n_read f32 words of x into one partial sum per program and writes
+/// the first n_write of them to y: the floor of a launch that reads and writes
+/// those bytes (Timing.h). The sum keeps loads past n_write alive.
+void buildStreamBytes(Kernel &k, const Specialization &spec) {
+  const int64_t block = spec.get("block"), steps = spec.get("steps");
+  Value x = k.ptrParam("x", DType::F32), y = k.ptrParam("y", DType::F32);
+  Value out = k.ptrParam("out", DType::F32);
+  Value nRead = k.scalarParam("n_read", DType::I32);
+  Value nWrite = k.scalarParam("n_write", DType::I32);
+  k.setConfig({{block}, spec.get("warps"), 1, 4});
+  View xv = makeView(x, {nRead}, {1}), yv = makeView(y, {nWrite}, {1});
+  Value base = programId(0) * (block * steps);
+  Value acc = zeros({block}, DType::F32);
+  for (int64_t s = 0; s < steps; ++s) {
+    Value v = load(xv, {base + s * block}, {block});
+    store(yv, {base + s * block}, v);
+    acc = acc + v;
+  }
   store(makeView(out, {numPrograms(0)}, {1}), {programId(0)}, full({1}, sum(acc, 0), DType::F32));
 }
 
@@ -149,6 +170,13 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
         {"steps", 4, "unrolled steps per program", {}, R::between(1, 64)},
         {"warps", 4, "warps per program", {}, warps}},
        buildReadBytes},
+      {"stream_bytes",
+       "reads n_read f32 words (one partial sum per program), writes the first n_write "
+       "(a launch's floor)",
+       {{"block", 2048, "words per step", {}, block},
+        {"steps", 4, "unrolled steps per program", {}, R::between(1, 64)},
+        {"warps", 4, "warps per program", {}, warps}},
+       buildStreamBytes},
   };
   for (const KernelDef &def : defs)
     if (auto err = registry.add(def))

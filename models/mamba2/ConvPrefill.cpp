@@ -1,4 +1,4 @@
-// R3 (reference-math.md) for prefill: the causal depthwise conv1d + SiLU over a
+// R3 (docs/numerics.md#r3-causal-conv-prefill): the causal depthwise conv1d + SiLU over a
 // packed varlen token stream (R9), each sequence starting from its slot's conv
 // page or from zeros and writing its final state back to the page (R8). xBC is
 // read in place from the in_proj output zxbcdt through a strided view.
@@ -9,8 +9,10 @@
 // Each program slides a window of the last 3 raw input rows down its chunk in
 // registers: every thread owns the same channels in every row, so each token
 // row is loaded once (plus the 3 halo rows of the chunk), `rows_per_step` row
-// loads issue together, and no value crosses threads.
-#include "tilejit/models/Kernels.h"
+// loads issue together, and no value crosses threads. `state_layout` 1 takes
+// vLLM's channel-last conv page ([num_slots, 3, channels] in memory).
+#include "Parts.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 namespace {
@@ -32,6 +34,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   const int64_t heads = spec.get("heads");
   const int64_t bc = spec.get("block_c"), step = spec.get("rows_per_step");
   const bool divisionFree = spec.get("fast_silu") != 0;
+  const bool channelLast = spec.get("state_layout") != 0;
   constexpr int64_t past = 3;                         // K - 1 taps of conv state
   const int64_t rowStride = inner + channels + heads; // zxbcdt: z | xBC | dt
 
@@ -44,7 +47,9 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"?"}); // [chunks]
   Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"?"});
   Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"?"});
-  Value page = k.ptrParam("conv_state", DType::BF16, {"num_slots", channels, 3}); // [num_slots, channels, 3]
+  Value page = k.ptrParam("conv_state", DType::BF16,
+                          channelLast ? std::vector<ParamDim>{"num_slots", 3, channels}
+                                      : std::vector<ParamDim>{"num_slots", channels, 3});
   Value out = k.ptrParam("out", DType::BF16, {"?", channels});         // [T, channels]
   Value numSlots = k.scalarParam("num_slots", DType::I32);
   // Eight bf16 per thread: one 16-byte access per row when block_c is
@@ -72,9 +77,12 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   View chunkRows = makeView(zxbcdt, {end, inner + channels}, {rowStride, 1});
   View seqRows = makeView(zxbcdt, {seqEnd, inner + channels}, {rowStride, 1});
   // Tap j of every slot's page, [num_slots, channels].
+  auto [tapStride, channelStride] =
+      convStateStrides(ConvOperands{page, weight, bias, channels, channelLast});
   std::vector<View> taps;
   for (int64_t j = 0; j < past; ++j)
-    taps.push_back(makeView(page + j, {numSlots, channels}, {past * channels, past}));
+    taps.push_back(
+        makeView(page + j * tapStride, {numSlots, channels}, {past * channels, channelStride}));
   auto perChannel = [&](Value base, int64_t stride) {
     return load(makeView(base, {1, channels}, {channels * stride, stride}), {0, c0}, row)
         .to(DType::F32);

@@ -1,18 +1,21 @@
-// R6 (reference-math.md): out = bf16(w * bf16(v * rsqrt(mean_group(v^2) + eps))),
+// R6 (docs/numerics.md#r6-gated-group-rmsnorm): out = bf16(w * bf16(v * rsqrt(mean_group(v^2) + eps))),
 // v = y * silu(z), with norm groups of `group_size` channels. Two rounding points,
 // as vLLM's native path and HF do. With `fp8_out` the result is also quantized
 // for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant), and only that
-// is stored.
-#include "tilejit/models/Kernels.h"
+// is stored. Without the gate (`gate` 0: no z), v = y: a plain group RMSNorm with
+// the same two rounding points.
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), group = spec.get("group_size");
   const int64_t zStride = spec.get("z_stride") ? spec.get("z_stride") : width;
-  const bool fp8Out = spec.get("fp8_out") != 0;
+  const bool fp8Out = spec.get("fp8_out") != 0, gated = spec.get("gate") != 0;
   Value y = k.ptrParam("y", DType::BF16, {"rows", width});
-  Value z = k.ptrParam("z", DType::BF16, {"rows", zStride});
+  std::optional<Value> z;
+  if (gated)
+    z = k.ptrParam("z", DType::BF16, {"rows", zStride});
   Value weight = k.ptrParam("weight", DType::BF16, {width});
   Value out = k.ptrParam("out", fp8Out ? DType::F8E4M3 : DType::BF16, {"rows", width});
   Value rows = k.scalarParam("rows", DType::I32);
@@ -25,14 +28,16 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   Value row = programId(0);
   Value col = programId(1) * group;
   View yView = makeView(y, {rows, width}, {width, 1});
-  // z may be columns of a wider row (prefill reads it in place from in_proj's output).
-  View zView = makeView(z, {rows, width}, {zStride, 1});
   View outView = makeView(out, {rows, width}, {width, 1});
   View wView = makeView(weight, {width}, {1});
 
   Value yt = load(yView, {row, col}, {1, group}).to(DType::F32);
-  Value zt = load(zView, {row, col}, {1, group}).to(DType::F32);
-  Value v = yt * silu(zt);
+  Value v = yt;
+  if (z) {
+    // z may be columns of a wider row (prefill reads it in place from in_proj's output).
+    View zView = makeView(*z, {rows, width}, {zStride, 1});
+    v = yt * silu(load(zView, {row, col}, {1, group}).to(DType::F32));
+  }
   Value meanSquare = sum(v * v, 1) / double(group);
   Value r = expandDims(rsqrt(meanSquare + eps), 1);
   Value normed = (v * r).to(DType::BF16).to(DType::F32);

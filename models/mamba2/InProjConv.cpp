@@ -1,4 +1,4 @@
-// Fused decode in_proj -> split -> conv update (reference-math.md R1/R1b, R2,
+// Fused decode in_proj -> split -> conv update (docs/numerics.md: R1/R1b, R2,
 // R3d): each program projects `block_n` output columns of one row and finishes
 // them where they land: z and dt columns are stored, xBC columns go straight
 // through the causal conv + SiLU with the conv state shifted in place, so xBC
@@ -7,7 +7,7 @@
 // `block_m` 1 is the weight-streaming GEMV of small batches; larger blocks use
 // tensor-core tiles for large batches.
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 

@@ -1,9 +1,11 @@
-// Decode out_proj (reference-math.md R1 / R1b): y = bf16(s * (a x W^T)) with the
+// Decode out_proj (docs/numerics.md#r1-fp8-w8a8-linear, R1b): y = bf16(s * (a x W^T)) with the
 // activation already quantized to e4m3 by the gated norm (FP8 layers), or bf16
 // activations and weights (the bf16 layers). One program: `block_n` outputs of
 // one row (`block_m` 1, a weight-streaming GEMV) or of `block_m` rows (tensor cores).
+// `out_f32` stores y in f32 instead, and `scale_ptr` reads s_x and s_w from two
+// one-element f32 tensors (tilejit.ops' scaled_mm, torch._scaled_mm's form).
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 
@@ -15,11 +17,17 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
 
   Value a = k.ptrParam("a", type, {"rows", inner});           // [rows, inner]
   Value weight = k.ptrParam("weight", type, {hidden, inner}); // [hidden, inner]
-  Value out = k.ptrParam("out", DType::BF16, {"rows", hidden}); // [rows, hidden]
+  const DType outType = spec.get("out_f32") ? DType::F32 : DType::BF16;
+  Value out = k.ptrParam("out", outType, {"rows", hidden});     // [rows, hidden]
   Value rows = k.scalarParam("rows", DType::I32);
   std::optional<Value> outputScale;
-  if (fp8)
+  if (fp8 && spec.get("scale_ptr")) {
+    Value scaleA = k.ptrParam("scale_a", DType::F32, {1});
+    Value scaleB = k.ptrParam("scale_b", DType::F32, {1});
+    outputScale = load(scaleA) * load(scaleB);
+  } else if (fp8) {
     outputScale = k.scalarParam("output_scale", DType::F32); // s_x * s_w
+  }
   const int64_t bm = spec.get("block_m");
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
@@ -40,7 +48,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   }
   if (outputScale)
     acc = acc * *outputScale;
-  store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(DType::BF16));
+  store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
 }
 
 } // namespace tilejit::models

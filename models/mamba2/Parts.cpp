@@ -48,12 +48,18 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
   return sum(acc, 1);
 }
 
+std::pair<int64_t, int64_t> convStateStrides(const ConvOperands &conv) {
+  return conv.channelLast ? std::pair<int64_t, int64_t>{conv.channels, 1}
+                          : std::pair<int64_t, int64_t>{1, 3};
+}
+
 Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Value inRange,
                  Value xt) {
   Value update = inRange & live;
-  Value taps = conv.state + slot.to(DType::I64) * (3 * conv.channels) + c * 3;
-  Value s0 = load(taps, update, 0.0), s1 = load(taps + 1, update, 0.0),
-        s2 = load(taps + 2, update, 0.0);
+  auto [tapStride, channelStride] = convStateStrides(conv);
+  Value taps = conv.state + slot.to(DType::I64) * (3 * conv.channels) + c * channelStride;
+  Value s0 = load(taps, update, 0.0), s1 = load(taps + tapStride, update, 0.0),
+        s2 = load(taps + 2 * tapStride, update, 0.0);
   // Per-channel parameters, broadcast over the tile's rows (a batch tile).
   Value w = broadcastTo(conv.weight + c * 4, inRange.shape());
   auto tap = [&](int j) { return load(w + j, inRange, 0.0).to(DType::F32); };
@@ -63,8 +69,8 @@ Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Valu
               tap(1) * s1.to(DType::F32) + tap(2) * s2.to(DType::F32) +
               tap(3) * xt.to(DType::F32);
   store(taps, s1, update);
-  store(taps + 1, s2, update);
-  store(taps + 2, xt, update);
+  store(taps + tapStride, s2, update);
+  store(taps + 2 * tapStride, xt, update);
   return where(live, silu(pre), 0.0).to(DType::BF16);
 }
 

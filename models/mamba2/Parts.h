@@ -1,6 +1,6 @@
 // Building blocks the Mamba2 kernels share: the decode projection core (one
-// activation row times a [BN, K] weight slab, reference-math.md R1/R1b) and the
-// conv update of a tile of channels (R3d).
+// activation row times a [BN, K] weight slab, docs/numerics.md#r1-fp8-w8a8-linear) and
+// the conv update of a tile of channels (R3d).
 #ifndef TILEJIT_MODELS_MAMBA2_PARTS_H
 #define TILEJIT_MODELS_MAMBA2_PARTS_H
 
@@ -35,7 +35,14 @@ struct ConvOperands {
   Value weight;   ///< !tile.ptr<bf16> [channels, 4]
   Value bias;     ///< !tile.ptr<bf16> [channels]
   int64_t channels = 0;
+  /// The page stores each slot as [3, channels] (vLLM's channel-last conv
+  /// cache) instead of [channels, 3].
+  bool channelLast = false;
 };
+
+/// Element strides of a conv page's (tap, channel) axes within one slot:
+/// (1, 3) for [slots, channels, 3], (channels, 1) channel-last.
+std::pair<int64_t, int64_t> convStateStrides(const ConvOperands &conv);
 
 /// R3d for the channel tile `c` of one row with input `xt` (bf16) at conv
 /// slot `slot`: returns bf16(silu(pre)), zero where `live` (the row's slot is

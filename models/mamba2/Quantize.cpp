@@ -2,8 +2,10 @@
 // prefill in_proj, whose GEMM then reads e4m3 operands from memory (the wgmma
 // path stages both operands through shared memory; a quant fused into the A
 // load would keep the GEMM off it). Memory-bound: 3 bytes per element.
+// `scale_ptr` 1 reads s_x from device memory (a one-element f32 tensor, as
+// PyTorch callers hold it) instead of a launch argument.
 #include "Parts.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 
@@ -12,7 +14,8 @@ void buildQuantizeE4m3(Kernel &k, const Specialization &spec) {
   Value x = k.ptrParam("x", DType::BF16, {"rows", width});         // [rows, width]
   Value out = k.ptrParam("out", DType::F8E4M3, {"rows", width});   // [rows, width]
   Value rows = k.scalarParam("rows", DType::I32);
-  Value scale = k.scalarParam("input_scale", DType::F32); // s_x
+  Value scale = spec.get("scale_ptr") ? load(k.ptrParam("input_scale", DType::F32, {1}))
+                                      : k.scalarParam("input_scale", DType::F32); // s_x
   k.setConfig({{1, block}, /*warps=*/4, /*stages=*/1, vectorWidth(DType::BF16)});
   Value row = programId(1), col = programId(0) * block;
   Value v = load(makeView(x, {rows, width}, {width, 1}), {row, col}, {1, block});

@@ -1,5 +1,5 @@
 // Registration of the model kernels with their constants (NemotronH defaults).
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 
@@ -35,6 +35,43 @@ ConstantRule gemvOrTensorCores() {
           }};
 }
 
+// Constants more than one kernel takes for tilejit.ops' callers (PyTorch's
+// conventions); their defaults build the kernels the plans use.
+KernelConstant aLog() {
+  return {"a_log", 1, "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself", {},
+          R::flag()};
+}
+KernelConstant dtSoftplus() {
+  return {"dt_softplus",
+          1,
+          "1: dt' = softplus(dt + dt_bias); 0: dt' = dt + dt_bias (then the clamp)",
+          {},
+          R::flag()};
+}
+KernelConstant yF32() {
+  return {"y_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()};
+}
+KernelConstant stateLayout() {
+  return {"state_layout",
+          0,
+          "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory",
+          {},
+          R::flag()};
+}
+
+/// "`stride` is 0 (the row is `width` wide) or at least `width`": a kernel
+/// reading its rows in place from a wider one.
+ConstantRule zeroOrAtLeast(llvm::StringRef stride, llvm::StringRef width) {
+  return {(stride + " is 0 or at least " + width).str(),
+          {stride.str(), width.str()},
+          [stride = stride.str(), width = width.str()](const Specialization &s) {
+            return s.get(stride) == 0 || s.get(stride) >= s.get(width);
+          }};
+}
+
+/// A row stride: 0 (the default width) or up to kSize.
+const ConstantRange kStride = R::between(0, 1 << 20);
+
 } // namespace
 
 llvm::Error registerModelKernels(KernelRegistry &registry) {
@@ -52,23 +89,20 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              0,
              "row stride of z; 0: width (10304 reads z in place from in_proj's output)",
              {},
-             R::between(0, 1 << 20)}},
+             kStride},
+            {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, R::flag()}},
            buildGatedRmsNorm,
            // A partial last group would be normalized over fewer channels
            // than it divides by.
-           {divides("group_size", "width"),
-            {"z_stride is 0 or at least width",
-             {"z_stride", "width"},
-             [](const Specialization &s) {
-               return s.get("z_stride") == 0 || s.get("z_stride") >= s.get("width");
-             }}}}))
+           {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width")}}))
     return err;
-  if (auto err =
-          registry.add({"quantize_e4m3",
-                        "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
-                        {{"width", 2688, "columns per row", {}, kSize},
-                         {"block", 1024, "columns per program", {}, kTile}},
-                        buildQuantizeE4m3}))
+  if (auto err = registry.add(
+          {"quantize_e4m3",
+           "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
+           {{"width", 2688, "columns per row", {}, kSize},
+            {"block", 1024, "columns per program", {}, kTile},
+            {"scale_ptr", 0, "1: input_scale is a one-element f32 tensor", {}, R::flag()}},
+           buildQuantizeE4m3}))
     return err;
   if (auto err = registry.add(
           {"in_proj_conv",
@@ -116,9 +150,22 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"state", 128, "state size (N)", {}, kTile},
                                 {"groups", 8, "B/C groups (G)", {}, kSize},
                                 {"block_p", 16, "state rows (p) per program", {}, kTile},
-                                {"warps", 4, "warps per program", {}, kWarps}},
+                                {"warps", 4, "warps per program", {}, kWarps},
+                                aLog(),
+                                dtSoftplus(),
+                                {"dt_stride", 0, "row stride of dt; 0: heads", {}, kStride},
+                                yF32(),
+                                {"dst_slots",
+                                 0,
+                                 "1: read the state from slots, write it to dst_slots",
+                                 {},
+                                 R::flag()}},
                                buildSsmUpdate,
-                               pageRules()}))
+                               [] {
+                                 std::vector<ConstantRule> rules = pageRules();
+                                 rules.push_back(zeroOrAtLeast("dt_stride", "heads"));
+                                 return rules;
+                               }()}))
     return err;
   if (auto err = registry.add(
           {"out_proj",
@@ -143,7 +190,13 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              "tensor cores: shared-memory buffers of the K loop",
              {},
              kStages},
-            {"warps", 4, "warps per program", {}, kWarps}},
+            {"warps", 4, "warps per program", {}, kWarps},
+            {"out_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()},
+            {"scale_ptr",
+             0,
+             "fp8: 1: s_x and s_w as one-element f32 tensors (scale_a, scale_b)",
+             {},
+             R::flag()}},
            buildOutProj,
            {gemvOrTensorCores(), quotientAtMost("inner", "block_k", kMaxUnrolledSteps,
                                                 "GEMV K steps, unrolled")}}))
@@ -174,7 +227,10 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              kSize},
             {"dt_col", 10240, "first dt column in that row", {}, R::between(0, 1 << 20)},
             {"block_p", 32, "state rows (p) per program", {16, 64}, kTile},
-            {"warps", 4, "warps per program", {8}, kWarps}},
+            {"warps", 4, "warps per program", {8}, kWarps},
+            aLog(),
+            dtSoftplus(),
+            yF32()},
            buildSsdPrefill,
            std::move(ssdRules)}))
     return err;
@@ -208,15 +264,23 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              "1: silu as x * rsqrt(1 + e^-x)^2, no division; 0: the IEEE quotient",
              {},
              R::flag()},
-            {"warps", 4, "warps per program", {}, kWarps}},
+            {"warps", 4, "warps per program", {}, kWarps},
+            stateLayout()},
            buildConvPrefill,
            {divides("rows_per_step", "block_t")}}))
     return err;
   return registry.add({"conv_update",
                        "R3d causal conv1d update + SiLU, conv state shifted in place",
                        {{"channels", 6144, "conv channels (I + 2*G*N)", {}, kSize},
-                        {"block", 256, "channels per program", {}, kTile}},
-                       buildConvUpdate});
+                        {"block", 256, "channels per program", {}, kTile},
+                        {"x_stride",
+                         0,
+                         "row stride of x; 0: channels (x read in place from a wider row)",
+                         {},
+                         kStride},
+                        stateLayout()},
+                       buildConvUpdate,
+                       {zeroOrAtLeast("x_stride", "channels")}});
 }
 
 } // namespace tilejit::models

@@ -1,4 +1,4 @@
-// R5p (reference-math.md): the chunked SSD of prefill over a packed varlen token
+// R5p (docs/numerics.md#r5p-chunked-ssd-prefill): the chunked SSD of prefill over a packed varlen token
 // stream (R9), reading initial states from the SSM page and writing final
 // states back (R8). One program owns `block_p` rows of one head's [P, N] state
 // and walks every chunk of the stream in order, carrying the state in registers
@@ -6,7 +6,9 @@
 // chunk state, state passing, CB, output) are fused, so no chunk state ever
 // goes to memory. The f32 operands of the tensor-core products (the decayed
 // CB mix, the carried state, the decayed dt x) enter as hi + lo bf16 pairs.
-#include "tilejit/models/Kernels.h"
+// `a_log`, `dt_softplus` and `y_f32` serve callers with other conventions
+// (tilejit.ops' mamba_chunk_scan_combined): A itself, dt without softplus, f32 y.
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 
@@ -34,10 +36,12 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   const int64_t q = spec.get("chunk"), bp = spec.get("block_p");
   const int64_t dtStride = spec.get("dt_stride"), dtCol = spec.get("dt_col");
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
+  const bool aIsLog = spec.get("a_log") != 0, softplusDt = spec.get("dt_softplus") != 0;
+  const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
 
   Value xBC = k.ptrParam("xbc", DType::BF16, {"?", channels});        // [T, channels], after the conv
   Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", dtStride}); // [T, dt_stride]: dt at columns dt_col + [0, heads)
-  Value aLog = k.ptrParam("a_log", DType::F32, {heads});      // [heads]
+  Value aParam = k.ptrParam(aIsLog ? "a_log" : "a", DType::F32, {heads}); // [heads]
   Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads});  // [heads]
   Value dSkip = k.ptrParam("d", DType::F32, {heads});         // [heads]
   Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
@@ -47,7 +51,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"chunks"}); // [chunks]
   Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
   Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, headDim, stateSize});  // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", DType::BF16, {"?", inner});            // [T, inner]
+  Value y = k.ptrParam("y", yType, {"?", inner});                  // [T, inner]
   Value numChunks = k.scalarParam("chunks", DType::I32);
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);
@@ -55,7 +59,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
   Value p0 = programId(0) * bp, h = programId(1);
   Value g = h / (heads / groups);
-  Value a = -exp(load(aLog + h)), bias = load(dtBias + h), dCoef = load(dSkip + h);
+  Value a = aIsLog ? -exp(load(aParam + h)) : load(aParam + h), bias = load(dtBias + h), dCoef = load(dSkip + h);
   Value pageHead = page + h * (headDim * stateSize);
   Value rowIdx = expandDims(arange(0, q), 1), colIdx = expandDims(arange(0, q), 0);
   Value causal = rowIdx >= colIdx;
@@ -99,9 +103,10 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
                                           {dtStride}),
                                  {0}, {q})
                                 .to(DType::F32);
-             Value dt =
-                 where(arange(0, q) < len,
-                       minimum(maximum(softplus(dtTile + bias), dtMin), dtMax), 0.0);
+             Value dtIn = dtTile + bias;
+             Value dt = where(arange(0, q) < len,
+                              minimum(maximum(softplusDt ? softplus(dtIn) : dtIn, dtMin), dtMax),
+                              0.0);
              Value lam = cumsum(dt * a, 0);
              Value lamEnd = sum(dt * a, 0);
 
@@ -120,7 +125,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
              yTile = yTile + carry * expandDims(exp(lam), 1) + x.to(DType::F32) * dCoef;
              View yView = makeView(y + rowBase * inner + h * headDim, {Dim(len), headDim},
                                    {inner, 1});
-             store(yView, {0, p0}, where(live, yTile, 0.0).to(DType::BF16));
+             store(yView, {0, p0}, where(live, yTile, 0.0).to(yType));
 
              // Steps 2-3: S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
              Value w = exp(minimum(lamEnd - lam, 0.0)) * dt;

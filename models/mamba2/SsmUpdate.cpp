@@ -1,9 +1,13 @@
-// R5d (reference-math.md): the selective state update of decode. One program
+// R5d (docs/numerics.md#r5d-state-update-decode): the selective state update of decode. One program
 // owns `block_p` rows of one head's [P, N] f32 state in the slot's page, updates
 // them in place and writes y from the un-rounded new state. R4's dt' and decay
 // are computed per program (a handful of scalar ops). A padding row (negative
-// slot) leaves its page alone and writes y = 0.
-#include "tilejit/models/Kernels.h"
+// slot) leaves its page alone and writes y = 0. The constants after the
+// geometry serve callers with other conventions (tilejit.ops'
+// selective_state_update): A itself instead of A_log, dt without softplus, dt
+// rows of any stride, an f32 y, and a second slot list the new state is
+// written to (read from `slots`, written to `dst_slots`).
+#include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
 
@@ -12,15 +16,22 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   const int64_t stateSize = spec.get("state"), groups = spec.get("groups");
   const int64_t bp = spec.get("block_p");
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
+  const bool aIsLog = spec.get("a_log") != 0, softplusDt = spec.get("dt_softplus") != 0;
+  const int64_t dtStride = spec.get("dt_stride") ? spec.get("dt_stride") : heads;
+  const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
+  const bool dstSlots = spec.get("dst_slots") != 0;
 
   Value xBC = k.ptrParam("xbc", DType::BF16, {"?", channels});      // [rows, channels], after the conv
-  Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", heads});     // [rows, heads]
-  Value aLog = k.ptrParam("a_log", DType::F32, {heads});    // [heads]
+  Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", dtStride});  // [rows, dt_stride]: dt at columns [0, heads)
+  Value aParam = k.ptrParam(aIsLog ? "a_log" : "a", DType::F32, {heads}); // [heads]
   Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads}); // [heads]
   Value dSkip = k.ptrParam("d", DType::F32, {heads});       // [heads]
   Value slots = k.ptrParam("slots", DType::I32, {"?"});   // [rows]
+  std::optional<Value> dstSlotList;
+  if (dstSlots)
+    dstSlotList = k.ptrParam("dst_slots", DType::I32, {"?"}); // [rows]
   Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, headDim, stateSize}); // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", DType::BF16, {"?", inner});          // [rows, inner]
+  Value y = k.ptrParam("y", yType, {"?", inner});          // [rows, inner]
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);
   // Four elements per thread: the f32 state (16 bytes) and the bf16 operands
@@ -30,18 +41,19 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   Value p0 = programId(0) * bp, h = programId(1), row = programId(2);
   Value g = h / (heads / groups);
   Value slot = load(slots + row);
+  Value dstSlot = dstSlotList ? load(*dstSlotList + row) : slot;
   Value row64 = row.to(DType::I64);
   Value xRow = xBC + row64 * channels + h * headDim;
   View yView = makeView(y + row64 * inner + h * headDim, {headDim}, {1});
 
-  ifThen(slot < 0, [&] { store(yView, {p0}, zeros({bp}, DType::BF16)); });
-  ifThen(slot >= 0, [&] {
+  Value padding = dstSlotList ? (slot < 0) | (dstSlot < 0) : slot < 0;
+  Value live = dstSlotList ? (slot >= 0) & (dstSlot >= 0) : slot >= 0;
+  ifThen(padding, [&] { store(yView, {p0}, zeros({bp}, yType)); });
+  ifThen(live, [&] {
     // R4: dt' = clamp(softplus(dt + dt_bias)); the decay exp(A dt'), A = -exp(A_log).
-    Value dt = minimum(maximum(softplus(load(dtRaw + row64 * heads + h).to(DType::F32) +
-                                        load(dtBias + h)),
-                               dtMin),
-                       dtMax);
-    Value decay = exp(-exp(load(aLog + h)) * dt);
+    Value dtIn = load(dtRaw + row64 * dtStride + h).to(DType::F32) + load(dtBias + h);
+    Value dt = minimum(maximum(softplusDt ? softplus(dtIn) : dtIn, dtMin), dtMax);
+    Value decay = aIsLog ? exp(-exp(load(aParam + h)) * dt) : exp(load(aParam + h) * dt);
     // x, B and C are read as [bp, N] views with a zero stride (x[p] along n,
     // B[n] and C[n] along p): every operand arrives in the state's layout, so
     // nothing passes through shared memory.
@@ -54,13 +66,15 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
     Value c = load(broadcastView(bcOffset + groups * stateSize, 0, 1), {p0, 0},
                    {bp, stateSize})
                   .to(DType::F32);
-    Value base = page + slot.to(DType::I64) * (heads * headDim * stateSize);
-    View sView = makeView(base + h * (headDim * stateSize), {headDim, stateSize},
-                          {stateSize, 1});
-    Value s = load(sView, {p0, 0}, {bp, stateSize}) * decay + (x * dt) * b;
-    store(sView, {p0, 0}, s);
+    auto stateView = [&](Value slotOf) {
+      Value base = page + slotOf.to(DType::I64) * (heads * headDim * stateSize);
+      return makeView(base + h * (headDim * stateSize), {headDim, stateSize}, {stateSize, 1});
+    };
+    View src = stateView(slot);
+    Value s = load(src, {p0, 0}, {bp, stateSize}) * decay + (x * dt) * b;
+    store(dstSlotList ? stateView(dstSlot) : src, {p0, 0}, s);
     Value xp = load(makeView(xRow, {headDim}, {1}), {p0}, {bp}).to(DType::F32);
-    store(yView, {p0}, (sum(s * c, 1) + load(dSkip + h) * xp).to(DType::BF16));
+    store(yView, {p0}, (sum(s * c, 1) + load(dSkip + h) * xp).to(yType));
   });
 }
 

@@ -1,6 +1,6 @@
-// NemotronHConfig: the geometry and layer pattern of reference-math.md §1, read
+// NemotronHConfig: the geometry and layer pattern of docs/numerics.md#geometry, read
 // from a Hugging Face config.json and checked before anything uses it.
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/Json.h"
 

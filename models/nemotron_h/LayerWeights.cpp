@@ -1,7 +1,7 @@
 // Loading a Mamba layer from a checkpoint directory under its Hugging Face
 // tensor names, and the reverse (exportMambaLayer). Each tensor is checked for
 // presence, dtype and shape; the layer is built in a local and returned whole.
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/Json.h"
 

@@ -1,7 +1,7 @@
 // The device metadata of a packed prefill batch (see PrefillMetadata.h). The
 // checks are the reference's own (ref::varlenChunks, ref::checkSlots), so the
 // kernels and the oracle refuse exactly the same batches.
-#include "tilejit/models/PrefillMetadata.h"
+#include "tilejit/models/nemotron_h/PrefillMetadata.h"
 
 #include <algorithm>
 #include <limits>

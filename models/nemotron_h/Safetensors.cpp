@@ -1,7 +1,7 @@
 // The safetensors format: an 8-byte little-endian header length, a JSON header
 // {name: {dtype, shape, data_offsets}}, then the data. Every range is checked
 // against the file before a tensor is handed out; large files are memory-mapped.
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/Json.h"
 #include "tilejit/support/OutputFile.h"

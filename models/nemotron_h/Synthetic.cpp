@@ -1,9 +1,9 @@
 // The embedded default: deterministic synthetic Mamba layer weights at any
 // geometry, with the real checkpoint's FP8 / bf16 projection pattern. Values
 // follow Mamba2's initialization so activations and dt' stay realistic.
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include <cmath>
 

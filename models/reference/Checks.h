@@ -3,7 +3,7 @@
 #ifndef TILEJIT_MODELS_REFERENCE_CHECKS_H
 #define TILEJIT_MODELS_REFERENCE_CHECKS_H
 
-#include "tilejit/models/HostTensor.h"
+#include "tilejit/models/reference/HostTensor.h"
 
 #include "llvm/Support/Error.h"
 

@@ -1,7 +1,7 @@
 // R3 (causal depthwise conv1d + SiLU over a sequence) and R3d (the decode update)
 // in f64. The conv state holds raw bf16 inputs, so storing it is exact.
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 namespace tilejit::models::ref {
 namespace {

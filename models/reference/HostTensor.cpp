@@ -1,8 +1,8 @@
 // Host tensor helpers and the splitmix64 generator shared by the reference, the
 // synthetic weights and the tests.
-#include "tilejit/models/HostTensor.h"
+#include "tilejit/models/reference/HostTensor.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 namespace tilejit::models {
 

@@ -1,7 +1,9 @@
 // R1 (FP8 W8A8) and R1b (bf16) linear layers in f64. e4m3 x e4m3 products are
 // multiples of 2^-18 below 2^18, so the f64 sum of up to 2^17 of them is exact.
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
+
+#include "llvm/Support/Parallel.h"
 
 #include <array>
 #include <cmath>
@@ -46,14 +48,16 @@ llvm::Expected<Tensor<double>> linearFP8(const Tensor<uint16_t> &x,
 
   double scale = double(inputScale) * double(weightScale);
   Tensor<double> y({M, N});
-  for (int64_t m = 0; m < M; ++m)
+  // Rows are independent: the reference of a large batch uses every core.
+  llvm::parallelFor(0, size_t(M), [&](size_t m) {
     for (int64_t n = 0; n < N; ++n) {
       const double *a = &quantized[m * K], *w = &weights[n * K];
       double acc = 0.0;
       for (int64_t k = 0; k < K; ++k)
         acc += a[k] * w[k];
-      y(m, n) = scale * acc;
+      y(int64_t(m), n) = scale * acc;
     }
+  });
   return y;
 }
 
@@ -65,14 +69,15 @@ llvm::Expected<Tensor<double>> linearBF16(const Tensor<uint16_t> &x,
   auto [M, N, K] = *dims;
   Tensor<double> xs = fromBF16(x), ws = fromBF16(weight);
   Tensor<double> y({M, N});
-  for (int64_t m = 0; m < M; ++m)
+  llvm::parallelFor(0, size_t(M), [&](size_t m) {
     for (int64_t n = 0; n < N; ++n) {
       const double *a = &xs.data[m * K], *w = &ws.data[n * K];
       double acc = 0.0;
       for (int64_t k = 0; k < K; ++k)
         acc += a[k] * w[k];
-      y(m, n) = acc;
+      y(int64_t(m), n) = acc;
     }
+  });
   return y;
 }
 

@@ -1,7 +1,7 @@
 // R7: the Mamba2 mixer, decode (R3d + R5d) and packed prefill (R3 + R5), on the
 // paged state of R8. Every operand is checked before any slot is written.
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 namespace tilejit::models::ref {
 namespace {

@@ -1,7 +1,7 @@
 // R6: the gated group RMSNorm (norm_before_gate = False) in f64, with both
 // rounding points of vLLM's native path and HF: bf16(w * bf16(v * r)).
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 #include <cmath>
 

@@ -2,7 +2,7 @@
 // padding row (output zero, nothing touched) and duplicate slots are an error
 // reported before anything is written.
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 #include "llvm/ADT/DenseMap.h"
 

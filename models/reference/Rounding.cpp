@@ -1,9 +1,10 @@
-// The rounding points of reference-math.md §2 applied to f64 values, and the
-// scalar activations. bf16/e4m3 encoding itself is FloatFormats' (bit-exact).
+// The rounding points of docs/numerics.md#notation-and-rounding-points applied to f64
+// values, and the scalar activations. bf16/e4m3 encoding itself is FloatFormats'
+// (bit-exact).
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include <bit>
 #include <cfloat>

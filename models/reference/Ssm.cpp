@@ -1,7 +1,7 @@
 // R4 (discretization), R5 (the sequential SSM recurrence, never chunked) and R5d
 // (one decode step on a stored f32 state) in f64. Both share one step function.
 #include "Checks.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
 // R9: validation of a packed varlen batch's cu_seqlens and its chunk metadata:
 // chunks tile each sequence from its first token and hold 1..Q tokens.
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 namespace tilejit::models::ref {
 

@@ -1,11 +1,11 @@
-// DecodeStep: the NemotronH decode mixer step over a models::DecodePlan, run by
-// models::InterpreterDecoder on host buffers or by models::GpuDecoder (pages on
+// DecodeStep: the NemotronH decode mixer step over a models::StepPlan, run by
+// models::InterpreterRunner on host buffers or by models::GpuRunner (pages on
 // the device, the step one CUDA graph). Only plumbing lives here: the plan, the
 // kernels and the checks are the models' own.
 #include "CoreInternal.h"
 
 #include "tilejit/Builder/KernelRegistry.h"
-#include "tilejit/models/DecodeRun.h"
+#include "tilejit/models/nemotron_h/Planner.h"
 #include "tilejit/runtime/Jit.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -17,13 +17,13 @@ namespace tilejit::python {
 struct DecodeStep::State {
   MambaGeometry geometry;
   std::vector<models::MambaLayerWeights> layers;
-  models::DecodePlan plan;
+  models::StepPlan plan; ///< borrows `layers`
   /// Interpreter: every non-weight buffer. GPU: the host side of "slots"
-  /// (every upload carries it, since GpuDecoder checks it first).
+  /// (every upload carries it, since GpuRunner checks it first).
   models::HostBuffers host;
-  std::unique_ptr<models::InterpreterDecoder> interpreter;
+  std::unique_ptr<models::InterpreterRunner> interpreter;
   std::shared_ptr<Runtime::State> runtime; ///< keeps the device alive
-  std::unique_ptr<models::GpuDecoder> gpu;
+  std::unique_ptr<models::GpuRunner> gpu;
 };
 
 namespace {
@@ -69,8 +69,8 @@ std::unique_ptr<DecodeStep::State> planStep(const DecodeStepOptions &options) {
   return state;
 }
 
-std::string outputName(const models::DecodePlan &plan) {
-  return models::DecodePlan::activation(plan.numLayers);
+std::string outputName(const models::StepPlan &plan) {
+  return models::StepPlan::activation(plan.numLayers);
 }
 
 } // namespace
@@ -80,7 +80,7 @@ DecodeStep::~DecodeStep() = default;
 
 std::shared_ptr<DecodeStep> createDecodeStep(const DecodeStepOptions &options) {
   auto state = planStep(options);
-  state->interpreter = std::make_unique<models::InterpreterDecoder>(registry());
+  state->interpreter = std::make_unique<models::InterpreterRunner>(registry());
   return std::make_shared<DecodeStep>(std::move(state));
 }
 
@@ -90,8 +90,7 @@ std::shared_ptr<DecodeStep> Runtime::decodeStep(const DecodeStepOptions &options
   auto decode = planStep(options);
   std::string log;
   llvm::raw_string_ostream os(log);
-  decode->gpu = unwrap(models::GpuDecoder::create(*state->jit, registry(), decode->plan,
-                                                  decode->layers, os),
+  decode->gpu = unwrap(models::GpuRunner::create(*state->jit, registry(), decode->plan, os),
                        ErrorKind::Device);
   decode->runtime = state;
   // The device pages start zeroed, as the interpreter's do.
@@ -130,7 +129,7 @@ DecodeStep::buffers() const {
 }
 
 namespace {
-const models::PlanBuffer &findBuffer(const models::DecodePlan &plan, const std::string &name,
+const models::PlanBuffer &findBuffer(const models::StepPlan &plan, const std::string &name,
                                      bool weight) {
   auto it = plan.buffers.find(name);
   if (it == plan.buffers.end() ||
@@ -146,9 +145,9 @@ models::TensorRef toRef(const TensorArg &t) {
 }
 
 /// Checks a caller's tensor against plan buffer `name` on `device` (-1: host).
-void checkTensor(const models::DecodePlan &plan, const std::string &name,
+void checkTensor(const models::StepPlan &plan, const std::string &name,
                  const std::string &what, const TensorArg &tensor, int device) {
-  if (llvm::Error err = models::checkDecodeTensor(plan, name, what, toRef(tensor), device))
+  if (llvm::Error err = models::checkPlanTensor(plan, name, what, toRef(tensor), device))
     throwError(ErrorKind::Argument, std::move(err));
 }
 
@@ -158,8 +157,7 @@ uint8_t *hostBytes(const TensorArg &t) {
 } // namespace
 
 std::vector<uint8_t> DecodeStep::weight(const std::string &name) const {
-  findBuffer(state->plan, name, true);
-  llvm::ArrayRef<uint8_t> bytes = models::DecodePlan::weightBytes(state->layers, name);
+  llvm::ArrayRef<uint8_t> bytes = findBuffer(state->plan, name, true).hostWeight;
   return {bytes.begin(), bytes.end()};
 }
 
@@ -187,7 +185,7 @@ void DecodeStep::write(const std::string &name, const TensorArg &src) {
   const uint8_t *begin = hostBytes(src);
   if (name == "slots") {
     const auto *first = reinterpret_cast<const int32_t *>(begin);
-    if (llvm::Error err = models::checkDecodeSlots({first, size_t(rows())}, numSlots()))
+    if (llvm::Error err = models::checkSlots({first, size_t(rows())}, numSlots()))
       throwError(ErrorKind::Argument, std::move(err));
   }
   if (!state->gpu) {
@@ -204,9 +202,9 @@ void DecodeStep::write(const std::string &name, const TensorArg &src) {
 
 void DecodeStep::step(const TensorArg &hidden, const std::vector<int32_t> &slots,
                       const TensorArg &out, uint64_t stream) {
-  const models::DecodePlan &plan = state->plan;
-  const std::string input = models::DecodePlan::activation(0), output = outputName(plan);
-  // Checked before anything runs or changes (GpuDecoder::step checks the
+  const models::StepPlan &plan = state->plan;
+  const std::string input = models::StepPlan::activation(0), output = outputName(plan);
+  // Checked before anything runs or changes (GpuRunner::step checks the
   // same), so a refused step is an ArgumentError and leaves all as it was.
   const int device = state->gpu ? state->runtime->ordinal : -1;
   checkTensor(plan, input, "hidden", hidden, device);
@@ -214,7 +212,7 @@ void DecodeStep::step(const TensorArg &hidden, const std::vector<int32_t> &slots
   if (slots.size() != size_t(plan.rows))
     throw Error(ErrorKind::Argument,
                 llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows).str());
-  if (llvm::Error err = models::checkDecodeSlots(slots, plan.numSlots))
+  if (llvm::Error err = models::checkSlots(slots, plan.numSlots))
     throwError(ErrorKind::Argument, std::move(err));
   if (state->gpu) {
     if (llvm::Error err = state->gpu->step(
@@ -227,7 +225,7 @@ void DecodeStep::step(const TensorArg &hidden, const std::vector<int32_t> &slots
   }
   std::memcpy(state->host.at(input).data(), hostBytes(hidden), plan.buffers.at(input).bytes);
   std::memcpy(state->host.at("slots").data(), slots.data(), slots.size() * sizeof(int32_t));
-  if (llvm::Error err = state->interpreter->run(plan, state->layers, state->host))
+  if (llvm::Error err = state->interpreter->run(plan, state->host))
     throwError(ErrorKind::Run, std::move(err));
   std::memcpy(hostBytes(out), state->host.at(output).data(), plan.buffers.at(output).bytes);
 }

@@ -4,8 +4,8 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/OperationSupport.h"
 #include "llvm/Support/raw_ostream.h"
@@ -133,6 +133,7 @@ PTXResult KernelModule::compilePTX(const std::string &archName, unsigned optLeve
   result.ptx = compiled->ptx;
   result.threads = compiled->threads;
   result.sharedBytes = compiled->sharedBytes;
+  result.sums = compiled->reducedSums ? "reduced" : "exact";
   result.params = compiled->params;
   result.lowerMs = compiled->lowerMs;
   result.translateMs = compiled->ptxTimings.translateMs;

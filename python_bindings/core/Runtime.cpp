@@ -3,11 +3,11 @@
 #include "CoreInternal.h"
 #include "StreamLendingDevice.h"
 
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/runtime/CudaDevice.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -110,6 +110,14 @@ std::shared_ptr<DeviceKernel> Runtime::kernel(std::shared_ptr<KernelModule> modu
   s->runtime = state;
   s->module = std::move(module);
   return std::make_shared<DeviceKernel>(std::move(s));
+}
+
+void Runtime::synchronizeStream(uint64_t stream) {
+  if (!state->lending)
+    throw Error(ErrorKind::Device, "a compile-only runtime has no streams");
+  if (llvm::Error err = state->lending->synchronize(
+          runtime::StreamHandle{reinterpret_cast<void *>(stream)}))
+    throwError(ErrorKind::Device, std::move(err));
 }
 
 DeviceKernel::DeviceKernel(std::unique_ptr<State> s) : state(std::move(s)) {}

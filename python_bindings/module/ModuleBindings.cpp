@@ -65,6 +65,9 @@ void bindModules(py::module_ &m) {
       .def_readonly("ptx", &PTXResult::ptx)
       .def_readonly("threads", &PTXResult::threads)
       .def_readonly("shared_bytes", &PTXResult::sharedBytes)
+      .def_readonly("sums", &PTXResult::sums,
+                    "'reduced' (e4m3 wgmma: fewer bits than f32 inside one instruction, "
+                    "R1h's band) or 'exact'")
       .def_readonly("params", &PTXResult::params)
       .def_property_readonly("stages",
                              [](const PTXResult &r) {
@@ -160,7 +163,10 @@ void bindModules(py::module_ &m) {
       .def_property_readonly("can_launch", &Runtime::canLaunch)
       .def("__repr__", [](const Runtime &r) { return "Runtime(" + r.describe() + ")"; })
       .def("stats", &Runtime::stats)
-      .def("_kernel", &Runtime::kernel, py::arg("module"), py::arg("opt_level") = 3);
+      .def("_kernel", &Runtime::kernel, py::arg("module"), py::arg("opt_level") = 3)
+      .def("_synchronize", &Runtime::synchronizeStream, py::arg("stream"),
+           py::call_guard<py::gil_scoped_release>(),
+           "Waits until the work queued on `stream` (a CUstream as int) is done.");
 
   m.def("f32_to_bf16", [](py::array_t<float, py::array::c_style | py::array::forcecast> a) {
     return convertArray<float, uint16_t>(a, &f32ToBF16);

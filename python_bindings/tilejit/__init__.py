@@ -17,6 +17,7 @@ from ._tilejit import (
 )
 from .kernels import KernelSet, RegisteredKernel
 from . import mamba2
+from ._version import __version__
 
 # Ops are located at the user's line: frames inside this package are skipped.
 _tilejit._set_package_directory(os.path.dirname(os.path.abspath(__file__)) + os.sep)
@@ -49,19 +50,36 @@ def device_kernel(module, runtime=None, opt_level=3):
 
 
 # The array handling lives in Python (_arrays.py); these methods join the C++ class.
+def _release(borrowed):
+    for view in borrowed:
+        view.release()
+
+
 def _run(self, grid, *args):
-    """Runs on the CPU interpreter: numpy arrays for pointers, numbers for scalars."""
-    self._run(_arrays.grid3(grid), _arrays.host_args(self, args))
+    """Runs on the CPU interpreter: numpy arrays (or DLPack producers of host
+    memory) for pointers, numbers for scalars."""
+    borrowed = []
+    try:
+        self._run(_arrays.grid3(grid), _arrays.host_args(self, args, borrowed))
+    finally:
+        _release(borrowed)
 
 
 def _launch(self, grid, *args, stream=None, runtime=None, opt_level=3):
-    """Launches on the GPU: torch CUDA tensors (or __cuda_array_interface__
-    objects) for pointers. Runs on `stream` (a CUstream as int) or else the
-    current torch stream of the first tensor; asynchronous, no host copies."""
+    """Launches on the GPU: torch CUDA tensors, __cuda_array_interface__
+    objects or DLPack producers for pointers. Runs on `stream` (a CUstream as
+    int), else the current torch stream of the first torch tensor, else the
+    interface stream of the first array naming one; an array whose interface
+    names another stream is waited for first. Asynchronous, no host copies."""
     rt = runtime if runtime is not None else globals()["runtime"]()
-    args_, tensor_stream = _arrays.device_args(self, args, rt.ordinal)
-    chosen = stream if stream is not None else (tensor_stream or 0)
-    device_kernel(self, rt, opt_level)._launch(int(chosen), _arrays.grid3(grid), args_)
+    borrowed = []
+    try:
+        args_, chosen, waits = _arrays.device_args(self, args, rt.ordinal, stream, borrowed)
+        for producer in waits:
+            rt._synchronize(producer)
+        device_kernel(self, rt, opt_level)._launch(chosen, _arrays.grid3(grid), args_)
+    finally:
+        _release(borrowed)
 
 
 def _call(self, *args, grid, stream=None, runtime=None):
@@ -73,6 +91,14 @@ def _call(self, *args, grid, stream=None, runtime=None):
     if any(on_device):
         return _launch(self, grid, *args, stream=stream, runtime=runtime)
     return _run(self, grid, *args)
+
+
+def __getattr__(name):
+    """tilejit.ops (which needs torch) is imported on first use."""
+    if name == "ops":
+        import importlib
+        return importlib.import_module(".ops", __name__)
+    raise AttributeError(f"module 'tilejit' has no attribute '{name}'")
 
 
 KernelModule.run = _run

@@ -1,11 +1,13 @@
 """Kernel arguments from Python objects, checked against the kernel's parameters.
 
 numpy arrays feed the interpreter; torch CUDA tensors and objects with
-``__cuda_array_interface__`` feed the GPU. Only addresses are taken: no copy, no
+``__cuda_array_interface__`` feed the GPU; DLPack producers (``__dlpack__``) feed
+either, by the device they name. Only addresses are taken: no copy, no
 conversion, so a wrong dtype, device or layout is an ArgumentError, never fixed up.
 bf16 and f8e4m3 arrays are numpy uint16 / uint8 bit patterns (see f32_to_bf16).
 """
 
+from . import _dlpack
 from ._tilejit import ArgumentError, dtype
 
 _NUMPY_NAMES = {
@@ -81,8 +83,9 @@ def _check_shape(module, i, p, shape, args):
         raise ArgumentError(f"{_where(module, i, p)} has shape {got}, expected ({expected})")
 
 
-def host_args(module, args):
-    """Arguments of an interpreter run: numpy arrays and numbers."""
+def host_args(module, args, borrowed):
+    """Arguments of an interpreter run: numpy arrays, DLPack producers of host
+    memory (appended to `borrowed`, to be released after the run) and numbers."""
     import numpy as np
 
     _check_count(module, args)
@@ -90,6 +93,12 @@ def host_args(module, args):
     for i, (p, a) in enumerate(zip(module.params, args)):
         if not p.pointer:
             out.append(_scalar(module, i, p, a))
+            continue
+        if not isinstance(a, np.ndarray) and _dlpack.is_producer(a):
+            view = _dlpack.borrow(_where(module, i, p), p, a, _dlpack.HOST_READABLE)
+            borrowed.append(view)
+            _check_shape(module, i, p, view.shape, args)
+            out.append(("buffer", view.address, view.bytes, True))
             continue
         want = _NUMPY_NAMES[p.dtype]
         if not isinstance(a, np.ndarray):
@@ -107,10 +116,13 @@ def host_args(module, args):
 
 
 def is_device_array(a):
-    """A torch CUDA tensor or an object exposing __cuda_array_interface__."""
+    """A torch CUDA tensor, an object exposing __cuda_array_interface__ or a
+    DLPack producer of CUDA memory."""
     if type(a).__module__.startswith("torch"):
         return bool(getattr(a, "is_cuda", False))
-    return hasattr(a, "__cuda_array_interface__")
+    if hasattr(a, "__cuda_array_interface__"):
+        return True
+    return _dlpack.is_producer(a) and a.__dlpack_device__()[0] == _dlpack.CUDA
 
 
 def _torch_pointer(module, i, p, t, ordinal):
@@ -142,24 +154,69 @@ def _interface_pointer(module, i, p, a):
     return cai["data"][0]
 
 
-def device_args(module, args, ordinal):
-    """Arguments of a GPU launch and the stream of the first torch tensor
-    (its device's current stream), or None when no torch tensor is passed."""
+def _interface_stream(module, i, p, a):
+    """The producer stream of a __cuda_array_interface__ (v3) array, or None
+    when the producer needs no synchronization."""
+    stream = a.__cuda_array_interface__.get("stream")
+    if stream is None:
+        return None
+    if int(stream) == 0:
+        raise ArgumentError(f"{_where(module, i, p)} names stream 0, which the CUDA array "
+                            "interface forbids as ambiguous (1: legacy default, 2: per-thread)")
+    return int(stream)
+
+
+def device_args(module, args, ordinal, stream, borrowed):
+    """Arguments of a GPU launch, its stream and the streams it must follow.
+
+    The stream is `stream` when given, else the current torch stream of the
+    first torch tensor's device, else the interface stream of the first
+    __cuda_array_interface__ array that names one, else the legacy default
+    stream. Every other interface stream the arrays name is returned to be
+    waited on before the launch; DLPack producers are consumed for that stream
+    (appended to `borrowed`, to be released after the launch)."""
     _check_count(module, args)
-    out, stream = [], None
+    torch_stream, interface_streams = None, []
+    for i, (p, a) in enumerate(zip(module.params, args)):
+        if not p.pointer:
+            continue
+        if type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
+            if torch_stream is None and getattr(a, "is_cuda", False):
+                import torch
+                torch_stream = torch.cuda.current_stream(a.device).cuda_stream
+        elif hasattr(a, "__cuda_array_interface__"):
+            s = _interface_stream(module, i, p, a)
+            if s is not None:
+                interface_streams.append(s)
+    if stream is not None:
+        chosen = int(stream)
+    elif torch_stream is not None:
+        chosen = torch_stream
+    else:
+        chosen = interface_streams[0] if interface_streams else 0
+    waits = sorted({s for s in interface_streams if s != chosen})
+
+    out = []
     for i, (p, a) in enumerate(zip(module.params, args)):
         if not p.pointer:
             out.append(_scalar(module, i, p, a))
         elif type(a).__module__.startswith("torch") and hasattr(a, "data_ptr"):
             out.append(("ptr", _torch_pointer(module, i, p, a, ordinal)))
             _check_shape(module, i, p, a.shape, args)
-            if stream is None:
-                import torch
-                stream = torch.cuda.current_stream(a.device).cuda_stream
         elif hasattr(a, "__cuda_array_interface__"):
             out.append(("ptr", _interface_pointer(module, i, p, a)))
             _check_shape(module, i, p, a.__cuda_array_interface__["shape"], args)
+        elif _dlpack.is_producer(a):
+            where = _where(module, i, p)
+            view = _dlpack.borrow(where, p, a, _dlpack.DEVICE_READABLE,
+                                  stream=chosen if chosen else 1)
+            borrowed.append(view)
+            if view.device_type == _dlpack.CUDA and view.device_id != ordinal:
+                raise ArgumentError(f"{where} is on cuda:{view.device_id}, the runtime on "
+                                    f"cuda:{ordinal}")
+            _check_shape(module, i, p, view.shape, args)
+            out.append(("ptr", view.address))
         else:
             raise ArgumentError(f"{_where(module, i, p)} expects a CUDA tensor "
                                 f"(ptr<{p.dtype.name}>), got {type(a).__name__}")
-    return out, stream
+    return out, chosen, waits

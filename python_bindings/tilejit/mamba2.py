@@ -1,5 +1,5 @@
-"""The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d + R5d) as
-a Python object, over the C++ decode plan (docs/models.md, "The decode step").
+"""The NemotronH Mamba2 decode mixer step (docs/numerics.md#r7-the-mixer, R3d + R5d) as
+a Python object, over the C++ decode plan (docs/models.md#the-decode-step).
 
     step = tilejit.mamba2.DecodeStep(config=tilejit.mamba2.Config(), layers=1,
                                      rows=3, slots=8, backend="gpu")
@@ -68,7 +68,7 @@ def Config(**fields):
 class DecodeStep:
     """One decode step through the first `layers` Mamba layers (synthetic
     weights from `seed`) for `rows` rows over pages of `slots` slots.
-    backend: "interp" (CPU interpreter, numpy) or "gpu" (GpuDecoder, torch)."""
+    backend: "interp" (CPU interpreter, numpy) or "gpu" (GpuRunner, torch)."""
 
     def __init__(self, config=None, layers=1, rows=1, slots=1, backend="interp",
                  seed=SYNTHETIC_SEED, runtime=None):

@@ -1,5 +1,6 @@
-// Compile at load (design.md §4): a model's kernels compile in parallel on worker
-// threads, then load on the calling thread, with total and per-kernel times.
+// Compile at load (docs/design.md#compile-at-load-never-during-capture): a model's
+// kernels compile in parallel on worker threads, then load on the calling thread, with
+// total and per-kernel times.
 #include "tilejit/runtime/Jit.h"
 
 #include "llvm/Support/FormatVariadic.h"

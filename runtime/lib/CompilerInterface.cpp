@@ -113,6 +113,10 @@ std::string CompileOptions::canonical() const {
   return text;
 }
 
+StringRef sumPrecisionName(SumPrecision sums) {
+  return sums == SumPrecision::Reduced ? "reduced" : "exact";
+}
+
 double CompiledKernel::totalMs() const {
   double total = 0;
   for (const StageTiming &timing : timings)

@@ -56,30 +56,6 @@ void JitRuntime::warn(const Twine &message) { options.diagnostics(message.str())
 
 void JitRuntime::note(const Twine &message) { options.notes(message.str()); }
 
-std::string JitRuntime::tuningVersion() const {
-  CompilerIdentity identity = comp->identity();
-  return tuneVersion(identity.buildId, identity.llvmVersion);
-}
-
-std::pair<TuneMatch, std::optional<TuneEntry>>
-JitRuntime::lookupTuned(const TuneKey &key) {
-  if (options.tuneDbPath.empty())
-    return {TuneMatch::None, std::nullopt};
-  std::lock_guard<std::mutex> lock(tuneMutex);
-  if (!tuneDb) {
-    Expected<TuneDb> loaded = TuneDb::load(options.tuneDbPath);
-    if (!loaded) {
-      warn(toString(loaded.takeError()) + "; no tuned configuration is used");
-      loaded = TuneDb();
-    }
-    tuneDb = std::move(*loaded);
-  }
-  auto [match, entry] = tuneDb->lookup(key);
-  if (!entry)
-    return {match, std::nullopt};
-  return {match, *entry};
-}
-
 std::unique_ptr<WeightSlot> JitRuntime::createWeightSlot(StringRef name) {
   // Ids are process-wide, not per runtime: a slot of one runtime must not
   // match a slot of another either.

@@ -70,8 +70,6 @@ Error Kernel::compile() {
     return createStringError(inconvertibleErrorCode(),
                              formatv("building kernel '{0}' for {1}: {2}", spec.name,
                                      arch.name(), toString(ir.takeError())));
-  if (spec.tuning)
-    applyTuning(*ir, arch);
   KernelRequest request{spec.name, std::move(*ir), arch.name().str(), spec.options};
   ModuleKey memoryKey{runtime.diskKeyFor(request), runtime.device().contextId(),
                       weightSlotId};
@@ -90,54 +88,6 @@ Error Kernel::compile() {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
   return Error::success();
-}
-
-void Kernel::applyTuning(std::string &ir, const Arch &arch) {
-  TuneKey key{spec.name,
-              hashKernelIR(ir),
-              shapeBucket(spec.tuning->shape),
-              arch.name().str(),
-              runtime.device().info().smCount,
-              runtime.tuningVersion()};
-  auto [match, entry] = runtime.lookupTuned(key);
-  std::string where = formatv("kernel '{0}' ({1}, {2}, {3} SMs)", spec.name,
-                              key.shapeBucket, key.arch, key.smCount);
-  switch (match) {
-  case TuneMatch::None:
-    return;
-  case TuneMatch::Rejected:
-    runtime.note(formatv("{0}: the tuned entry in {1} was rejected ({2}); using the "
-                         "default configuration",
-                         where, runtime.tuneDbPath(), entry->rejected)
-                     .str());
-    return;
-  case TuneMatch::OtherVersion:
-    runtime.note(formatv("{0}: the tuned entry in {1} was measured by tilejit {2}, not "
-                         "this {3}; using the default configuration until it is "
-                         "re-validated ('tilejit tune --revalidate')",
-                         where, runtime.tuneDbPath(), entry->key.version, key.version)
-                     .str());
-    return;
-  case TuneMatch::Exact:
-    break;
-  }
-  Expected<std::string> tunedIR = spec.tuning->buildIR(arch, entry->config);
-  if (!tunedIR) {
-    runtime.warn(formatv("{0}: the tuned configuration {1} from {2} does not build ({3}); "
-                         "using the default configuration",
-                         where, formatNamedValues(entry->config), runtime.tuneDbPath(),
-                         toString(tunedIR.takeError()))
-                     .str());
-    return;
-  }
-  ir = std::move(*tunedIR);
-  tuned = entry->config;
-  runtime.note(formatv("{0}: using the tuned configuration {1} from {2} (tuned {3} on "
-                       "{4}: {5:F4} ms, default {6:F4} ms)",
-                       where, formatNamedValues(entry->config), runtime.tuneDbPath(),
-                       entry->provenance.date, entry->provenance.device, entry->medianMs,
-                       entry->defaultMedianMs)
-                   .str());
 }
 
 std::optional<FunctionHandle> Kernel::readyFunction() {

@@ -1,8 +1,7 @@
 // Reading the runtime's environment variables.
 #include "tilejit/runtime/RuntimeOptions.h"
-#include "tilejit/runtime/TuneDb.h"
 
-#include "tilejit/Target/PTX/Arch.h"
+#include "tilejit/support/Arch.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Path.h"
@@ -34,6 +33,20 @@ Expected<std::string> cacheDirectoryFromEnvironment() {
                              "XDG_CACHE_HOME and HOME is set");
   }
   sys::path::append(path, "tilejit");
+  return std::string(path);
+}
+
+Expected<std::string> tuneDbPathFromEnvironment() {
+  if (StringRef path = environment("TILEJIT_TUNE_DB"); !path.empty())
+    return path.str();
+  Expected<std::string> dir = cacheDirectoryFromEnvironment();
+  if (!dir)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "no tuning database location: TILEJIT_TUNE_DB is not set and " +
+            toString(dir.takeError()));
+  SmallString<128> path(*dir);
+  sys::path::append(path, "tune.json");
   return std::string(path);
 }
 

@@ -1,13 +1,13 @@
-// conv_prefill (reference-math.md R3 over a packed varlen batch, R8 paged conv
-// state, R9 chunk metadata) on the interpreter against the sequential f64
-// reference run one sequence at a time. Outputs are poisoned first; every
-// output element and every page element is examined (counts asserted); each
-// band is paired with the counterfactual it separates.
+// conv_prefill (docs/numerics.md#r3-causal-conv-prefill over a packed varlen batch, R8
+// paged conv state, R9 chunk metadata) on the interpreter against the sequential f64
+// reference run one sequence at a time. Outputs are poisoned first; every output element
+// and every page element is examined (counts asserted); each band is paired with the
+// counterfactual it separates.
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/PrefillMetadata.h"
+#include "tilejit/support/FloatFormats.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/PrefillMetadata.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"

@@ -2,15 +2,15 @@
 // output, out_proj) and the whole planned decode step on the interpreter
 // against the sequential f64 reference, with padding rows, random slots and
 // carried state. Every band is paired with the counterfactual it separates.
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/Support/FloatFormats.h"
-#include "tilejit/models/DecodeCheck.h"
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/jit/JitCompiler.h"
+#include "tilejit/support/FloatFormats.h"
+#include "tilejit/models/plan/Check.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/reference/Reference.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
-#include "tilejit/runtime/TuneDb.h"
-#include "tilejit/Tuning/Tuner.h"
+#include "tilejit/support/FloatFormats.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/FileSystem.h"
 
@@ -41,19 +41,29 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   KernelOverrides overrides = GENERATE(
       KernelOverrides{},
       KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}});
-  auto plan = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots, overrides);
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots,
+                             PlanOptions{overrides, nullptr, /*perLayerActivations=*/true});
   REQUIRE(bool(plan));
-  InterpreterDecoder decoder(modelRegistry());
-  auto check = checkDecodeSteps(c, *layers, *plan, slots, 3, 61, [&](HostBuffers &b) {
-    return decoder.run(*plan, *layers, b);
-  });
+  InterpreterRunner runner(modelRegistry());
+  auto check = checkDecodeSteps(c, *layers, *plan, {}, slots, 3, 61,
+                                [&](HostBuffers &b) { return runner.run(*plan, b); });
   INFO((check ? "" : llvm::toString(check.takeError())));
   REQUIRE(bool(check));
   INFO(reportOf(*check));
   CHECK(check->ok());
   CHECK(check->outChecked == 2 * rows * c.hiddenSize); // both layers
   REQUIRE(check->layers.size() == 2);
-  for (const DecodeCheck::Layer &l : check->layers) {
+  // in_proj and out_proj of both layers, each band with its separations.
+  REQUIRE(check->projections.size() == 4);
+  for (const ProjectionCheck &p : check->projections) {
+    INFO(p.what);
+    CHECK(p.outside == 0);
+    CHECK(p.separates());
+  }
+  REQUIRE(check->norms.size() == 2);
+  CHECK(check->norms[0].e4m3);
+  CHECK(!check->norms[1].e4m3);
+  for (const StepCheck::Layer &l : check->layers) {
     CHECK(l.ssmChecked == numSlots * c.numHeads * c.headDim * c.stateSize);
     CHECK(l.convChecked == numSlots * c.convChannels() * 3);
     CHECK(l.ssmBad == 0);
@@ -74,14 +84,14 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
       ++used;
       auto want = sliceRows(check->want[l].ssm, slot, slot + 1);
       for (float v : want.data)
-        ssmOutside += !(std::abs(v) <= DecodeCheck::kStateAtol +
-                                           DecodeCheck::kStateRtol * std::abs(v));
+        ssmOutside += !(std::abs(v) <= StepCheck::kStateAtol +
+                                           StepCheck::kStateRtol * std::abs(v));
       auto shifted = sliceRows(check->want[l].conv, slot, slot + 1);
       auto unshifted = sliceRows(check->initial[l].conv, slot, slot + 1);
       for (size_t i = 0; i < shifted.data.size(); ++i) {
         double w = bf16ToF32(shifted.data[i]), u = bf16ToF32(unshifted.data[i]);
-        convOutside += !(std::abs(u - w) <= DecodeCheck::kOutAtol +
-                                                DecodeCheck::kOutRtol * std::abs(w));
+        convOutside += !(std::abs(u - w) <= StepCheck::kOutAtol +
+                                                StepCheck::kOutRtol * std::abs(w));
       }
     }
     const int64_t stateElements = c.numHeads * c.headDim * c.stateSize;
@@ -92,11 +102,11 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   // scale (activations still quantized by it) moves the output outside it.
   std::vector<MambaLayerWeights> broken = *layers;
   broken[0].inProj.weightScale /= broken[0].inProj.inputScale;
-  auto brokenPlan = planDecodeStep(modelRegistry(), c, broken, rows, numSlots);
+  auto brokenPlan = planDecodeStep(modelRegistry(), c, broken, rows, numSlots,
+                                   PlanOptions{{}, nullptr, true});
   REQUIRE(bool(brokenPlan));
-  auto wrong = checkDecodeSteps(c, *layers, *brokenPlan, slots, 1, 61, [&](HostBuffers &b) {
-    return decoder.run(*brokenPlan, broken, b);
-  });
+  auto wrong = checkDecodeSteps(c, *layers, *brokenPlan, {}, slots, 1, 61,
+                                [&](HostBuffers &b) { return runner.run(*brokenPlan, b); });
   REQUIRE(bool(wrong));
   CHECK(wrong->outBad > wrong->outChecked / 4);
 }
@@ -112,20 +122,20 @@ TEST_CASE("decode step: duplicate and out-of-range slots are refused before any 
   Rng rng(3);
   buffers["l0.ssm_page"] = bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
   const std::vector<uint8_t> before = buffers["l0.ssm_page"];
-  InterpreterDecoder decoder(modelRegistry());
+  InterpreterRunner runner(modelRegistry());
   buffers["slots"] = bytesOf(std::vector<int32_t>{1, -1, 1});
-  std::string message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  std::string message = llvm::toString(runner.run(*plan, buffers));
   CHECK(message.find("slot 1 appears twice in one batch (row 2)") != std::string::npos);
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 4, -3});
-  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  message = llvm::toString(runner.run(*plan, buffers));
   CHECK(message.find("row 1 uses slot 4, but the pages hold 4 slots") != std::string::npos);
   // Host buffers of the wrong size are refused before the slots are read.
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1});
-  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  message = llvm::toString(runner.run(*plan, buffers));
   CHECK(message.find("buffer 'slots' has 8 bytes, the plan expects 12") != std::string::npos);
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1, 2});
   buffers["act0"].resize(buffers["act0"].size() - 2);
-  message = llvm::toString(decoder.run(*plan, *layers, buffers));
+  message = llvm::toString(runner.run(*plan, buffers));
   CHECK(message.find("buffer 'act0' has 1198 bytes, the plan expects 1200") != std::string::npos);
   CHECK(buffers["l0.ssm_page"] == before);
 }
@@ -137,7 +147,7 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
   REQUIRE(bool(layers));
   auto plan = planDecodeStep(modelRegistry(), c, *layers, 3, 5);
   REQUIRE(bool(plan));
-  // The shapes of reference-math.md §1 at this geometry: Cd = 128 + 2 * 2 * 32,
+  // The shapes of docs/numerics.md#geometry at this geometry: Cd = 128 + 2 * 2 * 32,
   // in_proj's outputs 128 + 256 + 8; layer 0 FP8, layer 1 bf16.
   struct Want {
     const char *name;
@@ -163,14 +173,14 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
     INFO(name);
     CHECK(buffer.bytes == size_t(numElements(buffer.shape)) * elementBytes(buffer.type));
     if (buffer.role == PlanBuffer::Role::Weight)
-      CHECK(DecodePlan::weightBytes(*layers, name).size() == buffer.bytes);
+      CHECK(buffer.hostWeight.size() == buffer.bytes);
   }
   // A plan buffer without a recorded shape (built as {role, bytes}) takes no
   // caller tensor, whatever its shape.
-  DecodePlan shapeless;
+  StepPlan shapeless;
   shapeless.buffers["x"] = {PlanBuffer::Role::Input, 8};
-  CHECK(llvm::toString(checkDecodeTensor(shapeless, "x", "x", {"bf16", {4}, {}, -1, 16}, -1))
-            .find("the plan records no shape for buffer 'x'") != std::string::npos);
+  CHECK(llvm::toString(checkPlanTensor(shapeless, "x", "x", {"bf16", {4}, {}, -1, 16}, -1))
+            .find("no shape is recorded for buffer 'x'") != std::string::npos);
 }
 
 TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's message",
@@ -178,7 +188,8 @@ TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's m
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 1, {{"out_proj", {"block_x=3"}}});
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 1,
+                             PlanOptions{{{"out_proj", {"block_x=3"}}}});
   REQUIRE(!plan);
   CHECK(llvm::toString(plan.takeError()).find("block_x") != std::string::npos);
 }
@@ -199,8 +210,8 @@ TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a
   Tensor<float> want = page;
   auto def = modelRegistry().find("ssm_update");
   REQUIRE(def);
-  InterpreterDecoder decoder(modelRegistry());
-  DecodePlan plan;
+  InterpreterRunner runner(modelRegistry());
+  StepPlan plan;
   plan.rows = rows;
   plan.numSlots = numSlots;
   plan.buffers = {{"xbc", {PlanBuffer::Role::Activation, xBC.data.size() * 2}},
@@ -222,7 +233,14 @@ TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a
   HostBuffers buffers = {{"xbc", bytesOf(xBC.data)}, {"dt", bytesOf(dt.data)},
                          {"slots", bytesOf(slots)},  {"ssm", bytesOf(page.data)},
                          {"y", bytesOf(y)}};
-  REQUIRE(!decoder.run(plan, {*layer}, buffers));
+  auto bytesOfParam = [](const Tensor<float> &t) {
+    return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(t.data.data()),
+                                   t.data.size() * 4);
+  };
+  plan.buffers.at("l0.A_log").hostWeight = bytesOfParam(layer->aLog);
+  plan.buffers.at("l0.dt_bias").hostWeight = bytesOfParam(layer->dtBias);
+  plan.buffers.at("l0.D").hostWeight = bytesOfParam(layer->d);
+  REQUIRE(!runner.run(plan, buffers));
 
   // The reference on the R2 views of the same xBC.
   Tensor<uint16_t> x = sliceColumns(xBC, 0, I).reshaped({rows, H, P});
@@ -262,36 +280,58 @@ TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a
   CHECK(dMatters > H * P / 2);
 }
 
-TEST_CASE("compareBackends: identical runs agree everywhere, one moved element is caught",
+TEST_CASE("compareBuffer: identical buffers agree, one code or one exponent bit apart is "
+          "judged by its type's band",
+          "[e2e][decode]") {
+  Rng rng(5);
+  std::vector<uint8_t> codes = {0x38, 0x39, 0xb8, 0x00, 0x80};
+  PlanBuffer e4m3{PlanBuffer::Role::Activation, codes.size(), ElementType::E4M3, {5}};
+  CHECK(compareBuffer(e4m3, codes, codes).outside == 0);
+  std::vector<uint8_t> moved = codes;
+  moved[0] ^= 0x01; // one code: the quantization step a one-ulp input may move
+  moved[3] = 0x80;  // +0 against -0
+  CHECK(compareBuffer(e4m3, moved, codes).outside == 0);
+  moved[1] ^= 0x02; // two codes apart
+  CHECK(compareBuffer(e4m3, moved, codes).outside == 1);
+  std::vector<uint8_t> state = bytesOf(randomF32({64}, rng, -1, 1).data);
+  PlanBuffer f32{PlanBuffer::Role::State, state.size(), ElementType::F32, {64}};
+  std::vector<uint8_t> flipped = state;
+  flipped[3] ^= 0x40; // an exponent bit of one f32
+  BufferAgreement a = compareBuffer(f32, flipped, state);
+  CHECK(a.elements == 64);
+  CHECK(a.identical == 63);
+  CHECK(a.outside == 1);
+}
+
+TEST_CASE("a planted defect makes the decode check fail at the band that guards it",
           "[e2e][interp][decode]") {
   NemotronHConfig c = smallConfig();
-  auto layers = syntheticMambaLayers(c, 1);
+  auto layers = syntheticMambaLayers(c, 1); // FP8
   REQUIRE(bool(layers));
-  auto plan = planDecodeStep(modelRegistry(), c, *layers, 2, 4);
+  const Defect defect = GENERATE(Defect::DropKStep, Defect::ScaleColumn,
+                                 Defect::DropInputScale, Defect::DropCarry);
+  INFO(defectName(defect).str());
+  std::vector<MambaLayerWeights> planted = plantWeightDefect(*layers, defect);
+  const int64_t rows = 3, numSlots = 6;
+  auto plan = planDecodeStep(modelRegistry(), c, planted, rows, numSlots,
+                             PlanOptions{{}, nullptr, true});
   REQUIRE(bool(plan));
-  HostBuffers a = allocateHostBuffers(*plan);
-  Rng rng(5);
-  a["act0"] = bytesOf(randomBF16({2, c.hiddenSize}, rng, -2, 2).data);
-  a["l0.ssm_page"] = bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
-  a["slots"] = bytesOf(std::vector<int32_t>{3, 0});
-  InterpreterDecoder decoder(modelRegistry());
-  HostBuffers b = a;
-  REQUIRE(!decoder.run(*plan, *layers, a));
-  REQUIRE(!decoder.run(*plan, *layers, b));
-  for (const BufferAgreement &agreement : compareBackends(*plan, a, b, *layers)) {
-    INFO(agreement.name);
-    CHECK(agreement.elements > 0);
-    CHECK(agreement.identical == agreement.elements);
-    CHECK(agreement.outside == 0);
+  InterpreterRunner runner(modelRegistry());
+  auto check = checkDecodeSteps(
+      c, *layers, *plan, {}, randomDecodeSlots(rows, numSlots, 9), 2, 5,
+      plantCarryDefect([&](HostBuffers &b) { return runner.run(*plan, b); }, *plan, defect));
+  REQUIRE(bool(check));
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  check->print(os);
+  INFO(report);
+  CHECK(!check->ok());
+  if (defect == Defect::DropCarry) {
+    CHECK(check->layers[0].ssmBad > 0);
+  } else {
+    REQUIRE(!check->projections.empty());
+    CHECK(check->projections[0].outside > 0); // in_proj
   }
-  // The normed activation holds e4m3 codes (an FP8 out_proj): two codes apart
-  // is outside, one is not.
-  b["normed"][5] = uint8_t(a["normed"][5] ^ 0x02);
-  b["l0.ssm_page"][3] ^= 0x40; // an exponent bit of one f32
-  int64_t outside = 0;
-  for (const BufferAgreement &agreement : compareBackends(*plan, a, b, *layers))
-    outside += agreement.outside;
-  CHECK(outside == 2);
 }
 
 TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are refused before "
@@ -312,7 +352,7 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   REQUIRE(bool(jit));
   std::string log;
   llvm::raw_string_ostream os(log);
-  auto decoder = GpuDecoder::create(**jit, modelRegistry(), *plan, *layers, os);
+  auto decoder = GpuRunner::create(**jit, modelRegistry(), *plan, os);
   INFO((decoder ? log : llvm::toString(decoder.takeError())));
   REQUIRE(bool(decoder));
   size_t weightBytes = 0;
@@ -424,7 +464,7 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
        "tensor 'out' (plan buffer 'act2') must be on cuda:0, got cuda:1"},
       {hiddenRef, with(outRef, [](TensorRef &t) { t.address = 0; }), fine,
        "tensor 'out' (plan buffer 'act2') has a null address"},
-      {hiddenRef, outRef, {0, -1}, "decode: 2 slots for 3 rows"},
+      {hiddenRef, outRef, {0, -1}, "step: 2 slots for 3 rows"},
       {hiddenRef, outRef, {3, -1, 3}, "slot 3 appears twice in one batch (row 2)"},
   };
   const auto copiesBeforeBad = fake.copiedBytes();
@@ -439,8 +479,8 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   // such as [7, 1] after slicing); the other dimensions may not.
   auto onePlan = planDecodeStep(modelRegistry(), c, *layers, 1, 4);
   REQUIRE(bool(onePlan));
-  CHECK(!checkDecodeTensor(*onePlan, "act0", "hidden", {"bf16", {1, 200}, {7, 1}, 0, 16}, 0));
-  CHECK(llvm::toString(checkDecodeTensor(*onePlan, "act0", "hidden",
+  CHECK(!checkPlanTensor(*onePlan, "act0", "hidden", {"bf16", {1, 200}, {7, 1}, 0, 16}, 0));
+  CHECK(llvm::toString(checkPlanTensor(*onePlan, "act0", "hidden",
                                          {"bf16", {1, 200}, {7, 2}, 0, 16}, 0))
             .find("strides [7, 2] (elements) for shape [1, 200], expected [200, 1]") !=
         std::string::npos);
@@ -475,18 +515,18 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   REQUIRE(bool(base));
   auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
   REQUIRE(bool(key));
-  runtime::TuneEntry entry;
+  tuning::TuneEntry entry;
   entry.key = *key;
   entry.config = {{"block_n", 32}, {"warps", 2}};
   entry.medianMs = 0.01;
   entry.defaultMedianMs = 0.02;
   entry.provenance.date = "2026-11-30T00:00:00Z";
   entry.provenance.device = "test";
-  runtime::TuneDb db;
+  tuning::TuneDb db;
   db.record(entry);
   REQUIRE(!db.save(options->tuneDbPath));
 
-  auto inProj = [](const DecodePlan &plan) {
+  auto inProj = [](const StepPlan &plan) {
     for (const PlannedLaunch &l : plan.launches)
       if (l.kernel == "in_proj_conv")
         return l;
@@ -495,8 +535,8 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   };
   std::string log;
   llvm::raw_string_ostream os(log);
-  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 2, {},
-                             tunedFromDatabase(**jit, modelRegistry(), 1, 0, os));
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 2,
+                             PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), 1, 0, os)});
   REQUIRE(bool(plan));
   PlannedLaunch tuned = inProj(*plan);
   CHECK(tuned.grid[0] == 13); // 392 columns / 32 (16 without the entry: 25)
@@ -505,15 +545,16 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   CHECK(log.find("uses block_n=32,warps=2") != std::string::npos);
 
   // The caller's --set wins over the database.
-  auto overridden = planDecodeStep(modelRegistry(), c, *layers, 1, 2,
-                                   {{"in_proj_conv", {"block_n=8"}}},
-                                   tunedFromDatabase(**jit, modelRegistry(), 1, 0, os));
+  auto overridden = planDecodeStep(
+      modelRegistry(), c, *layers, 1, 2,
+      PlanOptions{{{"in_proj_conv", {"block_n=8"}}},
+                  tunedFromDatabase(**jit, modelRegistry(), 1, 0, os)});
   REQUIRE(bool(overridden));
   CHECK(inProj(*overridden).grid[0] == 49);
   // Another shape bucket (3 rows: rows<=4) has no entry: the plan's own choice.
   log.clear();
-  auto other = planDecodeStep(modelRegistry(), c, *layers, 3, 4, {},
-                              tunedFromDatabase(**jit, modelRegistry(), 3, 0, os));
+  auto other = planDecodeStep(modelRegistry(), c, *layers, 3, 4,
+                              PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), 3, 0, os)});
   REQUIRE(bool(other));
   CHECK(inProj(*other).grid[0] == 25);
   CHECK(log.empty());

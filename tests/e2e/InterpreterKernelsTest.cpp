@@ -4,10 +4,10 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/Support/FloatFormats.h"
-#include "tilejit/models/HostTensor.h"
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/Reference.h"
+#include "tilejit/support/FloatFormats.h"
+#include "tilejit/models/reference/HostTensor.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/reference/Reference.h"
 
 #include "mlir/IR/MLIRContext.h"
 

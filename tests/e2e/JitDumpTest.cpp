@@ -2,8 +2,8 @@
 // disk): the kernel still compiles and loads, and the failure is one warning
 // through the runtime's diagnostics handler. At 13c8ee2 the process ended in
 // "LLVM ERROR: IO failure on output stream".
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/jit/JitCompiler.h"
+#include "tilejit/models/examples/ExampleKernels.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
 
@@ -51,8 +51,8 @@ TEST_CASE("a TILEJIT_DUMP_DIR that cannot be written is a warning; the kernel co
   // A file where the directory should be: each stage's write fails.
   std::vector<std::string> warnings = compileWithDump(path);
   REQUIRE(warnings.size() == 1);
-  CHECK_THAT(warnings[0], Catch::StartsWith("cannot write TILEJIT_DUMP_DIR stage '" + path +
-                                            "/vector_add-") &&
+  CHECK_THAT(warnings[0], Catch::StartsWith("cannot write TILEJIT_DUMP_DIR stage '" +
+                                            path + "/vector_add-") &&
                               Catch::EndsWith("': Not a directory; the rest of this dump "
                                               "is skipped"));
   // A directory below a file cannot be created.

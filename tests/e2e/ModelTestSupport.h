@@ -4,9 +4,9 @@
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
-#include "tilejit/models/DecodeCheck.h"
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/models/plan/Check.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -42,7 +42,7 @@ inline NemotronHConfig smallConfig() {
 }
 
 /// What `check` prints, for INFO() next to its verdict.
-inline std::string reportOf(const DecodeCheck &check) {
+inline std::string reportOf(const StepCheck &check) {
   std::string report;
   llvm::raw_string_ostream os(report);
   check.print(os);

@@ -1,11 +1,11 @@
 // The planned prefill forward (quant, in_proj GEMM, conv, chunked SSD, gated
 // norm, out_proj) on the interpreter against the sequential f64 mixer, over a
 // varlen batch with fresh, continued, short and padding sequences and a second
-// forward that continues from the state the first wrote. Bands: DecodeCheck's
-// (DecodeCheck.h), each op alone held to its own in its kernel test.
-#include "tilejit/models/DecodeCheck.h"
-#include "tilejit/models/Kernels.h"
-#include "tilejit/models/PrefillPlan.h"
+// forward that continues from the state the first wrote. Bands: StepCheck's
+// (StepCheck.h), each op alone held to its own in its kernel test.
+#include "tilejit/models/plan/Check.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/Planner.h"
 
 #include "ModelTestSupport.h"
 
@@ -20,7 +20,8 @@ using namespace tilejit::models::testing;
 namespace {
 
 /// The SSD's state tile of 16 x 32 holds four mma blocks: four warps.
-const KernelOverrides kSmall = {{"ssd_prefill", {"block_p=16", "warps=4"}}};
+const PlanOptions kSmall{{{"ssd_prefill", {"block_p=16", "warps=4"}}}, nullptr,
+                         /*perLayerActivations=*/true};
 
 /// Lengths 5 (continued), 65 (fresh, three chunks), 1 (padding), 59
 /// (continued), 20 (fresh), over 6 slots.
@@ -41,22 +42,24 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
   CHECK(prefill->batch.numChunks() == 1 + 3 + 1 + 2 + 1); // chunks of 32
-  InterpreterDecoder decoder(modelRegistry());
-  auto run = [&](HostBuffers &buffers) { return decoder.run(prefill->plan, *layers, buffers); };
-  auto check = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, run);
+  InterpreterRunner runner(modelRegistry());
+  auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
+  auto check = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, run);
   REQUIRE(bool(check));
   INFO(reportOf(*check));
   CHECK(check->ok());
   CHECK(check->outChecked == 2 * 150 * c.hiddenSize); // both layers
   CHECK(check->layers.size() == 2);
+  REQUIRE(check->projections.size() == 4);
+  CHECK(check->quantChecked == 150 * c.hiddenSize); // the FP8 layer's quant
 
   // The counterfactual: the kernels told every sequence starts fresh while the
   // reference continues three of them from their slots.
   auto fresh = [&](HostBuffers &buffers) {
     std::fill(buffers["init"].begin(), buffers["init"].end(), 0);
-    return decoder.run(prefill->plan, *layers, buffers);
+    return runner.run(prefill->plan, buffers);
   };
-  auto dropped = checkPrefillSteps(c, *layers, *prefill, kBatch, 2, 7, fresh);
+  auto dropped = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, fresh);
   REQUIRE(bool(dropped));
   CHECK_FALSE(dropped->ok());
   CHECK(dropped->outBad > 0);
@@ -79,8 +82,8 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
   auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
-                           {{"ssd_prefill", {"block_p=16", "warps=4"}},
-                            {"conv_prefill", {"block_t=64"}}});
+                           PlanOptions{{{"ssd_prefill", {"block_p=16", "warps=4"}},
+                                        {"conv_prefill", {"block_t=64"}}}});
   REQUIRE_FALSE(bool(mixed));
   CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") != std::string::npos);
 }
@@ -96,17 +99,16 @@ TEST_CASE(
   REQUIRE(bool(layers));
   const ref::PrefillBatch batch{{0, 20, 40}, {0, 1}, {false, true}};
   auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 40, 2,
-                             {{"ssd_prefill", {"warps=4"}}});
+                             PlanOptions{{{"ssd_prefill", {"warps=4"}}}, nullptr,
+                                         /*perLayerActivations=*/true});
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
   for (const PlannedLaunch &launch : prefill->plan.launches)
     if (launch.kernel == "ssd_prefill")
       CHECK(launch.grid == std::array<int64_t, 3>{1, c.numHeads, 1});
-  InterpreterDecoder decoder(modelRegistry());
-  auto run = [&](HostBuffers &buffers) {
-    return decoder.run(prefill->plan, *layers, buffers);
-  };
-  auto check = checkPrefillSteps(c, *layers, *prefill, batch, 1, 3, run);
+  InterpreterRunner runner(modelRegistry());
+  auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
+  auto check = checkPrefillSteps(c, *layers, *prefill, {}, batch, 1, 3, run);
   REQUIRE(bool(check));
   INFO(reportOf(*check));
   CHECK(check->ok());

@@ -2,8 +2,8 @@
 // parallel (cold), then loaded from the disk cache (warm); on a GPU also a launch
 // checked against the host, weight slots across engines and graph capture. Without
 // a GPU the [gpu] cases print why they are skipped; [jit] runs on the FakeDevice.
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/jit/JitCompiler.h"
+#include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/runtime/CudaDevice.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
@@ -199,6 +199,36 @@ TEST_CASE("canonical IR is generic and without locations", "[jit]") {
   CHECK(ir->find("loc(") == std::string::npos);
   auto again = buildCanonicalIR(*def, llvm::cantFail(def->specialize({})));
   CHECK(*ir == *again);
+}
+
+TEST_CASE("the lowering records which kernels add their products with fewer bits",
+          "[jit]") {
+  // e4m3 wgmma (sm_90a) sums inside one instruction with fewer bits than f32;
+  // mma.sync (sm_90 PTX), bf16 operands and CUDA-core kernels do not.
+  struct Case {
+    const char *kernel, *arch;
+    SumPrecision sums;
+  };
+  const Case cases[] = {{"gemm_e4m3", "sm_90a", SumPrecision::Reduced},
+                        {"gemm_e4m3", "sm_90", SumPrecision::Exact},
+                        {"gemm_e4m3", "sm_121a", SumPrecision::Exact},
+                        {"gemm_bf16", "sm_90a", SumPrecision::Exact},
+                        {"vector_add", "sm_90a", SumPrecision::Exact}};
+  JitCompiler compiler;
+  for (const Case &c : cases) {
+    INFO(c.kernel << " for " << c.arch);
+    const KernelDef *def = registry().find(c.kernel);
+    REQUIRE(def);
+    // Small shapes keep the compile quick; the matrix path does not depend on them.
+    std::vector<std::string> constants;
+    if (llvm::StringRef(c.kernel).starts_with("gemm"))
+      constants = {"n=256", "k=256"};
+    auto ir = buildCanonicalIR(*def, llvm::cantFail(def->specialize(constants)));
+    REQUIRE(!!ir);
+    auto compiled = compiler.compile({c.kernel, *ir, c.arch, {}});
+    REQUIRE(!!compiled);
+    CHECK(sumPrecisionName(compiled->sums) == sumPrecisionName(c.sums));
+  }
 }
 
 TEST_CASE("GPU: every registered kernel compiled cold in parallel, then warm from disk",

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """conv_prefill on the GPU: correctness against a plain torch f64 reference, then
-timing per design.md §5, with torch measured in the same run.
+timing per docs/design.md#measuring-method, with torch measured in the same run.
 
 PTX + JSON come from `tilejit compile conv_prefill --arch sm_90a --set ... -o V.ptx
 --meta V.json`, one pair per variant listed in DIR/variants.json (name -> its

@@ -1,6 +1,6 @@
 """What a user would pick instead of tilejit's decode projections, timed the way
-`tilejit run` times them (design.md §5): torch._scaled_mm plus its static
-activation quant (FP8 layers) and torch.matmul (bf16 layers) at the NemotronH
+`tilejit run` times them (docs/design.md#measuring-method): torch._scaled_mm plus
+its static activation quant (FP8 layers) and torch.matmul (bf16 layers) at the NemotronH
 in_proj / out_proj shapes, `launches` launches back to back in one CUDA graph,
 each over its own weight copy (HBM, not L2), median of `replays` replays.
 

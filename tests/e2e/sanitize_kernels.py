@@ -2,7 +2,7 @@
 """Launches every registered kernel once for compute-sanitizer (tests/e2e/sanitize_gpu.sh):
 small sizes that still leave partial tiles (masked rows, columns, K steps and tails),
 inputs made here with numpy, every output poisoned first and compared element by
-element against an f64 reference on the CPU written from docs reference-math.md, so
+element against an f64 reference on the CPU written from docs/numerics.md, so
 that only our kernels run under the tool (cupy adds copies, no kernels). A kernel
 without a recipe is a failure, so a newly registered kernel cannot go unchecked.
 
@@ -31,7 +31,7 @@ from sanitize_support import (BF16_ULP, F32_EPS, Cuda, Interpreter, bf16,
                               failures, from_bf16, get, launch, poison, put, quant_with_ties,
                               separates, silu, softplus, use)
 
-# Reduced model geometry (reference-math.md section 1 scaled down; the kernels'
+# Reduced model geometry (docs/numerics.md#geometry scaled down; the kernels'
 # structure is the same at any of these sizes).
 IN_PROJ = {"hidden": 200, "inner": 128, "channels": 256, "heads": 8}  # 392 output columns
 OUT_PROJ = {"inner": 384, "hidden": 200}

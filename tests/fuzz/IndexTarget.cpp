@@ -8,7 +8,7 @@
 // a layer that loads holds exactly the bytes of the shard each tensor came from.
 #include "FuzzTargets.h"
 
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Endian.h"

@@ -12,7 +12,8 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/examples/ExampleKernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include "llvm/Support/Endian.h"
 

@@ -6,7 +6,7 @@
 // synthetic layers written by writeSafetensors.
 #include "FuzzTargets.h"
 
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Endian.h"
@@ -28,7 +28,7 @@ const char *const smallConfig = R"({
 
 namespace {
 
-/// The released model's fields (reference-math.md §1), transformers' spelling
+/// The released model's fields (docs/numerics.md#geometry), transformers' spelling
 /// of infinity.
 const char *const fullConfig = R"({
   "hidden_size": 2688, "mamba_num_heads": 64, "mamba_head_dim": 64,

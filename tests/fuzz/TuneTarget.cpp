@@ -1,15 +1,15 @@
-// The `tune-db` target: a tuning database file (runtime/lib/tune) as
+// The `tune-db` target: a tuning database file (tuning/lib/TuneDb.cpp) as
 // TuneDb::load reads it. What loads must survive a JSON round trip unchanged
 // and answer a lookup of each of its own keys. Seeds: databases built with
 // TuneDb::record and written by toJSON.
 #include "FuzzTargets.h"
 
-#include "tilejit/runtime/TuneDb.h"
+#include "tilejit/tuning/TuneDb.h"
 
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
-using namespace tilejit::runtime;
+using namespace tilejit::tuning;
 
 namespace tilejit::fuzz {
 namespace {

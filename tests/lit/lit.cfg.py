@@ -10,6 +10,10 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
 
+# tilejit's code built with assert() on: its LLVM_DEBUG traces are compiled in.
+if config.tilejit_assertions:
+    config.available_features.add("asserts")
+
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = config.tilejit_lit_obj_dir
 

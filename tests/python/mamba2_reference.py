@@ -1,4 +1,4 @@
-"""A plain numpy f64 reference of the NemotronH decode mixer step (reference-math.md
+"""A plain numpy f64 reference of the NemotronH decode mixer step (docs/numerics.md
 R1-R8, decode: R7 with R3d + R5d), written from the math, independent of tilejit:
 only the weights and scales are read from the object under test."""
 

@@ -15,7 +15,7 @@ if not torch.cuda.is_available():
 import tilejit as tj  # noqa: E402
 from test_gpu import assert_band  # noqa: E402
 
-HIDDEN, H, P, N, G = 2688, 64, 64, 128, 8          # reference-math.md §1
+HIDDEN, H, P, N, G = 2688, 64, 64, 128, 8          # docs/numerics.md#geometry
 INNER = H * P
 CHANNELS = INNER + 2 * G * N
 ROW = INNER + CHANNELS + H                          # in_proj's output row: z | xBC | dt

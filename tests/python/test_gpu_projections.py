@@ -14,10 +14,10 @@ if not torch.cuda.is_available():
 import tilejit as tj  # noqa: E402
 from test_gpu import assert_band  # noqa: E402
 
-HIDDEN, INNER, HEADS, GN = 2688, 4096, 64, 1024     # reference-math.md §1
+HIDDEN, INNER, HEADS, GN = 2688, 4096, 64, 1024     # docs/numerics.md#geometry
 CHANNELS = INNER + 2 * GN
 OUT_COLS = INNER + CHANNELS + HEADS
-# The plan's choices (models/nemotron_h/DecodePlan.cpp): GEMV below 16 rows,
+# The plan's choices (models/nemotron_h/Planner.cpp): GEMV below 16 rows,
 # 16-row tensor-core tiles from there.
 GEMV_IN, TILES = {True: {"block_n": 16}, False: {"block_n": 8}}, \
     {"block_m": 16, "block_n": 32, "block_k": 64}

@@ -113,7 +113,7 @@ def test_bad_slots_and_shapes_raise_and_change_nothing(rng):
     with pytest.raises(tj.ArgumentError, match="slots must be 3 integers"):
         step.step(hidden, np.array([0, 1], np.int32))
     # Each tensor the plan disagrees with, named with the numbers (the checks
-    # of models::checkDecodeTensor; nothing converted or copied).
+    # of models::checkPlanTensor; nothing converted or copied).
     ok = np.array([0, 1, 2], np.int32)
     bad_tensors = [
         (hidden[:2], None,

@@ -1,5 +1,5 @@
 """The registered Mamba2 kernels as functions on the interpreter, against numpy
-f64 references of reference-math.md (R6, R3d)."""
+f64 references of docs/numerics.md (R6, R3d)."""
 
 import numpy as np
 import pytest

@@ -1,7 +1,7 @@
 // A config.json whose sizes overflow what is derived from them is refused by
 // validate() (found by the `config` fuzz target: hidden_size and
 // mamba_num_heads of 2^62 overflowed intermediate() and inProjRows()).
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include <catch2/catch.hpp>
 

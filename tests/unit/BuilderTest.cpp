@@ -2,7 +2,7 @@
 // diagnostics at the user's line (never an abort), specialization works.
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -44,7 +44,8 @@ void requireRoundTrip(Fixture &f, mlir::ModuleOp module) {
 TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
   Fixture f;
   KernelDef def{"gated_rmsnorm", "",
-                {{"width", 4096, ""}, {"group_size", 512, ""}, {"fp8_out", 0, ""}, {"z_stride", 0, ""}},
+                {{"width", 4096, ""}, {"group_size", 512, ""}, {"fp8_out", 0, ""}, {"z_stride", 0, ""},
+                 {"gate", 1, ""}},
                 models::buildGatedRmsNorm};
   auto spec = def.specialize({});
   REQUIRE(bool(spec));
@@ -60,7 +61,9 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
 
 TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
   Fixture f;
-  KernelDef def{"conv_update", "", {{"channels", 6144, ""}, {"block", 256, ""}},
+  KernelDef def{"conv_update", "",
+                {{"channels", 6144, ""}, {"block", 256, ""}, {"x_stride", 0, ""},
+                 {"state_layout", 0, ""}},
                 models::buildConvUpdate};
   auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));
   REQUIRE(bool(module));

@@ -1,7 +1,7 @@
 // Checkpoint loading: small safetensors checkpoints written to a temp dir load
 // back exactly, every malformed input gives its own message, and the synthetic
 // default has the real model's geometry and FP8/bf16 pattern, deterministically.
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 #include "CheckpointTestSupport.h"
 

@@ -4,7 +4,7 @@
 #define TILEJIT_TESTS_UNIT_CHECKPOINTTESTSUPPORT_H
 
 #include "TempDir.h"
-#include "tilejit/models/NemotronH.h"
+#include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "llvm/Support/raw_ostream.h"
 

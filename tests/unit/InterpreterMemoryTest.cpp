@@ -3,7 +3,7 @@
 // unsupported ops) and the speed of an e4m3 GEMV at NemotronH's in_proj shape.
 #include "InterpreterTestUtil.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include <chrono>
 #include <cmath>

@@ -4,7 +4,7 @@
 // InterpreterMemoryTest.cpp.
 #include "InterpreterTestUtil.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include <cmath>
 #include <functional>

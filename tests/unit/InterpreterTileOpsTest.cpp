@@ -2,7 +2,7 @@
 // shape ops, reduce, scan, dot, register layouts and structured control flow.
 #include "InterpreterTestUtil.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 using namespace tilejit;
 using namespace tilejit::testing;

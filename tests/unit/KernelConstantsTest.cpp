@@ -4,7 +4,8 @@
 // builder's own integer arithmetic never truncates a C++ number silently.
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/examples/ExampleKernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include "mlir/IR/MLIRContext.h"
 

@@ -1,9 +1,9 @@
-// Plan checks (models/PlanCheck.h): a plan whose launch has an empty grid, a
+// Plan checks (models/plan/Validate.h): a plan whose launch has an empty grid, a
 // grid CUDA refuses, or an undeclared buffer, or whose buffers would not fit
 // the host, is refused when it is built; so is a --set naming a kernel that is
 // not registered, not launched, or a constant it lacks.
-#include "tilejit/models/PlanCheck.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/plan/Validate.h"
 
 #include <catch2/catch.hpp>
 
@@ -13,14 +13,14 @@ using namespace tilejit::models;
 namespace {
 
 /// One launch of `kernel` over `grid`, reading buffer "x" (1024 f32).
-DecodePlan onePlan(std::array<int64_t, 3> grid, std::string buffer = "x") {
-  DecodePlan plan;
+StepPlan onePlan(std::array<int64_t, 3> grid, std::string buffer = "x") {
+  StepPlan plan;
   plan.addBuffer("x", PlanBuffer::Role::Activation, ElementType::F32, {1024});
   plan.launches.push_back({"ssd_prefill", {}, grid, {PlanArg::of(buffer)}, 3});
   return plan;
 }
 
-std::string refusal(const DecodePlan &plan, const KernelOverrides &overrides = {},
+std::string refusal(const StepPlan &plan, const KernelOverrides &overrides = {},
                     uint64_t hostBytes = UINT64_MAX) {
   llvm::Error err = validatePlan(plan, overrides, hostBytes);
   REQUIRE(bool(err));
@@ -56,7 +56,7 @@ TEST_CASE("a plan never launches an empty grid, or one CUDA refuses",
 
 TEST_CASE("a plan whose buffers would not fit the host says what it needs",
           "[plan][badinput]") {
-  DecodePlan plan = onePlan({1, 1, 1});
+  StepPlan plan = onePlan({1, 1, 1});
   plan.addBuffer("zxbcdt", PlanBuffer::Role::Activation, ElementType::BF16,
                  {int64_t(1) << 31, 10304});
   plan.addBuffer("w", PlanBuffer::Role::Weight, ElementType::E4M3, {1 << 30});
@@ -80,7 +80,8 @@ TEST_CASE("--set names a registered kernel the plan launches and a constant it h
   CHECK(
       llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"blok_p=16"}}})) ==
       "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "
-      "heads, head_dim, state, groups, block_p, warps)");
+      "heads, head_dim, state, groups, block_p, warps, a_log, dt_softplus, dt_stride, "
+      "y_f32, dst_slots)");
   CHECK(llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"block_p=x"}}})) ==
         "--set ssm_update.block_p=x: constant 'block_p' needs an integer, got 'x'");
   // Registered, but not a kernel of this plan: the setting would do nothing.

@@ -1,7 +1,7 @@
 // The f64 reference of the paged state (R8) and the whole mixer (R7) at a small
 // geometry: untouched slots stay byte-identical, padding rows are zero,
 // duplicate slots are errors, and prefill agrees with decode step by step.
-#include "tilejit/models/Reference.h"
+#include "tilejit/models/reference/Reference.h"
 
 #include <catch2/catch.hpp>
 

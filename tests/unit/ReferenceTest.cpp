@@ -1,9 +1,10 @@
-// The f64 reference (reference-math.md R1-R9) against hand-computed cases and
+// The f64 reference (docs/numerics.md, R1-R9) against hand-computed cases and
 // against itself across op boundaries; every check names the counterfactual it
-// separates (reference-math.md §4) and shows the separation exceeds its band.
-#include "tilejit/models/Reference.h"
+// separates (docs/numerics.md#how-a-band-is-tested) and shows the separation exceeds its
+// band.
+#include "tilejit/models/reference/Reference.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/ADT/APFloat.h"
 

@@ -1,7 +1,7 @@
 // Candidate enumeration and static pruning (tilejit tune): the product of the
 // candidate lists, the default first, and each pruning rule on the example kernels.
-#include "tilejit/Tuning/Candidates.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/tuning/Candidates.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include <catch2/catch.hpp>
 

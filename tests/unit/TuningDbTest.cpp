@@ -1,13 +1,15 @@
 // The tuning database: keys, JSON round trip and errors, lookup by version,
-// import/export, and the runtime consulting it when a kernel compiles.
+// import/export, and the one tuned-constant lookup (TunedLookup.h) and what it says.
 #include "runtime/RuntimeTestSupport.h"
-#include "tilejit/runtime/TuneDb.h"
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include <catch2/catch.hpp>
 
 #include <sys/stat.h>
 
-using namespace tilejit::runtime;
+using namespace tilejit;
+using namespace tilejit::tuning;
 using namespace tilejit::runtime::testing;
 
 namespace {
@@ -181,67 +183,90 @@ TEST_CASE("tuning database: an export never renames over a link, FIFO or device,
              Catch::EndsWith("arrays and objects nest deeper than 64 levels"));
 }
 
-TEST_CASE("the runtime consults the tuning database when a kernel compiles", "[tuning]") {
+TEST_CASE("lookupTuned: a current entry's constants, said; others not used, said why",
+          "[tuning]") {
   TempDir dir;
-  auto compiler = std::make_shared<FakeCompiler>();
-  std::vector<std::string> notes;
-  RuntimeOptions options = optionsFor(dir.sub("cache"));
+  std::vector<std::string> warnings;
+  runtime::RuntimeOptions options = optionsFor(dir.sub("cache"));
   options.tuneDbPath = dir.sub("tune.json");
-  options.notes = [&](llvm::StringRef m) { notes.push_back(m.str()); };
-  FakeDevice *device;
-  auto jit = fakeRuntime(compiler, options, device);
+  options.diagnostics = [&](llvm::StringRef m) { warnings.push_back(m.str()); };
+  runtime::FakeDevice *device;
+  auto jit = fakeRuntime(std::make_shared<FakeCompiler>(), options, device);
+  KernelRegistry registry;
+  llvm::cantFail(models::registerExampleKernels(registry));
+  const KernelDef *def = registry.find("vector_add");
+  REQUIRE(def);
+  // A plan's value of a tunable constant is not part of the key: its default is.
+  Specialization base = llvm::cantFail(tuningBase(*def, {"block=256"}));
+  CHECK(base.get("block") == 1024);
 
-  std::string defaultIR = fakeIR("scale", ptrAndCount(), 128);
-  KernelSpec spec = specFor("scale", defaultIR);
-  spec.tuning = KernelTuning{{{"m", 3000}}, [](const tilejit::Arch &, const NamedValues &c) {
-                               return llvm::Expected<std::string>(fakeIR(
-                                   "scale", ptrAndCount(), uint32_t(c.at("warps") * 32)));
-                             }};
-  TuneEntry entry = sampleEntry(jit->tuningVersion());
-  entry.key.kernel = "scale";
-  entry.key.irHash = hashKernelIR(defaultIR);
-  entry.key.shapeBucket = "m<=4096";
-  entry.key.smCount = device->info().smCount;
-  entry.config = {{"warps", 8}};
+  TuneEntry entry = sampleEntry(tuneVersion(jit->compiler()));
+  entry.key = llvm::cantFail(tuneKeyFor(*jit, {def, nullptr, base, {{"n", 3000}}}));
+  CHECK(entry.key.shapeBucket == "n<=4096");
+  CHECK(entry.key.smCount == device->info().smCount);
+  entry.config = {{"block", 512}};
+  auto lookup = [&](const NamedValues &shape) {
+    return lookupTuned(*jit, loadTuneDb(*jit), *def, base, shape);
+  };
 
-  SECTION("no database: the default, nothing said") {
-    Kernel k(*jit, spec);
-    REQUIRE(!k.compile());
-    CHECK(k.compiled()->launch.threadsPerBlock == 128);
-    CHECK(k.tunedConfig().empty());
-    CHECK(notes.empty());
+  SECTION("no database file: the defaults, nothing said") {
+    TunedChoice choice = lookup({{"n", 3000}});
+    CHECK(choice.match == TuneMatch::None);
+    CHECK(choice.config.empty());
+    CHECK(choice.message.empty());
+    CHECK(warnings.empty());
   }
-  SECTION("a current entry: the tuned configuration, said") {
+  SECTION("a current entry: its constants, said with where they come from") {
     TuneDb db;
     db.record(entry);
     REQUIRE(!db.save(options.tuneDbPath));
-    Kernel k(*jit, spec);
-    REQUIRE(!k.compile());
-    CHECK(k.compiled()->launch.threadsPerBlock == 256);
-    CHECK(k.tunedConfig() == NamedValues{{"warps", 8}});
-    REQUIRE(notes.size() == 1);
-    CHECK(llvm::StringRef(notes[0]).contains("using the tuned configuration warps=8"));
+    TunedChoice choice = lookup({{"n", 3000}});
+    CHECK(choice.match == TuneMatch::Exact);
+    CHECK(choice.constants() == std::vector<std::string>{"block=512"});
+    CHECK_THAT(choice.message, Catch::StartsWith("tuning database " + options.tuneDbPath +
+                                                 ": vector_add (n<=4096, "));
+    CHECK_THAT(choice.message,
+               Catch::Contains("uses block=512 (tuned 2026-11-30T12:00:00Z "
+                               "on NVIDIA H200"));
   }
   SECTION("an entry of another version: not used until re-validated, said") {
     entry.key.version = "someone-else/llvm-21";
     TuneDb db;
     db.record(entry);
     REQUIRE(!db.save(options.tuneDbPath));
-    Kernel k(*jit, spec);
-    REQUIRE(!k.compile());
-    CHECK(k.compiled()->launch.threadsPerBlock == 128);
-    REQUIRE(notes.size() == 1);
-    CHECK(llvm::StringRef(notes[0]).contains("measured by tilejit someone-else/llvm-21"));
-    CHECK(llvm::StringRef(notes[0]).contains("until it is re-validated"));
+    TunedChoice choice = lookup({{"n", 3000}});
+    CHECK(choice.match == TuneMatch::OtherVersion);
+    CHECK(choice.config.empty());
+    CHECK_THAT(choice.message,
+               Catch::Contains("measured by tilejit someone-else/llvm-21"));
+    CHECK_THAT(choice.message, Catch::Contains("until it is re-validated"));
   }
-  SECTION("another shape bucket: not matched") {
-    spec.tuning->shape = {{"m", 5000}};
+  SECTION("an entry naming a constant the kernel lacks: not used, said") {
+    entry.config = {{"block", 512}, {"stages", 3}};
     TuneDb db;
     db.record(entry);
     REQUIRE(!db.save(options.tuneDbPath));
-    Kernel k(*jit, spec);
-    REQUIRE(!k.compile());
-    CHECK(k.compiled()->launch.threadsPerBlock == 128);
-    CHECK(notes.empty());
+    TunedChoice choice = lookup({{"n", 3000}});
+    CHECK(choice.config.empty());
+    CHECK_THAT(choice.message,
+               Catch::Contains("constants the kernel does not have (stages)"));
+  }
+  SECTION("another shape bucket: not matched, nothing said") {
+    TuneDb db;
+    db.record(entry);
+    REQUIRE(!db.save(options.tuneDbPath));
+    TunedChoice choice = lookup({{"n", 5000}});
+    CHECK(choice.match == TuneMatch::None);
+    CHECK(choice.message.empty());
+  }
+  SECTION("a database that cannot be read: a warning, the defaults") {
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(options.tuneDbPath, ec);
+      os << "{ not json";
+    }
+    CHECK(lookup({{"n", 3000}}).config.empty());
+    REQUIRE(warnings.size() == 1);
+    CHECK_THAT(warnings[0], Catch::EndsWith("; no tuned configuration is used"));
   }
 }

@@ -3,9 +3,9 @@
 // a compiler failure `compile-failed` and a pruned one `pruned`: results, no crash,
 // no winner, no database entry.
 #include "runtime/RuntimeTestSupport.h"
-#include "tilejit/Jit/JitCompiler.h"
-#include "tilejit/Tuning/Tuner.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/jit/JitCompiler.h"
+#include "tilejit/tuning/Tuner.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include <catch2/catch.hpp>
 

@@ -1,3 +1,3 @@
-// Catch2 entry point of the unit-test binary.
+// Catch2 entry point of the test binaries.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>

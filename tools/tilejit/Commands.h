@@ -3,7 +3,6 @@
 #define TILEJIT_TOOLS_TILEJIT_COMMANDS_H
 
 #include "tilejit/Builder/KernelRegistry.h"
-#include "tilejit/Tuning/TuneProblem.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -21,8 +20,6 @@ bool tuneRequested();
 int tuneMain(const KernelRegistry &registry);
 bool tuneDbRequested();
 int tuneDbMain(const KernelRegistry &registry);
-/// The tuning problems of the example kernels (TuneProblems.cpp).
-llvm::Error registerTuneProblems(tuning::TuneProblemRegistry &registry);
 
 } // namespace tilejit::cli
 

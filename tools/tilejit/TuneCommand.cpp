@@ -5,6 +5,9 @@
 #include "Commands.h"
 #include "TuneSupport.h"
 
+#include "tilejit/tuning/Record.h"
+#include "tilejit/tuning/TunedLookup.h"
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
@@ -94,18 +97,12 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 
-/// The candidates of `target`, pruned for `limits`.
-std::vector<tuning::Candidate> prunedCandidates(const tuning::TuneTarget &target,
-                                                const tuning::StaticLimits &limits,
-                                                const Arch &arch) {
+/// The constants --set fixes: they are not tuned.
+std::vector<std::string> fixedNames() {
   std::vector<std::string> fixed;
   for (const std::string &s : setArgs)
     fixed.push_back(StringRef(s).split('=').first.trim().str());
-  std::vector<tuning::Candidate> candidates =
-      tuning::enumerateCandidates(*target.def, target.base, fixed);
-  for (tuning::Candidate &c : candidates)
-    tuning::pruneCandidate(*target.def, target.problem, target.shape, limits, arch, c);
-  return candidates;
+  return fixed;
 }
 
 int runDryRun(const tuning::TuneTarget &target) {
@@ -113,7 +110,7 @@ int runDryRun(const tuning::TuneTarget &target) {
   if (!arch)
     return fail(toString(arch.takeError()));
   std::vector<tuning::Candidate> candidates =
-      prunedCandidates(target, tuning::limitsForArch(*arch), *arch);
+      tuning::prunedCandidates(target, tuning::limitsForArch(*arch), *arch, fixedNames());
   if (jsonOut) {
     json::Array list;
     for (const tuning::Candidate &c : candidates)
@@ -124,8 +121,8 @@ int runDryRun(const tuning::TuneTarget &target) {
   }
   size_t kept = llvm::count_if(candidates, [](auto &c) { return c.pruned.empty(); });
   outs() << formatv("{0} at {1} for {2}: {3} candidates, {4} kept, {5} pruned\n",
-                    target.def->name, runtime::formatNamedValues(target.shape), arch->name(),
-                    candidates.size(), kept, candidates.size() - kept);
+                    target.def->name, tuning::formatNamedValues(target.shape),
+                    arch->name(), candidates.size(), kept, candidates.size() - kept);
   for (const tuning::Candidate &c : candidates) {
     outs() << formatv("  {0,-6} {1}", c.pruned.empty() ? "kept" : "pruned", c.label());
     if (c.pruned.empty())
@@ -138,25 +135,23 @@ int runDryRun(const tuning::TuneTarget &target) {
   return 0;
 }
 
-/// Records `report`'s winner (or `rejected`) in the database.
-int saveEntry(runtime::JitRuntime &jit, runtime::TuneEntry entry) {
+/// Records `entry` (a winner, or a rejected entry) in the database.
+int saveEntry(runtime::JitRuntime &jit, const tuning::TuneEntry &entry) {
   if (noSave)
     return 0;
   Expected<std::string> path = cli::tuneDbPath();
   if (!path)
     return fail(toString(path.takeError()));
-  entry.provenance = cli::currentProvenance(jit.device().info());
-  std::vector<std::string> replaced;
-  if (Error err = cli::updateTuneDb(*path, [&](runtime::TuneDb &db) {
-        replaced = db.record(entry);
-        return Error::success();
-      }))
-    return fail(toString(std::move(err)));
-  outs() << formatv("recorded {0} [{1}] {2} in {3}", entry.key.kernel, entry.key.shapeBucket,
-                    entry.rejected.empty() ? runtime::formatNamedValues(entry.config)
+  Expected<std::vector<std::string>> replaced =
+      tuning::recordEntry(*path, entry, jit.device().info());
+  if (!replaced)
+    return fail(toString(replaced.takeError()));
+  outs() << formatv("recorded {0} [{1}] {2} in {3}", entry.key.kernel,
+                    entry.key.shapeBucket,
+                    entry.rejected.empty() ? tuning::formatNamedValues(entry.config)
                                            : "as rejected (" + entry.rejected + ")",
                     *path);
-  for (const std::string &v : replaced)
+  for (const std::string &v : *replaced)
     outs() << formatv("; replaces the entry of tilejit {0}", v);
   outs() << "\n";
   return 0;
@@ -166,7 +161,7 @@ int runTune(runtime::JitRuntime &jit, const tuning::TuneTarget &target) {
   tuning::StaticLimits limits = tuning::limitsForArch(jit.targetArch());
   limits.maxSharedBytes = jit.device().info().maxDynamicSharedBytes;
   std::vector<tuning::Candidate> candidates =
-      prunedCandidates(target, limits, jit.targetArch());
+      tuning::prunedCandidates(target, limits, jit.targetArch(), fixedNames());
   tuning::TuneOptions options;
   options.budgetS = budgetS;
   options.candidateTimeoutS = candidateTimeoutS;
@@ -193,67 +188,39 @@ int runRevalidate(runtime::JitRuntime &jit, const KernelRegistry &registry) {
   Expected<std::string> path = cli::tuneDbPath();
   if (!path)
     return fail(toString(path.takeError()));
-  Expected<runtime::TuneDb> db = runtime::TuneDb::load(*path);
+  Expected<tuning::TuneDb> db = tuning::TuneDb::load(*path);
   if (!db)
     return fail(toString(db.takeError()));
+  tuning::TuneOptions options;
+  options.samples = std::max(1u, unsigned(samples));
+  options.candidateTimeoutS = candidateTimeoutS;
   int status = 0;
   unsigned considered = 0;
-  for (const runtime::TuneEntry *stale : db->staleEntries(jit.tuningVersion())) {
-    const runtime::TuneEntry entry = *stale;
-    if (!kernelArg.empty() && entry.key.kernel != kernelArg)
+  for (const tuning::TuneEntry *stale :
+       db->staleEntries(tuning::tuneVersion(jit.compiler()))) {
+    if (!kernelArg.empty() && stale->key.kernel != kernelArg)
       continue;
     ++considered;
-    std::string name = formatv("{0} [{1}] of tilejit {2}", entry.key.kernel,
-                               entry.key.shapeBucket, entry.key.version);
-    if (entry.key.arch != jit.targetArch().name() ||
-        entry.key.smCount != jit.device().info().smCount) {
-      outs() << formatv("{0}: not re-validated here: it needs {1} with {2} SMs\n", name,
-                        entry.key.arch, entry.key.smCount);
+    std::string name = formatv("{0} [{1}] of tilejit {2}", stale->key.kernel,
+                               stale->key.shapeBucket, stale->key.version);
+    ProgressBar bar(stale->key.kernel);
+    Expected<tuning::Revalidation> result =
+        tuning::revalidateEntry(jit, registry, tuning::TuneProblemRegistry::global(),
+                                *stale, options, std::ref(bar));
+    if (!result)
+      return fail(toString(result.takeError()));
+    if (!result->notHere.empty()) {
+      outs() << name << ": not re-validated here: " << result->notHere << "\n";
       continue;
     }
-    Expected<tuning::TuneTarget> target =
-        cli::makeTarget(registry, entry.key.kernel, entry.constants, entry.shape);
-    Expected<runtime::TuneKey> key =
-        target ? tuning::tuneKeyFor(jit, *target) : Expected<runtime::TuneKey>(target.takeError());
-    runtime::TuneEntry verdict = entry;
-    if (!key) {
-      verdict.rejected = "cannot be rebuilt: " + toString(key.takeError());
-    } else if (key->irHash != entry.key.irHash) {
-      // Another kernel now: its entry can never match again; keep it visible.
-      verdict.rejected = "the kernel's IR changed since it was tuned; re-tune it";
-    } else {
-      tuning::Candidate stored, fallback;
-      stored.spec = fallback.spec = target->base;
-      for (const auto &[n, v] : entry.config) {
-        stored.config[n] = v;
-        stored.spec.set(n, v);
-        fallback.config[n] = target->base.get(n);
-      }
-      fallback.isDefault = true;
-      tuning::TuneOptions options;
-      options.samples = std::max(1u, unsigned(samples));
-      options.candidateTimeoutS = candidateTimeoutS;
-      ProgressBar bar(entry.key.kernel);
-      Expected<tuning::TuneReport> report =
-          tuning::measureCandidates(jit, *target, {fallback, stored}, options, std::ref(bar));
-      if (!report)
-        return fail(toString(report.takeError()));
-      cli::printResults(outs(), *report);
-      const CandidateResult &result = report->results[1];
-      if (result.status != CandidateResult::Status::Measured) {
-        verdict.key = *key;
-        verdict.rejected = formatv("re-validation by {0}: {1}: {2}", key->version,
-                                   tuning::statusName(result.status), result.detail);
-      } else {
-        verdict = *report->entry;
-      }
-    }
-    if (!verdict.rejected.empty())
+    if (result->report)
+      cli::printResults(outs(), *result->report);
+    const std::string &rejected = result->verdict.rejected;
+    if (!rejected.empty())
       status = 1;
     outs() << name << ": "
-           << (verdict.rejected.empty() ? "re-validated" : "rejected: " + verdict.rejected)
-           << "\n";
-    if (int rc = saveEntry(jit, verdict))
+           << (rejected.empty() ? "re-validated" : "rejected: " + rejected) << "\n";
+    if (int rc = saveEntry(jit, result->verdict))
       return rc;
   }
   outs() << formatv("{0} entr{1} of other versions considered\n", considered,
@@ -280,7 +247,8 @@ int tilejit::cli::tuneMain(const KernelRegistry &registry) {
   Expected<tuning::NamedValues> shape = parseNamedValues(shapeArgs, "--shape");
   if (!shape)
     return fail(toString(shape.takeError()));
-  Expected<tuning::TuneTarget> target = makeTarget(registry, kernelArg, *sets, *shape);
+  Expected<tuning::TuneTarget> target = tuning::makeTuneTarget(
+      registry, tuning::TuneProblemRegistry::global(), kernelArg, *sets, *shape);
   if (!target)
     return fail(toString(target.takeError()));
   if (dryRun)

@@ -1,24 +1,18 @@
 // `tilejit tunedb ls|export|import|launch` and the helpers shared with `tilejit
-// tune`. `launch` compiles a kernel through the runtime exactly as an application
-// does (the runtime consults the database and says so), then checks and times it.
+// tune`. `launch` builds a kernel with the constants the database holds for it,
+// as an application does (tuning::lookupTuned says what it found), then checks
+// and times it.
 #include "Commands.h"
 #include "TuneSupport.h"
 
-#include "tilejit/Jit/JitCompiler.h"
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/runtime/CudaDevice.h"
+#include "tilejit/tuning/TunedLookup.h"
 
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
-#include "llvm/ADT/StringExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <ctime>
 
 using namespace llvm;
 using namespace tilejit;
@@ -35,15 +29,16 @@ cl::list<std::string> launchShape("shape", cl::desc("launch: a launch size, name
 
 using cli::fail;
 
-int listEntries(const runtime::TuneDb &db, StringRef path) {
+int listEntries(const tuning::TuneDb &db, StringRef path) {
   outs() << formatv("{0}: {1} entries\n", path, db.entries().size());
-  for (const runtime::TuneEntry &e : db.entries())
-    outs() << formatv("  {0,-12} [{1}] {2} {3} SMs  {4}  {5:F4} ms (default {6:F4})  tilejit "
-                      "{7}, {8}, {9}{10}\n",
-                      e.key.kernel, e.key.shapeBucket, e.key.arch, e.key.smCount,
-                      runtime::formatNamedValues(e.config), e.medianMs, e.defaultMedianMs,
-                      e.key.version, e.provenance.date, e.provenance.device,
-                      e.rejected.empty() ? "" : "  REJECTED: " + e.rejected);
+  for (const tuning::TuneEntry &e : db.entries())
+    outs() << formatv(
+        "  {0,-12} [{1}] {2} {3} SMs  {4}  {5:F4} ms (default {6:F4})  tilejit "
+        "{7}, {8}, {9}{10}\n",
+        e.key.kernel, e.key.shapeBucket, e.key.arch, e.key.smCount,
+        tuning::formatNamedValues(e.config), e.medianMs, e.defaultMedianMs, e.key.version,
+        e.provenance.date, e.provenance.device,
+        e.rejected.empty() ? "" : "  REJECTED: " + e.rejected);
   return 0;
 }
 
@@ -51,19 +46,21 @@ int launch(const KernelRegistry &registry, StringRef kernel) {
   Expected<tuning::NamedValues> shape = cli::parseNamedValues(launchShape, "--shape");
   if (!shape)
     return fail(toString(shape.takeError()));
-  Expected<tuning::TuneTarget> target = cli::makeTarget(registry, kernel, {}, *shape);
+  Expected<tuning::TuneTarget> target = tuning::makeTuneTarget(
+      registry, tuning::TuneProblemRegistry::global(), kernel, {}, *shape);
   if (!target)
     return fail(toString(target.takeError()));
   Expected<std::unique_ptr<runtime::JitRuntime>> jit = cli::openGpuRuntime();
   if (!jit)
     return fail("tunedb launch needs a GPU: " + toString(jit.takeError()));
-  runtime::Kernel k(**jit,
-                    tuning::makeTunableKernelSpec(*target->def, target->base, target->shape));
-  if (Error err = k.compile())
-    return fail(toString(std::move(err)));
+  tuning::TunedChoice choice = tuning::lookupTuned(
+      **jit, tuning::loadTuneDb(**jit), *target->def, target->base, target->shape);
+  if (!choice.message.empty())
+    (*jit)->note(choice.message);
   Specialization used = target->base;
-  for (const auto &[name, value] : k.tunedConfig())
+  for (const auto &[name, value] : choice.config)
     used.set(name, value);
+  runtime::Kernel k(**jit, makeKernelSpec(*target->def, used));
   tuning::TuneOptions options;
   Expected<std::unique_ptr<tuning::MeasureSession>> session =
       tuning::MeasureSession::create(**jit, *target, options);
@@ -73,12 +70,12 @@ int launch(const KernelRegistry &registry, StringRef kernel) {
   if (Error err = (*session)->measure(k, used, result))
     return fail(toString(std::move(err)));
   outs() << formatv("{0} at {1}: {2} configuration {3}: {4}", kernel,
-                    runtime::formatNamedValues(target->shape),
-                    k.tunedConfig().empty() ? "default" : "tuned",
-                    runtime::formatNamedValues(k.tunedConfig().empty()
-                                                   ? tuning::NamedValues(used.values().begin(),
-                                                                         used.values().end())
-                                                   : k.tunedConfig()),
+                    tuning::formatNamedValues(target->shape),
+                    choice.config.empty() ? "default" : "tuned",
+                    tuning::formatNamedValues(
+                        choice.config.empty() ? tuning::NamedValues(used.values().begin(),
+                                                                    used.values().end())
+                                              : choice.config),
                     tuning::statusName(result.status));
   if (result.status == tuning::CandidateResult::Status::Measured)
     outs() << formatv(", {0} elements checked, median {1:F4} ms (min {2:F4}, max {3:F4}, n "
@@ -120,93 +117,6 @@ Expected<tuning::NamedValues> cli::parseNamedValues(ArrayRef<std::string> items,
 
 Expected<std::string> cli::tuneDbPath() { return runtime::tuneDbPathFromEnvironment(); }
 
-Error cli::updateTuneDb(StringRef path,
-                        const std::function<Error(runtime::TuneDb &)> &update) {
-  if (StringRef dir = sys::path::parent_path(path); !dir.empty())
-    if (std::error_code ec = sys::fs::create_directories(dir))
-      return createStringError(ec, "cannot create the folder of '%s'", path.str().c_str());
-  int fd;
-  std::string lockPath = (path + ".lock").str();
-  if (std::error_code ec =
-          sys::fs::openFileForReadWrite(lockPath, fd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
-    return createStringError(ec, "cannot open '%s': %s", lockPath.c_str(),
-                             ec.message().c_str());
-  scope_exit closeLock([&] { sys::Process::SafelyCloseFileDescriptor(fd); });
-  if (std::error_code ec = sys::fs::lockFile(fd))
-    return createStringError(ec, "cannot lock '%s': %s", lockPath.c_str(),
-                             ec.message().c_str());
-  scope_exit unlockLock([&] { sys::fs::unlockFile(fd); });
-  Expected<runtime::TuneDb> db = runtime::TuneDb::load(path);
-  if (!db)
-    return db.takeError();
-  if (Error err = update(*db))
-    return err;
-  return db->save(path);
-}
-
-runtime::TuneProvenance cli::currentProvenance(const runtime::DeviceInfo &info) {
-  runtime::TuneProvenance p;
-  std::time_t now = std::time(nullptr);
-  std::tm utc;
-  gmtime_r(&now, &utc);
-  char date[32];
-  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%SZ", &utc);
-  p.date = date;
-  p.device = info.name;
-  p.driverVersion = info.driverVersion;
-  p.clocks = "unknown (nvidia-smi not found)";
-  ErrorOr<std::string> smi = sys::findProgramByName("nvidia-smi");
-  SmallString<128> out;
-  if (smi && !sys::fs::createTemporaryFile("tilejit-clocks", "txt", out)) {
-    scope_exit removeTemp([&] { sys::fs::remove(out); });
-    std::string id = std::to_string(info.ordinal);
-    std::optional<StringRef> redirects[] = {std::nullopt, out.str(), std::nullopt};
-    if (sys::ExecuteAndWait(*smi,
-                            {*smi, "-i", id,
-                             "--query-gpu=clocks.sm,clocks.mem,clocks.max.sm,driver_version",
-                             "--format=csv,noheader"},
-                            {}, redirects, 10) == 0)
-      if (auto text = MemoryBuffer::getFile(out))
-        p.clocks = "sm, mem, max sm, driver: " + (*text)->getBuffer().trim().str();
-  }
-  return p;
-}
-
-Expected<tuning::TuneTarget> cli::makeTarget(const KernelRegistry &registry, StringRef kernel,
-                                             const tuning::NamedValues &constants,
-                                             const tuning::NamedValues &shape) {
-  tuning::TuneTarget target;
-  target.def = registry.find(kernel);
-  if (!target.def)
-    return createStringError("unknown kernel '%s' (see 'tilejit list')", kernel.str().c_str());
-  if (llvm::none_of(target.def->constants, [](auto &c) { return c.isTunable(); }))
-    return createStringError("kernel '%s' has no tunable constant (no candidate lists)",
-                             kernel.str().c_str());
-  target.problem = tuning::TuneProblemRegistry::global().find(kernel);
-  if (!target.problem) {
-    std::string known = llvm::join(tuning::TuneProblemRegistry::global().names(), ", ");
-    return createStringError("kernel '%s' has no tuning problem (launch sizes and "
-                             "arguments); kernels with one: %s",
-                             kernel.str().c_str(), known.c_str());
-  }
-  std::vector<std::string> overrides;
-  for (const auto &[name, value] : constants)
-    overrides.push_back(formatv("{0}={1}", name, value));
-  Expected<Specialization> base = target.def->specialize(overrides);
-  if (!base)
-    return base.takeError();
-  target.base = std::move(*base);
-  target.shape = target.problem->shape;
-  for (const auto &[name, value] : shape) {
-    if (!target.shape.count(name))
-      return createStringError("kernel '%s' has no launch size '%s' (it has: %s)",
-                               kernel.str().c_str(), name.c_str(),
-                               runtime::formatNamedValues(target.problem->shape).c_str());
-    target.shape[name] = value;
-  }
-  return target;
-}
-
 void cli::printResults(raw_ostream &os, const tuning::TuneReport &report) {
   for (size_t i = 0; i < report.results.size(); ++i) {
     const tuning::CandidateResult &r = report.results[i];
@@ -241,11 +151,11 @@ int tilejit::cli::tuneDbMain(const KernelRegistry &registry) {
   if (action == "launch" && dbArgs.size() == 2)
     return launch(registry, dbArgs[1]);
   if (action == "ls" && dbArgs.size() == 1) {
-    Expected<runtime::TuneDb> db = runtime::TuneDb::load(*path);
+    Expected<tuning::TuneDb> db = tuning::TuneDb::load(*path);
     return db ? listEntries(*db, *path) : fail(toString(db.takeError()));
   }
   if (action == "export" && dbArgs.size() == 2) {
-    Expected<runtime::TuneDb> db = runtime::TuneDb::load(*path);
+    Expected<tuning::TuneDb> db = tuning::TuneDb::load(*path);
     if (!db)
       return fail(toString(db.takeError()));
     if (Error err = db->save(dbArgs[1]))
@@ -257,16 +167,15 @@ int tilejit::cli::tuneDbMain(const KernelRegistry &registry) {
   if (action == "import" && dbArgs.size() == 2) {
     if (!sys::fs::exists(dbArgs[1]))
       return fail("no file '" + dbArgs[1] + "' to import");
-    Expected<runtime::TuneDb> incoming = runtime::TuneDb::load(dbArgs[1]);
+    Expected<tuning::TuneDb> incoming = tuning::TuneDb::load(dbArgs[1]);
     if (!incoming)
       return fail(toString(incoming.takeError()));
-    std::string version = runtime::tuneVersion(JitCompiler().identity().buildId,
-                                               JitCompiler().identity().llvmVersion);
+    std::string version = tuning::tuneVersion(JitCompiler());
     std::vector<std::string> stale;
-    runtime::TuneDb::MergeReport report;
-    if (Error err = updateTuneDb(*path, [&](runtime::TuneDb &db) {
+    tuning::TuneDb::MergeReport report;
+    if (Error err = tuning::updateTuneDb(*path, [&](tuning::TuneDb &db) {
           report = db.merge(*incoming, version);
-          for (const runtime::TuneEntry *e : report.needRevalidation)
+          for (const tuning::TuneEntry *e : report.needRevalidation)
             stale.push_back(formatv("{0} [{1}] {2} (tilejit {3})", e->key.kernel,
                                     e->key.shapeBucket, e->key.arch, e->key.version));
           return Error::success();

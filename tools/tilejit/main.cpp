@@ -3,7 +3,8 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/models/Kernels.h"
+#include "tilejit/models/TuneProblems.h"
+#include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/runtime/CacheCommand.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/OutputFile.h"
@@ -252,10 +253,13 @@ int runCommand() {
     return 0;
   }
   tilejit::KernelRegistry &registry = tilejit::KernelRegistry::global();
-  if (Error err = joinErrors(
-          joinErrors(tilejit::models::registerModelKernels(registry),
-                     tilejit::models::registerExampleKernels(registry)),
-          tilejit::cli::registerTuneProblems(tilejit::tuning::TuneProblemRegistry::global())))
+  tilejit::tuning::TuneProblemRegistry &problems =
+      tilejit::tuning::TuneProblemRegistry::global();
+  if (Error err =
+          joinErrors(joinErrors(tilejit::models::registerModelKernels(registry),
+                                tilejit::models::registerExampleKernels(registry)),
+                     joinErrors(tilejit::models::registerModelTuneProblems(problems),
+                                tilejit::models::registerExampleTuneProblems(problems))))
     return fail(toString(std::move(err)));
   if (listCmd)
     return runList(registry);

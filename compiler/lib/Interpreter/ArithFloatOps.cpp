@@ -4,6 +4,7 @@
 #include "InterpreterImpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 #include <cmath>
 
@@ -224,41 +225,41 @@ template <bool (*Fn)(float)> Expected<Instr> compileClassify(Operation *op, Comp
 } // namespace
 
 void registerArithFloatOps(OpTable &table) {
-  table["arith.addf"] = compileBinary<add>;
-  table["arith.subf"] = compileBinary<sub>;
-  table["arith.mulf"] = compileBinary<mul>;
-  table["arith.divf"] = compileBinary<div>;
-  table["arith.remf"] = compileBinary<rem>;
-  table["arith.maximumf"] = compileBinary<maximum>;
-  table["arith.minimumf"] = compileBinary<minimum>;
-  table["arith.maxnumf"] = compileBinary<maxNum>;
-  table["arith.minnumf"] = compileBinary<minNum>;
-  table["arith.negf"] = compileUnary<neg>;
-  table["arith.cmpf"] = compileCmpF;
+  table.add<arith::AddFOp>(compileBinary<add>);
+  table.add<arith::SubFOp>(compileBinary<sub>);
+  table.add<arith::MulFOp>(compileBinary<mul>);
+  table.add<arith::DivFOp>(compileBinary<div>);
+  table.add<arith::RemFOp>(compileBinary<rem>);
+  table.add<arith::MaximumFOp>(compileBinary<maximum>);
+  table.add<arith::MinimumFOp>(compileBinary<minimum>);
+  table.add<arith::MaxNumFOp>(compileBinary<maxNum>);
+  table.add<arith::MinNumFOp>(compileBinary<minNum>);
+  table.add<arith::NegFOp>(compileUnary<neg>);
+  table.add<arith::CmpFOp>(compileCmpF);
 
-  table["math.absf"] = compileUnary<absF>;
-  table["math.ceil"] = compileUnary<ceilF>;
-  table["math.copysign"] = compileBinary<copySign>;
-  table["math.cos"] = compileUnary<viaDouble<std::cos>>;
-  table["math.erf"] = compileUnary<viaDouble<std::erf>>;
-  table["math.exp"] = compileUnary<viaDouble<std::exp>>;
-  table["math.exp2"] = compileUnary<viaDouble<std::exp2>>;
-  table["math.expm1"] = compileUnary<viaDouble<std::expm1>>;
-  table["math.floor"] = compileUnary<floorF>;
-  table["math.fma"] = compileFma;
-  table["math.isfinite"] = compileClassify<isFinite>;
-  table["math.isinf"] = compileClassify<isInf>;
-  table["math.isnan"] = compileClassify<isNaN>;
-  table["math.log"] = compileUnary<viaDouble<std::log>>;
-  table["math.log1p"] = compileUnary<viaDouble<std::log1p>>;
-  table["math.log2"] = compileUnary<viaDouble<std::log2>>;
-  table["math.powf"] = compileBinary<viaDouble2<std::pow>>;
-  table["math.roundeven"] = compileUnary<viaDouble<roundEven>>;
-  table["math.rsqrt"] = compileUnary<viaDouble<rsqrt>>;
-  table["math.sin"] = compileUnary<viaDouble<std::sin>>;
-  table["math.sqrt"] = compileUnary<viaDouble<std::sqrt>>;
-  table["math.tanh"] = compileUnary<viaDouble<std::tanh>>;
-  table["math.trunc"] = compileUnary<truncF>;
+  table.add<math::AbsFOp>(compileUnary<absF>);
+  table.add<math::CeilOp>(compileUnary<ceilF>);
+  table.add<math::CopySignOp>(compileBinary<copySign>);
+  table.add<math::CosOp>(compileUnary<viaDouble<std::cos>>);
+  table.add<math::ErfOp>(compileUnary<viaDouble<std::erf>>);
+  table.add<math::ExpOp>(compileUnary<viaDouble<std::exp>>);
+  table.add<math::Exp2Op>(compileUnary<viaDouble<std::exp2>>);
+  table.add<math::ExpM1Op>(compileUnary<viaDouble<std::expm1>>);
+  table.add<math::FloorOp>(compileUnary<floorF>);
+  table.add<math::FmaOp>(compileFma);
+  table.add<math::IsFiniteOp>(compileClassify<isFinite>);
+  table.add<math::IsInfOp>(compileClassify<isInf>);
+  table.add<math::IsNaNOp>(compileClassify<isNaN>);
+  table.add<math::LogOp>(compileUnary<viaDouble<std::log>>);
+  table.add<math::Log1pOp>(compileUnary<viaDouble<std::log1p>>);
+  table.add<math::Log2Op>(compileUnary<viaDouble<std::log2>>);
+  table.add<math::PowFOp>(compileBinary<viaDouble2<std::pow>>);
+  table.add<math::RoundEvenOp>(compileUnary<viaDouble<roundEven>>);
+  table.add<math::RsqrtOp>(compileUnary<viaDouble<rsqrt>>);
+  table.add<math::SinOp>(compileUnary<viaDouble<std::sin>>);
+  table.add<math::SqrtOp>(compileUnary<viaDouble<std::sqrt>>);
+  table.add<math::TanhOp>(compileUnary<viaDouble<std::tanh>>);
+  table.add<math::TruncOp>(compileUnary<truncF>);
 }
 
 } // namespace tilejit::interp::detail

@@ -6,6 +6,7 @@
 #include "InterpreterImpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 
@@ -169,28 +170,28 @@ Expected<Instr> compileAbsI(Operation *op, Compiler &c) {
 } // namespace
 
 void registerArithIntOps(OpTable &table) {
-  table["arith.addi"] = compileIntBinary<addInt>;
-  table["arith.subi"] = compileIntBinary<subInt>;
-  table["arith.muli"] = compileIntBinary<mulInt>;
-  table["arith.divsi"] = compileIntBinary<divSigned>;
-  table["arith.divui"] = compileIntBinary<divUnsigned>;
-  table["arith.remsi"] = compileIntBinary<remSigned>;
-  table["arith.remui"] = compileIntBinary<remUnsigned>;
-  table["arith.floordivsi"] = compileIntBinary<floorDivSigned>;
-  table["arith.ceildivsi"] = compileIntBinary<ceilDivSigned>;
-  table["arith.ceildivui"] = compileIntBinary<ceilDivUnsigned>;
-  table["arith.andi"] = compileIntBinary<andInt>;
-  table["arith.ori"] = compileIntBinary<orInt>;
-  table["arith.xori"] = compileIntBinary<xorInt>;
-  table["arith.shli"] = compileIntBinary<shiftLeft>;
-  table["arith.shrui"] = compileIntBinary<shiftRightUnsigned>;
-  table["arith.shrsi"] = compileIntBinary<shiftRightSigned>;
-  table["arith.maxsi"] = compileIntBinary<maxSigned>;
-  table["arith.minsi"] = compileIntBinary<minSigned>;
-  table["arith.maxui"] = compileIntBinary<maxUnsigned>;
-  table["arith.minui"] = compileIntBinary<minUnsigned>;
-  table["arith.cmpi"] = compileCmpI;
-  table["math.absi"] = compileAbsI;
+  table.add<arith::AddIOp>(compileIntBinary<addInt>);
+  table.add<arith::SubIOp>(compileIntBinary<subInt>);
+  table.add<arith::MulIOp>(compileIntBinary<mulInt>);
+  table.add<arith::DivSIOp>(compileIntBinary<divSigned>);
+  table.add<arith::DivUIOp>(compileIntBinary<divUnsigned>);
+  table.add<arith::RemSIOp>(compileIntBinary<remSigned>);
+  table.add<arith::RemUIOp>(compileIntBinary<remUnsigned>);
+  table.add<arith::FloorDivSIOp>(compileIntBinary<floorDivSigned>);
+  table.add<arith::CeilDivSIOp>(compileIntBinary<ceilDivSigned>);
+  table.add<arith::CeilDivUIOp>(compileIntBinary<ceilDivUnsigned>);
+  table.add<arith::AndIOp>(compileIntBinary<andInt>);
+  table.add<arith::OrIOp>(compileIntBinary<orInt>);
+  table.add<arith::XOrIOp>(compileIntBinary<xorInt>);
+  table.add<arith::ShLIOp>(compileIntBinary<shiftLeft>);
+  table.add<arith::ShRUIOp>(compileIntBinary<shiftRightUnsigned>);
+  table.add<arith::ShRSIOp>(compileIntBinary<shiftRightSigned>);
+  table.add<arith::MaxSIOp>(compileIntBinary<maxSigned>);
+  table.add<arith::MinSIOp>(compileIntBinary<minSigned>);
+  table.add<arith::MaxUIOp>(compileIntBinary<maxUnsigned>);
+  table.add<arith::MinUIOp>(compileIntBinary<minUnsigned>);
+  table.add<arith::CmpIOp>(compileCmpI);
+  table.add<math::AbsIOp>(compileAbsI);
 }
 
 } // namespace tilejit::interp::detail

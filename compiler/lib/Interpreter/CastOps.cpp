@@ -6,7 +6,7 @@
 #include "InterpreterImpl.h"
 
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/APFloat.h"
@@ -187,19 +187,19 @@ Expected<Instr> compileBitcast(Operation *op, Compiler &c) {
 } // namespace
 
 void registerCastOps(OpTable &table) {
-  table["tile.convert"] = compileConvert;
-  table["arith.extf"] = aliasResult;
-  table["arith.truncf"] = compileTruncF;
-  table["arith.sitofp"] = compileIntToFloat<true>;
-  table["arith.uitofp"] = compileIntToFloat<false>;
-  table["arith.fptosi"] = compileFloatToInt<true>;
-  table["arith.fptoui"] = compileFloatToInt<false>;
-  table["arith.extsi"] = aliasResult;
-  table["arith.extui"] = compileExtUI;
-  table["arith.trunci"] = compileIntResize<false>;
-  table["arith.index_cast"] = compileIntResize<false>;
-  table["arith.index_castui"] = compileIntResize<true>;
-  table["arith.bitcast"] = compileBitcast;
+  table.add<tile::ConvertOp>(compileConvert);
+  table.add<arith::ExtFOp>(aliasResult);
+  table.add<arith::TruncFOp>(compileTruncF);
+  table.add<arith::SIToFPOp>(compileIntToFloat<true>);
+  table.add<arith::UIToFPOp>(compileIntToFloat<false>);
+  table.add<arith::FPToSIOp>(compileFloatToInt<true>);
+  table.add<arith::FPToUIOp>(compileFloatToInt<false>);
+  table.add<arith::ExtSIOp>(aliasResult);
+  table.add<arith::ExtUIOp>(compileExtUI);
+  table.add<arith::TruncIOp>(compileIntResize<false>);
+  table.add<arith::IndexCastOp>(compileIntResize<false>);
+  table.add<arith::IndexCastUIOp>(compileIntResize<true>);
+  table.add<arith::BitcastOp>(compileBitcast);
 }
 
 } // namespace tilejit::interp::detail

@@ -133,8 +133,8 @@ Expected<Instr> compileIf(Operation *op, Compiler &c) {
 } // namespace
 
 void registerControlFlowOps(OpTable &table) {
-  table["scf.for"] = compileFor;
-  table["scf.if"] = compileIf;
+  table.add<mlir::scf::ForOp>(compileFor);
+  table.add<mlir::scf::IfOp>(compileIf);
 }
 
 } // namespace tilejit::interp::detail

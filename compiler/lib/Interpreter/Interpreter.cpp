@@ -128,10 +128,10 @@ llvm::Error Compiler::alias(Value value, unsigned existing, Operation *owner) {
 Expected<InstrList> Compiler::compileBody(Block &block) {
   InstrList list;
   for (Operation &op : block.without_terminator()) {
-    auto entry = table.find(op.getName().getStringRef());
-    if (entry == table.end())
+    const OpCompiler *translate = table.lookup(&op);
+    if (!translate)
       return opError(&op, "is not supported by the interpreter");
-    Expected<Instr> instr = entry->second(&op, *this);
+    Expected<Instr> instr = (*translate)(&op, *this);
     if (!instr)
       return instr.takeError();
     if (*instr)

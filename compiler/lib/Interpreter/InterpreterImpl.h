@@ -4,12 +4,12 @@
 #ifndef TILEJIT_LIB_INTERPRETER_INTERPRETERIMPL_H
 #define TILEJIT_LIB_INTERPRETER_INTERPRETERIMPL_H
 
+#include "tilejit/Dialect/Tile/IR/OpTable.h"
 #include "tilejit/Interpreter/Interpreter.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <functional>
 #include <string>
@@ -143,8 +143,8 @@ class Compiler;
 /// An empty instruction means the op needs no work at run time (its result
 /// shares its operand's slot).
 using OpCompiler = llvm::Expected<Instr> (*)(mlir::Operation *op, Compiler &compiler);
-/// Op name -> translator.
-using OpTable = llvm::StringMap<OpCompiler>;
+/// Op class -> translator.
+using OpTable = tile::OpTable<OpCompiler>;
 
 void registerArithFloatOps(OpTable &table);
 void registerArithIntOps(OpTable &table);

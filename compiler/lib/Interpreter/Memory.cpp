@@ -3,7 +3,7 @@
 // (bf16 / f16 / e4m3 bit patterns <-> the f32 values slots hold).
 #include "InterpreterImpl.h"
 
-#include "tilejit/Support/FloatFormats.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

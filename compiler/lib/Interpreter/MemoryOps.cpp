@@ -305,12 +305,12 @@ Expected<Instr> compilePtrStore(Operation *op, Compiler &c) {
 } // namespace
 
 void registerMemoryOps(OpTable &table) {
-  table["tile.make_view"] = compileMakeView;
-  table["tile.load"] = compileLoad;
-  table["tile.store"] = compileStore;
-  table["tile.addptr"] = compileAddPtr;
-  table["tile.ptr_load"] = compilePtrLoad;
-  table["tile.ptr_store"] = compilePtrStore;
+  table.add<tile::MakeViewOp>(compileMakeView);
+  table.add<tile::LoadOp>(compileLoad);
+  table.add<tile::StoreOp>(compileStore);
+  table.add<tile::AddPtrOp>(compileAddPtr);
+  table.add<tile::PtrLoadOp>(compilePtrLoad);
+  table.add<tile::PtrStoreOp>(compilePtrStore);
 }
 
 } // namespace tilejit::interp::detail

@@ -129,9 +129,9 @@ Expected<Instr> compileDot(Operation *op, Compiler &c) {
 } // namespace
 
 void registerReduceOps(OpTable &table) {
-  table["tile.reduce"] = compileReduceOrScan<false>;
-  table["tile.scan"] = compileReduceOrScan<true>;
-  table["tile.dot"] = compileDot;
+  table.add<tile::ReduceOp>(compileReduceOrScan<false>);
+  table.add<tile::ScanOp>(compileReduceOrScan<true>);
+  table.add<tile::DotOp>(compileDot);
 }
 
 } // namespace tilejit::interp::detail

@@ -223,18 +223,18 @@ template <bool count> Expected<Instr> compileGridQuery(Operation *op, Compiler &
 } // namespace
 
 void registerShapeOps(OpTable &table) {
-  table["arith.constant"] = compileConstant;
-  table["arith.select"] = compileSelect;
-  table["tile.splat"] = compileSplat;
-  table["tile.arange"] = compileArange;
-  table["tile.broadcast"] = compileBroadcast;
-  table["tile.transpose"] = compileTranspose;
-  table["tile.expand_dims"] = compileReinterpret;
-  table["tile.reshape"] = compileReinterpret;
+  table.add<arith::ConstantOp>(compileConstant);
+  table.add<arith::SelectOp>(compileSelect);
+  table.add<tile::SplatOp>(compileSplat);
+  table.add<tile::ArangeOp>(compileArange);
+  table.add<tile::BroadcastOp>(compileBroadcast);
+  table.add<tile::TransposeOp>(compileTranspose);
+  table.add<tile::ExpandDimsOp>(compileReinterpret);
+  table.add<tile::ReshapeOp>(compileReinterpret);
   // Register layouts only matter on the GPU: a layout change is a no-op here.
-  table["tile.convert_layout"] = compileReinterpret;
-  table["tile.program_id"] = compileGridQuery<false>;
-  table["tile.num_programs"] = compileGridQuery<true>;
+  table.add<tile::ConvertLayoutOp>(compileReinterpret);
+  table.add<tile::ProgramIdOp>(compileGridQuery<false>);
+  table.add<tile::NumProgramsOp>(compileGridQuery<true>);
 }
 
 } // namespace tilejit::interp::detail

@@ -147,6 +147,7 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(out.name);
   out.threads = func->getAttrOfType<IntegerAttr>("tile.threads").getInt();
   out.sharedBytes = func->getAttrOfType<IntegerAttr>("tile.shared_bytes").getInt();
+  out.reducedSums = func->getAttrOfType<StringAttr>("tile.sums").getValue() == "reduced";
   if (opts.dump && opts.dumpLLVM) {
     auto ir = translateToLLVMIR(module, arch, opts.ptx);
     if (!ir)

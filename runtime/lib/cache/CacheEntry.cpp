@@ -90,6 +90,7 @@ std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) 
   putString(payload, kernel.entryName);
   putU32(payload, kernel.launch.threadsPerBlock);
   putU32(payload, kernel.launch.dynamicSharedBytes);
+  putU32(payload, uint32_t(kernel.sums));
   putU32(payload, kernel.params.size());
   for (const KernelParam &param : kernel.params) {
     putString(payload, param.name);
@@ -143,6 +144,8 @@ Expected<std::pair<EntryMeta, CompiledKernel>> parseEntry(StringRef bytes) {
   reader.string(kernel.entryName, "the entry name");
   reader.u32(kernel.launch.threadsPerBlock, "the block size");
   reader.u32(kernel.launch.dynamicSharedBytes, "the shared size");
+  uint32_t sums = 0;
+  reader.u32(sums, "the sum precision");
   uint32_t paramCount = 0;
   reader.u32(paramCount, "the parameter count");
   std::vector<std::string> kinds;
@@ -159,6 +162,9 @@ Expected<std::pair<EntryMeta, CompiledKernel>> parseEntry(StringRef bytes) {
   reader.string(kernel.ptx, "the PTX");
   if (Error err = reader.finish())
     return std::move(err);
+  if (sums > uint32_t(SumPrecision::Reduced))
+    return corrupt(formatv("malformed payload: sum precision {0}", sums));
+  kernel.sums = SumPrecision(sums);
   if (kernel.params.size() != paramCount)
     return corrupt(formatv("malformed payload: {0} parameters", paramCount));
   for (auto [param, kind] : llvm::zip_equal(kernel.params, kinds)) {

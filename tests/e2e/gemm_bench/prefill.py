@@ -4,7 +4,7 @@ scales, bf16 out). Each variant in DIR (cfg: n, k, bm, bn) is first checked
 against the f64 product of its codes (atol 1e-2, rtol 2^-7, NaN-poisoned output),
 then timed; torch._scaled_mm on the same buffers in the same run, before and after.
 Inputs: randn*2 cast to e4m3, NCOPY distinct copies rotated so weights come from
-HBM, not L2 (design.md section 5). CUDA events around each launch.
+HBM, not L2 (docs/design.md#measuring-method). CUDA events around each launch.
 Usage: prefill.py DIR [REPS] (DIR from build_shapes.sh with prefill.txt)"""
 import json, math, statistics, sys
 from pathlib import Path

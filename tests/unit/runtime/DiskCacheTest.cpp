@@ -1,6 +1,6 @@
-// The disk cache of design.md §4: keys change with every keyed input and only
-// then; corrupt or truncated entries are reported, recompiled and never loaded;
-// LRU eviction under the size cap; `tilejit cache ls|verify|clear`.
+// The disk cache of docs/design.md#cache-keys: keys change with every keyed input and
+// only then; corrupt or truncated entries are reported, recompiled and never loaded; LRU
+// eviction under the size cap; `tilejit cache ls|verify|clear`.
 #include "RuntimeTestSupport.h"
 
 #include "tilejit/runtime/CacheCommand.h"
@@ -122,6 +122,7 @@ TEST_CASE("an entry round-trips and a hit refreshes its LRU time", "[runtime][ca
 
   CompiledKernel kernel = sampleKernel();
   kernel.launch.dynamicSharedBytes = 64 * 1024;
+  kernel.sums = SumPrecision::Reduced; // not the default: the field must travel
   REQUIRE(message(cache->store(key, "k", "sm_90a", kernel)) == "");
   DiskLookup hit = llvm::cantFail(cache->lookup(key));
   REQUIRE(hit.status == DiskLookup::Hit);
@@ -129,6 +130,7 @@ TEST_CASE("an entry round-trips and a hit refreshes its LRU time", "[runtime][ca
   CHECK(hit.kernel.entryName == kernel.entryName);
   CHECK(hit.kernel.params == kernel.params);
   CHECK(hit.kernel.launch == kernel.launch);
+  CHECK(hit.kernel.sums == SumPrecision::Reduced);
   CHECK(hit.kernel.timings.empty());
   CHECK(reports.empty());
 

@@ -1,5 +1,5 @@
-// Weight slots, never addresses (design.md §4): the stale-pointer scenario of two
-// engines in one process, uploads counted once, the second forward free of work.
+// Weight slots, never addresses (docs/design.md#weight-slots): the stale-pointer scenario
+// of two engines in one process, uploads counted once, the second forward free of work.
 #include "RuntimeTestSupport.h"
 
 #include <catch2/catch.hpp>

@@ -233,7 +233,7 @@ Value abs(const Operand &x);
 Value fma(const Operand &a, const Operand &b, const Operand &c);
 /// x / (1 + exp(-x)).
 Value silu(const Operand &x);
-/// x if x > 20 else log1p(exp(x)) (reference-math.md §2).
+/// x if x > 20 else log1p(exp(x)) (docs/numerics.md#notation-and-rounding-points).
 Value softplus(const Operand &x);
 
 // Reductions and scans along an axis (a 1-D reduction yields a scalar).

@@ -37,6 +37,9 @@ struct CompiledKernel {
   std::string ptx;
   int64_t threads = 0;     ///< per program (CTA)
   int64_t sharedBytes = 0; ///< dynamic shared memory per program
+  /// Whether some dot adds its products with fewer bits than f32 (e4m3
+  /// wgmma): its outputs are held to R1h's band, not R1's one ulp.
+  bool reducedSums = false;
   /// Parameters in order: name and kind ("ptr", "i32", "i64", "f32", ...).
   std::vector<std::pair<std::string, std::string>> params;
   double lowerMs = 0; ///< the MLIR pipelines

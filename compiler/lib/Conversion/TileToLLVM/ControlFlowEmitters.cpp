@@ -120,8 +120,8 @@ LogicalResult emitIf(Emitter &e, Operation *op) {
 } // namespace
 
 void populateControlFlowEmitters(EmitterTable &table) {
-  table["scf.for"] = emitFor;
-  table["scf.if"] = emitIf;
+  table.add<scf::ForOp>(emitFor);
+  table.add<scf::IfOp>(emitIf);
 }
 
 } // namespace tilejit::lowering

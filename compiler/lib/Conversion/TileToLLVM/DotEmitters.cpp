@@ -6,6 +6,10 @@
 // Operands in #tile.wgmma_operand layouts take the wgmma path (DotWgmma.cpp).
 #include "DotWgmma.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "convert-tile-to-llvm"
+
 using namespace mlir;
 
 namespace tilejit::lowering {
@@ -28,6 +32,8 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   bool aWgmma = isa<tile::WgmmaOperandLayoutAttr>(aType.getEncoding());
   if (aWgmma != isa<tile::WgmmaOperandLayoutAttr>(bType.getEncoding()))
     return op->emitOpError("needs both operands or neither in #tile.wgmma_operand layouts");
+  LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc << ": "
+                          << (aWgmma ? "wgmma" : "mma.sync") << "\n");
   if (aWgmma)
     return emitWgmmaDot(e, dot);
   auto mma = dyn_cast<tile::MmaLayoutAttr>(dot.getAcc().getType().getEncoding());
@@ -87,6 +93,6 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
 
 } // namespace
 
-void populateDotEmitters(EmitterTable &table) { table["tile.dot"] = emitDot; }
+void populateDotEmitters(EmitterTable &table) { table.add<tile::DotOp>(emitDot); }
 
 } // namespace tilejit::lowering

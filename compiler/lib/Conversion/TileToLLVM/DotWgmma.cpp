@@ -81,8 +81,10 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
     types = ".bf16.bf16";
   else if (element.isF16())
     types = ".f16.f16";
-  else if (isa<Float8E4M3FNType>(element))
+  else if (isa<Float8E4M3FNType>(element)) {
     types = ".e4m3.e4m3";
+    e.reducedSums = true;
+  }
   else
     return dot.emitOpError("has no wgmma lowering for ") << element << " operands";
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = bType.getDimSize(1);

@@ -33,7 +33,7 @@ unsigned registerCount(Emitter &e, Operation *op) {
   return 1;
 }
 
-/// Any arith op: the same op on each register's scalars.
+/// An arith op: the same op on each register's scalars.
 LogicalResult emitArith(Emitter &e, Operation *op) {
   for (Type t : llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
     if (isa<Float8E4M3FNType>(getElementTypeOrSelf(t)))
@@ -224,16 +224,31 @@ LogicalResult emitGridQuery(Emitter &e, Operation *op, bool count) {
 } // namespace
 
 void populateElementwiseEmitters(EmitterTable &table) {
-  table["arith.*"] = emitArith;
-  table["tile.program_id"] = [](Emitter &e, Operation *op) { return emitGridQuery(e, op, false); };
-  table["tile.num_programs"] = [](Emitter &e, Operation *op) { return emitGridQuery(e, op, true); };
-  table["tile.splat"] = [](Emitter &e, Operation *op) {
+  // The arith ops the interpreter runs too (a kernel with any other fails on
+  // both); they stay arith on scalars, for convert-arith-to-llvm.
+  table.add<arith::AddFOp, arith::SubFOp, arith::MulFOp, arith::DivFOp, arith::RemFOp,
+            arith::MaximumFOp, arith::MinimumFOp, arith::MaxNumFOp, arith::MinNumFOp,
+            arith::NegFOp, arith::CmpFOp>(emitArith);
+  table.add<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::DivSIOp, arith::DivUIOp,
+            arith::RemSIOp, arith::RemUIOp, arith::FloorDivSIOp, arith::CeilDivSIOp,
+            arith::CeilDivUIOp, arith::AndIOp, arith::OrIOp, arith::XOrIOp, arith::ShLIOp,
+            arith::ShRUIOp, arith::ShRSIOp, arith::MaxSIOp, arith::MinSIOp,
+            arith::MaxUIOp, arith::MinUIOp, arith::CmpIOp>(emitArith);
+  table.add<arith::ExtFOp, arith::TruncFOp, arith::SIToFPOp, arith::UIToFPOp,
+            arith::FPToSIOp, arith::FPToUIOp, arith::ExtSIOp, arith::ExtUIOp,
+            arith::TruncIOp, arith::IndexCastOp, arith::IndexCastUIOp, arith::BitcastOp,
+            arith::ConstantOp, arith::SelectOp>(emitArith);
+  table.add<tile::ProgramIdOp>(
+      [](Emitter &e, Operation *op) { return emitGridQuery(e, op, false); });
+  table.add<tile::NumProgramsOp>(
+      [](Emitter &e, Operation *op) { return emitGridQuery(e, op, true); });
+  table.add<tile::SplatOp>([](Emitter &e, Operation *op) {
     auto splat = cast<tile::SplatOp>(op);
     e.map(splat.getResult(),
           Regs(e.layout(splat.getResult().getType()).numRegs(), e.regs(splat.getSrc())[0]));
     return success();
-  };
-  table["tile.arange"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<tile::ArangeOp>([](Emitter &e, Operation *op) {
     auto arange = cast<tile::ArangeOp>(op);
     const Distributed &d = e.layout(arange.getResult().getType());
     Regs out;
@@ -242,8 +257,8 @@ void populateElementwiseEmitters(EmitterTable &table) {
                                         e.i32(arange.getStart(), op->getLoc())));
     e.map(arange.getResult(), std::move(out));
     return success();
-  };
-  table["tile.addptr"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<tile::AddPtrOp>([](Emitter &e, Operation *op) {
     auto add = cast<tile::AddPtrOp>(op);
     Type pointee = e.elementType(tile::getPointeeType(add.getPtr().getType()));
     Regs ptrs = e.regs(add.getPtr()), offsets = e.regs(add.getOffset()), out;
@@ -251,39 +266,39 @@ void populateElementwiseEmitters(EmitterTable &table) {
       out.push_back(gep(e, ptrs[r], pointee, offsets[r], op->getLoc()));
     e.map(add.getResult(), std::move(out));
     return success();
-  };
-  table["tile.convert"] = emitConvert;
-  table["math.fma"] = emitFma;
-  table["math.exp"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<tile::ConvertOp>(emitConvert);
+  table.add<math::FmaOp>(emitFma);
+  table.add<math::ExpOp>([](Emitter &e, Operation *op) {
     Location loc = op->getLoc();
     return emitMath(e, op, [&](Value x) {
       return ex2(e, LLVM::FMulOp::create(e.b, loc, x, f32Const(e, M_LOG2E, loc)), loc);
     });
-  };
-  table["math.exp2"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<math::Exp2Op>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) { return ex2(e, x, op->getLoc()); });
-  };
-  table["math.log"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<math::LogOp>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) { return natLog(e, x, op->getLoc()); });
-  };
-  table["math.log1p"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<math::Log1pOp>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) { return log1p(e, x, op->getLoc()); });
-  };
-  table["math.sqrt"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<math::SqrtOp>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) {
       return e.intrinsic("llvm.sqrt.f32", e.b.getF32Type(), {x}, op->getLoc());
     });
-  };
-  table["math.rsqrt"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<math::RsqrtOp>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) {
       return e.intrinsic("llvm.nvvm.rsqrt.approx.ftz.f", e.b.getF32Type(), {x}, op->getLoc());
     });
-  };
-  table["math.absf"] = [](Emitter &e, Operation *op) {
+  });
+  table.add<math::AbsFOp>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) {
       return e.intrinsic("llvm.fabs.f32", e.b.getF32Type(), {x}, op->getLoc());
     });
-  };
+  });
 }
 
 } // namespace tilejit::lowering

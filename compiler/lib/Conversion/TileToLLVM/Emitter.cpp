@@ -89,7 +89,7 @@ LogicalResult Emitter::emitBlock(Block &block) {
   for (Operation &op : block.without_terminator()) {
     if (!mayPrecedeDeferred(op))
       runDeferred();
-    const EmitFn *emit = findEmitter(table_, &op);
+    const EmitFn *emit = table_.lookup(&op);
     if (!emit)
       return op.emitOpError("has no GPU lowering");
     if (failed((*emit)(*this, &op)))

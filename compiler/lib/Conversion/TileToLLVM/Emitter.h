@@ -3,18 +3,18 @@
 // A kernel is lowered by walking its body in order. Every tile value maps to
 // the scalars its thread holds (one per register of its layout, see
 // Layouts.h); scalars map to one value. Op families register one emit
-// function per op name (populate...Emitters), in the manner of pattern sets.
+// function per op class (populate...Emitters), in the manner of pattern sets.
 #ifndef TILEJIT_LIB_CONVERSION_TILETOLLVM_EMITTER_H
 #define TILEJIT_LIB_CONVERSION_TILETOLLVM_EMITTER_H
 
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
+#include "tilejit/Dialect/Tile/IR/OpTable.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Builders.h"
-#include "llvm/ADT/StringMap.h"
 
 #include <functional>
 #include <optional>
@@ -39,7 +39,7 @@ struct ViewValue {
 
 class Emitter;
 using EmitFn = std::function<LogicalResult(Emitter &, Operation *)>;
-using EmitterTable = llvm::StringMap<EmitFn>;
+using EmitterTable = tile::OpTable<EmitFn>;
 
 void populateElementwiseEmitters(EmitterTable &table);
 void populateMemoryEmitters(EmitterTable &table);
@@ -51,8 +51,6 @@ void populateSharedEmitters(EmitterTable &table);
 
 /// Every op family's emitters.
 EmitterTable makeEmitterTable();
-/// The emitter of `op` (by name, else its dialect's `dialect.*`), or null.
-const EmitFn *findEmitter(const EmitterTable &table, Operation *op);
 /// Diagnoses the first op of `kernel` that is unregistered, has no emitter,
 /// or has an operand, result or block argument of a type the lowering cannot
 /// hold (tile-verify-lowerable).
@@ -77,6 +75,10 @@ public:
   int64_t numWarps;
   /// Bytes of dynamic shared memory the kernel needs (max over ops).
   int64_t sharedBytes = 0;
+  /// Set when a dot was lowered to a tensor-core instruction that adds its
+  /// products with fewer bits than f32 (e4m3 wgmma); the runtime's checks
+  /// choose the wider R1h band from it (docs/numerics.md).
+  bool reducedSums = false;
 
   // Values.
   Regs &regs(Value v);

@@ -5,6 +5,10 @@
 // exchange it by warp shuffles; otherwise the tile goes through shared memory.
 #include "Emitter.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "convert-tile-to-llvm"
+
 using namespace mlir;
 
 namespace tilejit::lowering {
@@ -77,14 +81,21 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
     else
       out.push_back(in[it - from.regs.begin()]);
   }
+  auto trace = [&](llvm::StringRef how) {
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": '" << dst.getDefiningOp()->getName()
+                            << "' at " << loc << ": " << how << "\n");
+  };
   if (inRegisters) {
+    trace("registers renamed");
     e.map(dst, std::move(out));
     return success();
   }
   if (auto shuffled = shuffleFromLanes(e, from, to, in, map, loc)) {
+    trace("warp shuffles");
     e.map(dst, std::move(*shuffled));
     return success();
   }
+  trace("through shared memory");
   Type type = e.elementType(srcType);
   e.barrier(loc);
   e.storeShared(from, in, type, 0, loc);
@@ -194,14 +205,14 @@ LogicalResult emitReshape(Emitter &e, Operation *op) {
 } // namespace
 
 void populateLayoutEmitters(EmitterTable &table) {
-  table["tile.convert_layout"] = [](Emitter &e, Operation *op) {
+  table.add<tile::ConvertLayoutOp>([](Emitter &e, Operation *op) {
     auto type = cast<RankedTensorType>(op->getResult(0).getType());
     return moveTile(e, op->getOperand(0), op->getResult(0), identity(type.getRank()));
-  };
-  table["tile.broadcast"] = emitBroadcast;
-  table["tile.expand_dims"] = emitExpandDims;
-  table["tile.reshape"] = emitReshape;
-  table["tile.transpose"] = emitTranspose;
+  });
+  table.add<tile::BroadcastOp>(emitBroadcast);
+  table.add<tile::ExpandDimsOp>(emitExpandDims);
+  table.add<tile::ReshapeOp>(emitReshape);
+  table.add<tile::TransposeOp>(emitTranspose);
 }
 
 } // namespace tilejit::lowering

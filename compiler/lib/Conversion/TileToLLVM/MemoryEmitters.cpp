@@ -373,11 +373,11 @@ LogicalResult emitPtrStore(Emitter &e, Operation *op) {
 } // namespace
 
 void populateMemoryEmitters(EmitterTable &table) {
-  table["tile.make_view"] = emitMakeView;
-  table["tile.load"] = emitLoad;
-  table["tile.store"] = emitStore;
-  table["tile.ptr_load"] = emitPtrLoad;
-  table["tile.ptr_store"] = emitPtrStore;
+  table.add<tile::MakeViewOp>(emitMakeView);
+  table.add<tile::LoadOp>(emitLoad);
+  table.add<tile::StoreOp>(emitStore);
+  table.add<tile::PtrLoadOp>(emitPtrLoad);
+  table.add<tile::PtrStoreOp>(emitPtrStore);
 }
 
 } // namespace tilejit::lowering

@@ -184,8 +184,8 @@ LogicalResult emitScan(Emitter &e, Operation *op) {
 } // namespace
 
 void populateReduceEmitters(EmitterTable &table) {
-  table["tile.reduce"] = emitReduce;
-  table["tile.scan"] = emitScan;
+  table.add<tile::ReduceOp>(emitReduce);
+  table.add<tile::ScanOp>(emitScan);
 }
 
 } // namespace tilejit::lowering

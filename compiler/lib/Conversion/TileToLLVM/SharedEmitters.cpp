@@ -246,14 +246,14 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
 } // namespace
 
 void populateSharedEmitters(EmitterTable &table) {
-  table["tile.shared_alloc"] = emitSharedAlloc;
-  table["tile.async_copy"] = emitAsyncCopy;
-  table["tile.async_commit"] = [](Emitter &e, Operation *op) {
+  table.add<tile::SharedAllocOp>(emitSharedAlloc);
+  table.add<tile::AsyncCopyOp>(emitAsyncCopy);
+  table.add<tile::AsyncCommitOp>([](Emitter &e, Operation *op) {
     NVVM::CpAsyncCommitGroupOp::create(e.b, op->getLoc());
     return success();
-  };
-  table["tile.async_wait"] = emitAsyncWait;
-  table["tile.shared_load"] = emitSharedLoad;
+  });
+  table.add<tile::AsyncWaitOp>(emitAsyncWait);
+  table.add<tile::SharedLoadOp>(emitSharedLoad);
 }
 
 } // namespace tilejit::lowering

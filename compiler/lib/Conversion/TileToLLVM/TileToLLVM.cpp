@@ -2,6 +2,10 @@
 #include "Emitter.h"
 #include "tilejit/Conversion/TileToLLVM/Passes.h"
 
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "convert-tile-to-llvm"
+
 namespace tilejit {
 #define GEN_PASS_DEF_CONVERTTILETOLLVM
 #include "tilejit/Conversion/TileToLLVM/Passes.h.inc"
@@ -37,9 +41,13 @@ struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileT
       Emitter emitter(kernel, func, table);
       if (failed(emitter.run()))
         return signalPassFailure();
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ": "
+                              << threads << " threads, " << emitter.sharedBytes
+                              << " bytes of dynamic shared memory\n");
       // The runtime reads these to launch: dynamic shared bytes and threads.
       func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.sharedBytes));
       func->setAttr("tile.threads", b.getI64IntegerAttr(threads));
+      func->setAttr("tile.sums", b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
       kernel.erase();
     }
   }

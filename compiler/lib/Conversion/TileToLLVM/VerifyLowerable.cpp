@@ -2,8 +2,8 @@
 // the emitter has a lowering for and every value of a type it can hold in
 // registers, so that the passes and the emitter only ever see what they handle
 // (an unregistered op has no dialect to ask, an index or dynamic tile no
-// register form). Also the emitter table and its lookup, shared with
-// convert-tile-to-llvm.
+// register form). Also the emitter table (tile::OpTable, by op class), shared
+// with convert-tile-to-llvm.
 #include "Emitter.h"
 #include "tilejit/Conversion/TileToLLVM/Passes.h"
 
@@ -28,13 +28,6 @@ EmitterTable makeEmitterTable() {
   populateControlFlowEmitters(table);
   populateSharedEmitters(table);
   return table;
-}
-
-const EmitFn *findEmitter(const EmitterTable &table, Operation *op) {
-  auto it = table.find(op->getName().getStringRef());
-  if (it == table.end() && op->getDialect())
-    it = table.find((op->getDialect()->getNamespace() + ".*").str());
-  return it == table.end() ? nullptr : &it->second;
 }
 
 namespace {
@@ -75,7 +68,7 @@ LogicalResult verifyLowerable(tile::KernelOp kernel, const EmitterTable &table) 
       op->emitOpError("is not an operation of a loaded dialect: it has no GPU lowering");
       return WalkResult::interrupt();
     }
-    if (!isHandledTerminator(op) && !findEmitter(table, op)) {
+    if (!isHandledTerminator(op) && !table.lookup(op)) {
       op->emitOpError("has no GPU lowering");
       return WalkResult::interrupt();
     }

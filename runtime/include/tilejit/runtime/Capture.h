@@ -1,6 +1,7 @@
-// Graph-capture discipline (design.md §4): during stream capture a launch must find
-// its module ready; compiling, loading a module or allocating is refused with an
-// error that says what to do instead. A ready kernel captures and replays.
+// Graph-capture discipline (docs/design.md#compile-at-load-never-during-capture): during
+// stream capture a launch must find its module ready; compiling, loading a module or
+// allocating is refused with an error that says what to do instead. A ready kernel
+// captures and replays.
 #ifndef TILEJIT_RUNTIME_CAPTURE_H
 #define TILEJIT_RUNTIME_CAPTURE_H
 

@@ -49,6 +49,14 @@ struct LaunchInfo {
   bool operator==(const LaunchInfo &other) const = default;
 };
 
+/// How the kernel's matrix instructions add their products: exactly as f32
+/// does (CUDA cores, mma.sync, the interpreter) or with fewer bits inside one
+/// instruction (Hopper's e4m3 wgmma). Checks choose their band from it
+/// (docs/numerics.md, R1h), never from the arch name.
+enum class SumPrecision : uint8_t { Exact, Reduced };
+/// "exact" or "reduced".
+llvm::StringRef sumPrecisionName(SumPrecision sums);
+
 /// Wall time of one compile stage ("tile", "llvm", "ptx", ...).
 struct StageTiming {
   std::string stage;
@@ -66,6 +74,7 @@ struct CompiledKernel {
   /// Parameters in order, as the PTX declares them.
   std::vector<KernelParam> params;
   LaunchInfo launch;
+  SumPrecision sums = SumPrecision::Exact;
   /// Per-stage compile times; empty when the kernel came from a cache.
   std::vector<StageTiming> timings;
   /// Problems the compiler recovered from (a TILEJIT_DUMP_DIR it could not

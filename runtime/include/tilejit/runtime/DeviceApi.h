@@ -4,8 +4,8 @@
 #ifndef TILEJIT_RUNTIME_DEVICEAPI_H
 #define TILEJIT_RUNTIME_DEVICEAPI_H
 
-#include "tilejit/Target/PTX/Arch.h"
 #include "tilejit/runtime/KernelSignature.h"
+#include "tilejit/support/Arch.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"

@@ -1,6 +1,6 @@
-// The disk cache of compiled kernels (design.md §4): content-hash keys, entries
-// written to a temporary file and renamed, checksummed and verified on read, a size
-// cap with LRU eviction, safe for several processes sharing one directory.
+// The disk cache of compiled kernels (docs/design.md#cache-keys): content-hash keys,
+// entries written to a temporary file and renamed, checksummed and verified on read, a
+// size cap with LRU eviction, safe for several processes sharing one directory.
 #ifndef TILEJIT_RUNTIME_DISKCACHE_H
 #define TILEJIT_RUNTIME_DISKCACHE_H
 

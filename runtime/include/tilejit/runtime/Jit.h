@@ -13,17 +13,15 @@
 #include "tilejit/runtime/LoadStats.h"
 #include "tilejit/runtime/ModuleCache.h"
 #include "tilejit/runtime/RuntimeOptions.h"
-#include "tilejit/runtime/TuneDb.h"
 #include "tilejit/runtime/WeightSlot.h"
 
-#include "tilejit/Target/PTX/Arch.h"
+#include "tilejit/support/Arch.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -110,13 +108,9 @@ public:
   /// Reports a choice the runtime made through the notes handler.
   void note(const llvm::Twine &message);
 
-  /// The tuning database's entry for `key` (a copy). The database is read at
-  /// the first lookup; one that cannot be read is reported once and treated
-  /// as empty. None when the runtime has no database path.
-  std::pair<TuneMatch, std::optional<TuneEntry>> lookupTuned(const TuneKey &key);
+  /// RuntimeOptions::tuneDbPath: the tuning database the kernels of this
+  /// runtime are tuned from (tuning/ reads it); empty: none.
   llvm::StringRef tuneDbPath() const { return options.tuneDbPath; }
-  /// The version stamped on tuned entries by this runtime's compiler.
-  std::string tuningVersion() const;
 
 private:
   friend class WeightSlot;
@@ -135,9 +129,6 @@ private:
   CaptureGuard captureGuard;
   mutable std::mutex slotMutex;
   std::set<uint64_t> liveSlots;
-  std::mutex tuneMutex;
-  /// Read at the first lookupTuned.
-  std::optional<TuneDb> tuneDb;
 };
 
 } // namespace tilejit::runtime

@@ -7,9 +7,8 @@
 #include "tilejit/runtime/CompilerInterface.h"
 #include "tilejit/runtime/DeviceMemory.h"
 #include "tilejit/runtime/ModuleCache.h"
-#include "tilejit/runtime/TuneDb.h"
 
-#include "tilejit/Target/PTX/Arch.h"
+#include "tilejit/support/Arch.h"
 
 #include "llvm/Support/Error.h"
 
@@ -28,15 +27,6 @@ enum class CompileOrigin { None, Memory, Disk, Compiler };
 /// "memory", "disk", "compiler" ("none" before compile()).
 llvm::StringRef compileOriginName(CompileOrigin origin);
 
-/// How a kernel with tunable constants is rebuilt in a tuned configuration.
-struct KernelTuning {
-  /// The launch sizes the kernel will run at (their shapeBucket is keyed).
-  NamedValues shape;
-  /// The canonical tile IR with `config` overriding the tunable constants.
-  std::function<llvm::Expected<std::string>(const Arch &arch, const NamedValues &config)>
-      buildIR;
-};
-
 /// What a kernel is: everything the runtime needs to compile it on demand.
 struct KernelSpec {
   std::string name;
@@ -47,10 +37,6 @@ struct KernelSpec {
   /// The weight this kernel is specialized to, if any: its modules are keyed
   /// by the slot's id and die with the slot.
   const WeightSlot *weightSlot = nullptr;
-  /// When set, compile() looks the kernel up in the runtime's tuning database
-  /// (keyed by the hash of buildIR's output) and builds the tuned
-  /// configuration instead, saying so through the runtime's notes.
-  std::optional<KernelTuning> tuning;
 };
 
 /// A handle to one kernel specialization. Cheap until first use; then holds
@@ -83,8 +69,6 @@ public:
   llvm::StringRef diskKey() const { return key.diskKey; }
   CompileOrigin origin() const { return compiledFrom; }
   double compileMs() const { return obtainMs; }
-  /// After compile(): the tuned configuration used; empty when none was.
-  const NamedValues &tunedConfig() const { return tuned; }
 
 private:
   /// Success when the kernel's weight slot (if any) is alive.
@@ -93,9 +77,6 @@ private:
   std::optional<FunctionHandle> readyFunction();
   /// Loads the compiled module into the context and the module cache.
   llvm::Error load();
-  /// Replaces `ir` (the default configuration) by the tuned one when the
-  /// database has a current entry for it; says what it found.
-  void applyTuning(std::string &ir, const Arch &arch);
 
   JitRuntime &runtime;
   KernelSpec spec;
@@ -105,7 +86,6 @@ private:
   std::shared_ptr<const CompiledKernel> kernel;
   CompileOrigin compiledFrom = CompileOrigin::None;
   double obtainMs = 0;
-  NamedValues tuned;
   FunctionHandle function;
   uint64_t functionGeneration = 0;
 };

@@ -1,5 +1,5 @@
-// Load statistics: counters, not logs (design.md §4). Tests assert them: a weight
-// uploads once, the second forward uploads 0 bytes and compiles nothing.
+// Load statistics: counters, not logs (docs/design.md#load-statistics). Tests assert
+// them: a weight uploads once, the second forward uploads 0 bytes and compiles nothing.
 #ifndef TILEJIT_RUNTIME_LOADSTATS_H
 #define TILEJIT_RUNTIME_LOADSTATS_H
 

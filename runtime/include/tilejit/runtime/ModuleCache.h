@@ -1,5 +1,5 @@
 // The memory cache of loaded modules, keyed by disk key + CUDA context + weight slot
-// (design.md §4). It owns the modules: eviction and destruction unload them.
+// (docs/design.md#cache-keys). It owns the modules: eviction and destruction unload them.
 #ifndef TILEJIT_RUNTIME_MODULECACHE_H
 #define TILEJIT_RUNTIME_MODULECACHE_H
 

@@ -1,7 +1,7 @@
-// The runtime's settings and the environment variables of design.md §3 that set
-// them: TILEJIT_ARCH, TILEJIT_CACHE_DIR (default $XDG_CACHE_HOME/tilejit or
-// ~/.cache/tilejit), TILEJIT_NO_CACHE=1 and TILEJIT_TUNE_DB (default
-// <cache dir>/tune.json).
+// The runtime's settings and the environment variables that set them
+// (docs/design.md#environment): TILEJIT_ARCH, TILEJIT_CACHE_DIR (default
+// $XDG_CACHE_HOME/tilejit or ~/.cache/tilejit), TILEJIT_NO_CACHE=1 and TILEJIT_TUNE_DB
+// (default <cache dir>/tune.json).
 #ifndef TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 #define TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 
@@ -26,10 +26,11 @@ struct RuntimeOptions {
   uint64_t cacheMaxBytes = defaultDiskCacheMaxBytes;
   /// Warnings the runtime recovers from; printWarning when empty.
   DiagnosticHandler diagnostics;
-  /// The tuning database consulted when a kernel with tuning hooks compiles
-  /// (TILEJIT_TUNE_DB, else tune.json in the cache directory); empty: none.
+  /// Where this deployment keeps its tuning database (TILEJIT_TUNE_DB, else
+  /// tune.json in the cache directory); empty: none. The runtime only carries
+  /// the place: tuning/ reads the file and says what it used through `notes`.
   std::string tuneDbPath;
-  /// What the runtime chose on its own (a tuned configuration used, or one
+  /// Choices made on the runtime's behalf (a tuned configuration used, or one
   /// not used and why); printNote when empty.
   DiagnosticHandler notes;
 
@@ -42,6 +43,10 @@ struct RuntimeOptions {
 /// TILEJIT_CACHE_DIR, else $XDG_CACHE_HOME/tilejit, else $HOME/.cache/tilejit.
 /// An error when none of the variables is set.
 llvm::Expected<std::string> cacheDirectoryFromEnvironment();
+
+/// TILEJIT_TUNE_DB, else tune.json in the cache directory
+/// (cacheDirectoryFromEnvironment). An error when neither can be found.
+llvm::Expected<std::string> tuneDbPathFromEnvironment();
 
 } // namespace tilejit::runtime
 

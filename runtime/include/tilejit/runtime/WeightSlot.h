@@ -1,5 +1,6 @@
 // WeightSlot: owns a weight's device-resident copy and the modules specialized to
-// it. Its identity is a process-unique id, never an address (design.md §4).
+// it. Its identity is a process-unique id, never an address
+// (docs/design.md#weight-slots).
 #ifndef TILEJIT_RUNTIME_WEIGHTSLOT_H
 #define TILEJIT_RUNTIME_WEIGHTSLOT_H
 

@@ -3,7 +3,7 @@
 #ifndef TILEJIT_TARGET_PTX_PTXTARGET_H
 #define TILEJIT_TARGET_PTX_PTXTARGET_H
 
-#include "tilejit/Target/PTX/Arch.h"
+#include "tilejit/support/Arch.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/Support/Error.h"

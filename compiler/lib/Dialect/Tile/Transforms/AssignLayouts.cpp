@@ -2,12 +2,16 @@
 // are inserted (or splats rebuilt) where producer and consumer disagree. The
 // target's capability table picks each dot's matrix path (Staging.h).
 #include "Staging.h"
-#include "tilejit/Target/PTX/Arch.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
+#include "tilejit/support/Arch.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
+
+#define DEBUG_TYPE "tile-assign-layouts"
 
 namespace tilejit::tile {
 #define GEN_PASS_DEF_TILEASSIGNLAYOUTS
@@ -65,8 +69,13 @@ private:
   /// accumulator and its operands get layouts.
   bool usesWgmma(DotOp dot) {
     auto [it, inserted] = wgmmaDots.try_emplace(dot, false);
-    if (inserted)
-      it->second = hasWgmma && fitsWgmma(dot, numWarps);
+    if (inserted) {
+      std::string why = hasWgmma ? whyNotWgmma(dot, numWarps) : "the target has no wgmma";
+      it->second = why.empty();
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << dot.getLoc() << ": "
+                              << (why.empty() ? "wgmma" : "mma.sync, since " + why)
+                              << "\n");
+    }
     return it->second;
   }
 
@@ -97,6 +106,9 @@ private:
     auto type = RankedTensorType::get(t.getShape(), t.getElementType(), layout);
     OpBuilder b(user);
     if (isRematerializable(v)) {
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": '" << v.getDefiningOp()->getName()
+                              << "' at " << v.getLoc() << " rebuilt in " << layout
+                              << " for '" << user->getName() << "'\n");
       Operation *clone = b.clone(*v.getDefiningOp());
       if (auto constant = dyn_cast<arith::ConstantOp>(clone))
         constant.setValueAttr(SplatElementsAttr::get(
@@ -104,6 +116,9 @@ private:
       clone->getResult(0).setType(type);
       return clone->getResult(0);
     }
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": convert_layout " << layoutOf(v) << " -> "
+                            << layout << " for '" << user->getName() << "' at "
+                            << user->getLoc() << "\n");
     return ConvertLayoutOp::create(b, v.getLoc(), type, v);
   }
 
@@ -210,11 +225,12 @@ private:
           convertOperand(*operand, layout);
       }
       convertOperand(dot.getAccMutable(), mma);
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << dot.getLoc()
+                              << ": accumulator " << mma << "\n");
       return setLayout(dot.getResult(), mma);
     }
     if (isa<ScanOp, AddPtrOp, PtrLoadOp, ConvertOp>(op) ||
-        op->getDialect()->getNamespace() == "arith" ||
-        op->getDialect()->getNamespace() == "math") {
+        isa<arith::ArithDialect, math::MathDialect>(op->getDialect())) {
       if (op->getNumOperands() > 0)
         return processElementwise(op);
     }
@@ -230,6 +246,10 @@ private:
           constant.setValueAttr(dense.reshape(
               RankedTensorType::get(t.getShape(), t.getElementType(), layout)));
         }
+        LLVM_DEBUG(llvm::dbgs()
+                   << DEBUG_TYPE ": '" << op->getName() << "' at " << op->getLoc() << ": "
+                   << describeType(t) << " starts in " << layout << " (" << vectorFor(t)
+                   << "-element accesses)\n");
         setLayout(r, layout);
       }
   }
@@ -262,6 +282,9 @@ public:
       int budget = 16; // ops a tree may hold
       if (!cheap(convert.getSrc(), budget))
         continue;
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": convert_layout at " << convert.getLoc()
+                              << ": its operand's tree is computed again in "
+                              << target.getEncoding() << " instead\n");
       OpBuilder b(convert);
       convert.getResult().replaceAllUsesWith(rebuild(convert.getSrc(), target.getEncoding(), b));
       convert.erase();
@@ -280,9 +303,8 @@ private:
   }
 
   static bool elementwise(Operation *op) {
-    StringRef dialect = op->getDialect()->getNamespace();
-    return (dialect == "arith" || dialect == "math") && op->getNumResults() == 1 &&
-           op->getNumRegions() == 0;
+    return isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) &&
+           op->getNumResults() == 1 && op->getNumRegions() == 0;
   }
 
   bool cheap(Value v, int &budget) {
@@ -380,8 +402,11 @@ struct AssignLayoutsPass
     });
     if (unsized.wasInterrupted())
       return signalPassFailure();
-    Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
     const int64_t numWarps = getNumWarps(kernel);
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ", "
+                            << numWarps << " warps, arch '" << arch << "'"
+                            << (hasWgmma ? " (wgmma)" : "") << "\n");
+    Assigner(kernel, hasWgmma).processBlock(kernel.getBody().front());
     Rematerializer(numWarps).run(kernel);
     kernel.walk([&](Operation *op) {
       for (Value r : op->getResults()) {

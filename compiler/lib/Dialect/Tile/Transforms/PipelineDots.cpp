@@ -10,6 +10,9 @@
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
 #include "mlir/IR/IRMapping.h"
+#include "llvm/Support/Debug.h"
+
+#define DEBUG_TYPE "tile-pipeline-dots"
 
 namespace tilejit::tile {
 #define GEN_PASS_DEF_TILEPIPELINEDOTS
@@ -31,22 +34,29 @@ struct Staged {
 
 /// The staging of one dot operand: a tile.convert_layout into a
 /// #tile.dot_operand (ldmatrix) or #tile.wgmma_operand (descriptor) layout of
-/// a stageable load.
-std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loop) {
+/// a stageable load. Without one, `why` says what is missing.
+std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loop,
+                                   std::string &why) {
   Staged s;
   s.convert = operand.getDefiningOp<ConvertLayoutOp>();
   if (!s.convert || s.convert->getBlock() != loop.getBody() || !s.convert->hasOneUse() ||
       !isa<DotOperandLayoutAttr, WgmmaOperandLayoutAttr>(
-          s.convert.getResult().getType().getEncoding()))
+          s.convert.getResult().getType().getEncoding())) {
+    why = "it is not the loop's only conversion of a tile into an operand layout";
     return std::nullopt;
+  }
   Value src = s.convert.getSrc();
   if ((s.transpose = src.getDefiningOp<TransposeOp>())) {
-    if (!s.transpose->hasOneUse() || s.transpose.getOrder() != ArrayRef<int32_t>{1, 0})
+    if (!s.transpose->hasOneUse() || s.transpose.getOrder() != ArrayRef<int32_t>{1, 0}) {
+      why = "it is a transpose that is not [1, 0] or has other uses";
       return std::nullopt;
+    }
     src = s.transpose.getSrc();
   }
   s.load = src.getDefiningOp<LoadOp>();
-  if (!s.load || !isStageableLoad(s.load, opIdx, bool(s.transpose), loop))
+  why = s.load ? whyNotStageable(s.load, opIdx, bool(s.transpose), loop)
+               : "it is not loaded from a view";
+  if (!why.empty())
     return std::nullopt;
   return s;
 }
@@ -114,6 +124,8 @@ void splitIntoSteps(DotOp dot) {
     Value a = part(aLoad, 1, k), bPart = part(bLoad, 0, k);
     acc = DotOp::create(b, loc, acc.getType(), a, bPart, acc);
   }
+  LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc << ": split into "
+                          << kTotal / kStep << " dots of K = " << kStep << "\n");
   dot.getResult().replaceAllUsesWith(acc);
   dot.erase();
   aLoad.erase();
@@ -123,6 +135,9 @@ void splitIntoSteps(DotOp dot) {
 void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   MLIRContext *ctx = loop.getContext();
   Location loc = loop.getLoc();
+  LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": staged operands: "
+                          << staged.size() << ", slots per ring: " << stages
+                          << ", iterations copied ahead: " << stages - 1 << "\n");
   OpBuilder b(loop);
   Type i32 = b.getI32Type();
   auto constant = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
@@ -199,6 +214,9 @@ void foldConversionsIntoTransposes(KernelOp kernel) {
     if (!transpose || !transpose->hasOneUse() ||
         !isa<DotOperandLayoutAttr>(target.getEncoding()))
       return;
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": transpose at " << transpose.getLoc()
+                            << " takes " << target.getEncoding()
+                            << " itself: one trip through scratch, not two\n");
     transpose.getResult().setType(target);
     convert.getResult().replaceAllUsesWith(transpose.getResult());
     convert.erase();
@@ -214,15 +232,26 @@ struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDots
     SmallVector<std::pair<scf::ForOp, SmallVector<Staged>>> loops;
     kernel.walk([&](scf::ForOp loop) {
       // Slot arithmetic is emitted in i32, the type of tile offsets.
-      if (!loop.getInductionVar().getType().isInteger(32))
+      if (!loop.getInductionVar().getType().isInteger(32)) {
+        LLVM_DEBUG(llvm::dbgs()
+                   << DEBUG_TYPE ": loop at " << loop.getLoc()
+                   << ": not pipelined, its induction variable is not i32\n");
         return;
+      }
       SmallVector<Staged> staged;
       for (Operation &op : *loop.getBody())
         if (auto dot = dyn_cast<DotOp>(op)) {
           Value operands[] = {dot.getA(), dot.getB()};
-          for (auto [opIdx, operand] : llvm::enumerate(operands))
-            if (auto s = matchOperand(operand, opIdx, loop))
+          for (auto [opIdx, operand] : llvm::enumerate(operands)) {
+            std::string why;
+            if (auto s = matchOperand(operand, opIdx, loop, why))
               staged.push_back(*s);
+            LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": operand " << (opIdx ? "B" : "A")
+                                    << " of the dot at " << dot.getLoc() << ": "
+                                    << (why.empty() ? "staged through shared memory"
+                                                    : "stays in registers, since " + why)
+                                    << "\n");
+          }
         }
       if (!staged.empty())
         loops.emplace_back(loop, std::move(staged));

@@ -3,6 +3,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -44,55 +45,71 @@ bool isRecomputable(Value v, scf::ForOp loop) {
          llvm::all_of(def->getOperands(), [&](Value o) { return isRecomputable(o, loop); });
 }
 
-bool isStageableLoad(LoadOp load, unsigned opIdx, bool transposed, scf::ForOp loop) {
-  if (load->getBlock() != loop.getBody() || !load->hasOneUse() ||
-      !loop.getInductionVar().getType().isInteger(32))
-    return false;
+std::string whyNotStageable(LoadOp load, unsigned opIdx, bool transposed,
+                            scf::ForOp loop) {
+  if (load->getBlock() != loop.getBody() || !load->hasOneUse())
+    return "the load is not in the loop's body or has other uses";
+  if (!loop.getInductionVar().getType().isInteger(32))
+    return "the loop's induction variable is not i32";
   if (auto pad = load.getPaddingAttr()) {
     auto f = dyn_cast<FloatAttr>(pad);
     if (!f || !f.getValue().isPosZero())
-      return false;
+      return "its padding is not zero, which is what cp.async fills with";
   }
   ViewType view = load.getView().getType();
   Type element = view.getElementType();
-  if (!element.isIntOrFloat())
-    return false;
-  int64_t bits = element.getIntOrFloatBitWidth(), vec = 128 / bits;
-  if (view.getRank() != 2 || view.getContiguousDim() != 1u || (bits != 8 && bits != 16))
-    return false;
+  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth() : 0;
+  if (bits != 8 && bits != 16)
+    return "its elements are not 8 or 16 bits wide";
+  int64_t vec = 128 / bits;
+  if (view.getRank() != 2 || view.getContiguousDim() != 1u)
+    return "its view is not 2-D with a contiguous last dimension";
   int64_t size = view.getShape()[1], stride = view.getStrides()[0];
   if (size == ShapedType::kDynamic || size % vec || stride == ShapedType::kDynamic ||
       stride % vec)
-    return false;
+    return "its view's rows and row stride are not static multiples of 16 bytes";
   // ldmatrix reads 16-byte rows along K, or (.trans) along N of a 16-bit B.
   bool kContiguous = (opIdx == 0) != transposed;
-  auto tile = load.getResult().getType();
-  if ((!kContiguous && bits != 16) || tile.getDimSize(1) % vec)
-    return false;
-  return isMultipleOf(load.getOffsets()[1], vec, loop) &&
-         isRecomputable(load.getView(), loop) &&
-         llvm::all_of(load.getOffsets(), [&](Value o) { return isRecomputable(o, loop); });
+  if (!kContiguous && bits != 16)
+    return "ldmatrix reads 8-bit elements only along K";
+  if (load.getResult().getType().getDimSize(1) % vec)
+    return "the tile's rows are not a multiple of 16 bytes";
+  if (!isMultipleOf(load.getOffsets()[1], vec, loop))
+    return "its column offset is not provably a multiple of 16 bytes";
+  if (!isRecomputable(load.getView(), loop) ||
+      !llvm::all_of(load.getOffsets(), [&](Value o) { return isRecomputable(o, loop); }))
+    return "its view or offsets cannot be computed for a later iteration";
+  return {};
 }
 
-bool fitsWgmma(DotOp dot, int64_t numWarps) {
+std::string whyNotWgmma(DotOp dot, int64_t numWarps) {
   auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
+  if (!loop)
+    return "the dot is not in a loop that could stage its operands";
   auto aType = dot.getA().getType();
   Type element = aType.getElementType();
-  if (!loop || !(element.isBF16() || element.isF16() || isa<Float8E4M3FNType>(element)))
-    return false;
+  if (!(element.isBF16() || element.isF16() || isa<Float8E4M3FNType>(element)))
+    return "its operands are not bf16, f16 or e4m3";
   int64_t m = aType.getDimSize(0), n = dot.getB().getType().getDimSize(1);
   int64_t rowBytes = aType.getDimSize(1) * element.getIntOrFloatBitWidth() / 8;
-  if (numWarps % 4 || m % (16 * numWarps) || n % 8 || n > 256 ||
-      (rowBytes != 32 && rowBytes != 64 && rowBytes != 128))
-    return false;
+  if (numWarps % 4 || m % (16 * numWarps))
+    return llvm::formatv("M = {0} on {1} warps is not whole warpgroups of 64-row blocks",
+                         m, numWarps);
+  if (n % 8 || n > 256)
+    return llvm::formatv("N = {0} is not a multiple of 8 up to 256", n);
+  if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
+    return llvm::formatv("a K row of A is {0} bytes, not 32, 64 or 128", rowBytes);
   auto aLoad = dot.getA().getDefiningOp<LoadOp>();
   auto bTranspose = dot.getB().getDefiningOp<TransposeOp>();
-  if (!aLoad || !bTranspose || !bTranspose->hasOneUse() ||
+  auto bLoad = bTranspose ? bTranspose.getSrc().getDefiningOp<LoadOp>() : LoadOp();
+  if (!aLoad || !bLoad || !bTranspose->hasOneUse() ||
       bTranspose.getOrder() != ArrayRef<int32_t>{1, 0})
-    return false;
-  auto bLoad = bTranspose.getSrc().getDefiningOp<LoadOp>();
-  return bLoad && isStageableLoad(aLoad, 0, false, loop) &&
-         isStageableLoad(bLoad, 1, true, loop);
+    return "A is not a load, or B not the only use of a [1, 0] transpose of one";
+  if (std::string why = whyNotStageable(aLoad, 0, false, loop); !why.empty())
+    return "A cannot be staged: " + why;
+  if (std::string why = whyNotStageable(bLoad, 1, true, loop); !why.empty())
+    return "B cannot be staged: " + why;
+  return {};
 }
 
 } // namespace tilejit::tile

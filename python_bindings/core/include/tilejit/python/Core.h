@@ -186,6 +186,9 @@ struct PTXResult {
   std::string ptx;
   int64_t threads = 0;
   int64_t sharedBytes = 0;
+  /// "reduced" when a dot adds its products with fewer bits than f32 (e4m3
+  /// wgmma: R1h's band applies), else "exact".
+  std::string sums = "exact";
   std::vector<std::pair<std::string, std::string>> params;
   std::vector<Stage> stages;
   double lowerMs = 0, translateMs = 0, optimizeMs = 0, codegenMs = 0;
@@ -246,7 +249,7 @@ std::vector<RegisteredKernel> registeredKernels();
 std::shared_ptr<KernelModule> buildRegistered(const std::string &name,
                                               const std::map<std::string, int64_t> &constants);
 
-/// Bit-exact conversions (tilejit/Support/FloatFormats.h, round to nearest even).
+/// Bit-exact conversions (tilejit/support/FloatFormats.h, round to nearest even).
 void f32ToBF16(const float *in, uint16_t *out, size_t n);
 void bf16ToF32(const uint16_t *in, float *out, size_t n);
 void f32ToE4M3(const float *in, uint8_t *out, size_t n);
@@ -282,7 +285,7 @@ struct MambaGeometry {
   /// One character per layer: 'M' Mamba, '*' attention, 'E' MoE, '-' MLP.
   std::string layerPattern;
 };
-/// The full Nemotron-3-Nano-30B-A3B geometry (reference-math.md §1).
+/// The full Nemotron-3-Nano-30B-A3B geometry (docs/numerics.md#geometry).
 MambaGeometry fullMambaGeometry();
 
 /// What a decode step runs: the first `layers` Mamba layers of `geometry`
@@ -305,7 +308,7 @@ struct DecodeLayerInfo {
 /// its element type ("bf16", "e4m3", "f32", "i32", or the caller's name for
 /// another type), shape, strides in elements (empty: row-major), device (a
 /// CUDA ordinal; -1 the host) and address. Checked against the plan
-/// (models::checkDecodeTensor) before anything runs.
+/// (models::checkPlanTensor) before anything runs.
 struct TensorArg {
   std::string dtype;
   std::vector<int64_t> shape, strides;
@@ -313,8 +316,8 @@ struct TensorArg {
   uint64_t address = 0;
 };
 
-/// The NemotronH Mamba2 decode mixer step (reference-math.md R7 with R3d/R5d)
-/// over a models::DecodePlan: on the interpreter over host buffers, or on the
+/// The NemotronH Mamba2 decode mixer step (docs/numerics.md#r7-the-mixer, R3d/R5d)
+/// over a models::StepPlan: on the interpreter over host buffers, or on the
 /// GPU (one CUDA graph, pages resident on the device). Buffers are named as
 /// the plan names them ("act0", "slots", "l<layer>.conv_page", ...).
 class DecodeStep {
@@ -344,7 +347,7 @@ public:
   /// padding) in, the last layer's output [rows, hiddenSize] bf16 into `out`;
   /// pages carried in place. The interpreter takes host arrays; the GPU takes
   /// device tensors and runs on `stream` (a CUstream; 0 the legacy default)
-  /// without waiting and without host copies (GpuDecoder::step). Errors:
+  /// without waiting and without host copies (GpuRunner::step). Errors:
   /// ErrorKind::Argument for a tensor that disagrees with the plan (type,
   /// shape, layout, device) or bad slots, with nothing run.
   void step(const TensorArg &hidden, const std::vector<int32_t> &slots, const TensorArg &out,
@@ -425,8 +428,12 @@ public:
   /// A kernel handle for `module`; compiled on first use.
   std::shared_ptr<DeviceKernel> kernel(std::shared_ptr<KernelModule> module,
                                        unsigned optLevel);
+  /// Waits on the host until the work queued on `stream` (a CUstream of this
+  /// device's context) is done: how a launch is ordered after an array's
+  /// producer stream (CUDA array interface v3) other than its own.
+  void synchronizeStream(uint64_t stream);
 
-  /// The NemotronH decode step on this runtime's GPU (GpuDecoder): the
+  /// The NemotronH decode step on this runtime's GPU (GpuRunner): the
   /// weights are uploaded and every kernel compiled here. Errors: as
   /// createDecodeStep, and ErrorKind::Device for a runtime that cannot launch.
   std::shared_ptr<DecodeStep> decodeStep(const DecodeStepOptions &options);

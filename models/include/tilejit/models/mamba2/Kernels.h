@@ -1,0 +1,32 @@
+// Kernels the models register: the Mamba2 ops of docs/numerics.md.
+#ifndef TILEJIT_MODELS_MAMBA2_KERNELS_H
+#define TILEJIT_MODELS_MAMBA2_KERNELS_H
+
+#include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/models/examples/ExampleKernels.h"
+
+namespace tilejit::models {
+
+/// R6: gated group RMSNorm, one program per (row, group).
+void buildGatedRmsNorm(Kernel &k, const Specialization &spec);
+/// R3d: causal conv update (decode) with SiLU, shifting the conv state in place.
+void buildConvUpdate(Kernel &k, const Specialization &spec);
+/// R3 over a packed varlen batch (R9) with paged conv state (R8): prefill.
+void buildConvPrefill(Kernel &k, const Specialization &spec);
+/// Decode in_proj (R1/R1b) fused with the split (R2) and the conv update (R3d).
+void buildInProjConv(Kernel &k, const Specialization &spec);
+/// R5d: the selective state update on the SSM page, in place.
+void buildSsmUpdate(Kernel &k, const Specialization &spec);
+/// R1's static activation quant of a bf16 [rows, width] tensor to e4m3.
+void buildQuantizeE4m3(Kernel &k, const Specialization &spec);
+/// R5p: the chunked SSD of prefill over a varlen stream, state pages in place.
+void buildSsdPrefill(Kernel &k, const Specialization &spec);
+/// Decode out_proj (R1 on e4m3 activations, or R1b).
+void buildOutProj(Kernel &k, const Specialization &spec);
+
+/// Registers every model kernel in `registry`.
+llvm::Error registerModelKernels(KernelRegistry &registry);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_MAMBA2_KERNELS_H

@@ -1,0 +1,70 @@
+// The NemotronH Mamba2 mixer as step plans (plan/StepPlan.h), decode and
+// prefill, both built layer by layer by one layer builder (Planner.cpp):
+// - decode (docs/numerics.md R7 with R3d + R5d): per layer the fused
+//   in_proj -> split -> conv update, the state update, the gated norm and
+//   out_proj;
+// - prefill (R7 with R3 + R5p over a packed varlen batch, R8 pages, R9
+//   metadata): per layer the static activation quant (FP8 layers), the in_proj
+//   GEMM, the causal conv, the chunked SSD, the gated norm and out_proj.
+#ifndef TILEJIT_MODELS_NEMOTRON_H_PLANNER_H
+#define TILEJIT_MODELS_NEMOTRON_H_PLANNER_H
+
+#include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/models/nemotron_h/PrefillMetadata.h"
+#include "tilejit/models/plan/Runners.h"
+
+namespace tilejit::models {
+
+/// How a plan is made beyond its geometry.
+struct PlanOptions {
+  /// Per-kernel "name=value" constants; they win over everything.
+  KernelOverrides overrides;
+  /// Tuned constants (e.g. tunedFromDatabase), consulted before the overrides.
+  TunedConstants tuned;
+  /// Give each layer its own intermediate buffers ("l<layer>.z", ...) instead
+  /// of one set shared by all layers, so a check can read every layer's
+  /// intermediates after a step (checks plan small steps; real steps share).
+  bool perLayerActivations = false;
+};
+
+/// Plans one decode step through `layers` (in order, each reading the
+/// previous one's output) for `rows` rows over pages of `numSlots` slots,
+/// with the decode kernels of `registry` (registerModelKernels).
+llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
+                                        const NemotronHConfig &config,
+                                        const std::vector<MambaLayerWeights> &layers,
+                                        int64_t rows, int64_t numSlots,
+                                        const PlanOptions &options = {});
+
+/// A planned prefill forward of one packed batch. The chunk count is a launch
+/// argument, so a plan serves batches of one layout (cu_seqlens).
+struct PrefillPlan {
+  StepPlan plan;         ///< plan.rows = sequences (one slot each)
+  PrefillMetadata batch; ///< the R9 metadata, chunked as the kernels chunk
+  int64_t tokens = 0;
+  int64_t chunk = 0; ///< tokens per chunk of the conv and the SSD
+
+  /// Writes the batch metadata into its input buffers ("cu_seqlens", "slots",
+  /// "init", "chunk_seq", "chunk_begin", "chunk_end").
+  void writeInputs(HostBuffers &buffers) const;
+};
+
+/// Plans the prefill of `batch` (`tokens` packed tokens of hidden states in
+/// "act0") through `layers` over pages of `numSlots` slots. A bad batch (empty
+/// or unordered sequences, duplicate or out-of-range slots) is an error naming
+/// its numbers, before anything is planned.
+llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
+                                        const NemotronHConfig &config,
+                                        const std::vector<MambaLayerWeights> &layers,
+                                        const ref::PrefillBatch &batch, int64_t tokens,
+                                        int64_t numSlots, const PlanOptions &options = {});
+
+/// The name of layer `layer`'s intermediate `name` ("z", "y", "normed", ...)
+/// in a plan made with `options`: "l<layer>.<name>" with per-layer
+/// activations, else the shared "<name>".
+std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
+                               llvm::StringRef name);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_NEMOTRON_H_PLANNER_H

@@ -1,0 +1,231 @@
+// Checks a step backend (the GPU, the interpreter) against the sequential f64
+// reference over carried steps, and two backends against each other. The bands
+// and what each separates are docs/numerics.md's:
+// - Every op is held against the reference fed the backend's own input to it
+//   (its intermediates of the last step), so a difference one op legitimately
+//   makes never moves the next op's band: the projections' outputs per output
+//   in R1's band (exact sums) or R1h's (reduced sums: e4m3 wgmma), chosen from
+//   the launch's compiled metadata, never from the arch name; the e4m3 codes of
+//   the gated norm through their decoded values.
+// - Each layer's output, its SSM state and conv taps against the reference fed
+//   that layer's input as the backend computed it, in the bf16 band (atol 5e-2 /
+//   rtol 1e-2; the f32 state 1e-2 / 1e-2), since carried steps feed the
+//   differences on; untouched slots byte-identical; padding rows zero.
+// Next to each band the check prints, and asserts, the share of outputs it
+// rejects under the defects it guards against: a dropped K step, a weight
+// column scaled by 1 + 1/8, a dropped input_scale, a dropped carry.
+#ifndef TILEJIT_MODELS_PLAN_CHECK_H
+#define TILEJIT_MODELS_PLAN_CHECK_H
+
+#include "tilejit/models/nemotron_h/Planner.h"
+#include "tilejit/models/reference/Reference.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <functional>
+
+namespace tilejit::models {
+
+/// One projection's outputs against the f64 linear of the codes the backend fed
+/// it, per output: |got - want| <= 1 bf16 ulp(want) + s * sum_k |a_k w_k| * f,
+/// f = 2^-8 for reduced sums (R1h), K * 2^-24 (f32 accumulation in any order)
+/// for exact ones, plus what a one-code difference of an in-kernel activation
+/// quant moves (R1: the reciprocal may round a quotient to the other code).
+struct ProjectionCheck {
+  std::string what; ///< "layer 0 in_proj (z, dt)"
+  runtime::SumPrecision sums = runtime::SumPrecision::Exact;
+  int64_t checked = 0, outside = 0;
+  double worst = 0; ///< max |got - want| / band
+  /// The share of the sampled outputs the band rejects under each defect: the
+  /// last K step (32 columns) dropped, one output's weights (a column of W^T)
+  /// scaled by 1 + 1/8, the input scale dropped from the quant and the output
+  /// scale; negative when it does not apply (a bf16 projection has no scale).
+  double droppedKStep = -1, scaledColumn = -1, droppedInputScale = -1;
+  int64_t sampled = 0;
+
+  /// The smallest shares each separation must reach for the band to count. A
+  /// reduced band is wider (2^-8 of sum|a w| is about 13 % of |y| for random
+  /// signs at K = 2688): on full-range e4m3 codes it rejects a dropped K step on
+  /// about 16 % of the outputs at K = 2688 and 4 % at K = 4096, a scaled column
+  /// on 20 % and 12 % (tests/e2e/r1h_separation.py), so its floors are
+  /// lower; with thousands of outputs a defect still puts many outside.
+  struct Floors {
+    double droppedKStep, scaledColumn, droppedInputScale;
+  };
+  static constexpr Floors kExactFloors{0.5, 0.5, 0.5}, kReducedFloors{0.01, 0.02, 0.5};
+  const Floors &floors() const {
+    return sums == runtime::SumPrecision::Reduced ? kReducedFloors : kExactFloors;
+  }
+  bool separates() const;
+  bool ok() const { return checked > 0 && outside == 0 && separates(); }
+  void print(llvm::raw_ostream &os) const;
+};
+
+/// The operands of one linear as a backend saw them: activation codes (e4m3)
+/// or values (bf16) [M, K], the weight [N, K] and the output scale.
+struct LinearOperands {
+  const Projection *projection = nullptr;
+  Tensor<uint8_t> codes;  ///< [M, K] e4m3, when the projection is FP8
+  Tensor<uint16_t> bf16;  ///< [M, K] bf16, when it is not
+  /// Codes an in-kernel quant may have computed instead of `codes` (the
+  /// reciprocal's rounding, R1); empty when the codes are the backend's own.
+  Tensor<uint8_t> alternative;
+  /// The bf16 input the codes were quantized from (for the dropped-input-
+  /// scale defect); empty when unknown.
+  Tensor<uint16_t> unquantized;
+};
+
+/// Holds `got` (bf16 bits [M, columns.size()]) to the per-output band of
+/// `ops` over weight rows `columns` (all when empty); rows where `skipRow`
+/// is true (padding) are not compared.
+ProjectionCheck checkProjection(std::string what, const LinearOperands &ops,
+                                llvm::ArrayRef<int64_t> columns,
+                                const Tensor<uint16_t> &got, const std::vector<bool> &skipRow,
+                                runtime::SumPrecision sums);
+
+/// The gated norm's output against R6 fed the backend's y and z: bf16 in R6's
+/// bf16 band, e4m3 codes (before an FP8 out_proj) through their decoded
+/// values, within R6's band plus one e4m3 step at the reference value.
+struct NormCheck {
+  int64_t layer = 0;
+  bool e4m3 = false;
+  int64_t checked = 0, outside = 0;
+  double worst = 0;
+};
+
+/// What checkDecodeSteps / checkPrefillSteps found. Counts are elements
+/// compared / outside the band; the output counts cover every layer's output
+/// after the last step, each against the reference fed that layer's input as
+/// the backend computed it.
+struct StepCheck {
+  static constexpr double kOutAtol = 5e-2, kOutRtol = 1e-2;
+  static constexpr double kStateAtol = 1e-2, kStateRtol = 1e-2;
+  /// A dropped carry must put at least this share of the carried slots' SSM
+  /// state outside its band (the state of the zeroed twin against the
+  /// reference). Heads that decay fast forget a long sequence's initial state
+  /// (39 % of a 5- and a 59-token continued sequence's state separate in
+  /// PrefillStepTest), so the floor is a quarter.
+  static constexpr double kMinDroppedCarry = 0.25;
+  int64_t outChecked = 0, outBad = 0;
+  double outMaxError = 0; ///< max |got - want| / (atol + rtol |want|) of the output
+  /// Per layer: the SSM state against its band, the conv taps against the
+  /// bf16 band (and how many are not bit-identical), and the share of the
+  /// state a dropped carry puts outside the band.
+  struct Layer {
+    int64_t layer = 0;
+    int64_t ssmChecked = 0, ssmBad = 0;
+    double ssmMaxError = 0;
+    int64_t convChecked = 0, convBad = 0, convNotIdentical = 0;
+    double convMaxError = 0;
+    double droppedCarry = 0;
+  };
+  std::vector<Layer> layers;
+  std::vector<ProjectionCheck> projections; ///< in_proj and out_proj of each layer
+  std::vector<NormCheck> norms;
+  /// Prefill FP8 layers: the activation quant's codes against e4m3(x / s_x),
+  /// where the reciprocal's code is allowed too.
+  int64_t quantChecked = 0, quantBad = 0;
+  int64_t untouchedSlotsDiffering = 0; ///< slots no row uses that changed
+  int64_t paddingNonZero = 0;          ///< output elements of padding rows not 0
+  /// The pages before the first step, and of both sides after the last.
+  std::vector<ref::PagedState> initial, got, want;
+  std::vector<uint16_t> gotOut, wantOut;
+
+  bool ok() const;
+  void print(llvm::raw_ostream &os) const;
+};
+
+/// Runs one step of the backend over host buffers (upload, run, download).
+using StepFn = std::function<llvm::Error(HostBuffers &)>;
+
+/// How each launch of the checked plan adds its products (GpuRunner::
+/// launchSums); empty: every launch exact (the interpreter).
+using LaunchSums = std::vector<runtime::SumPrecision>;
+LaunchSums launchSumsOf(const GpuRunner &runner);
+
+/// A step through the GPU runner from and back to host buffers.
+StepFn hostRoundTrip(GpuRunner &runner);
+
+/// From random pages and `steps` random hidden batches, runs `runStep` and the
+/// reference in lockstep through `layers` with row slots `slots` (negative:
+/// padding) and compares after the last step. `plan` must be made with
+/// per-layer activations (PlanOptions), so every layer's intermediates can be
+/// read after the step.
+llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &config,
+                                           const std::vector<MambaLayerWeights> &layers,
+                                           const StepPlan &plan, const LaunchSums &sums,
+                                           llvm::ArrayRef<int32_t> slots, int steps,
+                                           uint64_t seed, const StepFn &runStep);
+
+/// As checkDecodeSteps for a prefill plan of `batch`: `steps` forwards of
+/// fresh hidden states through the same batch layout, each sequence
+/// continuing from its slot where the batch says so (a second step then
+/// continues from the state the first wrote). Padding sequences' rows must
+/// come out 0 and their slots untouched.
+llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &config,
+                                            const std::vector<MambaLayerWeights> &layers,
+                                            const PrefillPlan &plan, const LaunchSums &sums,
+                                            const ref::PrefillBatch &batch, int steps,
+                                            uint64_t seed, const StepFn &runStep);
+
+/// One buffer one launch wrote, compared between two backends run in
+/// lockstep (each launch fed the first backend's buffers).
+struct BufferAgreement {
+  size_t launch = 0;
+  std::string kernel, role;
+  int64_t layer = -1;
+  std::string name;
+  std::string type; ///< "bf16", "e4m3" or "f32"
+  int64_t elements = 0, identical = 0, outside = 0;
+  double maxError = 0; ///< max |a - b| / band
+};
+
+/// Two backends' versions `a` and `b` of `buffer` in its type's band: bf16
+/// 5e-2 / 1e-2, f32 1e-2 / 1e-2, e4m3 codes within one code, i32 equal.
+BufferAgreement compareBuffer(const PlanBuffer &buffer, const std::vector<uint8_t> &a,
+                              const std::vector<uint8_t> &b);
+
+/// What compareWithInterpreter found.
+struct BackendComparison {
+  std::vector<BufferAgreement> buffers;
+  /// The projections whose GPU sums are reduced: the GPU's output and the
+  /// interpreter's, each against the f64 linear of the launch's own codes
+  /// (R1h and R1), with the separations of the band.
+  std::vector<ProjectionCheck> projections;
+
+  bool ok() const;
+  void print(llvm::raw_ostream &os) const;
+};
+
+/// Runs the runner's plan launch by launch on the GPU and on `interpreter`
+/// from the same `buffers`, each interpreter launch fed the GPU's buffers as
+/// they were before that launch, and compares every buffer each launch wrote:
+/// bf16 in the bf16 band, f32 states 1e-2 / 1e-2, e4m3 codes within one code.
+/// A projection whose GPU sums are reduced is held per output to the f64
+/// linear of its own codes instead (R1h), the interpreter's output too (R1).
+llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
+                                                         InterpreterRunner &interpreter,
+                                                         HostBuffers buffers);
+
+/// Planted defects for testing the checks (`tilejit run --plant-defect`): each
+/// changes only what the backend runs, never the reference.
+enum class Defect { None, DropKStep, ScaleColumn, DropInputScale, DropCarry };
+/// "none", "drop-k-step", "scale-column", "drop-input-scale", "drop-carry".
+llvm::StringRef defectName(Defect defect);
+llvm::Expected<Defect> parseDefect(llvm::StringRef name);
+/// The weights the backend runs with `defect` planted: the last 32 K columns
+/// of every projection zeroed, the first output's weights (row 0, a column of
+/// W^T) scaled by 9/8, or the input scales set to 1.
+std::vector<MambaLayerWeights> plantWeightDefect(std::vector<MambaLayerWeights> layers,
+                                                 Defect defect);
+/// A step function that, with DropCarry, zeroes every state page before the
+/// backend's first step (the reference keeps them).
+StepFn plantCarryDefect(StepFn runStep, const StepPlan &plan, Defect defect);
+
+/// `rows` slots for a decode batch over `numSlots` slots: distinct, in random
+/// order, with every third row (from row 1) padding when rows > 1.
+std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_PLAN_CHECK_H

@@ -1,0 +1,163 @@
+// A model step as data: the kernel launches over named buffers that one step
+// (a decode step, a prefill forward) runs. One plan serves every backend: the
+// interpreter binds host buffers, the GPU binds device buffers and captures the
+// launches in one CUDA graph (plan/Runners.h). Nothing here knows a model: the
+// planners (nemotron_h/Planner.h) fill the plan, and every fact a runner or a
+// check needs (a buffer's layer, the weight slot a kernel is specialized to,
+// the bytes a launch moves) is a field, never parsed out of a name.
+#ifndef TILEJIT_MODELS_PLAN_STEPPLAN_H
+#define TILEJIT_MODELS_PLAN_STEPPLAN_H
+
+#include "tilejit/Builder/KernelRegistry.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <array>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tilejit::models {
+
+/// One kernel argument of a planned launch: a named buffer or a scalar.
+struct PlanArg {
+  enum class Kind { Buffer, Int, Float } kind;
+  std::string buffer;
+  int64_t intValue = 0;
+  double floatValue = 0;
+
+  static PlanArg of(std::string name) { return {Kind::Buffer, std::move(name)}; }
+  static PlanArg integer(int64_t v) { return {Kind::Int, {}, v}; }
+  static PlanArg real(double v) { return {Kind::Float, {}, 0, v}; }
+};
+
+/// A launch of a registered kernel specialized with `constants`.
+struct PlannedLaunch {
+  std::string kernel;
+  std::vector<std::string> constants; ///< "name=value" overrides
+  std::array<int64_t, 3> grid;
+  std::vector<PlanArg> args;
+  int64_t layer = -1; ///< index in the whole model
+  /// What the launch does in the model ("in_proj", "ssd", ...): one kernel
+  /// may serve several roles (prefill's in_proj GEMM is the out_proj kernel).
+  std::string role;
+  /// How the planner tells launches of one kernel and role apart in timings
+  /// ("fp8 layer"); empty when nothing does.
+  std::string variant;
+  /// The layer whose weight slot the kernel's module is specialized to (its
+  /// weights are baked into the module's key); -1 for none.
+  int64_t weightSlot = -1;
+  /// The fewest bytes the launch must move through device memory (each input
+  /// read once, each output written once), as its planner counts them: the
+  /// terms of its floor.
+  int64_t bytesRead = 0, bytesWritten = 0;
+};
+
+/// The element type of a plan buffer (bf16 as bits, e4m3 as codes).
+enum class ElementType { BF16, E4M3, F32, I32 };
+/// "bf16", "e4m3", "f32", "i32": the names callers' tensors are described by.
+llvm::StringRef elementTypeName(ElementType type);
+size_t elementBytes(ElementType type);
+
+/// A buffer the plan uses: its size, what fills it, and the row-major tensor it
+/// holds (shape times element width is `bytes`).
+struct PlanBuffer {
+  enum class Role {
+    Weight,     ///< a layer parameter, uploaded once (a weight slot on the GPU)
+    State,      ///< a paged state, carried from step to step
+    Activation, ///< written and read within a step
+    Input,      ///< the step's inputs (hidden rows, slots)
+  } role;
+  size_t bytes;
+  ElementType type = ElementType::BF16;
+  std::vector<int64_t> shape;
+  /// The layer a weight or a page belongs to; -1 for buffers of the step.
+  int64_t layer = -1;
+  /// A weight's host bytes, borrowed from the weights the plan was made from
+  /// (they must outlive the plan's runners); empty for other roles.
+  llvm::ArrayRef<uint8_t> hostWeight;
+};
+
+/// A caller's tensor handed to a step in place of a plan buffer: the element
+/// type's name ("bf16", ... or whatever the caller's framework calls it), the
+/// shape, the strides in elements (empty: row-major), where it lives
+/// (`device` a CUDA ordinal, -1 the host) and its address.
+struct TensorRef {
+  std::string type;
+  std::vector<int64_t> shape, strides;
+  int device = -1;
+  uint64_t address = 0;
+};
+
+/// One step over `numLayers` layers for `rows` rows and pages of `numSlots`
+/// slots. Layer i reads activation "act<i>" and writes "act<i+1>"; "slots"
+/// holds one i32 slot per row.
+struct StepPlan {
+  std::vector<PlannedLaunch> launches;
+  std::map<std::string, PlanBuffer> buffers;
+  int64_t rows = 0, numSlots = 0, numLayers = 0;
+
+  /// Declares buffer `name` (its bytes from `type` and `shape`) and returns
+  /// the argument that names it.
+  PlanArg addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
+                    std::vector<int64_t> shape, int64_t layer = -1);
+
+  /// "l<layer>.<name>", the buffer of one layer's parameter or page.
+  static std::string layerBuffer(int64_t layer, llvm::StringRef name);
+  static std::string activation(int64_t index) { return "act" + std::to_string(index); }
+  /// The bytes the whole step reads and writes (the sum over its launches).
+  int64_t bytesMoved() const;
+};
+
+/// Checks `tensor`, called `what` in the caller's terms, against plan buffer
+/// `buffer` before anything launches: element type, shape, row-major
+/// contiguity (extent-1 dimensions may have any stride), a non-null address,
+/// and that it lives on `device` (-1: the host). The error names the tensor,
+/// the plan buffer and the numbers that disagree.
+llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
+                            llvm::StringRef what, const TensorRef &tensor, int device);
+
+/// A registered kernel with its constants applied.
+struct SpecializedKernel {
+  const KernelDef *def;
+  Specialization spec;
+};
+
+/// Looks `kernel` up in `registry` and applies `constants` ("name=value");
+/// an unregistered kernel or a bad constant is an error naming it.
+llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
+                                                  llvm::StringRef kernel,
+                                                  llvm::ArrayRef<std::string> constants);
+
+/// Tuning choices of a plan's kernels ("name=value" constants per kernel);
+/// empty means the registered defaults.
+using KernelOverrides = std::map<std::string, std::vector<std::string>>;
+
+/// "name=value".
+std::string kv(llvm::StringRef name, int64_t value);
+
+/// A kernel as a plan launches it: its constants and their specialization.
+struct PlannedKernel {
+  std::vector<std::string> constants; ///< the plan's geometry, then the overrides
+  Specialization spec;
+};
+
+/// Tuned constants ("name=value") for `kernel` planned with `geometry`, e.g.
+/// from the tuning database; empty for none. Consulted before the caller's
+/// overrides, which win.
+using TunedConstants = std::function<std::vector<std::string>(
+    llvm::StringRef kernel, llvm::ArrayRef<std::string> geometry)>;
+
+/// `kernel` specialized with `geometry`, then the tuned constants, then the
+/// caller's overrides for it; a bad override fails the plan with the
+/// kernel's message.
+llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
+                                         const KernelOverrides &overrides,
+                                         llvm::StringRef kernel,
+                                         std::vector<std::string> geometry,
+                                         const TunedConstants &tuned = nullptr);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_PLAN_STEPPLAN_H

@@ -1,0 +1,416 @@
+// The NemotronH decode and prefill plans (Planner.h). One layer builder adds a
+// layer's buffers and launches for either mode: the mode decides the head of
+// the layer (decode: the fused in_proj + conv update and the state update;
+// prefill: the quant, the in_proj GEMM, the causal conv and the chunked SSD),
+// the tail (gated norm, out_proj) is shared. Every launch records its role,
+// its weight slot and the bytes it must move.
+#include "tilejit/models/nemotron_h/Planner.h"
+#include "tilejit/models/plan/Validate.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
+
+namespace tilejit::models {
+namespace {
+
+using Role = PlanBuffer::Role;
+using Type = ElementType;
+
+template <typename T> llvm::ArrayRef<uint8_t> asBytes(const Tensor<T> &t) {
+  return {reinterpret_cast<const uint8_t *>(t.data.data()), t.data.size() * sizeof(T)};
+}
+
+llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
+  return p.isFP8 ? asBytes(p.fp8Weight) : asBytes(p.bf16Weight);
+}
+
+/// Tensor-core GEMM tiles of the prefill projections (M = tokens): 64 x 128 x
+/// 128, 4 warps, 3 stages was the fastest e4m3 wgmma tile at both NemotronH
+/// shapes on the H200 (docs/BENCHMARKS.md, prefill GEMM); half the K step for
+/// bf16.
+std::vector<std::string> gemmTiles(bool fp8) {
+  return {kv("block_m", 64), kv("block_n", 128), kv("block_k", fp8 ? 128 : 64),
+          kv("warps", 4), kv("stages", 3)};
+}
+
+/// A layer's parameters and pages as plan arguments.
+struct LayerArgs {
+  PlanArg inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage;
+};
+
+/// What one layer's launches read and write besides its own parameters.
+struct LayerIO {
+  PlanArg in, out;   ///< act<i>, act<i+1>
+  PlanArg slots;     ///< one slot per row (decode) or sequence (prefill)
+  PlanArg z, y, normed;
+  int64_t zStride = 0; ///< row stride of z (prefill reads it inside zxbcdt)
+};
+
+/// Adds the layers of one plan, in order.
+class LayerBuilder {
+public:
+  LayerBuilder(StepPlan &plan, const KernelRegistry &registry, const NemotronHConfig &c,
+               const PlanOptions &options, int64_t rows)
+      : plan(plan), registry(registry), c(c), options(options), rows(rows) {}
+
+  /// Declares `w`'s weights (borrowing their host bytes) and pages.
+  LayerArgs addLayerBuffers(const MambaLayerWeights &w) {
+    const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+    const int64_t H = c.numHeads, slots = plan.numSlots;
+    auto param = [&](llvm::StringRef name, Role role, Type type, std::vector<int64_t> shape,
+                     llvm::ArrayRef<uint8_t> host = {}) {
+      PlanArg arg = plan.addBuffer(StepPlan::layerBuffer(w.layer, name), role, type,
+                                   std::move(shape), w.layer);
+      plan.buffers.at(arg.buffer).hostWeight = host;
+      return arg;
+    };
+    auto projType = [](const Projection &p) { return p.isFP8 ? Type::E4M3 : Type::BF16; };
+    return LayerArgs{
+        param("in_proj.weight", Role::Weight, projType(w.inProj), {c.inProjRows(), hidden},
+              projectionBytes(w.inProj)),
+        param("conv1d.weight", Role::Weight, Type::BF16, {Cd, 4}, asBytes(w.convWeight)),
+        param("conv1d.bias", Role::Weight, Type::BF16, {Cd}, asBytes(w.convBias)),
+        param("A_log", Role::Weight, Type::F32, {H}, asBytes(w.aLog)),
+        param("dt_bias", Role::Weight, Type::F32, {H}, asBytes(w.dtBias)),
+        param("D", Role::Weight, Type::F32, {H}, asBytes(w.d)),
+        param("norm.weight", Role::Weight, Type::BF16, {I}, asBytes(w.normWeight)),
+        param("out_proj.weight", Role::Weight, projType(w.outProj), {hidden, I},
+              projectionBytes(w.outProj)),
+        param("conv_page", Role::State, Type::BF16, {slots, Cd, 3}),
+        param("ssm_page", Role::State, Type::F32, {slots, H, c.headDim, c.stateSize})};
+  }
+
+  /// An intermediate of layer `layer`: shared by all layers unless the
+  /// options ask for one per layer.
+  PlanArg intermediate(int64_t layer, llvm::StringRef name, Type type,
+                       std::vector<int64_t> shape) {
+    std::string buffer = intermediateBuffer(options, layer, name);
+    if (plan.buffers.count(buffer))
+      return PlanArg::of(buffer);
+    return plan.addBuffer(buffer, Role::Activation, type, std::move(shape),
+                          options.perLayerActivations ? layer : -1);
+  }
+
+  /// The gated norm's output: e4m3 codes before an FP8 out_proj. Shared by
+  /// layers of both kinds it is sized for bf16, the codes in its first bytes.
+  PlanArg normed(const MambaLayerWeights &w, std::vector<int64_t> shape) {
+    Type type = options.perLayerActivations && w.outProj.isFP8 ? Type::E4M3 : Type::BF16;
+    return intermediate(w.layer, "normed", type, std::move(shape));
+  }
+
+  llvm::Expected<PlannedKernel> kernel(llvm::StringRef name, std::vector<std::string> geometry) {
+    return planKernel(registry, options.overrides, name, std::move(geometry), options.tuned);
+  }
+
+  void launch(const MambaLayerWeights &w, llvm::StringRef role, llvm::StringRef kernelName,
+              const PlannedKernel &k, std::array<int64_t, 3> grid, std::vector<PlanArg> args,
+              int64_t bytesRead, int64_t bytesWritten, bool specializedToWeights = false) {
+    PlannedLaunch l{kernelName.str(), k.constants, grid, std::move(args), w.layer, role.str()};
+    const bool fp8 = role == "out_proj" || role == "norm" ? w.outProj.isFP8 : w.inProj.isFP8;
+    l.variant = fp8 ? "fp8 layer" : "bf16 layer";
+    l.weightSlot = specializedToWeights ? w.layer : -1;
+    l.bytesRead = bytesRead;
+    l.bytesWritten = bytesWritten;
+    plan.launches.push_back(std::move(l));
+  }
+
+  int64_t bytes(const PlanArg &arg) const { return int64_t(plan.buffers.at(arg.buffer).bytes); }
+
+  /// R6's gated RMSNorm of `io.y` by `io.z` into `io.normed` (e4m3 at the
+  /// out_proj input scale before an FP8 out_proj), then out_proj into
+  /// `io.out`: the tail both modes share. `gemm`: prefill's tensor-core tiles.
+  llvm::Error addNormAndOutProj(const MambaLayerWeights &w, const LayerArgs &args,
+                                const LayerIO &io, bool gemm) {
+    const bool fp8 = w.outProj.isFP8;
+    const int64_t I = c.intermediate(), hidden = c.hiddenSize;
+    std::vector<std::string> normGeometry = {kv("width", I), kv("group_size", c.normGroupSize()),
+                                             kv("fp8_out", fp8)};
+    if (io.zStride)
+      normGeometry.push_back(kv("z_stride", io.zStride));
+    auto norm = kernel("gated_rmsnorm", normGeometry);
+    std::vector<std::string> outGeometry = {kv("inner", I), kv("hidden", hidden),
+                                            kv("fp8", fp8)};
+    if (gemm) {
+      for (std::string &t : gemmTiles(fp8))
+        outGeometry.push_back(t);
+    } else if (rows >= 16) {
+      outGeometry.insert(outGeometry.end(),
+                         {kv("block_m", 16), kv("block_n", 64), kv("block_k", 64)});
+    } else {
+      outGeometry.push_back(kv("block_n", 4));
+      if (!fp8) // measured: bf16 rows of 256 (9.05 us on the H200)
+        outGeometry.push_back(kv("block_k", 256));
+    }
+    auto outProj = kernel("out_proj", outGeometry);
+    if (!norm || !outProj)
+      return llvm::joinErrors(norm.takeError(), outProj.takeError());
+
+    const int64_t actBytes = rows * I * 2, normedBytes = rows * I * (fp8 ? 1 : 2);
+    std::vector<PlanArg> normArgs = {io.y, io.z, args.normW, io.normed,
+                                     PlanArg::integer(rows), PlanArg::real(c.eps)};
+    if (fp8)
+      normArgs.push_back(PlanArg::real(w.outProj.inputScale));
+    launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
+           2 * actBytes + bytes(args.normW), normedBytes);
+
+    std::vector<PlanArg> outArgs = {io.normed, args.outW, io.out, PlanArg::integer(rows)};
+    if (fp8)
+      outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
+    launch(w, "out_proj", "out_proj", *outProj,
+           {llvm::divideCeilSigned(hidden, outProj->spec.get("block_n")),
+            llvm::divideCeilSigned(rows, outProj->spec.get("block_m")), 1},
+           outArgs, normedBytes + bytes(args.outW), rows * hidden * 2,
+           /*specializedToWeights=*/true);
+    return llvm::Error::success();
+  }
+
+private:
+  StepPlan &plan;
+  const KernelRegistry &registry;
+  const NemotronHConfig &c;
+  const PlanOptions &options;
+  int64_t rows; ///< decode rows, or prefill tokens
+};
+
+/// Checks what both planners need of the config.
+llvm::Error checkPlannable(const NemotronHConfig &c, llvm::StringRef what) {
+  if (auto err = c.validate())
+    return err;
+  if (c.convKernel != 4)
+    return llvm::createStringError(
+        llvm::formatv("{0} plan: the conv kernels have 4 taps, the config has {1}", what,
+                      c.convKernel));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
+                               llvm::StringRef name) {
+  return options.perLayerActivations ? StepPlan::layerBuffer(layer, name) : name.str();
+}
+
+llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
+                                        const NemotronHConfig &c,
+                                        const std::vector<MambaLayerWeights> &layers,
+                                        int64_t rows, int64_t numSlots,
+                                        const PlanOptions &options) {
+  if (auto err = checkPlannable(c, "decode"))
+    return std::move(err);
+  if (rows < 1 || numSlots < 1)
+    return llvm::createStringError(
+        llvm::formatv("decode plan: rows ({0}) and slots ({1}) must be at least 1", rows,
+                      numSlots));
+  const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+  const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
+  const int64_t outCols = c.inProjRows();
+
+  StepPlan plan;
+  plan.rows = rows;
+  plan.numSlots = numSlots;
+  plan.numLayers = int64_t(layers.size());
+  LayerBuilder builder(plan, registry, c, options, rows);
+  PlanArg slots = plan.addBuffer("slots", Role::Input, Type::I32, {rows});
+  plan.addBuffer(StepPlan::activation(0), Role::Input, Type::BF16, {rows, hidden});
+
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const MambaLayerWeights &w = layers[i];
+    const LayerArgs args = builder.addLayerBuffers(w);
+    const bool fp8 = w.inProj.isFP8;
+    LayerIO io;
+    io.in = PlanArg::of(StepPlan::activation(i));
+    io.out = plan.addBuffer(StepPlan::activation(i + 1), Role::Activation, Type::BF16,
+                            {rows, hidden});
+    io.slots = slots;
+    io.z = builder.intermediate(w.layer, "z", Type::BF16, {rows, I});
+    PlanArg xBC = builder.intermediate(w.layer, "xbc", Type::BF16, {rows, Cd});
+    PlanArg dt = builder.intermediate(w.layer, "dt", Type::BF16, {rows, H});
+    io.y = builder.intermediate(w.layer, "y", Type::BF16, {rows, I});
+    io.normed = builder.normed(w, {rows, I});
+
+    // Small batches stream the weight once per row (GEMV); from 16 rows on,
+    // tensor-core tiles read it once per 16 rows. bf16 weights take twice the
+    // bytes per element: half the GEMV rows per program keeps one 16-byte
+    // load per thread and K step. in_proj's conv epilogue spills at 16 x 64
+    // (ptxas -v): 16 x 32 tiles.
+    std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
+                                           kv("channels", Cd), kv("heads", H), kv("fp8", fp8)};
+    if (rows >= 16)
+      inGeometry.insert(inGeometry.end(),
+                        {kv("block_m", 16), kv("block_n", 32), kv("block_k", 64)});
+    else
+      inGeometry.push_back(kv("block_n", fp8 ? 16 : 8));
+    auto inProj = builder.kernel("in_proj_conv", inGeometry);
+    auto ssm = builder.kernel("ssm_update", {kv("heads", H), kv("head_dim", P),
+                                             kv("state", N), kv("groups", G)});
+    if (!inProj || !ssm)
+      return llvm::joinErrors(inProj.takeError(), ssm.takeError());
+
+    std::vector<PlanArg> inArgs = {io.in, args.inW, slots, args.convPage, args.convW,
+                                   args.convB, io.z, xBC, dt, PlanArg::integer(rows)};
+    if (fp8) {
+      inArgs.push_back(PlanArg::real(w.inProj.inputScale));
+      inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+    }
+    const int64_t convRows = rows * Cd * 3 * 2; // the rows' conv taps, bf16
+    builder.launch(w, "in_proj", "in_proj_conv", *inProj,
+                   {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
+                    llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
+                   inArgs,
+                   builder.bytes(args.inW) + rows * hidden * 2 + convRows +
+                       builder.bytes(args.convW) + builder.bytes(args.convB),
+                   rows * outCols * 2 + convRows, /*specializedToWeights=*/true);
+
+    const int64_t stateRows = rows * H * P * N * 4; // the rows' SSM states, f32
+    builder.launch(w, "ssm_update", "ssm_update", *ssm,
+                   {llvm::divideCeilSigned(P, ssm->spec.get("block_p")), H, rows},
+                   {xBC, dt, args.aLog, args.dtBias, args.d, slots, args.ssmPage, io.y,
+                    PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
+                   stateRows + rows * (Cd + H) * 2, stateRows + rows * I * 2);
+
+    if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/false))
+      return std::move(err);
+  }
+  if (auto err = validatePlan(plan, options.overrides))
+    return std::move(err);
+  return plan;
+}
+
+void PrefillPlan::writeInputs(HostBuffers &buffers) const {
+  buffers["cu_seqlens"] = bytesOf(batch.cuSeqlens);
+  buffers["slots"] = bytesOf(batch.slots);
+  buffers["init"] = bytesOf(batch.init);
+  buffers["chunk_seq"] = bytesOf(batch.chunkSequence);
+  buffers["chunk_begin"] = bytesOf(batch.chunkBegin);
+  buffers["chunk_end"] = bytesOf(batch.chunkEnd);
+}
+
+llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
+                                        const NemotronHConfig &c,
+                                        const std::vector<MambaLayerWeights> &layers,
+                                        const ref::PrefillBatch &batch, int64_t tokens,
+                                        int64_t numSlots, const PlanOptions &options) {
+  if (auto err = checkPlannable(c, "prefill"))
+    return std::move(err);
+  const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+  const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
+  const int64_t outCols = c.inProjRows();
+
+  // The SSD's chunk (after overrides) chunks the batch; the conv uses it too,
+  // so one set of metadata serves both.
+  auto ssd = planKernel(registry, options.overrides, "ssd_prefill",
+                        {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G),
+                         kv("dt_stride", outCols), kv("dt_col", I + Cd)},
+                        options.tuned);
+  if (!ssd)
+    return ssd.takeError();
+  const int64_t chunk = ssd->spec.get("chunk");
+  auto meta = prefillMetadata(batch, tokens, numSlots, chunk);
+  if (!meta)
+    return meta.takeError();
+  auto conv = planKernel(registry, options.overrides, "conv_prefill",
+                         {kv("inner", I), kv("channels", Cd), kv("heads", H),
+                          kv("block_t", chunk)},
+                         options.tuned);
+  if (!conv)
+    return conv.takeError();
+  if (conv->spec.get("block_t") != chunk)
+    return llvm::createStringError(llvm::formatv(
+        "prefill plan: conv_prefill's block_t ({0}) must equal ssd_prefill's chunk ({1}): "
+        "one set of chunk metadata serves both",
+        conv->spec.get("block_t"), chunk));
+
+  PrefillPlan result;
+  result.batch = std::move(*meta);
+  result.tokens = tokens;
+  result.chunk = chunk;
+  StepPlan &plan = result.plan;
+  plan.rows = result.batch.numSequences();
+  plan.numSlots = numSlots;
+  plan.numLayers = int64_t(layers.size());
+  const int64_t sequences = plan.rows, chunks = result.batch.numChunks();
+  LayerBuilder builder(plan, registry, c, options, tokens);
+  auto input = [&](std::string name, int64_t n) {
+    return plan.addBuffer(std::move(name), Role::Input, Type::I32, {n});
+  };
+  PlanArg cu = input("cu_seqlens", sequences + 1), slots = input("slots", sequences);
+  PlanArg init = input("init", sequences), chunkSeq = input("chunk_seq", chunks);
+  PlanArg chunkBegin = input("chunk_begin", chunks), chunkEnd = input("chunk_end", chunks);
+  plan.addBuffer(StepPlan::activation(0), Role::Input, Type::BF16, {tokens, hidden});
+  const PlanArg rows = PlanArg::integer(tokens);
+  // The bytes of the sequences' pages: their slots read (when continued) and written.
+  const int64_t convPages = sequences * Cd * 3 * 2, ssmPages = sequences * H * P * N * 4;
+
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const MambaLayerWeights &w = layers[i];
+    const LayerArgs args = builder.addLayerBuffers(w);
+    const bool fp8 = w.inProj.isFP8;
+    LayerIO io;
+    io.in = PlanArg::of(StepPlan::activation(i));
+    io.out = plan.addBuffer(StepPlan::activation(i + 1), Role::Activation, Type::BF16,
+                            {tokens, hidden});
+    io.slots = slots;
+    PlanArg zxbcdt = builder.intermediate(w.layer, "zxbcdt", Type::BF16, {tokens, outCols});
+    PlanArg xBC = builder.intermediate(w.layer, "xbc", Type::BF16, {tokens, Cd});
+    io.y = builder.intermediate(w.layer, "y", Type::BF16, {tokens, I});
+    io.z = zxbcdt; // the gated norm reads z in place
+    io.zStride = outCols;
+    io.normed = builder.normed(w, {tokens, I});
+
+    // in_proj: R1 (static quant, then the e4m3 GEMM) or R1b, into zxbcdt
+    // [T, z | xBC | dt]; the split (R2) is the column offsets the next
+    // kernels read at. The GEMM is the out_proj kernel at these dimensions.
+    std::vector<std::string> inGeometry = {kv("inner", hidden), kv("hidden", outCols),
+                                           kv("fp8", fp8)};
+    for (std::string &t : gemmTiles(fp8))
+      inGeometry.push_back(t);
+    auto inProj = builder.kernel("out_proj", inGeometry);
+    if (!inProj)
+      return inProj.takeError();
+    PlanArg gemmInput = io.in;
+    std::vector<PlanArg> inExtra;
+    if (fp8) {
+      auto quant = builder.kernel("quantize_e4m3", {kv("width", hidden)});
+      if (!quant)
+        return quant.takeError();
+      PlanArg quantized =
+          builder.intermediate(w.layer, "act_q", Type::E4M3, {tokens, hidden});
+      builder.launch(w, "quant", "quantize_e4m3", *quant,
+                     {llvm::divideCeilSigned(hidden, quant->spec.get("block")), tokens, 1},
+                     {io.in, quantized, rows, PlanArg::real(w.inProj.inputScale)},
+                     tokens * hidden * 2, tokens * hidden);
+      gemmInput = quantized;
+      inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+    }
+    std::vector<PlanArg> inArgs = {gemmInput, args.inW, zxbcdt, rows};
+    inArgs.insert(inArgs.end(), inExtra.begin(), inExtra.end());
+    builder.launch(w, "in_proj", "out_proj", *inProj,
+                   {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
+                    llvm::divideCeilSigned(tokens, inProj->spec.get("block_m")), 1},
+                   inArgs, tokens * hidden * (fp8 ? 1 : 2) + builder.bytes(args.inW),
+                   tokens * outCols * 2, /*specializedToWeights=*/true);
+
+    builder.launch(w, "conv", "conv_prefill", *conv,
+                   {llvm::divideCeilSigned(Cd, conv->spec.get("block_c")), chunks, 1},
+                   {zxbcdt, args.convW, args.convB, cu, slots, init, chunkSeq, chunkBegin,
+                    chunkEnd, args.convPage, xBC, PlanArg::integer(numSlots)},
+                   tokens * Cd * 2 + convPages + builder.bytes(args.convW) +
+                       builder.bytes(args.convB),
+                   tokens * Cd * 2 + convPages);
+
+    builder.launch(w, "ssd", "ssd_prefill", *ssd,
+                   {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, 1},
+                   {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init, chunkSeq,
+                    chunkBegin, chunkEnd, args.ssmPage, io.y, PlanArg::integer(chunks),
+                    PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
+                   tokens * (Cd + H) * 2 + ssmPages, tokens * I * 2 + ssmPages);
+
+    if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))
+      return std::move(err);
+  }
+  if (auto err = validatePlan(result.plan, options.overrides))
+    return std::move(err);
+  return result;
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,449 @@
+// Checks a step backend against the sequential f64 reference (Check.h): carried
+// steps in lockstep with the reference, then every op of the last step against
+// the reference fed the backend's own input to it.
+#include "tilejit/models/plan/Check.h"
+#include "tilejit/support/FloatFormats.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+namespace tilejit::models {
+namespace {
+
+template <typename T> void assign(std::vector<T> &v, const std::vector<uint8_t> &b) {
+  v.resize(b.size() / sizeof(T));
+  std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
+}
+
+template <typename T>
+Tensor<T> tensorOf(const std::vector<uint8_t> &bytes, std::vector<int64_t> shape) {
+  Tensor<T> t(std::move(shape));
+  std::memcpy(t.data.data(), bytes.data(), t.data.size() * sizeof(T));
+  return t;
+}
+
+/// Counts elements outside |got - want| <= atol + rtol |want|; tracks the
+/// worst ratio of error to band.
+void compare(double got, double want, double atol, double rtol, int64_t &checked,
+             int64_t &bad, double &worst) {
+  double band = atol + rtol * std::abs(want), error = std::abs(got - want);
+  ++checked;
+  if (!(error <= band))
+    ++bad;
+  worst = std::max(worst, std::isnan(error) ? INFINITY : error / band);
+}
+
+/// The spacing of e4m3 values at |v| (subnormals below 2^-6 are 2^-9 apart).
+double e4m3Step(double v) {
+  int exponent = 0;
+  std::frexp(std::abs(v), &exponent);
+  return std::ldexp(1.0, std::max(exponent - 1, -6) - 3);
+}
+
+/// e4m3(x / s) the way a kernel that multiplies by the f32 reciprocal rounds it.
+uint8_t reciprocalCode(uint16_t x, float scale) {
+  float product = float(ref::bf16Value(x)) * (1.0f / scale);
+  return ref::e4m3Code(double(product));
+}
+
+} // namespace
+
+bool StepCheck::ok() const {
+  bool good = outChecked > 0 && outBad == 0 && untouchedSlotsDiffering == 0 &&
+              paddingNonZero == 0 && !layers.empty() && quantBad == 0 &&
+              !projections.empty();
+  for (const Layer &l : layers)
+    good &= l.ssmChecked > 0 && l.convChecked > 0 && l.ssmBad == 0 && l.convBad == 0 &&
+            l.droppedCarry >= kMinDroppedCarry;
+  for (const ProjectionCheck &p : projections)
+    good &= p.ok();
+  for (const NormCheck &n : norms)
+    good &= n.checked > 0 && n.outside == 0;
+  return good;
+}
+
+void StepCheck::print(llvm::raw_ostream &os) const {
+  os << llvm::formatv("  output {0,10} elements, {1} outside {2}/{3} (worst {4:f2} of the "
+                      "band)\n",
+                      outChecked, outBad, kOutAtol, kOutRtol, outMaxError);
+  for (const Layer &l : layers)
+    os << llvm::formatv("  layer {0,2}: ssm state {1} elements, {2} outside {3}/{4} (worst "
+                        "{5:f2}; a dropped carry puts {6:f1} % outside, needs {7:f0} %); "
+                        "conv state {8} elements, {9} outside {10}/{11} (worst {12:f2}), "
+                        "{13} not bit-identical\n",
+                        l.layer, l.ssmChecked, l.ssmBad, kStateAtol, kStateRtol, l.ssmMaxError,
+                        100 * l.droppedCarry, 100 * kMinDroppedCarry, l.convChecked, l.convBad,
+                        kOutAtol, kOutRtol, l.convMaxError, l.convNotIdentical);
+  for (const ProjectionCheck &p : projections)
+    p.print(os);
+  for (const NormCheck &n : norms)
+    os << llvm::formatv("  layer {0} gated norm ({1}): {2} outputs, {3} outside R6's band{4} "
+                        "(worst {5:f2})\n",
+                        n.layer, n.e4m3 ? "e4m3 codes, decoded" : "bf16", n.checked, n.outside,
+                        n.e4m3 ? " + one e4m3 step" : "", n.worst);
+  if (quantChecked)
+    os << llvm::formatv("  activation quant: {0} codes, {1} neither e4m3(x / s_x) nor "
+                        "e4m3(x * (1 / s_x))\n",
+                        quantChecked, quantBad);
+  os << llvm::formatv("  untouched slots changed: {0}; padding outputs not zero: {1}\n",
+                      untouchedSlotsDiffering, paddingNonZero);
+}
+
+std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed) {
+  std::vector<int32_t> all(numSlots);
+  for (int64_t i = 0; i < numSlots; ++i)
+    all[i] = int32_t(i);
+  Rng rng(seed);
+  for (int64_t i = numSlots - 1; i > 0; --i) // Fisher-Yates
+    std::swap(all[i], all[rng.next() % uint64_t(i + 1)]);
+  std::vector<int32_t> slots(all.begin(), all.begin() + rows);
+  if (rows > 1)
+    for (int64_t r = 1; r < rows; r += 3)
+      slots[r] = -1;
+  return slots;
+}
+
+namespace {
+
+/// The lockstep of a backend and the reference through `layers`. `rows` hidden
+/// rows per step (`padding` of them must come out 0), `used` the slots the
+/// batch names, `carried` those whose rows continue from their state,
+/// `refLayer` one layer of the reference (pages updated in place), `opChecks`
+/// the per-op checks of one layer on the last step's buffers.
+struct Lockstep {
+  const NemotronHConfig &c;
+  const std::vector<MambaLayerWeights> &layers;
+  const StepPlan &plan;
+  int64_t rows;
+  std::vector<bool> padding;
+  std::set<int64_t> used, carried;
+  std::function<llvm::Expected<Tensor<uint16_t>>(const MambaLayerWeights &,
+                                                 const Tensor<uint16_t> &, ref::PagedState &)>
+      refLayer;
+  std::function<void(size_t layer, const HostBuffers &, StepCheck &)> opChecks;
+
+  llvm::Expected<StepCheck> run(HostBuffers buffers, int steps, uint64_t seed,
+                                const StepFn &runStep) const;
+};
+
+llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t seed,
+                                        const StepFn &runStep) const {
+  const int64_t numSlots = plan.numSlots;
+  Rng rng(seed);
+  StepCheck check;
+  // The zeroed twin: the reference from zero pages, fed the same inputs. A
+  // backend that drops the carry computes it, so the state band must reject it.
+  std::vector<ref::PagedState> twin;
+  for (const MambaLayerWeights &w : layers) {
+    ref::PagedState pages = ref::PagedState::zeros(c, numSlots);
+    twin.push_back(pages);
+    pages.conv = randomBF16(pages.conv.shape, rng, -1, 1);
+    pages.ssm = randomF32(pages.ssm.shape, rng, -1, 1);
+    buffers[StepPlan::layerBuffer(w.layer, "conv_page")] = bytesOf(pages.conv.data);
+    buffers[StepPlan::layerBuffer(w.layer, "ssm_page")] = bytesOf(pages.ssm.data);
+    check.want.push_back(pages);
+  }
+  check.initial = check.want;
+  const std::vector<ref::PagedState> &initial = check.initial;
+  Tensor<uint16_t> hidden;
+  for (int s = 0; s < steps; ++s) {
+    hidden = randomBF16({rows, c.hiddenSize}, rng, -2, 2);
+    buffers[StepPlan::activation(0)] = bytesOf(hidden.data);
+    for (auto &[name, bytes] : buffers) // poison what the step must write
+      if (plan.buffers.at(name).role == PlanBuffer::Role::Activation)
+        std::fill(bytes.begin(), bytes.end(), 0xff);
+    if (auto err = runStep(buffers))
+      return std::move(err);
+    // Each layer is held against the reference fed the backend's own input to
+    // it (the previous layer's output as the backend computed it). Chained
+    // through the reference's own outputs instead, a one-ulp difference that
+    // R1 allows moves an e4m3 activation code in the next FP8 layer, and over
+    // two FP8 layers of a 300-token prefill that alone left 3159 of 806,400
+    // outputs outside the band on the H200 with exact (mma.sync) sums.
+    Tensor<uint16_t> in = hidden;
+    for (size_t l = 0; l < layers.size(); ++l) {
+      if (l > 0)
+        assign(in.data, buffers[StepPlan::activation(l)]);
+      auto want = refLayer(layers[l], in, check.want[l]);
+      if (!want)
+        return want.takeError();
+      if (auto zeroed = refLayer(layers[l], in, twin[l]); !zeroed)
+        return zeroed.takeError();
+      if (s + 1 < steps)
+        continue;
+      std::vector<uint16_t> got;
+      assign(got, buffers[StepPlan::activation(l + 1)]);
+      for (size_t i = 0; i < got.size(); ++i) {
+        compare(bf16ToF32(got[i]), bf16ToF32(want->data[i]), StepCheck::kOutAtol,
+                StepCheck::kOutRtol, check.outChecked, check.outBad, check.outMaxError);
+        if (padding[i / c.hiddenSize] && got[i] != 0)
+          ++check.paddingNonZero;
+      }
+      opChecks(l, buffers, check);
+      check.gotOut = std::move(got);
+      check.wantOut = want->data;
+    }
+  }
+  for (size_t l = 0; l < layers.size(); ++l) {
+    ref::PagedState got = check.want[l];
+    assign(got.conv.data, buffers[StepPlan::layerBuffer(layers[l].layer, "conv_page")]);
+    assign(got.ssm.data, buffers[StepPlan::layerBuffer(layers[l].layer, "ssm_page")]);
+    StepCheck::Layer stats;
+    stats.layer = layers[l].layer;
+    for (size_t i = 0; i < got.ssm.data.size(); ++i)
+      compare(got.ssm.data[i], check.want[l].ssm.data[i], StepCheck::kStateAtol,
+              StepCheck::kStateRtol, stats.ssmChecked, stats.ssmBad, stats.ssmMaxError);
+    for (size_t i = 0; i < got.conv.data.size(); ++i) {
+      compare(bf16ToF32(got.conv.data[i]), bf16ToF32(check.want[l].conv.data[i]),
+              StepCheck::kOutAtol, StepCheck::kOutRtol, stats.convChecked, stats.convBad,
+              stats.convMaxError);
+      stats.convNotIdentical += got.conv.data[i] != check.want[l].conv.data[i];
+    }
+    // The dropped carry's separation, over the slots whose rows carry a state.
+    const int64_t page = int64_t(got.ssm.data.size()) / std::max<int64_t>(numSlots, 1);
+    int64_t twinChecked = 0, twinOutside = 0;
+    double twinWorst = 0;
+    for (int64_t slot : carried)
+      for (int64_t i = slot * page; i < (slot + 1) * page; ++i)
+        compare(twin[l].ssm.data[i], check.want[l].ssm.data[i], StepCheck::kStateAtol,
+                StepCheck::kStateRtol, twinChecked, twinOutside, twinWorst);
+    stats.droppedCarry = twinChecked ? double(twinOutside) / twinChecked : 1.0;
+    check.layers.push_back(stats);
+    for (int64_t slot = 0; slot < numSlots; ++slot) {
+      if (used.count(slot))
+        continue;
+      auto same = [&](const auto &a, const auto &b) {
+        auto ra = sliceRows(a, slot, slot + 1), rb = sliceRows(b, slot, slot + 1);
+        return std::memcmp(ra.data.data(), rb.data.data(),
+                           ra.data.size() * sizeof(ra.data[0])) == 0;
+      };
+      if (!same(got.conv, initial[l].conv) || !same(got.ssm, initial[l].ssm))
+        ++check.untouchedSlotsDiffering;
+    }
+    check.got.push_back(std::move(got));
+  }
+  return check;
+}
+
+/// The backend's buffer `name` of layer `w` ("l<layer>.<name>"), which a plan
+/// with per-layer activations has.
+const std::vector<uint8_t> &layerIntermediate(const HostBuffers &buffers,
+                                              const MambaLayerWeights &w, llvm::StringRef name) {
+  return buffers.at(StepPlan::layerBuffer(w.layer, name));
+}
+
+/// Checks that the plan keeps every checked layer's intermediates apart.
+llvm::Error expectPerLayerActivations(const StepPlan &plan,
+                                      const std::vector<MambaLayerWeights> &layers) {
+  for (const MambaLayerWeights &w : layers)
+    if (!plan.buffers.count(StepPlan::layerBuffer(w.layer, "y")))
+      return llvm::createStringError(llvm::formatv(
+          "check: the plan has no buffer 'l{0}.y': checks need a plan made with per-layer "
+          "activations (PlanOptions::perLayerActivations)",
+          w.layer));
+  return llvm::Error::success();
+}
+
+/// The sum precision of layer `layer`'s launch in role `role`.
+runtime::SumPrecision sumsOf(const StepPlan &plan, const LaunchSums &sums, int64_t layer,
+                             llvm::StringRef role) {
+  for (size_t i = 0; i < plan.launches.size() && i < sums.size(); ++i)
+    if (plan.launches[i].layer == layer && plan.launches[i].role == role)
+      return sums[i];
+  return runtime::SumPrecision::Exact;
+}
+
+/// R6 fed the backend's y and z, against the backend's `normed` (bf16, or
+/// e4m3 codes at the out_proj input scale), rows in `skip` left out; returns
+/// the reference norm's bf16 output (the out_proj check's unquantized input).
+Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
+                           const Tensor<uint16_t> &y, const Tensor<uint16_t> &z,
+                           const std::vector<uint8_t> &normed, const std::vector<bool> &skip,
+                           StepCheck &check) {
+  Tensor<double> want =
+      cantFail(ref::gatedRmsNorm(y, z, w.normWeight, c.normGroupSize(), c.eps));
+  NormCheck n;
+  n.layer = w.layer;
+  n.e4m3 = w.outProj.isFP8;
+  const int64_t width = c.intermediate();
+  for (int64_t r = 0; r < y.dim(0); ++r) {
+    if (skip[r])
+      continue;
+    for (int64_t i = r * width; i < (r + 1) * width; ++i) {
+      double reference = want.data[i], got, extra = 0;
+      if (n.e4m3) {
+        // A code from a value that moved within R6's band may lie as many
+        // codes away as that span: compare decoded values, one step more.
+        // The quant saturates at +-448 (R1), as the reference's does.
+        const double s = w.outProj.inputScale;
+        reference = std::clamp(reference, -448 * s, 448 * s);
+        got = ref::e4m3Value(normed[i]) * s;
+        extra = e4m3Step(reference / s) * s;
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, &normed[2 * i], 2);
+        got = ref::bf16Value(bits);
+      }
+      compare(got, reference, StepCheck::kOutAtol + extra, StepCheck::kOutRtol, n.checked,
+              n.outside, n.worst);
+
+    }
+  }
+  check.norms.push_back(n);
+  return ref::toBF16(want);
+}
+
+/// out_proj of layer `w` against the f64 linear of the backend's normed.
+void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w, const StepPlan &plan,
+                  const LaunchSums &sums, const std::vector<uint8_t> &normed,
+                  Tensor<uint16_t> unquantized, const std::vector<uint8_t> &out,
+                  const std::vector<bool> &skip, StepCheck &check) {
+  const int64_t rows = int64_t(skip.size()), I = c.intermediate();
+  LinearOperands ops;
+  ops.projection = &w.outProj;
+  if (w.outProj.isFP8) {
+    ops.codes = Tensor<uint8_t>({rows, I});
+    std::memcpy(ops.codes.data.data(), normed.data(), ops.codes.data.size());
+    ops.unquantized = std::move(unquantized);
+  } else {
+    ops.bf16 = tensorOf<uint16_t>(normed, {rows, I});
+  }
+  check.projections.push_back(checkProjection(
+      llvm::formatv("layer {0} out_proj", w.layer).str(), ops, {},
+      tensorOf<uint16_t>(out, {rows, c.hiddenSize}), skip, sumsOf(plan, sums, w.layer, "out_proj")));
+}
+
+} // namespace
+
+llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
+                                           const std::vector<MambaLayerWeights> &layers,
+                                           const StepPlan &plan, const LaunchSums &sums,
+                                           llvm::ArrayRef<int32_t> slots, int steps,
+                                           uint64_t seed, const StepFn &runStep) {
+  if (auto err = expectPerLayerActivations(plan, layers))
+    return std::move(err);
+  HostBuffers buffers = allocateHostBuffers(plan);
+  buffers["slots"] = bytesOf(std::vector<int32_t>(slots.begin(), slots.end()));
+  std::vector<int64_t> slots64(slots.begin(), slots.end());
+  const int64_t rows = int64_t(slots.size());
+  const int64_t I = c.intermediate(), Cd = c.convChannels(), H = c.numHeads;
+  Lockstep lockstep{c, layers, plan, rows};
+  for (int32_t s : slots) {
+    lockstep.padding.push_back(s < 0);
+    if (s >= 0)
+      lockstep.used.insert(s), lockstep.carried.insert(s);
+  }
+  lockstep.refLayer = [&](const MambaLayerWeights &w, const Tensor<uint16_t> &hidden,
+                          ref::PagedState &pages) {
+    return ref::mixerDecode(c, w, hidden, slots64, pages);
+  };
+  lockstep.opChecks = [&](size_t l, const HostBuffers &b, StepCheck &check) {
+    const MambaLayerWeights &w = layers[l];
+    const std::vector<bool> &skip = lockstep.padding;
+    Tensor<uint16_t> x = tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {rows, c.hiddenSize});
+    // in_proj: its z and dt columns leave the fused kernel as they are (xBC
+    // goes through the conv first). The kernel quantizes x by the reciprocal.
+    LinearOperands ops;
+    ops.projection = &w.inProj;
+    if (w.inProj.isFP8) {
+      ops.codes = Tensor<uint8_t>(x.shape);
+      ops.alternative = Tensor<uint8_t>(x.shape);
+      for (size_t i = 0; i < x.data.size(); ++i) {
+        ops.codes.data[i] = ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale);
+        ops.alternative.data[i] = reciprocalCode(x.data[i], w.inProj.inputScale);
+      }
+      ops.unquantized = x;
+    } else {
+      ops.bf16 = x;
+    }
+    std::vector<int64_t> columns;
+    for (int64_t n = 0; n < I; ++n)
+      columns.push_back(n);
+    for (int64_t n = I + Cd; n < I + Cd + H; ++n)
+      columns.push_back(n);
+    Tensor<uint16_t> z = tensorOf<uint16_t>(layerIntermediate(b, w, "z"), {rows, I});
+    Tensor<uint16_t> dt = tensorOf<uint16_t>(layerIntermediate(b, w, "dt"), {rows, H});
+    Tensor<uint16_t> zdt({rows, I + H});
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy_n(&z.data[r * I], I, &zdt.data[r * (I + H)]);
+      std::copy_n(&dt.data[r * H], H, &zdt.data[r * (I + H) + I]);
+    }
+    check.projections.push_back(checkProjection(
+        llvm::formatv("layer {0} in_proj (z, dt)", w.layer).str(), ops, columns, zdt, skip,
+        sumsOf(plan, sums, w.layer, "in_proj")));
+    Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {rows, I});
+    const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");
+    Tensor<uint16_t> reference = checkNorm(c, w, y, z, normed, skip, check);
+    checkOutProj(c, w, plan, sums, normed, std::move(reference),
+                 b.at(StepPlan::activation(l + 1)), skip, check);
+  };
+  return lockstep.run(std::move(buffers), steps, seed, runStep);
+}
+
+llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
+                                            const std::vector<MambaLayerWeights> &layers,
+                                            const PrefillPlan &prefill, const LaunchSums &sums,
+                                            const ref::PrefillBatch &batch, int steps,
+                                            uint64_t seed, const StepFn &runStep) {
+  const StepPlan &plan = prefill.plan;
+  if (auto err = expectPerLayerActivations(plan, layers))
+    return std::move(err);
+  HostBuffers buffers = allocateHostBuffers(plan);
+  prefill.writeInputs(buffers);
+  const int64_t tokens = prefill.tokens, I = c.intermediate(), outCols = c.inProjRows();
+  Lockstep lockstep{c, layers, plan, tokens};
+  lockstep.padding.assign(tokens, false);
+  for (size_t s = 0; s < batch.slots.size(); ++s) {
+    for (int64_t t = batch.cuSeqlens[s]; t < batch.cuSeqlens[s + 1]; ++t)
+      lockstep.padding[t] = batch.slots[s] < 0;
+    lockstep.used.insert(batch.slots[s]);
+    if (batch.slots[s] >= 0 && batch.continueFromSlot[s])
+      lockstep.carried.insert(batch.slots[s]);
+  }
+  lockstep.refLayer = [&](const MambaLayerWeights &w, const Tensor<uint16_t> &hidden,
+                          ref::PagedState &pages) {
+    return ref::mixerPrefill(c, w, hidden, batch, pages);
+  };
+  lockstep.opChecks = [&](size_t l, const HostBuffers &b, StepCheck &check) {
+    const MambaLayerWeights &w = layers[l];
+    const std::vector<bool> none(tokens, false);
+    Tensor<uint16_t> x =
+        tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {tokens, c.hiddenSize});
+    // The quant's codes, then in_proj over every row (padding rows too: the
+    // GEMM does not know them) from the codes it read.
+    LinearOperands ops;
+    ops.projection = &w.inProj;
+    if (w.inProj.isFP8) {
+      const std::vector<uint8_t> &q = layerIntermediate(b, w, "act_q");
+      ops.codes = Tensor<uint8_t>(x.shape);
+      std::memcpy(ops.codes.data.data(), q.data(), ops.codes.data.size());
+      for (size_t i = 0; i < x.data.size(); ++i) {
+        ++check.quantChecked;
+        check.quantBad +=
+            q[i] != ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale) &&
+            q[i] != reciprocalCode(x.data[i], w.inProj.inputScale);
+      }
+      ops.unquantized = x;
+    } else {
+      ops.bf16 = x;
+    }
+    Tensor<uint16_t> zxbcdt =
+        tensorOf<uint16_t>(layerIntermediate(b, w, "zxbcdt"), {tokens, outCols});
+    check.projections.push_back(
+        checkProjection(llvm::formatv("layer {0} in_proj", w.layer).str(), ops, {}, zxbcdt,
+                        none, sumsOf(plan, sums, w.layer, "in_proj")));
+    Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {tokens, I});
+    Tensor<uint16_t> z = sliceColumns(zxbcdt, 0, I);
+    const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");
+    Tensor<uint16_t> reference = checkNorm(c, w, y, z, normed, lockstep.padding, check);
+    checkOutProj(c, w, plan, sums, normed, std::move(reference),
+                 b.at(StepPlan::activation(l + 1)), lockstep.padding, check);
+  };
+  return lockstep.run(std::move(buffers), steps, seed, runStep);
+}
+
+} // namespace tilejit::models

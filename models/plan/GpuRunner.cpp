@@ -1,0 +1,370 @@
+// A StepPlan on the GPU: one weight slot per layer (every parameter uploaded
+// once), the kernels a launch names specialized to that layer's slot, all
+// kernels compiled in parallel and loaded at creation, the step captured as
+// one graph.
+#include "tilejit/jit/JitCompiler.h"
+#include "tilejit/models/plan/Runners.h"
+#include "tilejit/models/plan/Timing.h"
+#include "tilejit/runtime/Jit.h"
+#include "tilejit/tuning/TunedLookup.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+namespace tilejit::models {
+
+using namespace tilejit::runtime;
+
+struct GpuRunner::Impl {
+  JitRuntime &jit;
+  StepPlan plan;
+  std::map<int64_t, std::unique_ptr<WeightSlot>> slots; // by layer
+  std::map<std::string, DeviceBuffer> buffers;          // non-weight buffers
+  std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
+  std::vector<runtime::Kernel *> launchKernels; // per plan launch
+  std::vector<int32_t> deviceSlots; // what the "slots" buffer holds
+  std::optional<Stream> stream;
+  std::optional<Graph> graph;
+  /// Recorded on the caller's stream after a step there; upload, download and
+  /// step() wait for it, since they run on the decoder's own stream.
+  std::optional<Event> callerStepDone;
+  bool callerStepPending = false;
+
+  Impl(JitRuntime &jit, StepPlan plan) : jit(jit), plan(std::move(plan)) {}
+
+  /// The device address of a buffer argument (a weight: its layer's slot part).
+  llvm::Expected<DevicePtr> address(const PlannedLaunch &launch, const std::string &name) {
+    const PlanBuffer &buffer = plan.buffers.at(name);
+    if (buffer.role == PlanBuffer::Role::Weight)
+      return slots.at(buffer.layer)->address(name);
+    return buffers.at(name).address();
+  }
+
+  llvm::Expected<std::vector<KernelArg>> arguments(const PlannedLaunch &launch) {
+    std::vector<KernelArg> args;
+    for (const PlanArg &arg : launch.args) {
+      switch (arg.kind) {
+      case PlanArg::Kind::Int:
+        args.push_back(KernelArg::i32(int32_t(arg.intValue)));
+        break;
+      case PlanArg::Kind::Float:
+        args.push_back(KernelArg::f32(float(arg.floatValue)));
+        break;
+      case PlanArg::Kind::Buffer: {
+        auto ptr = address(launch, arg.buffer);
+        if (!ptr)
+          return ptr.takeError();
+        args.push_back(KernelArg::pointer(*ptr));
+      }
+      }
+    }
+    return args;
+  }
+
+  static Dim3 grid(const PlannedLaunch &launch) {
+    return {uint32_t(launch.grid[0]), uint32_t(launch.grid[1]), uint32_t(launch.grid[2])};
+  }
+
+  llvm::Error waitForCallerStep() {
+    if (!callerStepPending)
+      return llvm::Error::success();
+    callerStepPending = false;
+    return callerStepDone->synchronize();
+  }
+
+  /// Captures `body` on the stream into a graph.
+  llvm::Expected<Graph> capture(llvm::function_ref<llvm::Error()> body) {
+    if (auto err = jit.beginCapture(*stream))
+      return std::move(err);
+    llvm::Error bodyErr = body();
+    auto captured = jit.endCapture(*stream);
+    if (bodyErr)
+      return llvm::joinErrors(std::move(bodyErr), captured.takeError());
+    return captured;
+  }
+};
+
+GpuRunner::GpuRunner(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+GpuRunner::~GpuRunner() = default;
+
+llvm::Expected<std::unique_ptr<GpuRunner>>
+GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPlan &plan,
+                  llvm::raw_ostream &log) {
+  auto impl = std::make_unique<Impl>(jit, plan);
+  auto stream = Stream::create(jit.device());
+  if (!stream)
+    return stream.takeError();
+  impl->stream.emplace(std::move(*stream));
+
+  for (const auto &[name, buffer] : plan.buffers) {
+    if (buffer.role == PlanBuffer::Role::Weight) {
+      auto &slot = impl->slots[buffer.layer];
+      if (!slot)
+        slot = jit.createWeightSlot(llvm::formatv("layer {0}", buffer.layer).str());
+      llvm::ArrayRef<uint8_t> bytes = buffer.hostWeight;
+      if (bytes.size() != buffer.bytes)
+        return llvm::createStringError(
+            llvm::formatv("plan: weight '{0}' has {1} bytes, the plan expects {2}", name,
+                          bytes.size(), buffer.bytes));
+      if (auto ptr = slot->upload(name, bytes); !ptr)
+        return ptr.takeError();
+      continue;
+    }
+    auto device = jit.allocate(buffer.bytes);
+    if (!device)
+      return device.takeError();
+    impl->buffers.emplace(name, std::move(*device));
+  }
+
+  for (const PlannedLaunch &launch : plan.launches) {
+    const WeightSlot *slot =
+        launch.weightSlot >= 0 ? impl->slots.at(launch.weightSlot).get() : nullptr;
+    std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",") +
+                      (slot ? "|slot" + std::to_string(launch.weightSlot) : "");
+    auto &kernel = impl->kernels[key];
+    if (!kernel) {
+      auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
+      if (!specialized)
+        return specialized.takeError();
+      KernelSpec kernelSpec = makeKernelSpec(*specialized->def, std::move(specialized->spec));
+      kernelSpec.weightSlot = slot;
+      kernel = std::make_unique<runtime::Kernel>(jit, std::move(kernelSpec));
+    }
+    impl->launchKernels.push_back(kernel.get());
+  }
+  std::vector<runtime::Kernel *> all;
+  for (auto &[key, kernel] : impl->kernels)
+    all.push_back(kernel.get());
+  auto report = jit.compileAll(all);
+  if (!report)
+    return report.takeError();
+  report->print(log);
+
+  Impl &self = *impl;
+  auto graph = impl->capture([&]() -> llvm::Error {
+    for (size_t i = 0; i < self.plan.launches.size(); ++i) {
+      auto args = self.arguments(self.plan.launches[i]);
+      if (!args)
+        return args.takeError();
+      if (auto err = self.launchKernels[i]->launch(*self.stream,
+                                                   Impl::grid(self.plan.launches[i]), *args))
+        return err;
+    }
+    return llvm::Error::success();
+  });
+  if (!graph)
+    return graph.takeError();
+  impl->graph.emplace(std::move(*graph));
+  return std::unique_ptr<GpuRunner>(new GpuRunner(std::move(impl)));
+}
+
+llvm::Error GpuRunner::upload(const HostBuffers &buffers) {
+  auto slots = buffers.find("slots");
+  if (slots == buffers.end())
+    return llvm::createStringError("plan: no 'slots' buffer");
+  if (slots->second.size() != size_t(impl->plan.rows) * sizeof(int32_t))
+    return llvm::createStringError(
+        llvm::formatv("plan: buffer 'slots' has {0} bytes, the plan expects {1}",
+                      slots->second.size(), impl->plan.rows * sizeof(int32_t)));
+  const auto *first = reinterpret_cast<const int32_t *>(slots->second.data());
+  if (auto err = checkSlots({first, size_t(impl->plan.rows)}, impl->plan.numSlots))
+    return err;
+  for (const auto &[name, bytes] : buffers) {
+    auto it = impl->buffers.find(name);
+    if (it == impl->buffers.end())
+      return llvm::createStringError("plan: no buffer '" + name + "'");
+    if (bytes.size() != it->second.size())
+      return llvm::createStringError(
+          llvm::formatv("plan: buffer '{0}' has {1} bytes, the plan expects {2}", name,
+                        bytes.size(), it->second.size()));
+  }
+  if (auto err = impl->waitForCallerStep())
+    return err;
+  impl->deviceSlots.assign(first, first + impl->plan.rows);
+  for (const auto &[name, bytes] : buffers)
+    if (auto err = impl->buffers.at(name).upload(bytes, impl->stream->handle()))
+      return err;
+  return impl->stream->synchronize();
+}
+
+llvm::Error GpuRunner::download(HostBuffers &buffers) {
+  if (auto err = impl->waitForCallerStep())
+    return err;
+  for (auto &[name, bytes] : buffers) {
+    auto it = impl->buffers.find(name);
+    if (it == impl->buffers.end())
+      return llvm::createStringError("plan: no buffer '" + name + "'");
+    bytes.resize(it->second.size());
+    if (auto err = it->second.download(bytes, impl->stream->handle()))
+      return err;
+  }
+  return impl->stream->synchronize();
+}
+
+const StepPlan &GpuRunner::plan() const { return impl->plan; }
+JitRuntime &GpuRunner::jit() const { return impl->jit; }
+
+llvm::Error GpuRunner::step() {
+  if (auto err = impl->waitForCallerStep())
+    return err;
+  if (auto err = impl->graph->launch(*impl->stream))
+    return err;
+  return impl->stream->synchronize();
+}
+
+llvm::Error GpuRunner::runLaunch(size_t index) {
+  if (auto err = impl->waitForCallerStep())
+    return err;
+  const PlannedLaunch &launch = impl->plan.launches.at(index);
+  auto args = impl->arguments(launch);
+  if (!args)
+    return args.takeError();
+  if (auto err = impl->launchKernels[index]->launch(*impl->stream, Impl::grid(launch), *args))
+    return err;
+  return impl->stream->synchronize();
+}
+
+SumPrecision GpuRunner::launchSums(size_t index) const {
+  return impl->launchKernels.at(index)->compiled()->sums;
+}
+
+llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
+                             const TensorRef &out, StreamHandle stream) {
+  const StepPlan &plan = impl->plan;
+  const std::string input = StepPlan::activation(0),
+                    output = StepPlan::activation(plan.numLayers);
+  DeviceApi &device = impl->jit.device();
+  const int ordinal = device.info().ordinal;
+  if (auto err = checkPlanTensor(plan, input, "hidden", hidden, ordinal))
+    return err;
+  if (auto err = checkPlanTensor(plan, output, "out", out, ordinal))
+    return err;
+  if (slots.size() != size_t(plan.rows))
+    return llvm::createStringError(
+        llvm::formatv("step: {0} slots for {1} rows", slots.size(), plan.rows));
+  if (auto err = checkSlots(slots, plan.numSlots))
+    return err;
+  if (!impl->callerStepDone) {
+    auto event = Event::create(device);
+    if (!event)
+      return event.takeError();
+    impl->callerStepDone.emplace(std::move(*event));
+  }
+  if (!llvm::equal(slots, impl->deviceSlots)) {
+    DeviceBuffer &deviceSlots = impl->buffers.at("slots");
+    if (auto err = deviceSlots.upload({reinterpret_cast<const uint8_t *>(slots.data()),
+                                       slots.size() * sizeof(int32_t)},
+                                      stream))
+      return err;
+    impl->deviceSlots.assign(slots.begin(), slots.end());
+  }
+  if (auto err = device.copyOnDevice(impl->buffers.at(input).address(), hidden.address,
+                                     impl->buffers.at(input).size(), stream))
+    return err;
+  if (auto err = device.launchGraph(impl->graph->handle(), stream))
+    return err;
+  if (auto err = device.copyOnDevice(out.address, impl->buffers.at(output).address(),
+                                     impl->buffers.at(output).size(), stream))
+    return err;
+  if (auto err = device.recordEvent(impl->callerStepDone->handle(), stream))
+    return err;
+  impl->callerStepPending = true;
+  return llvm::Error::success();
+}
+
+llvm::Expected<DevicePtr> GpuRunner::bufferAddress(llvm::StringRef name) const {
+  auto it = impl->buffers.find(name.str());
+  if (it == impl->buffers.end())
+    return llvm::createStringError("plan: no non-weight buffer '" + name + "'");
+  return it->second.address();
+}
+
+llvm::Expected<StepTimes> GpuRunner::time(int replays) {
+  if (auto err = impl->waitForCallerStep())
+    return std::move(err);
+  auto ms = replayTimes(impl->jit.device(), *impl->graph, *impl->stream, replays);
+  if (!ms)
+    return ms.takeError();
+  return StepTimes{(*ms)[ms->size() / 2] * 1e3, ms->front() * 1e3, ms->back() * 1e3,
+                        replays};
+}
+
+llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int replays) {
+  if (auto err = impl->waitForCallerStep())
+    return std::move(err);
+  const PlannedLaunch &launch = impl->plan.launches.at(index);
+  // Distinct copies of the launch's weights, so every launch streams them
+  // from HBM rather than L2.
+  std::vector<std::map<std::string, DeviceBuffer>> copies(launches);
+  for (auto &copy : copies)
+    for (const PlanArg &arg : launch.args)
+      if (arg.kind == PlanArg::Kind::Buffer &&
+          impl->plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
+        auto buffer = impl->jit.allocate(impl->plan.buffers.at(arg.buffer).bytes);
+        if (!buffer)
+          return buffer.takeError();
+        if (auto err = buffer->upload(impl->plan.buffers.at(arg.buffer).hostWeight,
+                                      impl->stream->handle()))
+          return std::move(err);
+        copy.emplace(arg.buffer, std::move(*buffer));
+      }
+  auto args = impl->arguments(launch);
+  if (!args)
+    return args.takeError();
+  Impl &self = *impl;
+  auto graph = impl->capture([&]() -> llvm::Error {
+    for (auto &copy : copies) {
+      std::vector<KernelArg> copyArgs = *args;
+      for (size_t a = 0; a < launch.args.size(); ++a)
+        if (auto it = copy.find(launch.args[a].buffer); it != copy.end())
+          copyArgs[a] = KernelArg::pointer(it->second.address());
+      if (auto err = self.launchKernels[index]->launch(*self.stream, Impl::grid(launch),
+                                                       copyArgs))
+        return err;
+    }
+    return llvm::Error::success();
+  });
+  if (!graph)
+    return graph.takeError();
+  auto ms = replayTimes(impl->jit.device(), *graph, *impl->stream, replays);
+  if (!ms)
+    return ms.takeError();
+  return (*ms)[ms->size() / 2] * 1e3 / launches;
+}
+
+/// The tuning database's configurations for the plan's tunable kernels
+/// (in_proj_conv at `rows` rows, ssd_prefill at `tokens` tokens): the key is
+/// the kernel at the plan's geometry with its tunable constants at their
+/// defaults, as `tilejit tune` records it. Says which entries it uses.
+TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
+                                 int64_t rows, int64_t tokens, llvm::raw_ostream &log) {
+  auto db = std::make_shared<tuning::TuneDb>(tuning::loadTuneDb(jit));
+  auto said = std::make_shared<std::set<std::string>>();
+  return [&jit, &registry, rows, tokens, db, said, &log](
+             llvm::StringRef kernel, llvm::ArrayRef<std::string> geometry) -> std::vector<std::string> {
+    tuning::NamedValues shape;
+    if (kernel == "in_proj_conv")
+      shape = {{"rows", rows}};
+    else if (kernel == "ssd_prefill" && tokens > 0)
+      shape = {{"tokens", tokens}};
+    else
+      return {};
+    const KernelDef *def = registry.find(kernel);
+    auto base = tuning::tuningBase(*def, geometry);
+    if (!base) {
+      llvm::consumeError(base.takeError());
+      return {};
+    }
+    tuning::TunedChoice choice = tuning::lookupTuned(jit, *db, *def, *base, shape);
+    if (!choice.message.empty() && said->insert(choice.key.id()).second)
+      log << choice.message << "\n";
+    return choice.constants();
+  };
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,130 @@
+// The model-independent parts of a step plan (plan/StepPlan.h): buffers,
+// tensor checks, kernel specialization with tuned constants and overrides.
+#include "tilejit/models/plan/StepPlan.h"
+#include "tilejit/models/reference/HostTensor.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace tilejit::models {
+
+std::string kv(llvm::StringRef name, int64_t value) {
+  return llvm::formatv("{0}={1}", name, value).str();
+}
+
+llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
+                                         const KernelOverrides &overrides,
+                                         llvm::StringRef kernel,
+                                         std::vector<std::string> geometry,
+                                         const TunedConstants &tuned) {
+  if (tuned) {
+    std::vector<std::string> extra = tuned(kernel, geometry);
+    geometry.insert(geometry.end(), extra.begin(), extra.end());
+  }
+  auto it = overrides.find(kernel.str());
+  if (it != overrides.end())
+    geometry.insert(geometry.end(), it->second.begin(), it->second.end());
+  auto specialized = specializeKernel(registry, kernel, geometry);
+  if (!specialized)
+    return specialized.takeError();
+  return PlannedKernel{std::move(geometry), std::move(specialized->spec)};
+}
+
+llvm::StringRef elementTypeName(ElementType type) {
+  switch (type) {
+  case ElementType::BF16: return "bf16";
+  case ElementType::E4M3: return "e4m3";
+  case ElementType::F32: return "f32";
+  case ElementType::I32: return "i32";
+  }
+  llvm_unreachable("unknown element type");
+}
+
+size_t elementBytes(ElementType type) {
+  switch (type) {
+  case ElementType::BF16: return 2;
+  case ElementType::E4M3: return 1;
+  case ElementType::F32:
+  case ElementType::I32: return 4;
+  }
+  llvm_unreachable("unknown element type");
+}
+
+static std::string placeName(int device) {
+  return device < 0 ? std::string("the host") : llvm::formatv("cuda:{0}", device).str();
+}
+
+llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
+                              llvm::StringRef what, const TensorRef &tensor, int device) {
+  auto it = plan.buffers.find(buffer.str());
+  if (it == plan.buffers.end())
+    return llvm::createStringError("plan: no buffer '" + buffer + "'");
+  const PlanBuffer &want = it->second;
+  if (want.shape.empty())
+    return llvm::createStringError("plan: no shape is recorded for buffer '" + buffer +
+                                   "', so no tensor can stand in for it");
+  const std::string named = what == buffer
+                                ? llvm::formatv("'{0}'", what).str()
+                                : llvm::formatv("'{0}' (plan buffer '{1}')", what, buffer).str();
+  auto fail = [&](const llvm::Twine &problem) {
+    return llvm::createStringError("tensor " + named + " " + problem);
+  };
+  if (tensor.type != elementTypeName(want.type))
+    return fail("must be " + elementTypeName(want.type) + ", got " + tensor.type);
+  if (tensor.shape != want.shape)
+    return fail("must have shape " + formatShape(want.shape) + ", got " +
+                formatShape(tensor.shape));
+  if (!tensor.strides.empty()) {
+    if (tensor.strides.size() != tensor.shape.size())
+      return fail(llvm::formatv("has {0} strides for {1} dimensions", tensor.strides.size(),
+                                tensor.shape.size()));
+    std::vector<int64_t> rowMajor(tensor.shape.size());
+    int64_t step = 1;
+    bool contiguous = true;
+    for (size_t d = tensor.shape.size(); d-- > 0;) {
+      rowMajor[d] = step;
+      contiguous &= tensor.shape[d] == 1 || tensor.strides[d] == step;
+      step *= tensor.shape[d];
+    }
+    if (!contiguous)
+      return fail("must be contiguous (row-major): strides " + formatShape(tensor.strides) +
+                  " (elements) for shape " + formatShape(tensor.shape) + ", expected " +
+                  formatShape(rowMajor));
+  }
+  if (tensor.device != device)
+    return fail("must be on " + placeName(device) + ", got " + placeName(tensor.device));
+  if (tensor.address == 0)
+    return fail("has a null address");
+  return llvm::Error::success();
+}
+
+llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
+                                                  llvm::StringRef kernel,
+                                                  llvm::ArrayRef<std::string> constants) {
+  const KernelDef *def = registry.find(kernel);
+  if (!def)
+    return llvm::createStringError("plan: kernel '" + kernel + "' is not registered");
+  auto spec = def->specialize(constants);
+  if (!spec)
+    return spec.takeError();
+  return SpecializedKernel{def, std::move(*spec)};
+}
+
+PlanArg StepPlan::addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
+                            std::vector<int64_t> shape, int64_t layer) {
+  size_t bytes = size_t(numElements(shape)) * elementBytes(type);
+  buffers[name] = {role, bytes, type, std::move(shape), layer, {}};
+  return PlanArg::of(std::move(name));
+}
+
+std::string StepPlan::layerBuffer(int64_t layer, llvm::StringRef name) {
+  return llvm::formatv("l{0}.{1}", layer, name).str();
+}
+
+int64_t StepPlan::bytesMoved() const {
+  int64_t total = 0;
+  for (const PlannedLaunch &launch : launches)
+    total += launch.bytesRead + launch.bytesWritten;
+  return total;
+}
+
+} // namespace tilejit::models

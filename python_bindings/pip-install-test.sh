@@ -1,0 +1,21 @@
+#!/bin/sh
+# `pip install --no-build-isolation .` of the source tree into a fresh virtual
+# environment that sees the system's packages (Debian's setuptools, wheel,
+# numpy; no package index), then imports the installed package from outside
+# both trees. Usage: pip-install-test.sh PYTHON SOURCE_DIR VENV_DIR
+# (TILEJIT_BUILD_DIR names the CMake build the wheel is made from).
+set -eu
+python=$1 source=$2 venv=$3
+rm -rf "$venv"
+"$python" -m venv --system-site-packages "$venv"
+"$venv/bin/python3" -m pip install --quiet --no-build-isolation --no-index "$source"
+cd "$venv"
+"$venv/bin/python3" - "$venv" <<'PY'
+import os, sys
+import tilejit
+venv = os.path.realpath(sys.argv[1])
+assert os.path.realpath(tilejit.__file__).startswith(venv), tilejit.__file__
+print("tilejit", tilejit.__version__, "from", os.path.dirname(tilejit.__file__))
+assert [k.name for k in tilejit.kernels], "the installed package lists no kernels"
+PY
+"$venv/bin/python3" -c "import tilejit; print(tilejit.__version__)"

@@ -1,0 +1,21 @@
+"""Mamba2 ops on torch tensors with the signatures PyTorch users know (mamba_ssm,
+causal-conv1d, vLLM), compiled by tilejit on first use for each specialization
+(shapes, dtypes, layouts) and cached like the registered kernels' other uses.
+
+CPU tensors run on tilejit's CPU interpreter, CUDA tensors on the GPU on the
+current torch stream. Inputs may also be DLPack producers or
+__cuda_array_interface__ objects; outputs are torch tensors (DLPack exporters).
+What a signature allows and tilejit does not implement is an ArgumentError
+naming it, never a call into another implementation. docs/python.md, "Ops",
+lists per op what is supported and the docs/numerics.md op it computes.
+"""
+
+from ._conv import causal_conv1d_fn, causal_conv1d_update
+from ._fp8 import scaled_fp8_quant, scaled_mm, w8a8_linear
+from ._norm import rms_norm_gated
+from ._ssd import mamba_chunk_scan_combined, mamba_chunk_scan_combined_varlen
+from ._ssm import PAD_SLOT_ID, selective_state_update
+
+__all__ = ["PAD_SLOT_ID", "causal_conv1d_fn", "causal_conv1d_update",
+           "mamba_chunk_scan_combined", "mamba_chunk_scan_combined_varlen", "rms_norm_gated",
+           "scaled_fp8_quant", "scaled_mm", "selective_state_update", "w8a8_linear"]

@@ -1,0 +1,122 @@
+"""The FP8 projection of docs/numerics.md R1: the static activation quant
+(vLLM's scaled_fp8_quant with a scale), the e4m3 GEMM (torch._scaled_mm's
+form) and the two as one W8A8 linear, on the registered `quantize_e4m3` and
+`out_proj` kernels. e4m3 tensors are torch.float8_e4m3fn where torch has it,
+else (torch < 2.1) uint8 bit patterns, which are also accepted everywhere."""
+
+import torch
+
+from ._launch import (E4M3, E4M3_TYPES, as_tensor, check, check_aligned, check_strides, fail,
+                      launch, matrix_rows)
+
+
+def _scale(op, name, value, device):
+    """A per-tensor scale as the one-element f32 tensor the kernels read
+    (scale_ptr=1): no host read, so a CUDA graph may capture the call."""
+    if isinstance(value, (int, float)):
+        return torch.tensor([float(value)], dtype=torch.float32, device=device)
+    value = as_tensor(op, name, value)
+    check(op, name, value, (torch.float32,), device=device)
+    if value.numel() != 1:
+        raise fail(op, f"{name} has {value.numel()} elements: tilejit's FP8 ops take one "
+                       "per-tensor scale (static quantization, R1)")
+    return value.reshape(1)
+
+
+def _e4m3_empty(shape, device):
+    return torch.empty(shape, dtype=E4M3 if E4M3 is not None else torch.uint8, device=device)
+
+
+def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
+                     use_per_token_if_dynamic=False, output=None):
+    """R1's static activation quant, a_q = e4m3(x * (1 / scale)), saturating at
+    +-448. input (..., K) bf16 with contiguous rows; scale a float or a
+    one-element f32 tensor (required: dynamic quantization is refused).
+    Returns (output, scale) as vLLM's does."""
+    op = "scaled_fp8_quant"
+    input, output = as_tensor(op, "input", input), as_tensor(op, "output", output)
+    if scale is None:
+        raise fail(op, "scale=None asks for dynamic quantization; tilejit's quant is static "
+                       "(R1: the checkpoint's input_scale, never recomputed): pass scale")
+    if num_token_padding is not None:
+        raise fail(op, "num_token_padding is not supported; pass None")
+    x = matrix_rows(op, "input", input, (torch.bfloat16,))
+    rows, width = x.shape
+    device = input.device
+    scale_t = _scale(op, "scale", scale, device)
+    if output is None:
+        output = _e4m3_empty(tuple(input.shape), device)
+    check(op, "output", output, E4M3_TYPES, tuple(input.shape), device)
+    check_aligned(op, "output", check_strides(op, "output", output.reshape(-1, width),
+                                              (width, 1)), (0,))
+    block = 1024
+    launch("quantize_e4m3", dict(width=width, block=block, scale_ptr=1), device,
+           (-(-width // block), rows), x=x, out=output.reshape(-1, width), rows=rows,
+           input_scale=scale_t)
+    return output, scale_t
+
+
+def _gemm_tiles(rows):
+    """out_proj's tiles for M rows: the weight-streaming GEMV below 16 rows, the
+    decode plan's 16-row tensor-core tiles below 64, the prefill plan's 64 x 128
+    x 128 tiles from 64 on (docs/models.md)."""
+    if rows < 16:
+        return dict(block_m=1), 1
+    if rows < 64:
+        return dict(block_m=16, block_n=64, block_k=64), 16
+    return dict(block_m=64, block_n=128, block_k=128, warps=4, stages=3), 64
+
+
+def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale_result=None,
+              use_fast_accum=False):
+    """The e4m3 GEMM in torch._scaled_mm's form: out = (scale_a * scale_b) *
+    (a @ b) with f32 accumulation (R1), rounded to out_dtype (bf16 or f32).
+    a (M, K) row-major and b (K, N) column-major (b.t() contiguous: an
+    nn.Linear weight's (N, K) rows), both e4m3; per-tensor f32 scales."""
+    op = "scaled_mm"
+    a, b, bias, scale_result = (as_tensor(op, n, v) for n, v in
+                                [("a", a), ("b", b), ("bias", bias),
+                                 ("scale_result", scale_result)])
+    if bias is not None:
+        raise fail(op, "bias is not supported (NemotronH's projections have none); pass None")
+    if scale_result is not None:
+        raise fail(op, "scale_result is not supported (an e4m3 output); pass None")
+    if out_dtype not in (torch.bfloat16, torch.float32):
+        raise fail(op, f"out_dtype {out_dtype} is not supported: bfloat16 or float32")
+    check(op, "a", a, E4M3_TYPES)
+    if a.dim() != 2:
+        raise fail(op, f"a has shape {tuple(a.shape)}, expected (M, K)")
+    rows, inner = a.shape
+    device = a.device
+    check_aligned(op, "a", check_strides(op, "a", a, (inner, 1)), (0,))
+    check(op, "b", b, E4M3_TYPES, (inner, None), device)
+    hidden = b.shape[1]
+    check_strides(op, "b", b, (1, inner))
+    weight = check_aligned(op, "b", b.t(), (0,))
+    scales = _scale(op, "scale_a", scale_a, device), _scale(op, "scale_b", scale_b, device)
+    out = check_aligned(op, "the output", torch.empty(rows, hidden, dtype=out_dtype,
+                                                      device=device), (0,))
+    tiles, per_program = _gemm_tiles(rows)
+    block_n = tiles.get("block_n", 4)
+    launch("out_proj", dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(
+        out_dtype == torch.float32), scale_ptr=1, **tiles), device,
+        (-(-hidden // block_n), -(-rows // per_program)), a=a, weight=weight, out=out,
+        rows=rows, scale_a=scales[0], scale_b=scales[1])
+    return out
+
+
+def w8a8_linear(x, weight, weight_scale, input_scale, bias=None, out_dtype=torch.bfloat16):
+    """R1's FP8 W8A8 linear: y = bf16((s_x * s_w) * (e4m3(x / s_x) @ W^T)).
+    x (..., K) bf16; weight (N, K) e4m3 (nn.Linear's layout); static
+    per-tensor scales. Two launches: the quant, then the e4m3 GEMM."""
+    op = "w8a8_linear"
+    x, weight = as_tensor(op, "x", x), as_tensor(op, "weight", weight)
+    check(op, "x", x, (torch.bfloat16,))
+    check(op, "weight", weight, E4M3_TYPES, device=x.device)
+    if weight.dim() != 2 or x.dim() == 0 or weight.shape[1] != x.shape[-1]:
+        raise fail(op, f"weight has shape {tuple(weight.shape)}, expected (N, "
+                       f"{x.shape[-1] if x.dim() else '?'})")
+    a, s_x = scaled_fp8_quant(x, input_scale)
+    y = scaled_mm(a.reshape(-1, x.shape[-1]), weight.t(), s_x, weight_scale, bias=bias,
+                  out_dtype=out_dtype)
+    return y.view(*x.shape[:-1], weight.shape[0])

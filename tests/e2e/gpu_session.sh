@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# One device session: unpack the bundle (make bundle) and the Python GPU kit
+# (ninja tilejit-python-gpu-kit in a TILEJIT_STATIC_LLVM=ON, TILEJIT_PYTHON=ON
+# build), then run the named parts, each logged under $OUT:
+#   main     tests/e2e/main_job_gpu.sh (decode and prefill, sm_90a and sm_90, defects)
+#   python   the whole tests/python suite on the GPU
+#   opsbench tests/e2e/ops_torch_bench.py (tilejit.ops next to plain torch)
+# Usage: tests/e2e/gpu_session.sh PART... (with bundle/ carried)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-$(mktemp -d)}
+work=/tmp/tj
+mkdir -p "$work"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+if [ ! -x "$work/tilejit-bundle/bin/tilejit" ]; then
+  tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work" || exit 1
+fi
+if [ -f "$root/bundle/tilejit-python-gpu-kit.tar.xz" ] && [ ! -d "$work/kit" ]; then
+  tar -xJf "$root/bundle/tilejit-python-gpu-kit.tar.xz" -C "$work" &&
+    "$work/kit/build-module.sh" python3 >"$out/kit.log" 2>&1 || { cat "$out/kit.log"; exit 1; }
+fi
+export TILEJIT_CACHE_DIR=$work/cache PYTHONUNBUFFERED=1
+for part in "$@"; do
+  case $part in
+  main) "$root/tests/e2e/main_job_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/main" \
+          ${MAIN_RUNS:-} ;;
+  python) (cd "$root/tests/python" && PYTHONPATH=$work/kit timeout 300 python3 -m pytest -q \
+             -rs -s . >"$out/python.log" 2>&1; echo "python suite: exit $?"; tail -n 3 "$out/python.log";
+           grep -E "outside one ulp" "$out/python.log") ;;
+  opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/tests/e2e/ops_torch_bench.py" \
+              >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
+  esac
+done

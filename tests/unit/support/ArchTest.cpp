@@ -1,0 +1,130 @@
+// Arch parsing, error texts, the capability table
+// (docs/design.md#the-capability-table) and the PTX feature level chosen per arch.
+#include "tilejit/support/Arch.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using tilejit::Arch;
+
+namespace {
+
+Arch parseOrFail(llvm::StringRef name) {
+  llvm::Expected<Arch> arch = Arch::parse(name);
+  if (!arch)
+    FAIL(llvm::toString(arch.takeError()));
+  return *arch;
+}
+
+std::string parseError(llvm::StringRef name) {
+  llvm::Expected<Arch> arch = Arch::parse(name);
+  if (arch)
+    FAIL("'" << name.str() << "' parsed as " << arch->name().str());
+  return llvm::toString(arch.takeError());
+}
+
+} // namespace
+
+TEST_CASE("Arch::parse accepts exactly the four known names", "[arch]") {
+  const char *names[] = {"sm_90", "sm_90a", "sm_110a", "sm_121a"};
+  REQUIRE(Arch::all().size() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    Arch arch = parseOrFail(names[i]);
+    CHECK(arch.name() == names[i]);
+    CHECK(arch.llvmCPU() == names[i]);
+    CHECK(Arch::all()[i] == arch);
+  }
+  CHECK(parseOrFail("sm_90").smVersion() == 90);
+  CHECK(parseOrFail("sm_90a").smVersion() == 90);
+  CHECK(parseOrFail("sm_110a").smVersion() == 110);
+  CHECK(parseOrFail("sm_121a").smVersion() == 121);
+  CHECK_FALSE(parseOrFail("sm_90").isArchSpecific());
+  CHECK(parseOrFail("sm_90a").isArchSpecific());
+  CHECK(parseOrFail("sm_110a").isArchSpecific());
+  CHECK(parseOrFail("sm_121a").isArchSpecific());
+  // The suffix is part of the identity (and so of every cache key).
+  CHECK(parseOrFail("sm_90") != parseOrFail("sm_90a"));
+}
+
+TEST_CASE("Arch::parse rejects unknown names and lists the known ones", "[arch]") {
+  for (const char *name : {"sm_80", "sm_100a", "SM_90A", "sm_90 ", "", "sm_121f"}) {
+    INFO("name '" << name << "'");
+    std::string message = parseError(name);
+    CHECK_THAT(message, Catch::Contains("unknown arch '" + std::string(name) + "'"));
+    CHECK_THAT(message, Catch::Contains("known arches: sm_90, sm_90a, sm_110a, sm_121a"));
+  }
+}
+
+TEST_CASE("Arch::parse names the `a` target for a suffix-less name", "[arch]") {
+  std::string message = parseError("sm_110");
+  CHECK_THAT(message, Catch::Contains("arch 'sm_110' is not supported"));
+  CHECK_THAT(message, Catch::Contains("'sm_110a'"));
+  CHECK_THAT(message, Catch::Contains("known arches: sm_90, sm_90a, sm_110a, sm_121a"));
+  CHECK_THAT(parseError("sm_121"), Catch::Contains("'sm_121a'"));
+}
+
+TEST_CASE("Capability table matches docs/design.md", "[arch]") {
+  struct Row {
+    const char *name;
+    bool mmaSyncBf16, mmaSyncE4m3, wgmma, tma, cpAsync;
+  };
+  const Row rows[] = {
+      {"sm_90", true, true, false, false, true},
+      {"sm_90a", true, true, true, true, true},
+      {"sm_110a", true, true, false, false, true},
+      {"sm_121a", true, true, false, false, true},
+  };
+  for (const Row &row : rows) {
+    INFO(row.name);
+    tilejit::ArchCapabilities caps = parseOrFail(row.name).capabilities();
+    CHECK(caps.mmaSyncBf16 == row.mmaSyncBf16);
+    CHECK(caps.mmaSyncE4m3 == row.mmaSyncE4m3);
+    CHECK(caps.wgmma == row.wgmma);
+    CHECK(caps.tma == row.tma);
+    CHECK(caps.cpAsync == row.cpAsync);
+  }
+}
+
+TEST_CASE("PTX feature level per arch", "[arch]") {
+  struct Row {
+    const char *name, *feature;
+    unsigned version;
+    const char *versionString;
+  };
+  // sm_110a exists only from PTX 9.0; the others share 8.8 (see Arch.cpp).
+  const Row rows[] = {
+      {"sm_90", "+ptx88", 88, "8.8"},
+      {"sm_90a", "+ptx88", 88, "8.8"},
+      {"sm_110a", "+ptx90", 90, "9.0"},
+      {"sm_121a", "+ptx88", 88, "8.8"},
+  };
+  for (const Row &row : rows) {
+    INFO(row.name);
+    Arch arch = parseOrFail(row.name);
+    CHECK(arch.ptxFeature() == row.feature);
+    CHECK(arch.ptxVersion() == row.version);
+    CHECK(arch.ptxVersionString() == row.versionString);
+    // LLVM 22 emits PTX 9.0 at most.
+    CHECK(arch.ptxVersion() <= 90);
+  }
+}
+
+TEST_CASE("Arch::forComputeCapability picks the `a` target", "[arch]") {
+  auto pick = [](unsigned major, unsigned minor) -> std::string {
+    llvm::Expected<Arch> arch = Arch::forComputeCapability(major, minor);
+    if (!arch)
+      return "error: " + llvm::toString(arch.takeError());
+    return arch->name().str();
+  };
+  CHECK(pick(9, 0) == "sm_90a");
+  CHECK(pick(11, 0) == "sm_110a");
+  CHECK(pick(12, 1) == "sm_121a");
+
+  std::string unsupported = pick(8, 0);
+  CHECK_THAT(unsupported, Catch::StartsWith("error: "));
+  CHECK_THAT(unsupported, Catch::Contains("compute capability 8.0"));
+  CHECK_THAT(unsupported,
+             Catch::Contains("9.0 -> sm_90a, 11.0 -> sm_110a, 12.1 -> sm_121a"));
+  CHECK_THAT(pick(12, 0), Catch::Contains("compute capability 12.0"));
+}

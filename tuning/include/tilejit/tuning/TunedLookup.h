@@ -1,0 +1,58 @@
+// The one tuned-constant lookup: what the tuning database holds for a kernel
+// instance on a runtime, and the one message that says what was found. Every
+// kernel built with tuned constants goes through it (the model plans,
+// `tilejit tunedb launch`); the runtime itself knows nothing of tuning.
+#ifndef TILEJIT_TUNING_TUNEDLOOKUP_H
+#define TILEJIT_TUNING_TUNEDLOOKUP_H
+
+#include "tilejit/runtime/Jit.h"
+#include "tilejit/tuning/TuneProblem.h"
+
+#include <string>
+#include <vector>
+
+namespace tilejit::tuning {
+
+/// The version stamped on entries measured with `compiler`: its build id and
+/// LLVM version (tuneVersion of its identity).
+std::string tuneVersion(const runtime::KernelCompiler &compiler);
+
+/// The database key of `target` on this runtime's device: the hash of the
+/// canonical IR of `target.base`, the shape bucket, the arch, the SM count and
+/// the runtime compiler's version.
+llvm::Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target);
+
+/// The database of `jit` (RuntimeOptions::tuneDbPath): empty when it has none
+/// or the file does not exist yet. A file that cannot be read is reported
+/// through the runtime's warnings and treated as empty.
+TuneDb loadTuneDb(runtime::JitRuntime &jit);
+
+/// `def` at `constants` ("name=value") with every tunable constant at its
+/// default: the instance `tilejit tune` keys its entry by.
+llvm::Expected<Specialization> tuningBase(const KernelDef &def,
+                                          llvm::ArrayRef<std::string> constants);
+
+/// What the database holds for one kernel instance.
+struct TunedChoice {
+  TuneKey key;
+  TuneMatch match = TuneMatch::None;
+  /// The tuned values of the tunable constants; empty: the defaults.
+  NamedValues config;
+  /// What was found, for the user; empty when there is no entry.
+  std::string message;
+
+  /// `config` as "name=value" strings, for KernelDef::specialize.
+  std::vector<std::string> constants() const;
+};
+
+/// The entry of `db` for `def` at `base` (tunable constants at their
+/// defaults, see tuningBase) launched at `shape` on `jit`: a current entry's
+/// configuration, or none with the reason in the message (an entry of another
+/// version, a rejected one, one naming constants the kernel lacks). A base
+/// that does not build has no key and finds nothing.
+TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const KernelDef &def,
+                        const Specialization &base, const NamedValues &shape);
+
+} // namespace tilejit::tuning
+
+#endif // TILEJIT_TUNING_TUNEDLOOKUP_H

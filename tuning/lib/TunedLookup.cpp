@@ -1,0 +1,112 @@
+// The tuned-constant lookup: the key of a kernel instance on a runtime, the
+// database that runtime is configured with, and what an entry found means.
+#include "tilejit/tuning/TunedLookup.h"
+
+#include "tilejit/jit/JitCompiler.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+using namespace llvm;
+
+namespace tilejit::tuning {
+
+std::string tuneVersion(const runtime::KernelCompiler &compiler) {
+  runtime::CompilerIdentity identity = compiler.identity();
+  return tuneVersion(identity.buildId, identity.llvmVersion);
+}
+
+Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target) {
+  Expected<std::string> ir = buildCanonicalIR(*target.def, target.base);
+  if (!ir)
+    return ir.takeError();
+  return TuneKey{target.def->name,
+                 hashKernelIR(*ir),
+                 shapeBucket(target.shape),
+                 jit.targetArch().name().str(),
+                 jit.device().info().smCount,
+                 tuneVersion(jit.compiler())};
+}
+
+TuneDb loadTuneDb(runtime::JitRuntime &jit) {
+  StringRef path = jit.tuneDbPath();
+  if (path.empty())
+    return TuneDb();
+  Expected<TuneDb> db = TuneDb::load(path);
+  if (db)
+    return std::move(*db);
+  jit.warn(toString(db.takeError()) + "; no tuned configuration is used");
+  return TuneDb();
+}
+
+Expected<Specialization> tuningBase(const KernelDef &def,
+                                    ArrayRef<std::string> constants) {
+  std::vector<std::string> fixed;
+  for (const std::string &kv : constants) {
+    StringRef name = StringRef(kv).split('=').first.trim();
+    if (!any_of(def.constants,
+                [&](const KernelConstant &c) { return c.name == name && c.isTunable(); }))
+      fixed.push_back(kv);
+  }
+  return def.specialize(fixed);
+}
+
+std::vector<std::string> TunedChoice::constants() const {
+  std::vector<std::string> out;
+  for (const auto &[name, value] : config)
+    out.push_back(formatv("{0}={1}", name, value));
+  return out;
+}
+
+TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const KernelDef &def,
+                        const Specialization &base, const NamedValues &shape) {
+  TunedChoice choice;
+  Expected<TuneKey> key = tuneKeyFor(jit, {&def, nullptr, base, shape});
+  if (!key) {
+    consumeError(key.takeError());
+    return choice;
+  }
+  choice.key = std::move(*key);
+  auto [match, entry] = db.lookup(choice.key);
+  choice.match = match;
+  if (match == TuneMatch::None)
+    return choice;
+  std::string where =
+      formatv("tuning database {0}: {1} ({2}, {3}, {4} SMs)", jit.tuneDbPath(), def.name,
+              choice.key.shapeBucket, choice.key.arch, choice.key.smCount);
+  if (match == TuneMatch::Rejected) {
+    choice.message =
+        formatv("{0} has an entry rejected by re-validation ({1}); using the "
+                "defaults",
+                where, entry->rejected);
+    return choice;
+  }
+  if (match == TuneMatch::OtherVersion) {
+    choice.message =
+        formatv("{0} has an entry measured by tilejit {1}, not this {2}; using "
+                "the defaults until it is re-validated ('tilejit tune "
+                "--revalidate')",
+                where, entry->key.version, choice.key.version);
+    return choice;
+  }
+  std::vector<std::string> unknown;
+  for (const auto &[name, value] : entry->config)
+    if (!base.values().count(name))
+      unknown.push_back(name);
+  if (!unknown.empty()) {
+    choice.message =
+        formatv("{0} has an entry for constants the kernel does not have ({1}); "
+                "using the defaults",
+                where, join(unknown, ", "));
+    return choice;
+  }
+  choice.config = entry->config;
+  choice.message =
+      formatv("{0} uses {1} (tuned {2} on {3}: {4:F4} ms, default {5:F4} ms)", where,
+              formatNamedValues(entry->config), entry->provenance.date,
+              entry->provenance.device, entry->medianMs, entry->defaultMedianMs);
+  return choice;
+}
+
+} // namespace tilejit::tuning
