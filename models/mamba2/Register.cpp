@@ -69,8 +69,10 @@ ConstantRule zeroOrAtLeast(llvm::StringRef stride, llvm::StringRef width) {
           }};
 }
 
-/// A row stride: 0 (the default width) or up to kSize.
-const ConstantRange kStride = R::between(0, 1 << 20);
+/// A row stride (0: the default width), or a count of columns around the ones
+/// a kernel reads where none is allowed (tilejit.ops' causal_conv1d_fn passes
+/// an xBC row without z or dt): up to kSize.
+const ConstantRange kColumns = R::between(0, 1 << 20);
 
 } // namespace
 
@@ -89,7 +91,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              0,
              "row stride of z; 0: width (10304 reads z in place from in_proj's output)",
              {},
-             kStride},
+             kColumns},
             {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, R::flag()}},
            buildGatedRmsNorm,
            // A partial last group would be normalized over fewer channels
@@ -153,7 +155,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                                 {"warps", 4, "warps per program", {}, kWarps},
                                 aLog(),
                                 dtSoftplus(),
-                                {"dt_stride", 0, "row stride of dt; 0: heads", {}, kStride},
+                                {"dt_stride", 0, "row stride of dt; 0: heads", {}, kColumns},
                                 yF32(),
                                 {"dst_slots",
                                  0,
@@ -225,7 +227,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              "row stride of dt (in_proj's output row: z | xBC | dt)",
              {},
              kSize},
-            {"dt_col", 10240, "first dt column in that row", {}, R::between(0, 1 << 20)},
+            {"dt_col", 10240, "first dt column in that row", {}, kColumns},
             {"block_p", 32, "state rows (p) per program", {16, 64}, kTile},
             {"warps", 4, "warps per program", {8}, kWarps},
             aLog(),
@@ -238,9 +240,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
           {"conv_prefill",
            "R3 causal conv1d + SiLU over a packed varlen batch, conv pages read and "
            "written",
-           {{"inner", 4096, "z columns before xBC in zxbcdt (I = H*P)", {}, kSize},
+           {{"inner", 4096, "z columns before xBC in zxbcdt (I = H*P)", {}, kColumns},
             {"channels", 6144, "conv channels (I + 2*G*N)", {}, kSize},
-            {"heads", 64, "dt columns after xBC in zxbcdt (H)", {}, kSize},
+            {"heads", 64, "dt columns after xBC in zxbcdt (H)", {}, kColumns},
             // A chunk after a sequence's first starts >= block_t >= 3 tokens
             // in, so its halo lies inside the sequence; steps of >= 3 rows
             // hold the next halo.
@@ -277,7 +279,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                          0,
                          "row stride of x; 0: channels (x read in place from a wider row)",
                          {},
-                         kStride},
+                         kColumns},
                         stateLayout()},
                        buildConvUpdate,
                        {zeroOrAtLeast("x_stride", "channels")}});

@@ -70,7 +70,7 @@ TEST_CASE("a plan whose buffers would not fit the host says what it needs",
                          "4096");
 }
 
-TEST_CASE("--set names a registered kernel the plan launches and a constant it has",
+TEST_CASE("a --set names a registered kernel the plan launches and a constant it has",
           "[plan][badinput]") {
   CHECK(!checkOverrideNames(kernels(), {{"ssd_prefill", {"block_p=16"}}}));
   CHECK(llvm::toString(checkOverrideNames(kernels(), {{"bogus", {"block=4"}}})) ==
