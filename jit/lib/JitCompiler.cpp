@@ -2,6 +2,7 @@
 // into a fresh MLIRContext per compile, so several threads compile at once.
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/support/OutputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -101,37 +102,43 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
 
   CompileOptions opts;
   opts.ptx.optLevel = request.options.optLevel;
-  std::string dumpError;
+  // A dump is a debugging aid: one it cannot write is a warning (the first
+  // failure of each compile), and the kernel still compiles.
+  std::vector<std::string> warnings;
   if (!dumpDirectory.empty()) {
-    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDirectory))
-      return llvm::createStringError("TILEJIT_DUMP_DIR: cannot create '%s': %s",
-                                     dumpDirectory.c_str(), ec.message().c_str());
-    std::string prefix = llvm::formatv("{0}/{1}-{2}.{3:d3}", dumpDirectory,
-                                       fileNameSafe(request.kernelName), request.arch,
-                                       compileCounter++);
-    opts.dumpLLVM = true;
-    opts.dump = [prefix, stageNumber = 0u, &dumpError](llvm::StringRef stage,
-                                                       llvm::StringRef text) mutable {
-      llvm::StringRef family = stage.split('.').first;
-      std::string path = llvm::formatv("{0}.{1:d2}-{2}.{3}", prefix, stageNumber++, stage,
-                                       family == "ptx"    ? "ptx"
-                                       : family == "llvm" ? "ll"
-                                                          : "mlir");
-      std::error_code ec;
-      llvm::raw_fd_ostream file(path, ec);
-      if (ec && dumpError.empty())
-        dumpError = "cannot write '" + path + "': " + ec.message();
-      file << text;
-    };
+    if (std::error_code ec = llvm::sys::fs::create_directories(dumpDirectory)) {
+      warnings.push_back(
+          llvm::formatv("TILEJIT_DUMP_DIR: cannot create '{0}': {1}; kernel "
+                        "'{2}' is compiled without its dump",
+                        dumpDirectory, ec.message(), request.kernelName));
+    } else {
+      std::string prefix =
+          llvm::formatv("{0}/{1}-{2}.{3:d3}", dumpDirectory,
+                        fileNameSafe(request.kernelName), request.arch, compileCounter++);
+      opts.dumpLLVM = true;
+      opts.dump = [prefix, stageNumber = 0u, &warnings](llvm::StringRef stage,
+                                                        llvm::StringRef text) mutable {
+        llvm::StringRef family = stage.split('.').first;
+        std::string path =
+            llvm::formatv("{0}.{1:d2}-{2}.{3}", prefix, stageNumber++, stage,
+                          family == "ptx"    ? "ptx"
+                          : family == "llvm" ? "ll"
+                                             : "mlir");
+        if (!warnings.empty())
+          return;
+        if (llvm::Error err =
+                support::writeOutputFile(path, text, "TILEJIT_DUMP_DIR stage"))
+          warnings.push_back(llvm::toString(std::move(err)) +
+                             "; the rest of this dump is "
+                             "skipped");
+      };
+    }
   }
   auto compiled = compileToPTX(*module, *arch, opts);
   if (!compiled)
-    return llvm::createStringError("kernel '%s' for %s: %s\n%s", request.kernelName.c_str(),
-                                   request.arch.c_str(),
-                                   llvm::toString(compiled.takeError()).c_str(),
-                                   diagnostics.c_str());
-  if (!dumpError.empty())
-    return llvm::createStringError("TILEJIT_DUMP_DIR: %s", dumpError.c_str());
+    return llvm::createStringError(
+        "kernel '%s' for %s: %s\n%s", request.kernelName.c_str(), request.arch.c_str(),
+        llvm::toString(compiled.takeError()).c_str(), diagnostics.c_str());
 
   auto params = mapParams(request.kernelName, compiled->params);
   if (!params)
@@ -142,6 +149,7 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
   result.params = std::move(*params);
   result.launch.threadsPerBlock = static_cast<uint32_t>(compiled->threads);
   result.launch.dynamicSharedBytes = static_cast<uint32_t>(compiled->sharedBytes);
+  result.warnings = std::move(warnings);
   result.sums = compiled->reducedSums ? runtime::SumPrecision::Reduced
                                       : runtime::SumPrecision::Exact;
   result.timings = {{"parse", parseMs},

@@ -14,8 +14,6 @@
 #include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
-#include <string>
-
 namespace tilejit::models {
 namespace {
 
@@ -33,7 +31,7 @@ Value siluWithoutDivision(Value x) {
 
 void buildConvPrefill(Kernel &k, const Specialization &spec) {
   const int64_t inner = spec.get("inner"), channels = spec.get("channels");
-  const int64_t heads = spec.get("heads"), bt = spec.get("block_t");
+  const int64_t heads = spec.get("heads");
   const int64_t bc = spec.get("block_c"), step = spec.get("rows_per_step");
   const bool divisionFree = spec.get("fast_silu") != 0;
   const bool channelLast = spec.get("state_layout") != 0;
@@ -57,13 +55,8 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   // Eight bf16 per thread: one 16-byte access per row when block_c is
   // 256 * warps.
   k.setConfig({{1, bc}, spec.get("warps"), 1, 8});
-  // A chunk after a sequence's first starts >= block_t >= 3 tokens in, so its
-  // halo lies inside the sequence; steps of >= 3 rows hold the next halo.
-  if (bt < 4 || (bt & (bt - 1)) != 0 || step < past || bt % step != 0)
-    k.fail(SrcLoc::current(),
-           "conv_prefill: block_t (" + std::to_string(bt) +
-               ") must be a power of two >= 4 and a multiple of rows_per_step (" +
-               std::to_string(step) + "), which must be >= 3");
+  // The halo logic relies on block_t (a power of two >= 4) and rows_per_step
+  // (>= 3, dividing it), checked before the build (Register.cpp).
 
   Value c0 = programId(0) * bc, chunk = programId(1);
   Value seq = load(chunkSeq + chunk);

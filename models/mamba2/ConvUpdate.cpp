@@ -12,8 +12,6 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   const int64_t channels = spec.get("channels"), block = spec.get("block");
   const int64_t xStride = spec.get("x_stride") ? spec.get("x_stride") : channels;
   const bool channelLast = spec.get("state_layout") != 0;
-  if (xStride < channels)
-    k.fail(SrcLoc::current(), "conv_update: x_stride must be 0 or at least channels");
   Value x = k.ptrParam("x", DType::BF16, {"?", xStride});           // [batch, x_stride]: x in columns [0, channels)
   Value state = k.ptrParam("conv_state", DType::BF16,
                            channelLast ? std::vector<ParamDim>{"?", 3, channels}

@@ -11,8 +11,6 @@ namespace tilejit::models {
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), group = spec.get("group_size");
   const int64_t zStride = spec.get("z_stride") ? spec.get("z_stride") : width;
-  if (zStride < width)
-    k.fail(SrcLoc::current(), "gated_rmsnorm: z_stride must be 0 or at least width");
   const bool fp8Out = spec.get("fp8_out") != 0, gated = spec.get("gate") != 0;
   Value y = k.ptrParam("y", DType::BF16, {"rows", width});
   std::optional<Value> z;

@@ -77,11 +77,11 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   Value y = acc.to(DType::BF16);
 
   // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
-  Value rowIdx = expandDims(m0 + arange(0, int(bm)), 1);
+  Value rowIdx = expandDims(m0 + arange(0, bm), 1);
   Value rowOk = rowIdx < rows;
   Value slot = load(slots + rowIdx, rowOk, -1);
   Value live = slot >= 0;
-  Value cols = expandDims(n0 + arange(0, int(bn)), 0);
+  Value cols = expandDims(n0 + arange(0, bn), 0);
   Value zero = zeros({bm, bn}, DType::BF16);
   Value isZ = (cols < inner) & rowOk;
   Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;

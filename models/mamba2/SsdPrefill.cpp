@@ -61,7 +61,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value g = h / (heads / groups);
   Value a = aIsLog ? -exp(load(aParam + h)) : load(aParam + h), bias = load(dtBias + h), dCoef = load(dSkip + h);
   Value pageHead = page + h * (headDim * stateSize);
-  Value rowIdx = expandDims(arange(0, int(q)), 1), colIdx = expandDims(arange(0, int(q)), 0);
+  Value rowIdx = expandDims(arange(0, q), 1), colIdx = expandDims(arange(0, q), 0);
   Value causal = rowIdx >= colIdx;
 
   forRange(0, numChunks, 1, {zeros({bp, stateSize}, DType::F32)},
@@ -104,7 +104,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
                                  {0}, {q})
                                 .to(DType::F32);
              Value dtIn = dtTile + bias;
-             Value dt = where(arange(0, int(q)) < len,
+             Value dt = where(arange(0, q) < len,
                               minimum(maximum(softplusDt ? softplus(dtIn) : dtIn, dtMin), dtMax),
                               0.0);
              Value lam = cumsum(dt * a, 0);

@@ -20,8 +20,6 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   const int64_t dtStride = spec.get("dt_stride") ? spec.get("dt_stride") : heads;
   const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
   const bool dstSlots = spec.get("dst_slots") != 0;
-  if (dtStride < heads)
-    k.fail(SrcLoc::current(), "ssm_update: dt_stride must be 0 or at least heads");
 
   Value xBC = k.ptrParam("xbc", DType::BF16, {"?", channels});      // [rows, channels], after the conv
   Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", dtStride});  // [rows, dt_stride]: dt at columns [0, heads)

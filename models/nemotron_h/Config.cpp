@@ -3,6 +3,8 @@
 #include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "HuggingFaceJson.h"
+#include "tilejit/support/InputFile.h"
+#include "tilejit/support/Json.h"
 
 #include <cmath>
 
@@ -63,7 +65,7 @@ std::optional<double> floatOf(const llvm::json::Value &value) {
 
 llvm::Expected<llvm::json::Value> parseHuggingFaceJson(llvm::StringRef text,
                                                        llvm::StringRef origin) {
-  auto parsed = llvm::json::parse(quoteNonFiniteLiterals(text));
+  auto parsed = support::parseJson(quoteNonFiniteLiterals(text)); // nesting bounded
   if (!parsed)
     return llvm::createStringError("%s: invalid JSON: %s", origin.str().c_str(),
                                    llvm::toString(parsed.takeError()).c_str());
@@ -126,11 +128,15 @@ llvm::Error NemotronHConfig::validate() const {
   if ((chunkSize & (chunkSize - 1)) != 0)
     return llvm::createStringError("chunk_size %lld is not a power of two",
                                    (long long)chunkSize);
-  if (!(eps > 0.0))
-    return llvm::createStringError("layer_norm_epsilon must be positive, got %g", eps);
-  if (!(dtMin >= 0.0 && dtMin <= dtMax))
+  // The kernels take eps and the dt' clamp as f32 scalars: each must stay
+  // what it is there (a finite eps, a finite lower clamp; an infinite upper
+  // clamp is no clamp, as the released config has it).
+  if (!(eps > 0.0) || !std::isfinite(float(eps)) || float(eps) == 0.0f)
+    return llvm::createStringError(
+        "layer_norm_epsilon must be positive and finite in f32, got %g", eps);
+  if (!(dtMin >= 0.0 && dtMin <= dtMax) || !std::isfinite(float(dtMin)))
     return llvm::createStringError("time_step_limit [%g, %g] is not a range in "
-                                   "[0, inf)",
+                                   "[0, inf) with a finite lower end",
                                    dtMin, dtMax);
   if (layerPattern.empty())
     return llvm::createStringError("the model has no layers (hybrid_override_pattern / "
@@ -236,12 +242,10 @@ llvm::Expected<NemotronHConfig> NemotronHConfig::fromJson(llvm::StringRef text,
 }
 
 llvm::Expected<NemotronHConfig> NemotronHConfig::fromFile(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
-                                   path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  return fromJson((*buffer)->getBuffer(), path);
+  auto text = support::readInputFile(path, "config", support::kMaxConfigBytes);
+  if (!text)
+    return text.takeError();
+  return fromJson(*text, path);
 }
 
 } // namespace tilejit::models

@@ -3,16 +3,16 @@
 // presence, dtype and shape; the layer is built in a local and returned whole.
 #include "tilejit/models/nemotron_h/NemotronH.h"
 #include "tilejit/support/FloatFormats.h"
+#include "tilejit/support/InputFile.h"
+#include "tilejit/support/Json.h"
 
 #include "HuggingFaceJson.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstring>
-#include <set>
+#include <map>
 
 namespace tilejit::models {
 namespace {
@@ -23,30 +23,35 @@ std::string joinPath(llvm::StringRef dir, llvm::StringRef file) {
   return std::string(path);
 }
 
-/// The shard names listed by model.safetensors.index.json's weight_map.
-llvm::Expected<std::set<std::string>> shardNames(llvm::StringRef indexPath) {
-  auto buffer = llvm::MemoryBuffer::getFile(indexPath, /*IsText=*/true);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
-                                   indexPath.str().c_str(),
-                                   buffer.getError().message().c_str());
-  auto index = llvm::json::parse((*buffer)->getBuffer());
-  if (!index)
+/// The shard files listed by model.safetensors.index.json's weight_map, as
+/// paths inside `dir`, with the tensors the index places in each.
+llvm::Expected<std::map<std::string, std::vector<std::string>>>
+shardsOfIndex(llvm::StringRef dir, const support::InputFile &index) {
+  llvm::StringRef indexPath = index.path();
+  auto text = index.readAll(support::kMaxIndexBytes);
+  if (!text)
+    return text.takeError();
+  auto parsed = support::parseJson(*text);
+  if (!parsed)
     return llvm::createStringError("%s: invalid JSON: %s", indexPath.str().c_str(),
-                                   llvm::toString(index.takeError()).c_str());
-  const llvm::json::Object *root = index->getAsObject();
+                                   llvm::toString(parsed.takeError()).c_str());
+  const llvm::json::Object *root = parsed->getAsObject();
   const llvm::json::Object *map = root ? root->getObject("weight_map") : nullptr;
   if (!map)
     return llvm::createStringError("%s: no weight_map object", indexPath.str().c_str());
-  std::set<std::string> names;
+  std::map<std::string, std::vector<std::string>> shards;
   for (const auto &[tensor, file] : *map) {
     std::optional<llvm::StringRef> name = file.getAsString();
     if (!name)
       return llvm::createStringError("%s: weight_map entry '%s' is not a file name",
                                      indexPath.str().c_str(), tensor.str().c_str());
-    names.insert(name->str());
+    auto path = support::resolveInside(
+        dir, *name, (indexPath + ": weight_map entry '" + tensor.str() + "'").str());
+    if (!path)
+      return path.takeError();
+    shards[*path].push_back(tensor.str());
   }
-  return names;
+  return shards;
 }
 
 } // namespace
@@ -77,20 +82,30 @@ llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef di
     return quant.takeError();
   checkpoint.quant = std::move(*quant);
 
-  std::set<std::string> files;
+  // The index's own claims are checked against the shards: a tensor it
+  // places in a shard that lacks it would otherwise load from wherever it is.
+  std::map<std::string, std::vector<std::string>> files;
   std::string indexPath = joinPath(dir, "model.safetensors.index.json");
-  if (llvm::sys::fs::exists(indexPath)) {
-    auto names = shardNames(indexPath);
-    if (!names)
-      return names.takeError();
-    files = std::move(*names);
+  auto index = support::InputFile::openIfExists(indexPath, "checkpoint index");
+  if (!index)
+    return index.takeError();
+  if (*index) {
+    auto listed = shardsOfIndex(dir, **index);
+    if (!listed)
+      return listed.takeError();
+    files = std::move(*listed);
   } else {
-    files.insert("model.safetensors");
+    files[joinPath(dir, "model.safetensors")] = {};
   }
-  for (const std::string &file : files) {
-    auto shard = SafetensorsFile::open(joinPath(dir, file));
+  for (const auto &[file, tensors] : files) {
+    auto shard = SafetensorsFile::open(file);
     if (!shard)
       return shard.takeError();
+    for (const std::string &tensor : tensors)
+      if (!shard->find(tensor))
+        return llvm::createStringError("%s: the index places tensor '%s' in %s, which "
+                                       "does not hold it",
+                                       dir.str().c_str(), tensor.c_str(), file.c_str());
     for (const auto &entry : shard->tensors())
       if (!checkpoint.shardOf.try_emplace(entry.getKey(), checkpoint.shards.size())
                .second)
@@ -265,6 +280,16 @@ struct TensorReader {
         readScale(name, mambaTensorName(layer, prefix.str() + ".input_scale"));
     if (!inputScale)
       return inputScale.takeError();
+    // The kernels compute with s_x * s_w and 1 / s_x in f32 (R1): a product
+    // or reciprocal that overflows or vanishes there would scale every output
+    // to infinity or zero.
+    const float product = *inputScale * *weightScale, inverse = 1.0f / *inputScale;
+    if (!std::isfinite(product) || product == 0.0f || !std::isfinite(inverse))
+      return llvm::createStringError(
+          "%s: FP8 tensor '%s': its scales s_x = %g and s_w = %g give s_x * s_w = %g and "
+          "1 / s_x = %g in f32, which must be finite and nonzero",
+          dir.str().c_str(), name.c_str(), double(*inputScale), double(*weightScale),
+          double(product), double(inverse));
     projection.isFP8 = true;
     projection.fp8Weight = std::move(*weight);
     projection.weightScale = *weightScale;

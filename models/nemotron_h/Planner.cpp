@@ -5,6 +5,7 @@
 // the tail (gated norm, out_proj) is shared. Every launch records its role,
 // its weight slot and the bytes it must move.
 #include "tilejit/models/nemotron_h/Planner.h"
+#include "tilejit/models/plan/Validate.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -311,6 +312,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/false))
       return std::move(err);
   }
+  if (auto err = validatePlan(plan, options.overrides))
+    return std::move(err);
   return plan;
 }
 
@@ -342,13 +345,6 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                         options.tuned);
   if (!ssd)
     return ssd.takeError();
-  // A block_p that does not divide P would leave head rows without a program
-  // (none at all when it exceeds P): the outputs would never be written.
-  if (const int64_t blockP = ssd->spec.get("block_p"); P % blockP != 0)
-    return llvm::createStringError(llvm::formatv(
-        "prefill plan: ssd_prefill's block_p ({0}) must divide mamba_head_dim ({1}); set "
-        "ssd_prefill.block_p to a divisor",
-        blockP, P));
   const int64_t chunk = ssd->spec.get("chunk");
   auto meta = prefillMetadata(batch, tokens, numSlots, chunk);
   if (!meta)
@@ -443,7 +439,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                        builder.bytes(args.convB),
                    tokens * Cd * 2 + convPages);
 
-    builder.launch(w, "ssd", "ssd_prefill", *ssd, {P / ssd->spec.get("block_p"), H, 1},
+    builder.launch(w, "ssd", "ssd_prefill", *ssd,
+                   {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, 1},
                    {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init, chunkSeq,
                     chunkBegin, chunkEnd, args.ssmPage, io.y, PlanArg::integer(chunks),
                     PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
@@ -452,6 +449,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))
       return std::move(err);
   }
+  if (auto err = validatePlan(result.plan, options.overrides))
+    return std::move(err);
   return result;
 }
 

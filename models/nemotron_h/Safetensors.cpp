@@ -2,9 +2,12 @@
 // {name: {dtype, shape, data_offsets}}, then the data. Every range is checked
 // against the file before a tensor is handed out; large files are memory-mapped.
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/support/InputFile.h"
+#include "tilejit/support/Json.h"
+#include "tilejit/support/OutputFile.h"
 
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/Support/JSON.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <bit>
@@ -77,31 +80,73 @@ llvm::Expected<SafetensorsTensor> parseEntry(const llvm::json::Value &value,
   return tensor;
 }
 
+/// The format's rule, as its reference reader applies it: the tensors' byte
+/// ranges, in order of their offsets, tile the data section exactly. An
+/// overlap would let two tensors alias one another's bytes (what one loads
+/// is the other's data), a gap or a tail holds bytes no tensor accounts for.
+llvm::Error checkDataCovered(const llvm::StringMap<SafetensorsTensor> &entries,
+                             uint64_t dataBytes, llvm::StringRef path) {
+  std::vector<std::pair<const SafetensorsTensor *, llvm::StringRef>> ranges;
+  for (const auto &entry : entries)
+    ranges.emplace_back(&entry.getValue(), entry.getKey());
+  llvm::sort(ranges, [](const auto &a, const auto &b) {
+    return std::tie(a.first->begin, a.first->end, a.second) <
+           std::tie(b.first->begin, b.first->end, b.second);
+  });
+  auto describe = [](const std::pair<const SafetensorsTensor *, llvm::StringRef> &r) {
+    return llvm::formatv("'{0}' [{1}, {2}]", r.second, r.first->begin, r.first->end)
+        .str();
+  };
+  uint64_t covered = 0;
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const SafetensorsTensor &t = *ranges[i].first;
+    if (t.begin < covered)
+      return llvm::createStringError("%s: data_offsets of tensors %s and %s overlap",
+                                     path.str().c_str(), describe(ranges[i - 1]).c_str(),
+                                     describe(ranges[i]).c_str());
+    if (t.begin > covered)
+      return llvm::createStringError(
+          "%s: data bytes [%llu, %llu) belong to no tensor (before %s)",
+          path.str().c_str(), (unsigned long long)covered, (unsigned long long)t.begin,
+          describe(ranges[i]).c_str());
+    covered = t.end;
+  }
+  if (covered != dataBytes)
+    return llvm::createStringError(
+        "%s: the tensors cover %llu bytes of data, the file holds %llu after its header",
+        path.str().c_str(), (unsigned long long)covered, (unsigned long long)dataBytes);
+  return llvm::Error::success();
+}
+
 } // namespace
 
 llvm::Expected<SafetensorsFile> SafetensorsFile::open(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                            /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
-                                   path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  SafetensorsFile file;
-  file.buffer = std::move(*buffer);
-  const uint64_t size = file.buffer->getBufferSize();
+  auto input = support::InputFile::open(path, "safetensors file");
+  if (!input)
+    return input.takeError();
+  const uint64_t size = input->size();
   if (size < 8)
     return llvm::createStringError(
         "%s: %llu bytes are too short for a safetensors header", path.str().c_str(),
         (unsigned long long)size);
+  auto prefix = input->readRange(0, 8);
+  if (!prefix)
+    return prefix.takeError();
   uint64_t headerBytes;
-  std::memcpy(&headerBytes, file.buffer->getBufferStart(), 8);
+  std::memcpy(&headerBytes, prefix->data(), 8);
   if (headerBytes > size - 8)
     return llvm::createStringError(
         "%s: header length %llu runs past the end of the file (%llu bytes)",
         path.str().c_str(), (unsigned long long)headerBytes, (unsigned long long)size);
-  file.dataStart = 8 + headerBytes;
-
-  auto header = llvm::json::parse(file.buffer->getBuffer().substr(8, headerBytes));
+  if (headerBytes > support::kMaxSafetensorsHeaderBytes)
+    return llvm::createStringError(
+        "%s: header length %llu is over the format's limit of %llu bytes",
+        path.str().c_str(), (unsigned long long)headerBytes,
+        (unsigned long long)support::kMaxSafetensorsHeaderBytes);
+  auto headerText = input->readRange(8, headerBytes);
+  if (!headerText)
+    return headerText.takeError();
+  auto header = support::parseJson(*headerText);
   if (!header)
     return llvm::createStringError("%s: invalid JSON header: %s", path.str().c_str(),
                                    llvm::toString(header.takeError()).c_str());
@@ -109,6 +154,8 @@ llvm::Expected<SafetensorsFile> SafetensorsFile::open(llvm::StringRef path) {
   if (!root)
     return llvm::createStringError("%s: the JSON header is not an object",
                                    path.str().c_str());
+  SafetensorsFile file;
+  file.dataStart = 8 + headerBytes;
   for (const auto &[key, value] : *root) {
     if (key == "__metadata__")
       continue;
@@ -117,6 +164,12 @@ llvm::Expected<SafetensorsFile> SafetensorsFile::open(llvm::StringRef path) {
       return entry.takeError();
     file.entries[key.str()] = std::move(*entry);
   }
+  if (auto err = checkDataCovered(file.entries, size - file.dataStart, path))
+    return std::move(err);
+  auto buffer = input->map();
+  if (!buffer)
+    return buffer.takeError();
+  file.buffer = std::move(*buffer);
   return file;
 }
 
@@ -148,18 +201,14 @@ llvm::Error writeSafetensors(llvm::StringRef path,
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
-    return llvm::createStringError(ec, "cannot write %s: %s", path.str().c_str(),
-                                   ec.message().c_str());
+    return llvm::createStringError(ec, "cannot write safetensors file '%s': %s",
+                                   path.str().c_str(), ec.message().c_str());
   uint64_t headerBytes = text.size();
   os.write(reinterpret_cast<const char *>(&headerBytes), 8);
   os << text;
   for (const SafetensorsBlob &blob : tensors)
     os.write(reinterpret_cast<const char *>(blob.bytes.data()), blob.bytes.size());
-  os.close();
-  if (os.has_error())
-    return llvm::createStringError(os.error(), "cannot write %s: %s", path.str().c_str(),
-                                   os.error().message().c_str());
-  return llvm::Error::success();
+  return support::closeChecked(os, path, "safetensors file");
 }
 
 } // namespace tilejit::models

@@ -145,6 +145,8 @@ JitRuntime::obtainCompiled(const KernelRequest &request, StringRef diskKey) {
                                      toString(compiled.takeError())));
   if (Error err = validateCompiled(request, *compiled))
     return std::move(err);
+  for (const std::string &warning : compiled->warnings)
+    warn(warning);
   loadStats.addCompiled(*compiled);
   if (disk)
     if (Error err = disk->store(diskKey, request.kernelName, request.arch, *compiled))

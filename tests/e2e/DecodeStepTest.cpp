@@ -52,10 +52,7 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
                                 [&](HostBuffers &b) { return runner.run(*plan, b); });
   INFO((check ? "" : llvm::toString(check.takeError())));
   REQUIRE(bool(check));
-  std::string report;
-  llvm::raw_string_ostream os(report);
-  check->print(os);
-  INFO(report);
+  INFO(reportOf(*check));
   CHECK(check->ok());
   CHECK(check->outChecked == 2 * rows * c.hiddenSize); // both layers
   REQUIRE(check->layers.size() == 2);

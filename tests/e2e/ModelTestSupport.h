@@ -1,10 +1,14 @@
 // What the model e2e tests share: the registry of model kernels, host bytes
-// of a vector, and the small NemotronH geometry the plans are tested at.
+// of a vector, the small NemotronH geometry the plans are tested at, and the
+// text of a check's report.
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/models/plan/Check.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
 #include <vector>
@@ -44,6 +48,14 @@ inline std::vector<MambaLayerWeights> mixedProjectionLayers(const NemotronHConfi
   std::vector<MambaLayerWeights> layers = llvm::cantFail(syntheticMambaLayers(c, 2));
   std::swap(layers[0].outProj, layers[1].outProj);
   return layers;
+}
+
+/// What `check` prints, for INFO() next to its verdict.
+inline std::string reportOf(const StepCheck &check) {
+  std::string report;
+  llvm::raw_string_ostream os(report);
+  check.print(os);
+  return report;
 }
 
 } // namespace tilejit::models::testing

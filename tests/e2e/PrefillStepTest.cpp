@@ -50,10 +50,7 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, run);
   REQUIRE(bool(check));
-  std::string report;
-  llvm::raw_string_ostream os(report);
-  check->print(os);
-  INFO(report);
+  INFO(reportOf(*check));
   CHECK(check->ok());
   CHECK(check->outChecked == 2 * 150 * c.hiddenSize); // both layers
   CHECK(check->layers.size() == 2);
@@ -110,12 +107,6 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   CHECK(error({{0, 5, 9}, {0, 4}, {false, false}}, 9).find("slot 4") != std::string::npos);
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
-  auto wide = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
-                          PlanOptions{{{"ssd_prefill", {"block_p=32"}}}, nullptr, true});
-  REQUIRE_FALSE(bool(wide));
-  CHECK(llvm::toString(wide.takeError()) ==
-        "prefill plan: ssd_prefill's block_p (32) must divide mamba_head_dim (16); set "
-        "ssd_prefill.block_p to a divisor");
   auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
                            PlanOptions{{{"ssd_prefill", {"block_p=16", "warps=4"}},
                                         {"conv_prefill", {"block_t=64"}}}});
@@ -163,4 +154,30 @@ TEST_CASE("prefill: the GPU-against-interpreter comparison runs a prefill plan l
     CHECK_FALSE(compared->ok());
     CHECK(!compared->buffers.empty());
   }
+}
+
+TEST_CASE(
+    "prefill plan: the SSD's default block_p (32) over head_dim 16 still covers every "
+    "head's rows, and matches the f64 mixer",
+    "[e2e][interp][prefill][badinput]") {
+  // At 13c8ee2 the grid was head_dim / block_p = 0 programs: no y was written.
+  NemotronHConfig c = smallConfig();
+  REQUIRE(c.headDim == 16);
+  auto layers = syntheticMambaLayers(c, 1);
+  REQUIRE(bool(layers));
+  const ref::PrefillBatch batch{{0, 20, 40}, {0, 1}, {false, true}};
+  auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 40, 2,
+                             PlanOptions{{{"ssd_prefill", {"warps=4"}}}, nullptr,
+                                         /*perLayerActivations=*/true});
+  INFO((prefill ? "" : llvm::toString(prefill.takeError())));
+  REQUIRE(bool(prefill));
+  for (const PlannedLaunch &launch : prefill->plan.launches)
+    if (launch.kernel == "ssd_prefill")
+      CHECK(launch.grid == std::array<int64_t, 3>{1, c.numHeads, 1});
+  InterpreterRunner runner(modelRegistry());
+  auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
+  auto check = checkPrefillSteps(c, *layers, *prefill, {}, batch, 1, 3, run);
+  REQUIRE(bool(check));
+  INFO(reportOf(*check));
+  CHECK(check->ok());
 }

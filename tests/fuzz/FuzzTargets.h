@@ -27,6 +27,10 @@ struct FuzzTarget {
 
 void runIr(llvm::ArrayRef<uint8_t> input);
 Seeds irSeeds(llvm::StringRef sourceDir);
+void runPipeline(llvm::ArrayRef<uint8_t> input);
+Seeds pipelineSeeds(llvm::StringRef sourceDir);
+void runKernels(llvm::ArrayRef<uint8_t> input);
+Seeds kernelSeeds(llvm::StringRef sourceDir);
 
 void runConfig(llvm::ArrayRef<uint8_t> input);
 Seeds configSeeds(llvm::StringRef sourceDir);
@@ -34,12 +38,18 @@ void runSafetensors(llvm::ArrayRef<uint8_t> input);
 Seeds safetensorsSeeds(llvm::StringRef sourceDir);
 void runCheckpoint(llvm::ArrayRef<uint8_t> input);
 Seeds checkpointSeeds(llvm::StringRef sourceDir);
+void runCheckpointIndex(llvm::ArrayRef<uint8_t> input);
+Seeds checkpointIndexSeeds(llvm::StringRef sourceDir);
 
 void runCacheEntry(llvm::ArrayRef<uint8_t> input);
 Seeds cacheEntrySeeds(llvm::StringRef sourceDir);
 
 void runTuneDb(llvm::ArrayRef<uint8_t> input);
 Seeds tuneDbSeeds(llvm::StringRef sourceDir);
+
+/// The geometry of tests/unit/CheckpointTest.cpp (layer 0 bf16, layer 2 FP8),
+/// the config of the checkpoint targets' seeds.
+extern const char *const smallConfig;
 
 /// A directory private to this process, created on first use and removed at
 /// exit; fuzz inputs that the product reads from files are written here.

@@ -2,6 +2,7 @@
 // allowed, as the lit tests use them), parsed and verified; IR that verifies is
 // printed and must parse and verify again. Seeds: the lit tests, one per
 // `// -----` split, comment lines dropped.
+#include "FuzzContext.h"
 #include "FuzzTargets.h"
 
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
@@ -12,8 +13,6 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -26,8 +25,6 @@
 namespace tilejit::fuzz {
 namespace {
 
-/// Contexts keep every type and attribute they ever uniqued: a fresh one every
-/// so many inputs bounds the memory a long run needs.
 constexpr unsigned inputsPerContext = 2000;
 
 /// The dialects of registerCompilerDialects (compiler/lib/Pipeline), which
@@ -52,14 +49,8 @@ mlir::OwningOpRef<mlir::ModuleOp> parse(mlir::MLIRContext &context, llvm::String
 } // namespace
 
 void runIr(llvm::ArrayRef<uint8_t> input) {
-  static std::unique_ptr<mlir::MLIRContext> context;
-  static unsigned uses = 0;
-  if (!context || ++uses % inputsPerContext == 0)
-    context = makeContext();
-  // Diagnostics of bad input are the expected outcome; printing them would
-  // only slow the run down.
-  mlir::ScopedDiagnosticHandler quiet(context.get(),
-                                      [](mlir::Diagnostic &) { return mlir::success(); });
+  static FuzzContext contexts(inputsPerContext, makeContext);
+  mlir::MLIRContext *context = &contexts.next();
   // MLIR's lexer reads one byte past the text, which must be a NUL: files
   // (tilejit-opt) and std::string (the JIT) have it, libFuzzer's input does
   // not (parsing "t" in place was a heap-buffer-overflow in the lexer).

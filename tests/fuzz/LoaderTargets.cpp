@@ -18,15 +18,15 @@
 using namespace tilejit::models;
 
 namespace tilejit::fuzz {
-namespace {
 
-/// The geometry of tests/unit/CheckpointTest.cpp: layer 0 bf16, layer 2 FP8.
 const char *const smallConfig = R"({
   "hidden_size": 32, "mamba_num_heads": 4, "mamba_head_dim": 4, "n_groups": 2,
   "ssm_state_size": 8, "conv_kernel": 4, "chunk_size": 4, "layer_norm_epsilon": 1e-05,
   "hybrid_override_pattern": "M*M-", "num_hidden_layers": 4,
   "time_step_limit": [0.0, Infinity]
 })";
+
+namespace {
 
 /// The released model's fields (docs/numerics.md#geometry), transformers' spelling
 /// of infinity.

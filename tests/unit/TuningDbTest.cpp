@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 using namespace tilejit;
 using namespace tilejit::tuning;
 using namespace tilejit::runtime::testing;
@@ -148,6 +150,37 @@ TEST_CASE("tuning database: export and import keep other versions for re-validat
   // The old-version entry is kept, but a current lookup does not use it.
   TuneKey current = sampleEntry("current").key;
   CHECK(local.lookup(current).first == TuneMatch::OtherVersion);
+}
+
+TEST_CASE("tuning database: an export never renames over a link, FIFO or device, and a "
+          "database that is no regular file is refused unread",
+          "[tuning][badinput]") {
+  TempDir dir;
+  TuneDb db;
+  db.record(sampleEntry("v1"));
+  REQUIRE(!db.save(dir.sub("target.json")));
+  REQUIRE(!llvm::sys::fs::create_link(dir.sub("target.json"), dir.sub("link.json")));
+  CHECK(toString(db.save(dir.sub("link.json"))) ==
+        "refusing to replace tuning database '" + dir.sub("link.json") +
+            "': it is a symbolic link; write to a regular file or a new path");
+  CHECK(
+      toString(db.save("/dev/null")) ==
+      "refusing to replace tuning database '/dev/null': it is a character device; write "
+      "to a regular file or a new path");
+  REQUIRE(::mkfifo(dir.sub("fifo.json").c_str(), 0644) == 0);
+  CHECK(toString(db.save(dir.sub("fifo.json"))) ==
+        "refusing to replace tuning database '" + dir.sub("fifo.json") +
+            "': it is a FIFO; write to a regular file or a new path");
+  // Loading the FIFO returns at once: no writer is waited for.
+  CHECK(toString(TuneDb::load(dir.sub("fifo.json")).takeError()) ==
+        "tuning database '" + dir.sub("fifo.json") + "' is a FIFO, not a regular file");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(dir.sub("deep.json"), ec);
+    os << std::string(100000, '[');
+  }
+  CHECK_THAT(toString(TuneDb::load(dir.sub("deep.json")).takeError()),
+             Catch::EndsWith("arrays and objects nest deeper than 64 levels"));
 }
 
 TEST_CASE("lookupTuned: a current entry's constants, said; others not used, said why",

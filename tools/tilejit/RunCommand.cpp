@@ -5,6 +5,7 @@
 #include "RunSupport.h"
 
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/models/plan/Validate.h"
 #include "tilejit/runtime/CudaDevice.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -65,8 +66,8 @@ cl::opt<std::string> plantDefect(
              "scale-column, drop-input-scale, drop-carry); the checks must then fail"),
     cl::init("none"), cl::Hidden, cl::sub(runCmd));
 
-/// The --set options as per-kernel overrides.
-Expected<KernelOverrides> parseSettings() {
+/// The --set options as per-kernel overrides of registered kernels' constants.
+Expected<KernelOverrides> parseSettings(const KernelRegistry &registry) {
   KernelOverrides overrides;
   for (StringRef setting : kernelSettings) {
     auto [kernel, assignment] = setting.split('.');
@@ -74,6 +75,8 @@ Expected<KernelOverrides> parseSettings() {
       return createStringError("--set " + setting + ": expected KERNEL.CONSTANT=VALUE");
     overrides[kernel.str()].push_back(assignment.str());
   }
+  if (Error err = checkOverrideNames(registry, overrides))
+    return std::move(err);
   return overrides;
 }
 
@@ -167,7 +170,7 @@ int runMain(const KernelRegistry &registry) {
   if (!defect)
     return fail("--plant-defect: " + toString(defect.takeError()));
   options.defect = *defect;
-  auto overrides = parseSettings();
+  auto overrides = parseSettings(registry);
   if (!overrides)
     return fail(toString(overrides.takeError()));
   options.overrides = std::move(*overrides);

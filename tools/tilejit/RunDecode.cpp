@@ -42,7 +42,7 @@ int runDecodeInterpreter(const RunInputs &in) {
   for (size_t i = 0; i < in.weights.size(); ++i)
     all.push_back(i);
   PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
-  auto plan = planDecodeStep(in.registry, in.config, in.backendWeights, rows, rows + 2,
+  auto plan = planDecodeStep(in.registry, in.config, in.backendWeights, rows, int64_t(rows) + 2,
                              planOptions);
   if (!plan)
     return fail(toString(plan.takeError()));
@@ -76,7 +76,7 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
     PlanOptions planOptions{in.options.overrides,
                             tunedFromDatabase(**jit, in.registry, rows, 0, outs()), perLayer};
     auto plan = planDecodeStep(in.registry, in.config, layersToRun, rows,
-                               std::max(rows + 2, 8), planOptions);
+                               std::max<int64_t>(int64_t(rows) + 2, 8), planOptions);
     if (!plan)
       return plan.takeError();
     auto start = std::chrono::steady_clock::now();

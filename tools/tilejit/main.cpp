@@ -7,6 +7,8 @@
 #include "tilejit/models/TuneProblems.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/runtime/CacheCommand.h"
+#include "tilejit/support/InputFile.h"
+#include "tilejit/support/OutputFile.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -16,7 +18,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/JSON.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -102,11 +103,8 @@ Expected<std::string> disassemble(StringRef ptx, StringRef arch) {
     for (auto &p : {ptxPath, cubinPath, sassPath})
       sys::fs::remove(p);
   });
-  {
-    std::error_code ec;
-    raw_fd_ostream os(ptxPath, ec);
-    os << ptx;
-  }
+  if (Error err = tilejit::support::writeOutputFile(ptxPath, ptx, "PTX for ptxas"))
+    return std::move(err);
   std::string archArg = ("-arch=" + arch).str();
   std::string err;
   if (sys::ExecuteAndWait(*ptxas, {*ptxas, archArg, ptxPath.str(), "-o", cubinPath.str()}, {},
@@ -116,10 +114,7 @@ Expected<std::string> disassemble(StringRef ptx, StringRef arch) {
   if (sys::ExecuteAndWait(*cuobjdump, {*cuobjdump, "--dump-sass", cubinPath.str()}, {},
                           redirects, 0, 0, &err) != 0)
     return createStringError("cuobjdump failed: %s", err.c_str());
-  auto buffer = MemoryBuffer::getFile(sassPath);
-  if (!buffer)
-    return createStringError("cannot read SASS: %s", buffer.getError().message().c_str());
-  return (*buffer)->getBuffer().str();
+  return tilejit::support::readInputFile(sassPath, "SASS listing", 1ull << 30);
 }
 
 int runDump(const tilejit::KernelRegistry &registry) {
@@ -141,6 +136,9 @@ int runDump(const tilejit::KernelRegistry &registry) {
 
   unsigned counter = 0;
   std::string ptxText;
+  // The first stage that cannot be written fails the dump (after the stages
+  // before it); the rest are not attempted.
+  Error writeError = Error::success();
   auto emit = [&](StringRef name, StringRef text) {
     StringRef family = name.split('.').first;
     if (family == "ptx")
@@ -151,12 +149,20 @@ int runDump(const tilejit::KernelRegistry &registry) {
       outs() << "// ----- " << name << " -----\n" << text << "\n";
       return;
     }
+    if (writeError)
+      return;
     std::string path = formatv("{0}/{1}.{2:d2}-{3}.{4}", outDir, kernelName, counter++, name,
                                family == "ptx" ? "ptx" : family == "llvm" ? "ll" : "mlir");
-    std::error_code ec;
-    raw_fd_ostream file(path, ec);
-    file << text;
+    if (Error err = tilejit::support::writeOutputFile(path, text, "dump stage")) {
+      writeError = std::move(err);
+      return;
+    }
     outs() << "wrote " << path << "\n";
+  };
+  auto finish = [&](int rc) {
+    if (writeError)
+      return fail(toString(std::move(writeError)));
+    return rc;
   };
   if (stage == "tile") {
     emit("tile", [&] {
@@ -166,25 +172,29 @@ int runDump(const tilejit::KernelRegistry &registry) {
       (*module)->print(os, mlir::OpPrintingFlags().enableDebugInfo());
       return s;
     }());
-    return 0;
+    return finish(0);
   }
   tilejit::CompileOptions opts;
   opts.dump = emit;
   opts.dumpLLVM = stage == "llvm" || stage == "all";
   auto compiled = tilejit::compileToPTX(**module, *arch, opts);
-  if (!compiled)
+  if (!compiled) {
+    consumeError(std::move(writeError));
     return fail(toString(compiled.takeError()));
+  }
   if (stage == "sass" || stage == "all") {
     auto sass = disassemble(ptxText, archName);
     if (!sass) {
-      if (stage == "sass")
+      if (stage == "sass") {
+        consumeError(std::move(writeError));
         return fail(toString(sass.takeError()));
+      }
       errs() << "tilejit: note: no sass stage: " << toString(sass.takeError()) << "\n";
     } else {
       emit("sass", *sass);
     }
   }
-  return 0;
+  return finish(0);
 }
 
 int runCompile(const tilejit::KernelRegistry &registry) {
@@ -204,24 +214,20 @@ int runCompile(const tilejit::KernelRegistry &registry) {
   auto compiled = tilejit::compileToPTX(**module, *arch);
   if (!compiled)
     return fail(toString(compiled.takeError()));
-  std::error_code ec;
-  raw_fd_ostream file(outFile, ec);
-  if (ec)
-    return fail("cannot write '" + outFile + "': " + ec.message());
-  file << compiled->ptx;
+  if (Error err = tilejit::support::writeOutputFile(outFile, compiled->ptx, "PTX"))
+    return fail(toString(std::move(err)));
   if (!metaFile.empty()) {
-    raw_fd_ostream meta(metaFile, ec);
-    if (ec)
-      return fail("cannot write '" + metaFile + "': " + ec.message());
     json::Array params;
     for (auto &[name, kind] : compiled->params)
       params.push_back(json::Object{{"name", name}, {"kind", kind}});
-    meta << formatv("{0:2}", json::Value(json::Object{{"entry", compiled->name},
-                                                      {"arch", archName},
-                                                      {"threads", compiled->threads},
-                                                      {"shared_bytes", compiled->sharedBytes},
-                                                      {"params", std::move(params)}}))
-         << "\n";
+    std::string meta = formatv(
+        "{0:2}\n", json::Value(json::Object{{"entry", compiled->name},
+                                            {"arch", archName},
+                                            {"threads", compiled->threads},
+                                            {"shared_bytes", compiled->sharedBytes},
+                                            {"params", std::move(params)}}));
+    if (Error err = tilejit::support::writeOutputFile(metaFile, meta, "launch metadata"))
+      return fail(toString(std::move(err)));
   }
   if (showTime) {
     outs() << formatv("{0} for {1}: build {2:f2} ms, lower {3:f2} ms, ", kernelName, archName,
@@ -239,19 +245,9 @@ int tilejit::cli::fail(const Twine &message) {
   return 1;
 }
 
-int main(int argc, char **argv) {
-  InitLLVM init(argc, argv);
-  // LLVM's libraries register hundreds of options of their own at the top
-  // level; --help lists only the subcommands and the generic options. Hidden,
-  // they still parse (-debug-only=... and the like keep working).
-  static cl::OptionCategory topLevelCategory("tilejit");
-  cl::HideUnrelatedOptions(topLevelCategory);
-  cl::SetVersionPrinter([](raw_ostream &os) {
-    os << "tilejit " TILEJIT_VERSION " (build " TILEJIT_BUILD_ID "), LLVM/MLIR "
-          TILEJIT_LLVM_VERSION "\n";
-  });
-  cl::ParseCommandLineOptions(argc, argv,
-                              "tilejit: a JIT tile-kernel compiler for NVIDIA GPUs\n");
+namespace {
+
+int runCommand() {
   if (cacheCmd) {
     if (Error err = tilejit::runtime::runCacheCommand(cacheAction, outs()))
       return fail(toString(std::move(err)));
@@ -280,4 +276,27 @@ int main(int argc, char **argv) {
     return tilejit::cli::tuneDbMain(registry);
   cl::PrintHelpMessage();
   return 1;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM init(argc, argv);
+  // LLVM's libraries register hundreds of options of their own at the top
+  // level; --help lists only the subcommands and the generic options. Hidden,
+  // they still parse (-debug-only=... and the like keep working).
+  static cl::OptionCategory topLevelCategory("tilejit");
+  cl::HideUnrelatedOptions(topLevelCategory);
+  cl::SetVersionPrinter([](raw_ostream &os) {
+    os << "tilejit " TILEJIT_VERSION " (build " TILEJIT_BUILD_ID "), LLVM/MLIR "
+          TILEJIT_LLVM_VERSION "\n";
+  });
+  cl::ParseCommandLineOptions(argc, argv,
+                              "tilejit: a JIT tile-kernel compiler for NVIDIA GPUs\n");
+  int rc = runCommand();
+  // A full disk or a closed pipe on stdout is this command's failure, not
+  // LLVM's fatal error when outs() is destroyed at exit.
+  if (Error err = tilejit::support::finishStandardStreams())
+    return fail(toString(std::move(err)));
+  return rc;
 }

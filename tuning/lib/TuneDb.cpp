@@ -2,13 +2,15 @@
 // lookup by id and version, merge for import, atomic save by rename, and the
 // locked read-modify-write that tuners share.
 #include "tilejit/tuning/TuneDb.h"
+#include "tilejit/support/InputFile.h"
+#include "tilejit/support/Json.h"
+#include "tilejit/support/OutputFile.h"
 
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/SHA256.h"
@@ -212,13 +214,15 @@ Expected<TuneDb> TuneDb::fromJSON(const json::Value &value) {
 }
 
 Expected<TuneDb> TuneDb::load(StringRef path) {
-  if (!sys::fs::exists(path))
+  auto file = support::InputFile::openIfExists(path, "tuning database");
+  if (!file)
+    return file.takeError();
+  if (!*file)
     return TuneDb();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(path);
-  if (!buffer)
-    return createStringError(buffer.getError(), "cannot read tuning database '%s': %s",
-                             path.str().c_str(), buffer.getError().message().c_str());
-  Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  Expected<std::string> text = (*file)->readAll(support::kMaxTuneDbBytes);
+  if (!text)
+    return text.takeError();
+  Expected<json::Value> parsed = support::parseJson(*text);
   Expected<TuneDb> db = parsed ? fromJSON(*parsed) : Expected<TuneDb>(parsed.takeError());
   if (!db)
     return createStringError(inconvertibleErrorCode(), "tuning database '%s': %s",
@@ -227,6 +231,8 @@ Expected<TuneDb> TuneDb::load(StringRef path) {
 }
 
 Error TuneDb::save(StringRef path) const {
+  if (Error err = support::checkReplaceable(path, "tuning database"))
+    return err;
   StringRef dir = sys::path::parent_path(path);
   if (!dir.empty())
     if (std::error_code ec = sys::fs::create_directories(dir))
@@ -240,11 +246,9 @@ Error TuneDb::save(StringRef path) const {
   {
     raw_fd_ostream os(fd, /*shouldClose=*/true);
     os << formatv("{0:2}", toJSON()) << "\n";
-    os.close();
-    if (os.has_error()) {
+    if (Error err = support::closeChecked(os, tmp, "tuning database")) {
       sys::fs::remove(tmp);
-      return createStringError(os.error(), "writing '%s': %s", tmp.c_str(),
-                               os.error().message().c_str());
+      return err;
     }
   }
   if (std::error_code ec = sys::fs::rename(tmp, path)) {

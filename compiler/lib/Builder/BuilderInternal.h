@@ -26,6 +26,19 @@ std::string describe(mlir::Value v);
 /// constant of `type`.
 mlir::Value materialize(Kernel &k, const Operand &x, mlir::Type type);
 
+/// The value of the integer (or integral float) number `x` as `element`, an
+/// integer type; a number it cannot hold exactly is a diagnostic at x's line
+/// (and 0 stands in for it, the build having failed).
+int64_t exactInteger(Kernel &k, const Operand &x, mlir::Type element);
+
+/// The most elements one tile may hold: 1024 threads of 1024 registers, far
+/// past any kernel; past it a shape is a mistake (or an overflow upstream).
+inline constexpr int64_t kMaxTileElements = int64_t(1) << 20;
+
+/// Checks a tile shape a builder function was given: positive dimensions,
+/// at most kMaxTileElements elements. A bad one is a diagnostic naming `what`.
+bool checkShape(Kernel &k, const Shape &shape, const SrcLoc &loc, const char *what);
+
 /// Splats a scalar or broadcasts a tile (numpy rules: trailing dimensions
 /// align) to `shape`. The caller has checked that the shapes broadcast.
 mlir::Value broadcastValue(Kernel &k, mlir::Value v, const Shape &shape,

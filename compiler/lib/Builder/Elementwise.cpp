@@ -1,6 +1,8 @@
 // Builder: values, broadcasting, elementwise arithmetic, math and conversions.
 #include "BuilderInternal.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace tilejit {
@@ -38,9 +40,28 @@ mlir::Value materialize(Kernel &k, const Operand &x, Type type) {
     value.convert(ft.getFloatSemantics(), llvm::APFloat::rmNearestTiesToEven, &losesInfo);
     attr = FloatAttr::get(ft, value);
   } else {
-    attr = IntegerAttr::get(element, int64_t(*x.number));
+    attr = IntegerAttr::get(element, exactInteger(k, x, element));
   }
   return arith::ConstantOp::create(k.builder(), loc, attr);
+}
+
+int64_t exactInteger(Kernel &k, const Operand &x, Type element) {
+  std::optional<int64_t> value;
+  if (x.isInteger)
+    value = x.integer;
+  else if (std::isfinite(*x.number) && *x.number == std::trunc(*x.number) &&
+           std::fabs(*x.number) < 0x1p63)
+    value = int64_t(*x.number);
+  unsigned width = element.getIntOrFloatBitWidth();
+  // Signed range; i1 also takes 1 (true).
+  int64_t lo = width >= 64 ? INT64_MIN : -(int64_t(1) << (width - 1));
+  int64_t hi = width >= 64 ? INT64_MAX : width == 1 ? 1 : (int64_t(1) << (width - 1)) - 1;
+  if (value && *value >= lo && *value <= hi)
+    return *value;
+  std::string text = x.isInteger ? std::to_string(x.integer) : std::to_string(*x.number);
+  k.fail(x.loc, "the number " + text + " does not fit " + tile::describeType(element) +
+                    (value ? "" : " (not an integer)") + ", the type it takes here");
+  return 0;
 }
 
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b) {

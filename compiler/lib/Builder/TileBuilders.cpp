@@ -2,6 +2,8 @@
 // access and structured control flow.
 #include "BuilderInternal.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 using namespace mlir;
 
 namespace tilejit {
@@ -72,6 +74,27 @@ bool indexOperands(Kernel &k, const std::vector<Operand> &offsets,
 
 } // namespace
 
+bool detail::checkShape(Kernel &k, const Shape &shape, const SrcLoc &loc,
+                        const char *what) {
+  std::vector<std::string> parts;
+  for (int64_t d : shape)
+    parts.push_back(std::to_string(d));
+  const std::string dims = "[" + llvm::join(parts, "x") + "]";
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 1) {
+      k.fail(loc, std::string(what) + ": tile dimensions must be positive, got " + dims);
+      return false;
+    }
+    if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxTileElements) {
+      k.fail(loc, std::string(what) + ": a tile of shape " + dims + " holds more than " +
+                      std::to_string(kMaxTileElements) + " elements");
+      return false;
+    }
+  }
+  return true;
+}
+
 Value programId(int axis, SrcLoc loc) {
   Kernel *k = currentOrNull();
   if (!k)
@@ -92,13 +115,18 @@ Value numPrograms(int axis, SrcLoc loc) {
                                              k->builder().getI32Type(), axis));
 }
 
-Value arange(int start, int end, SrcLoc loc) {
+Value arange(int64_t start, int64_t end, SrcLoc loc) {
   Kernel *k = currentOrNull();
   if (!k)
     return {};
   if (end <= start)
     return k->fail(loc, "arange needs start < end, got " + std::to_string(start) +
                             " to " + std::to_string(end));
+  if (start < INT32_MIN || end > INT32_MAX)
+    return k->fail(loc, "arange bounds must fit i32, got " + std::to_string(start) +
+                            " to " + std::to_string(end));
+  if (!checkShape(*k, {end - start}, loc, "arange"))
+    return {};
   auto type = RankedTensorType::get({end - start}, k->builder().getI32Type());
   return k->wrap(tile::ArangeOp::create(k->builder(), k->location(loc), type, start, end));
 }
@@ -107,14 +135,15 @@ Value constant(double value, DType t, SrcLoc loc) {
   Kernel *k = currentOrNull();
   if (!k)
     return {};
-  Operand number(value, loc);
-  number.isInteger = !isFloat(t);
-  return k->wrap(materialize(*k, number, toMlirType(k->context(), t)));
+  // For an integer type the double must be integral and fit (exactInteger).
+  return k->wrap(materialize(*k, Operand(value, loc), toMlirType(k->context(), t)));
 }
 
 Value full(const Shape &shape, const Operand &value, DType t) {
   Kernel *k = kernelOf({&value});
   if (!k)
+    return {};
+  if (!checkShape(*k, shape, value.loc, "full"))
     return {};
   Type element = toMlirType(k->context(), t);
   mlir::Value scalar = materialize(*k, value, element);
@@ -132,6 +161,8 @@ Value broadcastTo(const Operand &x, const Shape &shape) {
     return {};
   if (x.number)
     return k->fail(x.loc, "broadcastTo needs a Value (use full() for numbers)");
+  if (!checkShape(*k, shape, x.loc, "broadcastTo"))
+    return {};
   auto common = broadcastShapes(x.value.shape(), shape);
   if (!common || *common != shape)
     return k->fail(x.loc, "cannot broadcast " + describe(x.value.raw()) + " to shape " +
@@ -157,7 +188,7 @@ Value expandDims(const Operand &x, int axis) {
 
 Value reshape(const Operand &x, const Shape &shape) {
   Kernel *k = kernelOf({&x});
-  if (!k || !requireTile(*k, x, "reshape"))
+  if (!k || !requireTile(*k, x, "reshape") || !checkShape(*k, shape, x.loc, "reshape"))
     return {};
   auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.value.raw().getType()));
   return k->wrap(
@@ -245,7 +276,13 @@ View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
     if (!collect(d, strideValues, dynStrides, b.getI64Type()))
       return View(k->fail(ptr.loc, "a view stride must be an integer or an integer scalar Value"));
   Type element = cast<tile::PointerType>(ptr.value.raw().getType()).getPointeeType();
-  auto type = tile::ViewType::get(&k->context(), shape, element, strideValues);
+  // getChecked: a negative size or stride (a constant gone wrong) is a
+  // diagnostic at the caller's line; ViewType::get would assert.
+  auto type = tile::ViewType::getChecked([&] { return emitError(loc); }, &k->context(),
+                                         ArrayRef<int64_t>(shape), element,
+                                         ArrayRef<int64_t>(strideValues));
+  if (!type)
+    return View();
   return View(
       k->wrap(tile::MakeViewOp::create(b, loc, type, ptr.value.raw(), dynSizes, dynStrides)));
 }
@@ -256,7 +293,7 @@ Value load(const View &view, const std::vector<Operand> &offsets, const Shape &s
     return {};
   Kernel *k = view.value.kernel();
   SmallVector<mlir::Value> idx;
-  if (!indexOperands(*k, offsets, idx))
+  if (!checkShape(*k, shape, loc, "load") || !indexOperands(*k, offsets, idx))
     return {};
   Type element = cast<tile::ViewType>(view.value.raw().getType()).getElementType();
   auto type = RankedTensorType::get(shape, element);

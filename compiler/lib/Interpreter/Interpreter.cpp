@@ -44,7 +44,16 @@ Expected<ValueType> classifyType(Type type, Operation *op) {
       return opError(op,
                      "needs statically shaped tiles, got " + tile::describeType(type));
     result.shape.assign(tensor.getShape().begin(), tensor.getShape().end());
-    result.numElements = tensor.getNumElements();
+    // Slots hold whole tiles: a tile past what any kernel builds is refused
+    // before its storage is allocated.
+    constexpr int64_t maxElements = int64_t(1) << 20;
+    int64_t elements = 1;
+    for (int64_t d : tensor.getShape())
+      if (__builtin_mul_overflow(elements, d, &elements) || elements > maxElements)
+        return opError(op, "uses " + tile::describeType(type) + ", more than the " +
+                               std::to_string(maxElements) +
+                               " elements the interpreter holds in one tile");
+    result.numElements = elements;
     element = tensor.getElementType();
   }
   auto unsupported = [&] {

@@ -31,6 +31,7 @@ void registerCompilerDialects(DialectRegistry &registry) {
 }
 
 void buildTileLayoutPipeline(OpPassManager &pm, llvm::StringRef arch) {
+  pm.addNestedPass<tile::KernelOp>(createTileVerifyLowerable());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts({arch.str()}));
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineDots());
   pm.addPass(createCanonicalizerPass());

@@ -4,6 +4,7 @@
 #include "tilejit/runtime/DiskCache.h"
 
 #include "CacheEntry.h"
+#include "tilejit/support/InputFile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -103,23 +104,21 @@ Expected<std::vector<FileItem>> scanEntries(StringRef dir) {
 }
 
 /// The bytes of `path`; std::nullopt when it does not exist. With `touch`, the
-/// file's times become now (the LRU clock).
+/// file's times become now (the LRU clock). Only a regular file of at most
+/// kMaxCacheEntryBytes is read: an entry replaced by a FIFO, a device or a
+/// huge sparse file is an error, not a hang.
 Expected<std::optional<std::string>> readFile(StringRef path, bool touch) {
-  Expected<fs::file_t> fd = fs::openNativeFileForRead(path);
-  if (!fd) {
-    std::error_code ec = errorToErrorCode(fd.takeError());
-    if (ec == std::errc::no_such_file_or_directory)
-      return std::nullopt;
-    return createFileError(path, ec);
-  }
-  SmallString<0> bytes;
-  Error read = fs::readNativeFileToEOF(*fd, bytes);
-  if (!read && touch)
-    fs::setLastAccessAndModificationTime(*fd, now());
-  fs::closeFile(*fd);
-  if (read)
-    return createFileError(path, std::move(read));
-  return std::optional<std::string>(std::string(bytes));
+  auto file = support::InputFile::openIfExists(path, "kernel cache entry");
+  if (!file)
+    return file.takeError();
+  if (!*file)
+    return std::nullopt;
+  Expected<std::string> bytes = (*file)->readAll(support::kMaxCacheEntryBytes);
+  if (!bytes)
+    return bytes.takeError();
+  if (touch)
+    fs::setLastAccessAndModificationTime((*file)->descriptor(), now());
+  return std::optional<std::string>(std::move(*bytes));
 }
 
 /// Reads and checks one entry file into `info`.
@@ -190,9 +189,23 @@ Expected<DiskLookup> DiskCache::lookup(StringRef key) {
     return createStringError(inconvertibleErrorCode(), "not a disk cache key: '%s'",
                              key.str().c_str());
   Expected<std::optional<std::string>> bytes = readFile(entryPath(key), /*touch=*/true);
-  if (!bytes)
-    return bytes.takeError();
   DiskLookup result;
+  if (!bytes) {
+    // What is no entry file (a FIFO, a device, a file past the size limit)
+    // is corrupt like a damaged entry: reported once, recompiled, replaced.
+    std::error_code ec;
+    std::string problem;
+    handleAllErrors(bytes.takeError(), [&](const ErrorInfoBase &e) {
+      ec = e.convertToErrorCode();
+      problem = e.message();
+    });
+    if (ec != std::errc::invalid_argument && ec != std::errc::file_too_large)
+      return createStringError(ec, problem);
+    result.status = DiskLookup::Corrupt;
+    result.problem = problem;
+    reportCorrupt(key, problem);
+    return result;
+  }
   if (!*bytes)
     return result;
   auto parsed = cache::parseEntry(**bytes);

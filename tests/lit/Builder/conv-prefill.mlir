@@ -35,4 +35,4 @@
 // the bias are 16-byte loads (23); 16 output rows per step, in the live and the
 // padding loop, are 16-byte stores (32).
 
-// BAD: block_t (48) must be a power of two >= 4 and a multiple of rows_per_step (8), which must be >= 3
+// BAD: kernel 'conv_prefill': constant 'block_t' is 48; it must be a power of two in [4, 1024]

@@ -14,6 +14,9 @@
 
 #include <fstream>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 using namespace tilejit::runtime;
 using namespace tilejit::runtime::testing;
 
@@ -205,6 +208,35 @@ TEST_CASE("a truncated or bit-flipped entry is reported once and never returned"
   DiskLookup moved = llvm::cantFail(cache->lookup(otherKey));
   CHECK(moved.status == DiskLookup::Corrupt);
   CHECK_THAT(moved.problem, Catch::Contains("the entry holds key " + key));
+}
+
+TEST_CASE("an entry that is a FIFO or past the size limit is reported as corrupt, never "
+          "read",
+          "[runtime][cache][badinput]") {
+  TempDir dir;
+  std::vector<std::string> reports;
+  auto cache = openCache(dir, &reports);
+  std::string key = computeDiskKey(baseInputs());
+  const std::string path = entryFile(dir, key);
+  // A FIFO: a blocking open would wait for a writer forever.
+  REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+  DiskLookup fifo = llvm::cantFail(cache->lookup(key));
+  CHECK(fifo.status == DiskLookup::Corrupt);
+  CHECK(fifo.problem ==
+        "kernel cache entry '" + path + "' is a FIFO, not a regular file");
+  REQUIRE(reports.size() == 1);
+  // The store that follows a recompile replaces it.
+  REQUIRE(message(cache->store(key, "k", "sm_90a", sampleKernel())) == "");
+  CHECK(llvm::cantFail(cache->lookup(key)).status == DiskLookup::Hit);
+  // 300 MB of holes: refused by its size, not read.
+  REQUIRE(::truncate(path.c_str(), off_t(300) << 20) == 0);
+  auto fresh = openCache(dir, &reports);
+  DiskLookup huge = llvm::cantFail(fresh->lookup(key));
+  CHECK(huge.status == DiskLookup::Corrupt);
+  CHECK(huge.problem ==
+        "kernel cache entry '" + path +
+            "' has 314572800 bytes, more than the 268435456 a kernel cache "
+            "entry may have");
 }
 
 TEST_CASE("the JIT recompiles a corrupt entry, loads the fresh code and replaces it",

@@ -77,14 +77,19 @@ private:
 /// which is how operators report the line a mistake was made on.
 struct Operand {
   Operand(Value v, SrcLoc loc = SrcLoc::current()) : value(v), loc(loc) {}
-  Operand(int c, SrcLoc loc = SrcLoc::current()) : number(c), isInteger(true), loc(loc) {}
+  Operand(int c, SrcLoc loc = SrcLoc::current())
+      : number(c), integer(c), isInteger(true), loc(loc) {}
   Operand(long c, SrcLoc loc = SrcLoc::current())
-      : number(double(c)), isInteger(true), loc(loc) {}
+      : number(double(c)), integer(c), isInteger(true), loc(loc) {}
   Operand(double c, SrcLoc loc = SrcLoc::current()) : number(c), loc(loc) {}
   Operand(float c, SrcLoc loc = SrcLoc::current()) : number(c), loc(loc) {}
 
   Value value;
   std::optional<double> number;
+  /// The exact value of an integer number (a double holds only 53 bits). An
+  /// integer that does not fit the type it takes is a diagnostic, never
+  /// truncated.
+  int64_t integer = 0;
   bool isInteger = false;
   SrcLoc loc;
 };
@@ -183,8 +188,8 @@ private:
 // Grid and index tiles.
 Value programId(int axis, SrcLoc loc = SrcLoc::current());
 Value numPrograms(int axis, SrcLoc loc = SrcLoc::current());
-/// The 1-D i32 tile [start, end).
-Value arange(int start, int end, SrcLoc loc = SrcLoc::current());
+/// The 1-D i32 tile [start, end); both bounds must fit i32.
+Value arange(int64_t start, int64_t end, SrcLoc loc = SrcLoc::current());
 /// A scalar constant of type `t`.
 Value constant(double value, DType t, SrcLoc loc = SrcLoc::current());
 /// A tile of `shape` filled with a scalar (a Value or a number of type `t`).

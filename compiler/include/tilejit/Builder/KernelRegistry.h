@@ -11,6 +11,25 @@
 
 namespace tilejit {
 
+/// The values a constant may take: [min, max], optionally powers of two
+/// only. A kernel builds only from values in range, so its body may rely on
+/// them (no zero divisor, no negative size, no loop unrolled 2^40 times).
+struct ConstantRange {
+  int64_t min = 1;
+  int64_t max = 0; ///< below min: not declared, which KernelRegistry::add refuses
+  bool powerOfTwo = false;
+
+  static ConstantRange between(int64_t min, int64_t max) { return {min, max, false}; }
+  static ConstantRange powersOfTwo(int64_t min, int64_t max) { return {min, max, true}; }
+  /// 0 or 1.
+  static ConstantRange flag() { return {0, 1, false}; }
+
+  bool declared() const { return min <= max; }
+  bool contains(int64_t value) const;
+  /// "a power of two in [16, 4096]", "in [0, 1]".
+  std::string describe() const;
+};
+
 /// A compile-time constant of a kernel (a tile size, a hidden width, ...).
 struct KernelConstant {
   std::string name;
@@ -19,6 +38,7 @@ struct KernelConstant {
   /// The values `tilejit tune` tries; empty for a constant that is not tuned
   /// (a shape). The default need not be listed: the tuner always tries it.
   std::vector<int64_t> candidates = {};
+  ConstantRange range = {};
 
   bool isTunable() const { return !candidates.empty(); }
 };
@@ -40,16 +60,39 @@ private:
 /// Builds the kernel body into `k` for the given constants.
 using KernelBuildFn = std::function<void(Kernel &k, const Specialization &spec)>;
 
+/// A relation between constants that ranges cannot state ("block_k divides
+/// hidden"), with the text an error quotes.
+struct ConstantRule {
+  std::string text;
+  std::vector<std::string> names; ///< the constants it reads, named in errors
+  std::function<bool(const Specialization &)> holds;
+};
+
+/// `divisor` divides `multiple` (e.g. a tile size and the dimension it tiles).
+ConstantRule divides(llvm::StringRef divisor, llvm::StringRef multiple);
+/// The product of `names` is at most `limit` (an i32 offset, an unrolled loop).
+ConstantRule productAtMost(std::vector<std::string> names, int64_t limit,
+                           llvm::StringRef why);
+/// ceil(`dividend` / `divisor`) is at most `limit`: the steps of a loop the
+/// builder unrolls.
+ConstantRule quotientAtMost(llvm::StringRef dividend, llvm::StringRef divisor,
+                            int64_t limit, llvm::StringRef why);
+
 struct KernelDef {
   std::string name;
   std::string summary;
   std::vector<KernelConstant> constants;
   KernelBuildFn body;
+  std::vector<ConstantRule> rules = {};
 
-  /// Defaults overridden by "name=value" strings; unknown names and values
-  /// that are not integers are errors listing what is accepted.
+  /// Defaults overridden by "name=value" strings, then checked: unknown names,
+  /// values that are not integers and values outside the constants' ranges
+  /// or rules are errors naming the constant, its value and the rule.
   llvm::Expected<Specialization> specialize(llvm::ArrayRef<std::string> overrides) const;
-  /// Builds and verifies the kernel module.
+  /// Checks `spec` against the ranges and rules (what specialize does after
+  /// reading the overrides; a tuner's candidates come here too).
+  llvm::Error check(const Specialization &spec) const;
+  /// Checks `spec`, then builds and verifies the kernel module.
   llvm::Expected<mlir::OwningOpRef<mlir::ModuleOp>>
   build(mlir::MLIRContext &ctx, const Specialization &spec) const;
 };
@@ -59,7 +102,9 @@ struct KernelDef {
 class KernelRegistry {
 public:
   static KernelRegistry &global();
-  /// Adds a kernel; a second kernel of the same name is an error.
+  /// Adds a kernel; a second kernel of the same name is an error, and so is
+  /// a constant without a declared range or whose default or candidates lie
+  /// outside it or break a rule.
   llvm::Error add(KernelDef def);
   const KernelDef *find(llvm::StringRef name) const;
   /// All kernels, sorted by name.

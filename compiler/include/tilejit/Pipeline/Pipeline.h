@@ -23,8 +23,9 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 /// they use, so tilejit-opt can run each of them by name.
 void registerCompilerPasses();
 
-/// tile -> tile with layouts: tile-assign-layouts (matrix path from `arch`'s
-/// capability table; empty: mma.sync), tile-pipeline-dots, canonicalize, cse.
+/// tile -> tile with layouts: tile-verify-lowerable, tile-assign-layouts
+/// (matrix path from `arch`'s capability table; empty: mma.sync),
+/// tile-pipeline-dots, canonicalize, cse.
 void buildTileLayoutPipeline(mlir::OpPassManager &pm, llvm::StringRef arch = "");
 /// tile with layouts -> LLVM + NVVM: convert-tile-to-llvm,
 /// convert-arith-to-llvm, reconcile-unrealized-casts, canonicalize, cse.

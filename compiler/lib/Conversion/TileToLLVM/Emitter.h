@@ -49,6 +49,13 @@ void populateDotEmitters(EmitterTable &table);
 void populateControlFlowEmitters(EmitterTable &table);
 void populateSharedEmitters(EmitterTable &table);
 
+/// Every op family's emitters.
+EmitterTable makeEmitterTable();
+/// Diagnoses the first op of `kernel` that is unregistered, has no emitter,
+/// or has an operand, result or block argument of a type the lowering cannot
+/// hold (tile-verify-lowerable).
+LogicalResult verifyLowerable(tile::KernelOp kernel, const EmitterTable &table);
+
 class Emitter {
 public:
   Emitter(tile::KernelOp kernel, mlir::LLVM::LLVMFuncOp func, const EmitterTable &table);

@@ -20,17 +20,13 @@ namespace {
 struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileToLLVMPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    EmitterTable table;
-    populateElementwiseEmitters(table);
-    populateMemoryEmitters(table);
-    populateLayoutEmitters(table);
-    populateReduceEmitters(table);
-    populateDotEmitters(table);
-    populateControlFlowEmitters(table);
-    populateSharedEmitters(table);
+    const EmitterTable table = makeEmitterTable();
 
     MLIRContext *ctx = &getContext();
     for (auto kernel : llvm::make_early_inc_range(module.getOps<tile::KernelOp>())) {
+      // Also when run alone (tilejit-opt), before the emitter meets anything.
+      if (failed(verifyLowerable(kernel, table)))
+        return signalPassFailure();
       SmallVector<Type> params;
       for (Type t : kernel.getArgumentTypes())
         params.push_back(llvmElementType(ctx, t));

@@ -64,7 +64,8 @@ struct StageTiming {
 };
 
 /// The compiler's output for one request: everything needed to load and
-/// launch the kernel. A disk cache entry stores all of it except `timings`.
+/// launch the kernel. A disk cache entry stores all of it except `timings`
+/// and `warnings`.
 struct CompiledKernel {
   /// PTX text, `.target` naming the request's arch.
   std::string ptx;
@@ -76,6 +77,9 @@ struct CompiledKernel {
   SumPrecision sums = SumPrecision::Exact;
   /// Per-stage compile times; empty when the kernel came from a cache.
   std::vector<StageTiming> timings;
+  /// Problems the compiler recovered from (a TILEJIT_DUMP_DIR it could not
+  /// write), which the runtime reports through its diagnostics handler.
+  std::vector<std::string> warnings;
 
   /// The sum of `timings`.
   double totalMs() const;

@@ -7,8 +7,9 @@
 // RUN: not tilejit compile gemm_e4m3 --arch sm_90a --set block_n=96 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=KERNEL
 // RUN: tilejit compile gemm_e4m3 --arch sm_90a --set block_n=64 -o %t.ptx
 
-// KERNEL: 'tile.splat' op has a tile dimension that is not a power of two, which no register layout distributes: tile<128x96xf32>
-// KERNEL-NOT: power of two
+// A registered kernel refuses such a tile size before it builds: the
+// constant's declared range says powers of two.
+// KERNEL: tilejit: error: kernel 'gemm_e4m3': constant 'block_n' is 96; it must be a power of two in [1, 512]
 
 tile.kernel @non_power_of_two(%x: !tile.ptr<f32>) {
   %c0 = arith.constant 0 : i32

@@ -651,3 +651,19 @@ tile.kernel @dot_acc_f16(%s: f16) {
   %0 = tile.dot %a, %a, %acc : tensor<64x32xf16>, tensor<64x32xf16> -> tensor<64x64xf16>
   tile.return
 }
+
+// -----
+
+// The name becomes the PTX .entry verbatim (found by the `pipeline` fuzz
+// target: ptxas refused '.t_e4m3').
+// expected-error @+1 {{'tile.kernel' op name 'convert.t_e4m3' is not a PTX identifier (a letter, then letters, digits, '_' or '$')}}
+tile.kernel @convert.t_e4m3() {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op name '9lives' is not a PTX identifier}}
+tile.kernel @"9lives"() {
+  tile.return
+}

@@ -20,4 +20,17 @@ def ConvertTileToLLVM : Pass<"convert-tile-to-llvm", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def TileVerifyLowerable : Pass<"tile-verify-lowerable", "::tilejit::tile::KernelOp"> {
+  let summary = "Refuse a kernel holding an op or a type the GPU lowering lacks";
+  let description = [{
+    Runs first in `tile-layout-pipeline`. Every op of the kernel must be a
+    registered op that `convert-tile-to-llvm` has an emitter for, and every
+    operand, result and block argument a type it holds in registers: the
+    dialect's scalars (f32, f16, bf16, f8E4M3FN, i1, i8, i32, i64),
+    `!tile.ptr`, `!tile.view`, statically shaped tiles of scalars or
+    pointers, and `tile.shared_alloc` buffers. Anything else is a diagnostic
+    at the op, so no later pass or emitter meets what it cannot handle.
+  }];
+}
+
 #endif // TILEJIT_CONVERSION_TILETOLLVM_PASSES_TD

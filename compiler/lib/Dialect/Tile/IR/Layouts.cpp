@@ -16,6 +16,7 @@ static Index unit(size_t rank, unsigned dim, int64_t value) {
 }
 
 /// Registers enumerated as all subsets of `bases` (bit i of r selects base i).
+/// The caller has checked that there are at most kMaxRegistersPerThread.
 static SmallVector<Index> subsetSums(ArrayRef<Index> bases, size_t rank) {
   SmallVector<Index> regs;
   for (uint64_t r = 0; r < (1ull << bases.size()); ++r) {
@@ -27,6 +28,12 @@ static SmallVector<Index> subsetSums(ArrayRef<Index> bases, size_t rank) {
     regs.push_back(idx);
   }
   return regs;
+}
+
+/// At most kMaxRegistersPerThread registers: a larger tile (or one replicated
+/// onto every thread) is refused before its registers are enumerated.
+static bool fitsRegisters(ArrayRef<Index> bases) {
+  return (int64_t(1) << std::min<size_t>(bases.size(), 62)) <= kMaxRegistersPerThread;
 }
 
 static FailureOr<Distributed> distributeBlocked(BlockedLayoutAttr layout,
@@ -61,6 +68,8 @@ static FailureOr<Distributed> distributeBlocked(BlockedLayoutAttr layout,
   if (out.lanes.size() != 5 || (1ll << out.warps.size()) != numWarps)
     return failure();
   regBases.append(repBases.begin(), repBases.end());
+  if (!fitsRegisters(regBases))
+    return failure();
   out.regs = subsetSums(regBases, rank);
   return out;
 }
@@ -99,6 +108,8 @@ static FailureOr<Distributed> distributeMma(MmaLayoutAttr layout, ArrayRef<int64
     regBases.push_back(col(i));
   for (int64_t i = 16 * wpc[0]; rowsReal && i < m; i *= 2)
     regBases.push_back(row(i));
+  if (!fitsRegisters(regBases))
+    return failure();
   out.regs = subsetSums(regBases, 2);
   return out;
 }
@@ -160,6 +171,8 @@ static FailureOr<Distributed> distributeDotOperand(DotOperandLayoutAttr layout,
     regBases.push_back(k(i));
   for (int64_t i = outerTile * outerWarps; i < outer; i *= 2)
     regBases.push_back(o(i));
+  if (!fitsRegisters(regBases))
+    return failure();
   out.regs = subsetSums(regBases, 2);
   return out;
 }
@@ -422,6 +435,83 @@ LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                          {"maxPhase", maxPhase}})
     if (v < 1 || !llvm::isPowerOf2_64(v))
       return emitError() << "shared layout " << name << " must be a power of two, got " << v;
+  return success();
+}
+
+namespace {
+
+/// The rank a register layout describes tiles of, and the warps it spreads
+/// them over; std::nullopt for an attribute that is no register layout.
+struct LayoutShape {
+  int64_t rank, warps;
+};
+
+/// The product of a warp grid; 0 unless every entry is a power of two in
+/// [1, 32] (the mma attributes leave that to their users: distribute() would
+/// loop on a negative entry).
+int64_t warpsOf(ArrayRef<int64_t> wpc) {
+  int64_t product = 1;
+  for (int64_t w : wpc) {
+    if (w < 1 || w > 32 || !llvm::isPowerOf2_64(w))
+      return 0;
+    product *= w;
+  }
+  return product;
+}
+
+std::optional<LayoutShape> shapeOfLayout(Attribute encoding) {
+  if (auto blocked = dyn_cast<BlockedLayoutAttr>(encoding))
+    return LayoutShape{int64_t(blocked.getSpt().size()), warpsOf(blocked.getWpc())};
+  if (auto mma = dyn_cast<MmaLayoutAttr>(encoding))
+    return LayoutShape{int64_t(mma.getWpc().size()), warpsOf(mma.getWpc())};
+  if (auto operand = dyn_cast<DotOperandLayoutAttr>(encoding))
+    return LayoutShape{int64_t(operand.getParent().getWpc().size()),
+                       warpsOf(operand.getParent().getWpc())};
+  if (auto slice = dyn_cast<SliceLayoutAttr>(encoding)) {
+    auto parent = shapeOfLayout(slice.getParent());
+    if (!parent || slice.getDim() < 0 || slice.getDim() >= parent->rank)
+      return std::nullopt;
+    return LayoutShape{parent->rank - 1, parent->warps};
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
+LogicalResult verifyLayout(RankedTensorType type, int64_t numWarps,
+                           function_ref<InFlightDiagnostic()> emitError) {
+  Attribute encoding = type.getEncoding();
+  if (!encoding)
+    return success();
+  if (isa<WgmmaOperandLayoutAttr>(encoding)) {
+    if (type.getRank() != 2)
+      return emitError() << describeType(type)
+                         << " has a wgmma operand layout, which needs "
+                         << "a 2-D tile";
+    return success();
+  }
+  std::optional<LayoutShape> layout = shapeOfLayout(encoding);
+  if (!layout)
+    return emitError() << describeType(type) << " has encoding " << encoding
+                       << ", which is not a register layout (or a slice of a dimension "
+                          "its parent lacks)";
+  if (layout->rank != type.getRank())
+    return emitError() << describeType(type) << " is rank " << type.getRank()
+                       << " but its layout " << encoding << " is rank " << layout->rank;
+  if (layout->warps == 0)
+    return emitError() << describeType(type) << " has layout " << encoding
+                       << ", whose warp grid entries must be powers of two in [1, 32]";
+  if (layout->warps != numWarps)
+    return emitError() << describeType(type) << " has layout " << encoding << " over "
+                       << layout->warps << " warps, but the kernel runs " << numWarps;
+  if (!type.hasStaticShape() ||
+      !llvm::all_of(type.getShape(), [](int64_t d) { return llvm::isPowerOf2_64(d); }))
+    return emitError() << describeType(type)
+                       << " has a layout but a dimension that is not a power of two";
+  if (failed(distribute(type, numWarps)))
+    return emitError() << describeType(type) << " cannot be spread over " << numWarps
+                       << " warps in layout " << encoding << " (at most "
+                       << kMaxRegistersPerThread << " elements a thread)";
   return success();
 }
 

@@ -1,10 +1,12 @@
 // Verifiers, custom assembly and builders of the `tile` ops. Folders and
 // canonicalization patterns live in TileCanonicalize.cpp.
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
+#include "tilejit/Dialect/Tile/IR/Layouts.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace tilejit::tile;
@@ -59,7 +61,22 @@ void KernelOp::print(OpAsmPrinter &p) {
                                            getArgAttrsAttrName(), getResAttrsAttrName());
 }
 
+/// PTX's identifier syntax: a letter then letters, digits, '_' and '$', or one
+/// of '_', '$', '%' then at least one of those. The kernel's name becomes its
+/// `.entry` verbatim, so anything else is PTX that ptxas refuses.
+static bool isPtxIdentifier(StringRef name) {
+  auto follows = [](char c) { return llvm::isAlnum(c) || c == '_' || c == '$'; };
+  if (name.empty() || !llvm::all_of(name.drop_front(), follows))
+    return false;
+  return llvm::isAlpha(name[0]) ||
+         ((name[0] == '_' || name[0] == '$' || name[0] == '%') && name.size() > 1);
+}
+
 LogicalResult KernelOp::verify() {
+  if (!isPtxIdentifier(getSymName()))
+    return emitOpError("name '")
+           << getSymName()
+           << "' is not a PTX identifier (a letter, then letters, digits, '_' or '$')";
   if (!getResultTypes().empty())
     return emitOpError("kernels return nothing, got ")
            << getResultTypes().size() << " result(s)";
@@ -71,7 +88,28 @@ LogicalResult KernelOp::verify() {
              << i << " must be a !tile.ptr or a scalar (i1, i8, i32, i64, f16, bf16, f32), got "
              << str(t);
   }
-  return success();
+  // Lowering reads every layout as this kernel's warps spread a tile of its
+  // rank; checked here, a layout that disagrees never reaches it. Each type
+  // is checked once.
+  const int64_t numWarps = getNumWarps(*this);
+  llvm::DenseSet<Type> checked;
+  WalkResult layouts = getBody().walk([&](Operation *op) {
+    auto check = [&](Type t) {
+      auto tile = dyn_cast<RankedTensorType>(t);
+      if (!tile || !tile.getEncoding() || !checked.insert(t).second)
+        return success();
+      return verifyLayout(tile, numWarps, [&] { return op->emitOpError(); });
+    };
+    for (Type t : op->getResultTypes())
+      if (failed(check(t)))
+        return WalkResult::interrupt();
+    for (Region &region : op->getRegions())
+      for (Type t : region.getArgumentTypes())
+        if (failed(check(t)))
+          return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return failure(layouts.wasInterrupted());
 }
 
 //===----------------------------------------------------------------------===//

@@ -430,17 +430,40 @@ struct AssignLayoutsPass
       hasWgmma = target->capabilities().wgmma;
     }
     // Register layouts enumerate a thread's registers over power-of-two bases
-    // (Layouts.cpp): a tile dimension of another size has no layout. The first
-    // such tile, in program order, is named.
+    // (Layouts.cpp): a tile dimension of another size has no layout, and a
+    // tile larger than the threads' registers hold none either. The first
+    // such tile, in program order, is named. An op of no loaded dialect (which
+    // tile-verify-lowerable refuses first in the pipeline) stops the pass
+    // here: the rules below ask an op's dialect.
+    const int64_t maxElements = kMaxRegistersPerThread * 32 * getNumWarps(kernel);
     auto unsized = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      for (Value r : op->getResults())
-        if (auto t = tileType(r);
-            t && !llvm::all_of(t.getShape(), [](int64_t d) { return llvm::isPowerOf2_64(d); })) {
+      if (!op->isRegistered()) {
+        op->emitOpError("is not an operation of a loaded dialect");
+        return WalkResult::interrupt();
+      }
+      for (Value r : op->getResults()) {
+        auto t = tileType(r);
+        if (!t)
+          continue;
+        if (!llvm::all_of(t.getShape(),
+                          [](int64_t d) { return llvm::isPowerOf2_64(d); })) {
           op->emitOpError("has a tile dimension that is not a power of two, which no register "
                           "layout distributes: ")
               << describeType(t);
           return WalkResult::interrupt();
         }
+        int64_t elements = 1;
+        for (int64_t d : t.getShape())
+          if (__builtin_mul_overflow(elements, d, &elements))
+            elements = INT64_MAX;
+        if (elements > maxElements) {
+          op->emitOpError() << describeType(t) << " holds " << elements
+                            << " elements, more than the kernel's " << getNumWarps(kernel)
+                            << " warps hold at " << kMaxRegistersPerThread
+                            << " registers a thread";
+          return WalkResult::interrupt();
+        }
+      }
       return WalkResult::advance();
     });
     if (unsized.wasInterrupted())

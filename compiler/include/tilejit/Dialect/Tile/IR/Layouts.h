@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Attributes.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include "tilejit/Dialect/Tile/IR/TileDialect.h"
@@ -43,13 +44,27 @@ struct Distributed {
   llvm::SmallVector<std::pair<int, unsigned>> laneIndexBits() const;
 };
 
+/// The most registers a layout gives one thread for one tile: past any real
+/// kernel's (a 256x256 f32 tile over 4 warps holds 512), and a bound on what
+/// distribute() enumerates and the emitter unrolls.
+inline constexpr int64_t kMaxRegistersPerThread = 1024;
+
 /// The distribution of a tile of `shape` under `encoding` over `numWarps`
-/// warps; failure when the encoding cannot hold that shape.
+/// warps; failure when the encoding cannot hold that shape or would give a
+/// thread more than kMaxRegistersPerThread registers.
 llvm::FailureOr<Distributed> distribute(mlir::Attribute encoding,
                                         llvm::ArrayRef<int64_t> shape, int64_t numWarps);
 
 /// Convenience for an encoded tile type.
 llvm::FailureOr<Distributed> distribute(mlir::RankedTensorType type, int64_t numWarps);
+
+/// Checks the layout of `type` (none is fine) against the tile and the
+/// kernel's `numWarps`: a register layout of the tile's rank over exactly
+/// those warps that distributes its static power-of-two shape, or a wgmma
+/// operand layout of a 2-D tile. The error names the type and what disagrees.
+mlir::LogicalResult
+verifyLayout(mlir::RankedTensorType type, int64_t numWarps,
+             llvm::function_ref<mlir::InFlightDiagnostic()> emitError);
 
 /// A coalescing blocked layout for `shape`: `vector` elements per thread along
 /// the last dimension, lanes then warps filling the fastest dimensions first.

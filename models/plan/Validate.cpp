@@ -1,0 +1,133 @@
+// Plan checks (plan/Validate.h), run by every planner when it builds a plan.
+#include "tilejit/models/plan/Validate.h"
+#include "tilejit/models/reference/HostTensor.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <set>
+#include <unistd.h>
+
+namespace tilejit::models {
+namespace {
+
+/// CUDA's grid limits (x, y, z).
+constexpr int64_t kMaxGrid[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
+
+std::string bytesText(uint64_t bytes) {
+  const char *units[] = {"bytes", "KB", "MB", "GB", "TB", "PB"};
+  double value = double(bytes);
+  int unit = 0;
+  while (value >= 1000 && unit < 5)
+    value /= 1000, ++unit;
+  return unit == 0 ? llvm::formatv("{0} bytes", bytes).str()
+                   : llvm::formatv("{0:f1} {1}", value, units[unit]).str();
+}
+
+std::string launchName(const StepPlan &plan, size_t i) {
+  const PlannedLaunch &l = plan.launches[i];
+  return llvm::formatv("launch {0} ({1} of layer {2})", i, l.kernel, l.layer).str();
+}
+
+} // namespace
+
+llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
+                         uint64_t hostBytes) {
+  // Sizes first: a plan too large for the host says what it would need
+  // before anything about its launches.
+  uint64_t host = 0;
+  const std::pair<const std::string, PlanBuffer> *largest = nullptr;
+  for (const auto &entry : plan.buffers) {
+    const auto &[name, buffer] = entry;
+    uint64_t bytes = elementBytes(buffer.type);
+    for (int64_t d : buffer.shape)
+      if (d < 0 || __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
+        return llvm::createStringError("plan: buffer '" + name + "' of shape " +
+                                       formatShape(buffer.shape) +
+                                       " has no representable size");
+    if (bytes != buffer.bytes)
+      return llvm::createStringError(llvm::formatv(
+          "plan: buffer '{0}' holds {1} bytes, its shape {2} of {3} needs {4}", name,
+          buffer.bytes, formatShape(buffer.shape), elementTypeName(buffer.type), bytes));
+    if (buffer.role == PlanBuffer::Role::Weight)
+      continue;
+    if (__builtin_add_overflow(host, bytes, &host))
+      host = UINT64_MAX;
+    if (!largest || bytes > largest->second.bytes)
+      largest = &entry;
+  }
+  if (host > hostBytes)
+    return llvm::createStringError(llvm::formatv(
+        "plan: its buffers need {0} of host memory (the largest, '{1}' {2}, {3}), more "
+        "than the {4} available: use fewer rows or tokens",
+        bytesText(host), largest->first, formatShape(largest->second.shape),
+        bytesText(largest->second.bytes), bytesText(hostBytes)));
+  for (size_t i = 0; i < plan.launches.size(); ++i) {
+    const PlannedLaunch &launch = plan.launches[i];
+    for (int axis = 0; axis < 3; ++axis) {
+      const int64_t n = launch.grid[axis];
+      if (n < 1)
+        return llvm::createStringError(llvm::formatv(
+            "plan: {0} has an empty grid [{1}, {2}, {3}]: its work would never run",
+            launchName(plan, i), launch.grid[0], launch.grid[1], launch.grid[2]));
+      if (n > kMaxGrid[axis])
+        return llvm::createStringError(llvm::formatv(
+            "plan: {0} needs {1} programs along grid axis {2}, over CUDA's limit of {3}",
+            launchName(plan, i), n, "xyz"[axis], kMaxGrid[axis]));
+    }
+    for (const PlanArg &arg : launch.args)
+      if (arg.kind == PlanArg::Kind::Buffer && !plan.buffers.count(arg.buffer))
+        return llvm::createStringError("plan: " + launchName(plan, i) +
+                                       " reads buffer '" + arg.buffer +
+                                       "', which the plan does not declare");
+  }
+  std::set<std::string> launched;
+  for (const PlannedLaunch &launch : plan.launches)
+    launched.insert(launch.kernel);
+  for (const auto &[kernel, settings] : overrides)
+    if (!launched.count(kernel))
+      return llvm::createStringError(
+          "plan: --set " + kernel + "." + (settings.empty() ? "" : settings.front()) +
+          ": the plan launches no '" + kernel + "' (it launches " +
+          llvm::join(launched, ", ") + ")");
+  return llvm::Error::success();
+}
+
+llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides) {
+  const long pages = sysconf(_SC_PHYS_PAGES), pageBytes = sysconf(_SC_PAGESIZE);
+  const uint64_t physical =
+      pages > 0 && pageBytes > 0 ? uint64_t(pages) * uint64_t(pageBytes) : UINT64_MAX;
+  return validatePlan(plan, overrides, physical);
+}
+
+llvm::Error checkOverrideNames(const KernelRegistry &registry,
+                               const KernelOverrides &overrides) {
+  for (const auto &[kernel, settings] : overrides) {
+    const KernelDef *def = registry.find(kernel);
+    if (!def) {
+      std::vector<std::string> names;
+      for (const KernelDef *d : registry.all())
+        names.push_back(d->name);
+      return llvm::createStringError(
+          "--set " + kernel + "." + (settings.empty() ? "" : settings.front()) +
+          ": no kernel '" + kernel +
+          "' is registered (kernels: " + llvm::join(names, ", ") + ")");
+    }
+    for (const std::string &setting : settings) {
+      auto [name, value] = llvm::StringRef(setting).split('=');
+      int64_t parsed;
+      if (llvm::any_of(def->constants,
+                       [&](const KernelConstant &c) { return c.name == name; }) &&
+          !value.getAsInteger(10, parsed))
+        continue;
+      // specialize() words the refusal (an unknown constant lists the known
+      // ones); ranges wait for the plan's geometry.
+      return llvm::createStringError(
+          "--set " + kernel + "." + setting + ": " +
+          llvm::toString(def->specialize({setting}).takeError()));
+    }
+  }
+  return llvm::Error::success();
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,92 @@
+// Plan checks (models/plan/Validate.h): a plan whose launch has an empty grid, a
+// grid CUDA refuses, or an undeclared buffer, or whose buffers would not fit
+// the host, is refused when it is built; so is a --set naming a kernel that is
+// not registered, not launched, or a constant it lacks.
+#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/plan/Validate.h"
+
+#include <catch2/catch.hpp>
+
+using namespace tilejit;
+using namespace tilejit::models;
+
+namespace {
+
+/// One launch of `kernel` over `grid`, reading buffer "x" (1024 f32).
+StepPlan onePlan(std::array<int64_t, 3> grid, std::string buffer = "x") {
+  StepPlan plan;
+  plan.addBuffer("x", PlanBuffer::Role::Activation, ElementType::F32, {1024});
+  plan.launches.push_back({"ssd_prefill", {}, grid, {PlanArg::of(buffer)}, 3});
+  return plan;
+}
+
+std::string refusal(const StepPlan &plan, const KernelOverrides &overrides = {},
+                    uint64_t hostBytes = UINT64_MAX) {
+  llvm::Error err = validatePlan(plan, overrides, hostBytes);
+  REQUIRE(bool(err));
+  return llvm::toString(std::move(err));
+}
+
+const KernelRegistry &kernels() {
+  static const KernelRegistry *registry = [] {
+    auto *r = new KernelRegistry();
+    llvm::cantFail(registerModelKernels(*r));
+    return r;
+  }();
+  return *registry;
+}
+
+} // namespace
+
+TEST_CASE("a plan never launches an empty grid, or one CUDA refuses",
+          "[plan][badinput]") {
+  CHECK(!validatePlan(onePlan({1, 64, 1}), {}, UINT64_MAX));
+  CHECK(refusal(onePlan({0, 64, 1})) ==
+        "plan: launch 0 (ssd_prefill of layer 3) has an empty grid [0, 64, 1]: its work "
+        "would never run");
+  CHECK(
+      refusal(onePlan({1, 100000, 1})) ==
+      "plan: launch 0 (ssd_prefill of layer 3) needs 100000 programs along grid axis y, "
+      "over CUDA's limit of 65535");
+  CHECK(
+      refusal(onePlan({1, 1, 1}, "y")) ==
+      "plan: launch 0 (ssd_prefill of layer 3) reads buffer 'y', which the plan does not "
+      "declare");
+}
+
+TEST_CASE("a plan whose buffers would not fit the host says what it needs",
+          "[plan][badinput]") {
+  StepPlan plan = onePlan({1, 1, 1});
+  plan.addBuffer("zxbcdt", PlanBuffer::Role::Activation, ElementType::BF16,
+                 {int64_t(1) << 31, 10304});
+  plan.addBuffer("w", PlanBuffer::Role::Weight, ElementType::E4M3, {1 << 30});
+  CHECK(
+      refusal(plan, {}, uint64_t(16) << 30) ==
+      "plan: its buffers need 44.3 TB of host memory (the largest, 'zxbcdt' "
+      "[2147483648, 10304], 44.3 TB), more than the 17.2 GB available: use fewer rows or "
+      "tokens");
+  plan.buffers["x"].bytes = 12;
+  CHECK(refusal(plan) == "plan: buffer 'x' holds 12 bytes, its shape [1024] of f32 needs "
+                         "4096");
+}
+
+TEST_CASE("a --set names a registered kernel the plan launches and a constant it has",
+          "[plan][badinput]") {
+  CHECK(!checkOverrideNames(kernels(), {{"ssd_prefill", {"block_p=16"}}}));
+  CHECK(llvm::toString(checkOverrideNames(kernels(), {{"bogus", {"block=4"}}})) ==
+        "--set bogus.block=4: no kernel 'bogus' is registered (kernels: conv_prefill, "
+        "conv_update, gated_rmsnorm, in_proj_conv, out_proj, quantize_e4m3, ssd_prefill, "
+        "ssm_update)");
+  CHECK(
+      llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"blok_p=16"}}})) ==
+      "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "
+      "heads, head_dim, state, groups, block_p, warps, a_log, dt_softplus, dt_stride, "
+      "y_f32, dst_slots)");
+  CHECK(llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"block_p=x"}}})) ==
+        "--set ssm_update.block_p=x: constant 'block_p' needs an integer, got 'x'");
+  // Registered, but not a kernel of this plan: the setting would do nothing.
+  CHECK(
+      refusal(onePlan({1, 1, 1}), {{"conv_update", {"block=64"}}}) ==
+      "plan: --set conv_update.block=64: the plan launches no 'conv_update' (it launches "
+      "ssd_prefill)");
+}
