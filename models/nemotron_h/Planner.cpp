@@ -36,8 +36,9 @@ std::vector<std::string> gemmTiles(bool fp8) {
 /// Whether the decode projection `kernel` runs on tensor cores with its
 /// operands loaded straight into fragments (`direct`): the caller's override
 /// of the constant decides, else the measured default for `rows` (H200,
-/// docs/BENCHMARKS.md, "Direct projections"): the GEMV reads the weight once
-/// per row, so from a few rows on one direct read wins (FP8 in_proj: 16.0 us
+/// docs/BENCHMARKS.md, "Issue 18: direct tensor-core projections in decode"):
+/// the GEMV reads the weight once per row, so from a few rows on one direct
+/// read wins (FP8 in_proj: 16.0 us
 /// GEMV against 25.4 direct at B=1, 75.6 against 29.0 at B=8; out_proj 20.9
 /// against 13.3 at B=8); from 16 rows the FP8 in_proj stays direct (246 against
 /// 159 us at B=64, 886 against 518 at B=256), while out_proj's 16-row tiles are
