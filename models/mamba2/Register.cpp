@@ -36,9 +36,11 @@ ConstantRule gemvOrTensorCores() {
 }
 
 ConstantRule splitKDividesWarps() {
-  return {"split_k divides warps (each warp group sums a part of K)",
-          {"split_k", "warps"},
-          [](const Specialization &s) { return s.get("warps") % s.get("split_k") == 0; }};
+  return {"with direct=1, split_k divides warps (each warp group sums a part of K)",
+          {"direct", "split_k", "warps"},
+          [](const Specialization &s) {
+            return s.get("direct") == 0 || s.get("warps") % s.get("split_k") == 0;
+          }};
 }
 
 // Constants more than one kernel takes for tilejit.ops' callers (PyTorch's

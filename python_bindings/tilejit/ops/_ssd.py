@@ -49,11 +49,12 @@ def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
     check_strides(op, "dt", dt, (None, 1))
     s.dt_stride = dt.stride(0) if tokens > 1 else heads
     # Pointer parameters start on 16 bytes: a dt that does not (columns at an
-    # odd offset of their row) goes as the aligned address below it, the
-    # columns in between as dt_col; the kernel reads the same elements.
+    # odd offset of their row) goes as the aligned address below it, widened
+    # by the columns in between (dt_col), so the kernel reads the same elements
+    # inside the tensor it is given.
     s.dt_col = (dt.data_ptr() % 16) // dt.element_size()
-    s.dt = (torch.as_strided(dt, dt.shape, dt.stride(), dt.storage_offset() - s.dt_col)
-            if s.dt_col else dt)
+    s.dt = (torch.as_strided(dt, (dt.shape[0], dt.shape[1] + s.dt_col), dt.stride(),
+                             dt.storage_offset() - s.dt_col) if s.dt_col else dt)
     channels = heads * head_dim + 2 * groups * state
     parts = [x, B, C]
     s.xbc = packed_rows(parts, channels)

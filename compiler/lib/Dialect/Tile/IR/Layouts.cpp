@@ -462,11 +462,15 @@ int64_t warpsOf(ArrayRef<int64_t> wpc) {
 std::optional<LayoutShape> shapeOfLayout(Attribute encoding) {
   if (auto blocked = dyn_cast<BlockedLayoutAttr>(encoding))
     return LayoutShape{int64_t(blocked.getSpt().size()), warpsOf(blocked.getWpc())};
+  // An mma layout's split-K groups (wpk) are warps too.
+  auto mmaWarps = [](MmaLayoutAttr mma) {
+    return warpsOf(mma.getWpc()) * warpsOf({mma.getWpk()});
+  };
   if (auto mma = dyn_cast<MmaLayoutAttr>(encoding))
-    return LayoutShape{int64_t(mma.getWpc().size()), warpsOf(mma.getWpc())};
+    return LayoutShape{int64_t(mma.getWpc().size()), mmaWarps(mma)};
   if (auto operand = dyn_cast<DotOperandLayoutAttr>(encoding))
     return LayoutShape{int64_t(operand.getParent().getWpc().size()),
-                       warpsOf(operand.getParent().getWpc())};
+                       mmaWarps(operand.getParent())};
   if (auto slice = dyn_cast<SliceLayoutAttr>(encoding)) {
     auto parent = shapeOfLayout(slice.getParent());
     if (!parent || slice.getDim() < 0 || slice.getDim() >= parent->rank)
