@@ -64,16 +64,15 @@ llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef di
   NemotronHCheckpoint checkpoint;
   checkpoint.dir = dir.str();
   const std::string configPath = joinPath(dir, "config.json");
-  auto configText = llvm::MemoryBuffer::getFile(configPath, /*IsText=*/true);
+  // Through the one checked reader: regular files only, never blocking, sized.
+  auto configText = support::readInputFile(configPath, "config", support::kMaxConfigBytes);
   if (!configText)
-    return llvm::createStringError(configText.getError(), "cannot read %s: %s",
-                                   configPath.c_str(),
-                                   configText.getError().message().c_str());
-  auto config = NemotronHConfig::fromJson((*configText)->getBuffer(), configPath);
+    return configText.takeError();
+  auto config = NemotronHConfig::fromJson(*configText, configPath);
   if (!config)
     return config.takeError();
   checkpoint.cfg = *config;
-  auto root = parseHuggingFaceJson((*configText)->getBuffer(), configPath);
+  auto root = parseHuggingFaceJson(*configText, configPath);
   if (!root)
     return root.takeError();
   auto quant =

@@ -6,6 +6,7 @@
 #include "tilejit/models/nemotron_h/NemotronH.h"
 
 #include "HuggingFaceJson.h"
+#include "tilejit/support/InputFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
@@ -222,12 +223,10 @@ QuantizationConfig::read(llvm::StringRef dir,
     return fromConfig.value_or(QuantizationConfig{});
   // Both may be there (ModelOpt writes both); each must name a scheme tilejit
   // runs, and the file's exclusions are the ones that apply.
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+  auto buffer = support::readInputFile(path, "quantization config", support::kMaxConfigBytes);
   if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read %s: %s",
-                                   path.str().str().c_str(),
-                                   buffer.getError().message().c_str());
-  auto parsed = parseHuggingFaceJson((*buffer)->getBuffer(), path);
+    return buffer.takeError();
+  auto parsed = parseHuggingFaceJson(*buffer, path);
   if (!parsed)
     return parsed.takeError();
   return parseDeclaration(path, *parsed->getAsObject());
