@@ -223,7 +223,8 @@ QuantizationConfig::read(llvm::StringRef dir,
     return fromConfig.value_or(QuantizationConfig{});
   // Both may be there (ModelOpt writes both); each must name a scheme tilejit
   // runs, and the file's exclusions are the ones that apply.
-  auto buffer = support::readInputFile(path, "quantization config", support::kMaxConfigBytes);
+  auto buffer =
+      support::readInputFile(path, "quantization config", support::kMaxConfigBytes);
   if (!buffer)
     return buffer.takeError();
   auto parsed = parseHuggingFaceJson(*buffer, path);
