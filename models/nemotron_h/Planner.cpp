@@ -89,6 +89,17 @@ public:
       : plan(plan), registry(registry), c(c), options(options), rows(rows) {}
 
   /// Declares `w`'s weights (borrowing their host bytes) and pages.
+  /// Layer `i`'s input (act<i>), its new output act<i+1> of `rows` rows and
+  /// the batch's slots: what both modes' layers start from.
+  LayerIO layerIO(size_t i, int64_t rows, const PlanArg &slots) {
+    LayerIO io;
+    io.in = PlanArg::of(StepPlan::activation(i));
+    io.out = plan.addBuffer(StepPlan::activation(i + 1), PlanBuffer::Role::Activation,
+                            ElementType::BF16, {rows, c.hiddenSize});
+    io.slots = slots;
+    return io;
+  }
+
   LayerArgs addLayerBuffers(const MambaLayerWeights &w) {
     const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
     const int64_t H = c.numHeads, slots = plan.numSlots;
@@ -255,11 +266,7 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     const MambaLayerWeights &w = layers[i];
     const LayerArgs args = builder.addLayerBuffers(w);
     const bool fp8 = w.inProj.isFP8;
-    LayerIO io;
-    io.in = PlanArg::of(StepPlan::activation(i));
-    io.out = plan.addBuffer(StepPlan::activation(i + 1), Role::Activation, Type::BF16,
-                            {rows, hidden});
-    io.slots = slots;
+    LayerIO io = builder.layerIO(i, rows, slots);
     io.z = builder.intermediate(w.layer, "z", Type::BF16, {rows, I});
     PlanArg xBC = builder.intermediate(w.layer, "xbc", Type::BF16, {rows, Cd});
     PlanArg dt = builder.intermediate(w.layer, "dt", Type::BF16, {rows, H});
@@ -387,11 +394,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     const MambaLayerWeights &w = layers[i];
     const LayerArgs args = builder.addLayerBuffers(w);
     const bool fp8 = w.inProj.isFP8;
-    LayerIO io;
-    io.in = PlanArg::of(StepPlan::activation(i));
-    io.out = plan.addBuffer(StepPlan::activation(i + 1), Role::Activation, Type::BF16,
-                            {tokens, hidden});
-    io.slots = slots;
+    LayerIO io = builder.layerIO(i, tokens, slots);
     PlanArg zxbcdt = builder.intermediate(w.layer, "zxbcdt", Type::BF16, {tokens, outCols});
     PlanArg xBC = builder.intermediate(w.layer, "xbc", Type::BF16, {tokens, Cd});
     io.y = builder.intermediate(w.layer, "y", Type::BF16, {tokens, I});
