@@ -1,15 +1,15 @@
 // runtime::KernelCompiler on compileToPTX: the request's canonical tile IR is parsed
 // into a fresh MLIRContext per compile, so several threads compile at once.
-#include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/support/OutputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
 
-#include "llvm/Config/llvm-config.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
@@ -25,7 +25,8 @@ namespace tilejit {
 namespace {
 
 double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                   start)
       .count();
 }
 
@@ -45,9 +46,10 @@ mapParams(llvm::StringRef kernel,
   for (const auto &[name, kindName] : params) {
     auto kind = runtime::parseParamKind(kindName);
     if (!kind)
-      return llvm::createStringError("kernel '%s': parameter '%s' has kind '%s', which the "
-                                     "runtime cannot pass",
-                                     kernel.str().c_str(), name.c_str(), kindName.c_str());
+      return llvm::createStringError(
+          "kernel '%s': parameter '%s' has kind '%s', which the "
+          "runtime cannot pass",
+          kernel.str().c_str(), name.c_str(), kindName.c_str());
     mapped.push_back({name, *kind, runtime::paramKindSize(*kind)});
   }
   return mapped;

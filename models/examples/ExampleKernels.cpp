@@ -12,7 +12,8 @@ void buildVectorAdd(Kernel &k, const Specialization &spec) {
   Value out = k.ptrParam("out", DType::F32);
   Value n = k.scalarParam("n", DType::I32);
   k.setConfig({{block}, spec.get("warps"), 1, 4});
-  View xv = makeView(x, {n}, {1}), yv = makeView(y, {n}, {1}), ov = makeView(out, {n}, {1});
+  View xv = makeView(x, {n}, {1}), yv = makeView(y, {n}, {1}),
+       ov = makeView(out, {n}, {1});
   Value start = programId(0) * block;
   store(ov, {start}, load(xv, {start}, {block}) + load(yv, {start}, {block}));
 }
@@ -21,7 +22,8 @@ void buildVectorAdd(Kernel &k, const Specialization &spec) {
 void buildSoftmax(Kernel &k, const Specialization &spec) {
   const int64_t block = spec.get("block");
   Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);
-  Value rows = k.scalarParam("rows", DType::I32), cols = k.scalarParam("cols", DType::I32);
+  Value rows = k.scalarParam("rows", DType::I32),
+        cols = k.scalarParam("cols", DType::I32);
   k.setConfig({{1, block}, spec.get("warps")});
   View xv = makeView(x, {rows, cols}, {cols, 1});
   View ov = makeView(out, {rows, cols}, {cols, 1});
@@ -35,18 +37,21 @@ void buildSoftmax(Kernel &k, const Specialization &spec) {
 void buildCumsum(Kernel &k, const Specialization &spec) {
   const int64_t block = spec.get("block");
   Value x = k.ptrParam("x", DType::F32), out = k.ptrParam("out", DType::F32);
-  Value rows = k.scalarParam("rows", DType::I32), cols = k.scalarParam("cols", DType::I32);
+  Value rows = k.scalarParam("rows", DType::I32),
+        cols = k.scalarParam("cols", DType::I32);
   k.setConfig({{block}, spec.get("warps")});
   View xv = makeView(x, {rows, cols}, {cols, 1});
   View ov = makeView(out, {rows, cols}, {cols, 1});
   Value row = programId(0);
-  store(ov, {row, 0}, expandDims(cumsum(reshape(load(xv, {row, 0}, {1, block}), {block}), 0), 0));
+  store(ov, {row, 0},
+        expandDims(cumsum(reshape(load(xv, {row, 0}, {1, block}), {block}), 0), 0));
 }
 
 /// c[M, N] = bf16(a[M, K] x b[K, N]), bf16 operands, f32 accumulation.
 void buildGemmBf16(Kernel &k, const Specialization &spec) {
   const int64_t n = spec.get("n"), kDim = spec.get("k");
-  const int64_t bm = spec.get("block_m"), bn = spec.get("block_n"), bk = spec.get("block_k");
+  const int64_t bm = spec.get("block_m"), bn = spec.get("block_n"),
+                bk = spec.get("block_k");
   Value a = k.ptrParam("a", DType::BF16), b = k.ptrParam("b", DType::BF16);
   Value c = k.ptrParam("c", DType::BF16);
   Value m = k.scalarParam("m", DType::I32);
@@ -56,8 +61,8 @@ void buildGemmBf16(Kernel &k, const Specialization &spec) {
   Value row = programId(0) * bm, col = programId(1) * bn;
   auto acc = forRange(0, kDim, bk, {zeros({bm, bn}, DType::F32)},
                       [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
-                        return {dot(load(av, {row, kk}, {bm, bk}), load(bv, {kk, col}, {bk, bn}),
-                                    carried[0])};
+                        return {dot(load(av, {row, kk}, {bm, bk}),
+                                    load(bv, {kk, col}, {bk, bn}), carried[0])};
                       });
   store(cv, {row, col}, acc[0].to(DType::BF16));
 }
@@ -65,7 +70,8 @@ void buildGemmBf16(Kernel &k, const Specialization &spec) {
 /// c[M, N] = bf16(scale * (a[M, K] x w[N, K]^T)), e4m3 operands (W8A8 GEMM).
 void buildGemmE4m3(Kernel &k, const Specialization &spec) {
   const int64_t n = spec.get("n"), kDim = spec.get("k");
-  const int64_t bm = spec.get("block_m"), bn = spec.get("block_n"), bk = spec.get("block_k");
+  const int64_t bm = spec.get("block_m"), bn = spec.get("block_n"),
+                bk = spec.get("block_k");
   Value a = k.ptrParam("a", DType::F8E4M3), w = k.ptrParam("w", DType::F8E4M3);
   Value c = k.ptrParam("c", DType::BF16);
   Value m = k.scalarParam("m", DType::I32), scale = k.scalarParam("scale", DType::F32);
@@ -94,7 +100,8 @@ void buildReadBytes(Kernel &k, const Specialization &spec) {
   Value acc = zeros({block}, DType::F32);
   for (int64_t s = 0; s < steps; ++s)
     acc = acc + load(xv, {base + s * block}, {block});
-  store(makeView(out, {numPrograms(0)}, {1}), {programId(0)}, full({1}, sum(acc, 0), DType::F32));
+  store(makeView(out, {numPrograms(0)}, {1}), {programId(0)},
+        full({1}, sum(acc, 0), DType::F32));
 }
 
 /// Streams n_read f32 words of x into one partial sum per program and writes
@@ -115,7 +122,8 @@ void buildStreamBytes(Kernel &k, const Specialization &spec) {
     store(yv, {base + s * block}, v);
     acc = acc + v;
   }
-  store(makeView(out, {numPrograms(0)}, {1}), {programId(0)}, full({1}, sum(acc, 0), DType::F32));
+  store(makeView(out, {numPrograms(0)}, {1}), {programId(0)},
+        full({1}, sum(acc, 0), DType::F32));
 }
 
 } // namespace

@@ -38,19 +38,20 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   constexpr int64_t past = 3;                         // K - 1 taps of conv state
   const int64_t rowStride = inner + channels + heads; // zxbcdt: z | xBC | dt
 
-  Value zxbcdt = k.ptrParam("zxbcdt", DType::BF16, {"?", rowStride});       // [T, inner + channels + heads]
-  Value weight = k.ptrParam("weight", DType::BF16, {channels, 4});       // [channels, 4]
-  Value bias = k.ptrParam("bias", DType::BF16, {channels});           // [channels]
-  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
-  Value slots = k.ptrParam("slots", DType::I32, {"?"});          // [S], negative: padding
-  Value init = k.ptrParam("init", DType::I32, {"?"});          // [S], 1: continue from the slot
+  Value zxbcdt = k.ptrParam("zxbcdt", DType::BF16,
+                            {"?", rowStride}); // [T, inner + channels + heads]
+  Value weight = k.ptrParam("weight", DType::BF16, {channels, 4}); // [channels, 4]
+  Value bias = k.ptrParam("bias", DType::BF16, {channels});        // [channels]
+  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"});   // [S + 1]
+  Value slots = k.ptrParam("slots", DType::I32, {"?"}); // [S], negative: padding
+  Value init = k.ptrParam("init", DType::I32, {"?"});   // [S], 1: continue from the slot
   Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"?"}); // [chunks]
   Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"?"});
   Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"?"});
   Value page = k.ptrParam("conv_state", DType::BF16,
                           channelLast ? std::vector<ParamDim>{"num_slots", 3, channels}
                                       : std::vector<ParamDim>{"num_slots", channels, 3});
-  Value out = k.ptrParam("out", DType::BF16, {"?", channels});         // [T, channels]
+  Value out = k.ptrParam("out", DType::BF16, {"?", channels}); // [T, channels]
   Value numSlots = k.scalarParam("num_slots", DType::I32);
   // Eight bf16 per thread: one 16-byte access per row when block_c is
   // 256 * warps.
@@ -81,8 +82,8 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
       convStateStrides(ConvOperands{page, weight, bias, channels, channelLast});
   std::vector<View> taps;
   for (int64_t j = 0; j < past; ++j)
-    taps.push_back(
-        makeView(page + j * tapStride, {numSlots, channels}, {past * channels, channelStride}));
+    taps.push_back(makeView(page + j * tapStride, {numSlots, channels},
+                            {past * channels, channelStride}));
   auto perChannel = [&](Value base, int64_t stride) {
     return load(makeView(base, {1, channels}, {channels * stride, stride}), {0, c0}, row)
         .to(DType::F32);

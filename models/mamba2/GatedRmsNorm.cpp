@@ -1,9 +1,9 @@
-// R6 (docs/numerics.md#r6-gated-group-rmsnorm): out = bf16(w * bf16(v * rsqrt(mean_group(v^2) + eps))),
-// v = y * silu(z), with norm groups of `group_size` channels. Two rounding points,
-// as vLLM's native path and HF do. With `fp8_out` the result is also quantized
-// for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant), and only that
-// is stored. Without the gate (`gate` 0: no z), v = y: a plain group RMSNorm with
-// the same two rounding points.
+// R6 (docs/numerics.md#r6-gated-group-rmsnorm): out = bf16(w * bf16(v *
+// rsqrt(mean_group(v^2) + eps))), v = y * silu(z), with norm groups of `group_size`
+// channels. Two rounding points, as vLLM's native path and HF do. With `fp8_out` the
+// result is also quantized for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant),
+// and only that is stored. Without the gate (`gate` 0: no z), v = y: a plain group
+// RMSNorm with the same two rounding points.
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {

@@ -20,15 +20,18 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   const int64_t outCols = inner + channels + heads;
   const DType weightType = fp8 ? DType::F8E4M3 : DType::BF16;
 
-  Value x = k.ptrParam("x", DType::BF16, {"rows", hidden});             // [rows, hidden]
-  Value weight = k.ptrParam("weight", weightType, {outCols, hidden});    // [outCols, hidden]
-  Value slots = k.ptrParam("slots", DType::I32, {"rows"});      // [rows]
-  Value state = k.ptrParam("conv_state", DType::BF16, {"?", channels, 3}); // [slots, channels, 3]
-  Value convWeight = k.ptrParam("conv_weight", DType::BF16, {channels, 4}); // [channels, 4]
-  Value convBias = k.ptrParam("conv_bias", DType::BF16, {channels});     // [channels]
-  Value z = k.ptrParam("z", DType::BF16, {"rows", inner});             // [rows, inner]
-  Value xBC = k.ptrParam("xbc", DType::BF16, {"rows", channels});         // [rows, channels], after the conv
-  Value dt = k.ptrParam("dt", DType::BF16, {"rows", heads});           // [rows, heads], raw
+  Value x = k.ptrParam("x", DType::BF16, {"rows", hidden});           // [rows, hidden]
+  Value weight = k.ptrParam("weight", weightType, {outCols, hidden}); // [outCols, hidden]
+  Value slots = k.ptrParam("slots", DType::I32, {"rows"});            // [rows]
+  Value state =
+      k.ptrParam("conv_state", DType::BF16, {"?", channels, 3}); // [slots, channels, 3]
+  Value convWeight =
+      k.ptrParam("conv_weight", DType::BF16, {channels, 4});         // [channels, 4]
+  Value convBias = k.ptrParam("conv_bias", DType::BF16, {channels}); // [channels]
+  Value z = k.ptrParam("z", DType::BF16, {"rows", inner});           // [rows, inner]
+  Value xBC = k.ptrParam("xbc", DType::BF16,
+                         {"rows", channels}); // [rows, channels], after the conv
+  Value dt = k.ptrParam("dt", DType::BF16, {"rows", heads}); // [rows, heads], raw
   Value rows = k.scalarParam("rows", DType::I32);
   // R1's s_x and s_x * s_w; the bf16 variant (R1b) has neither.
   std::optional<Value> inputScale, outputScale;

@@ -1,5 +1,5 @@
-// Decode out_proj (docs/numerics.md#r1-fp8-w8a8-linear, R1b): y = bf16(s * (a x W^T)) with the
-// activation already quantized to e4m3 by the gated norm (FP8 layers), or bf16
+// Decode out_proj (docs/numerics.md#r1-fp8-w8a8-linear, R1b): y = bf16(s * (a x W^T))
+// with the activation already quantized to e4m3 by the gated norm (FP8 layers), or bf16
 // activations and weights (the bf16 layers). One program: `block_n` outputs of
 // one row (`block_m` 1, a weight-streaming GEMV) or of `block_m` rows (tensor cores).
 // `out_f32` stores y in f32 instead, and `scale_ptr` reads s_x and s_w from two
@@ -18,7 +18,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   Value a = k.ptrParam("a", type, {"rows", inner});           // [rows, inner]
   Value weight = k.ptrParam("weight", type, {hidden, inner}); // [hidden, inner]
   const DType outType = spec.get("out_f32") ? DType::F32 : DType::BF16;
-  Value out = k.ptrParam("out", outType, {"rows", hidden});     // [rows, hidden]
+  Value out = k.ptrParam("out", outType, {"rows", hidden}); // [rows, hidden]
   Value rows = k.scalarParam("rows", DType::I32);
   std::optional<Value> outputScale;
   if (fp8 && spec.get("scale_ptr")) {
@@ -35,8 +35,8 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   if (spec.get("direct")) {
     k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});
     acc = projectDirect(makeView(a, {rows, inner}, {inner, 1}),
-                        makeView(weight, {inner, hidden}, {1, inner}), std::nullopt, m0, n0,
-                        bm, bn, inner, bk, spec.get("loads_in_flight"));
+                        makeView(weight, {inner, hidden}, {1, inner}), std::nullopt, m0,
+                        n0, bm, bn, inner, bk, spec.get("loads_in_flight"));
   } else if (bm == 1) {
     k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
     ProjectionOperands p{weightView, a, inner, std::nullopt};

@@ -49,12 +49,14 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
 }
 
 Value projectDirect(View input, View weightT, std::optional<Value> inverseScale, Value m0,
-                    Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk, int64_t group) {
+                    Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk,
+                    int64_t group) {
   Value acc = zeros({bm, bn}, DType::F32);
   for (int64_t g0 = 0; g0 < k; g0 += group * bk) {
     std::vector<std::pair<Value, Value>> steps;
     for (int64_t k0 = g0; k0 < std::min(k, g0 + group * bk); k0 += bk)
-      steps.emplace_back(load(input, {m0, k0}, {bm, bk}), load(weightT, {k0, n0}, {bk, bn}));
+      steps.emplace_back(load(input, {m0, k0}, {bm, bk}),
+                         load(weightT, {k0, n0}, {bk, bn}));
     for (auto &[a, w] : steps) {
       if (inverseScale)
         a = (a.to(DType::F32) * *inverseScale).to(DType::F8E4M3);

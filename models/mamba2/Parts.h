@@ -12,9 +12,9 @@ namespace tilejit::models {
 
 /// The weight and activation of one projection as a kernel sees them.
 struct ProjectionOperands {
-  View weight;    ///< [N, K], e4m3 or bf16
-  Value input;    ///< !tile.ptr to [rows, K] bf16, or e4m3 already quantized
-  int64_t k = 0;  ///< K (static)
+  View weight;   ///< [N, K], e4m3 or bf16
+  Value input;   ///< !tile.ptr to [rows, K] bf16, or e4m3 already quantized
+  int64_t k = 0; ///< K (static)
   /// s_x: when set, the bf16 input is quantized in the kernel, a_q =
   /// e4m3(x * (1 / s_x)) (R1's static activation quant; the reciprocal may
   /// move a quotient on a rounding boundary by one e4m3 code, which R1 allows).
@@ -39,13 +39,14 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
 /// program). K steps of `bk`, the loads of `group` steps issued before their
 /// products.
 Value projectDirect(View input, View weightT, std::optional<Value> inverseScale, Value m0,
-                    Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk, int64_t group);
+                    Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk,
+                    int64_t group);
 
 /// The conv page and parameters of R3d.
 struct ConvOperands {
-  Value state;    ///< !tile.ptr<bf16> [slots, channels, 3], taps oldest first
-  Value weight;   ///< !tile.ptr<bf16> [channels, 4]
-  Value bias;     ///< !tile.ptr<bf16> [channels]
+  Value state;  ///< !tile.ptr<bf16> [slots, channels, 3], taps oldest first
+  Value weight; ///< !tile.ptr<bf16> [channels, 4]
+  Value bias;   ///< !tile.ptr<bf16> [channels]
   int64_t channels = 0;
   /// The page stores each slot as [3, channels] (vLLM's channel-last conv
   /// cache) instead of [channels, 3].

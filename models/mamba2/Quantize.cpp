@@ -11,8 +11,8 @@ namespace tilejit::models {
 
 void buildQuantizeE4m3(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), block = spec.get("block");
-  Value x = k.ptrParam("x", DType::BF16, {"rows", width});         // [rows, width]
-  Value out = k.ptrParam("out", DType::F8E4M3, {"rows", width});   // [rows, width]
+  Value x = k.ptrParam("x", DType::BF16, {"rows", width});       // [rows, width]
+  Value out = k.ptrParam("out", DType::F8E4M3, {"rows", width}); // [rows, width]
   Value rows = k.scalarParam("rows", DType::I32);
   Value scale = spec.get("scale_ptr") ? load(k.ptrParam("input_scale", DType::F32, {1}))
                                       : k.scalarParam("input_scale", DType::F32); // s_x

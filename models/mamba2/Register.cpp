@@ -46,7 +46,10 @@ ConstantRule splitKDividesWarps() {
 // Constants more than one kernel takes for tilejit.ops' callers (PyTorch's
 // conventions); their defaults build the kernels the plans use.
 KernelConstant aLog() {
-  return {"a_log", 1, "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself", {},
+  return {"a_log",
+          1,
+          "1: the A parameter is A_log (A = -exp(A_log)); 0: A itself",
+          {},
           R::flag()};
 }
 KernelConstant dtSoftplus() {
@@ -60,11 +63,12 @@ KernelConstant yF32() {
   return {"y_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()};
 }
 KernelConstant stateLayout() {
-  return {"state_layout",
-          0,
-          "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory",
-          {},
-          R::flag()};
+  return {
+      "state_layout",
+      0,
+      "conv page: 0 [slots, channels, 3]; 1 channel-last, [slots, 3, channels] in memory",
+      {},
+      R::flag()};
 }
 
 /// "`stride` is 0 (the row is `width` wide) or at least `width`": a kernel
@@ -106,13 +110,17 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
            // than it divides by.
            {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width")}}))
     return err;
-  if (auto err = registry.add(
-          {"quantize_e4m3",
-           "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
-           {{"width", 2688, "columns per row", {}, kSize},
-            {"block", 1024, "columns per program", {}, kTile},
-            {"scale_ptr", 0, "1: input_scale is a one-element f32 tensor", {}, R::flag()}},
-           buildQuantizeE4m3}))
+  if (auto err =
+          registry.add({"quantize_e4m3",
+                        "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
+                        {{"width", 2688, "columns per row", {}, kSize},
+                         {"block", 1024, "columns per program", {}, kTile},
+                         {"scale_ptr",
+                          0,
+                          "1: input_scale is a one-element f32 tensor",
+                          {},
+                          R::flag()}},
+                        buildQuantizeE4m3}))
     return err;
   if (auto err = registry.add(
           {"in_proj_conv",
@@ -151,7 +159,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"warps", 4, "warps per program", {2, 8}, kWarps},
             {"direct",
              0,
-             "1: tensor cores for any batch, operands loaded straight into their fragments "
+             "1: tensor cores for any batch, operands loaded straight into their "
+             "fragments "
              "(block_m a multiple of 16)",
              {},
              R::flag()},
@@ -161,32 +170,34 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              {},
              R::powersOfTwo(1, 32)}},
            buildInProjConv,
-           {gemvOrTensorCores(), splitKDividesWarps(), quotientAtMost("hidden", "block_k", kMaxUnrolledSteps,
-                                                "GEMV K steps, unrolled")}}))
+           {gemvOrTensorCores(), splitKDividesWarps(),
+            quotientAtMost("hidden", "block_k", kMaxUnrolledSteps,
+                           "GEMV K steps, unrolled")}}))
     return err;
-  if (auto err = registry.add({"ssm_update",
-                               "R5d selective state update, SSM page updated in place",
-                               {{"heads", 64, "SSM heads (H)", {}, kSize},
-                                {"head_dim", 64, "head dim (P)", {}, kSize},
-                                {"state", 128, "state size (N)", {}, kTile},
-                                {"groups", 8, "B/C groups (G)", {}, kSize},
-                                {"block_p", 16, "state rows (p) per program", {}, kTile},
-                                {"warps", 4, "warps per program", {}, kWarps},
-                                aLog(),
-                                dtSoftplus(),
-                                {"dt_stride", 0, "row stride of dt; 0: heads", {}, kColumns},
-                                yF32(),
-                                {"dst_slots",
-                                 0,
-                                 "1: read the state from slots, write it to dst_slots",
-                                 {},
-                                 R::flag()}},
-                               buildSsmUpdate,
-                               [] {
-                                 std::vector<ConstantRule> rules = pageRules();
-                                 rules.push_back(zeroOrAtLeast("dt_stride", "heads"));
-                                 return rules;
-                               }()}))
+  if (auto err =
+          registry.add({"ssm_update",
+                        "R5d selective state update, SSM page updated in place",
+                        {{"heads", 64, "SSM heads (H)", {}, kSize},
+                         {"head_dim", 64, "head dim (P)", {}, kSize},
+                         {"state", 128, "state size (N)", {}, kTile},
+                         {"groups", 8, "B/C groups (G)", {}, kSize},
+                         {"block_p", 16, "state rows (p) per program", {}, kTile},
+                         {"warps", 4, "warps per program", {}, kWarps},
+                         aLog(),
+                         dtSoftplus(),
+                         {"dt_stride", 0, "row stride of dt; 0: heads", {}, kColumns},
+                         yF32(),
+                         {"dst_slots",
+                          0,
+                          "1: read the state from slots, write it to dst_slots",
+                          {},
+                          R::flag()}},
+                        buildSsmUpdate,
+                        [] {
+                          std::vector<ConstantRule> rules = pageRules();
+                          rules.push_back(zeroOrAtLeast("dt_stride", "heads"));
+                          return rules;
+                        }()}))
     return err;
   if (auto err = registry.add(
           {"out_proj",
@@ -214,7 +225,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"warps", 4, "warps per program", {}, kWarps},
             {"direct",
              0,
-             "1: tensor cores for any batch, operands loaded straight into their fragments "
+             "1: tensor cores for any batch, operands loaded straight into their "
+             "fragments "
              "(block_m a multiple of 16)",
              {},
              R::flag()},
@@ -230,8 +242,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              {},
              R::flag()}},
            buildOutProj,
-           {gemvOrTensorCores(), splitKDividesWarps(), quotientAtMost("inner", "block_k", kMaxUnrolledSteps,
-                                                "GEMV K steps, unrolled")}}))
+           {gemvOrTensorCores(), splitKDividesWarps(),
+            quotientAtMost("inner", "block_k", kMaxUnrolledSteps,
+                           "GEMV K steps, unrolled")}}))
     return err;
   std::vector<ConstantRule> ssdRules = pageRules();
   // dt is read at columns dt_col + [0, heads) of rows dt_stride apart.
@@ -301,18 +314,19 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
            buildConvPrefill,
            {divides("rows_per_step", "block_t")}}))
     return err;
-  return registry.add({"conv_update",
-                       "R3d causal conv1d update + SiLU, conv state shifted in place",
-                       {{"channels", 6144, "conv channels (I + 2*G*N)", {}, kSize},
-                        {"block", 256, "channels per program", {}, kTile},
-                        {"x_stride",
-                         0,
-                         "row stride of x; 0: channels (x read in place from a wider row)",
-                         {},
-                         kColumns},
-                        stateLayout()},
-                       buildConvUpdate,
-                       {zeroOrAtLeast("x_stride", "channels")}});
+  return registry.add(
+      {"conv_update",
+       "R3d causal conv1d update + SiLU, conv state shifted in place",
+       {{"channels", 6144, "conv channels (I + 2*G*N)", {}, kSize},
+        {"block", 256, "channels per program", {}, kTile},
+        {"x_stride",
+         0,
+         "row stride of x; 0: channels (x read in place from a wider row)",
+         {},
+         kColumns},
+        stateLayout()},
+       buildConvUpdate,
+       {zeroOrAtLeast("x_stride", "channels")}});
 }
 
 } // namespace tilejit::models

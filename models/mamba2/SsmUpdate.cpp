@@ -1,6 +1,6 @@
-// R5d (docs/numerics.md#r5d-state-update-decode): the selective state update of decode. One program
-// owns `block_p` rows of one head's [P, N] f32 state in the slot's page, updates
-// them in place and writes y from the un-rounded new state. R4's dt' and decay
+// R5d (docs/numerics.md#r5d-state-update-decode): the selective state update of decode.
+// One program owns `block_p` rows of one head's [P, N] f32 state in the slot's page,
+// updates them in place and writes y from the un-rounded new state. R4's dt' and decay
 // are computed per program (a handful of scalar ops). A padding row (negative
 // slot) leaves its page alone and writes y = 0. The constants after the
 // geometry serve callers with other conventions (tilejit.ops'
@@ -21,17 +21,21 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
   const bool dstSlots = spec.get("dst_slots") != 0;
 
-  Value xBC = k.ptrParam("xbc", DType::BF16, {"?", channels});      // [rows, channels], after the conv
-  Value dtRaw = k.ptrParam("dt", DType::BF16, {"?", dtStride});  // [rows, dt_stride]: dt at columns [0, heads)
+  Value xBC =
+      k.ptrParam("xbc", DType::BF16, {"?", channels}); // [rows, channels], after the conv
+  Value dtRaw = k.ptrParam(
+      "dt", DType::BF16, {"?", dtStride}); // [rows, dt_stride]: dt at columns [0, heads)
   Value aParam = k.ptrParam(aIsLog ? "a_log" : "a", DType::F32, {heads}); // [heads]
-  Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads}); // [heads]
-  Value dSkip = k.ptrParam("d", DType::F32, {heads});       // [heads]
-  Value slots = k.ptrParam("slots", DType::I32, {"?"});   // [rows]
+  Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads});              // [heads]
+  Value dSkip = k.ptrParam("d", DType::F32, {heads});                     // [heads]
+  Value slots = k.ptrParam("slots", DType::I32, {"?"});                   // [rows]
   std::optional<Value> dstSlotList;
   if (dstSlots)
     dstSlotList = k.ptrParam("dst_slots", DType::I32, {"?"}); // [rows]
-  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, headDim, stateSize}); // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", yType, {"?", inner});          // [rows, inner]
+  Value page =
+      k.ptrParam("ssm_state", DType::F32,
+                 {"?", heads, headDim, stateSize}); // [slots, heads, head_dim, state]
+  Value y = k.ptrParam("y", yType, {"?", inner});   // [rows, inner]
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);
   // Four elements per thread: the f32 state (16 bytes) and the bf16 operands
@@ -62,13 +66,15 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
     };
     Value bcOffset = xBC + row64 * channels + inner + g * stateSize;
     Value x = load(broadcastView(xRow, 1, 0), {p0, 0}, {bp, stateSize}).to(DType::F32);
-    Value b = load(broadcastView(bcOffset, 0, 1), {p0, 0}, {bp, stateSize}).to(DType::F32);
-    Value c = load(broadcastView(bcOffset + groups * stateSize, 0, 1), {p0, 0},
-                   {bp, stateSize})
-                  .to(DType::F32);
+    Value b =
+        load(broadcastView(bcOffset, 0, 1), {p0, 0}, {bp, stateSize}).to(DType::F32);
+    Value c =
+        load(broadcastView(bcOffset + groups * stateSize, 0, 1), {p0, 0}, {bp, stateSize})
+            .to(DType::F32);
     auto stateView = [&](Value slotOf) {
       Value base = page + slotOf.to(DType::I64) * (heads * headDim * stateSize);
-      return makeView(base + h * (headDim * stateSize), {headDim, stateSize}, {stateSize, 1});
+      return makeView(base + h * (headDim * stateSize), {headDim, stateSize},
+                      {stateSize, 1});
     };
     View src = stateView(slot);
     Value s = load(src, {p0, 0}, {bp, stateSize}) * decay + (x * dt) * b;

@@ -65,7 +65,8 @@ llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef di
   checkpoint.dir = dir.str();
   const std::string configPath = joinPath(dir, "config.json");
   // Through the one checked reader: regular files only, never blocking, sized.
-  auto configText = support::readInputFile(configPath, "config", support::kMaxConfigBytes);
+  auto configText =
+      support::readInputFile(configPath, "config", support::kMaxConfigBytes);
   if (!configText)
     return configText.takeError();
   auto config = NemotronHConfig::fromJson(*configText, configPath);
@@ -75,8 +76,8 @@ llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef di
   auto root = parseHuggingFaceJson(*configText, configPath);
   if (!root)
     return root.takeError();
-  auto quant =
-      QuantizationConfig::read(dir, root->getAsObject()->getObject("quantization_config"));
+  auto quant = QuantizationConfig::read(
+      dir, root->getAsObject()->getObject("quantization_config"));
   if (!quant)
     return quant.takeError();
   checkpoint.quant = std::move(*quant);

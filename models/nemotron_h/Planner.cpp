@@ -43,8 +43,8 @@ std::vector<std::string> gemmTiles(bool fp8) {
 /// against 13.3 at B=8); from 16 rows the FP8 in_proj stays direct (246 against
 /// 159 us at B=64, 886 against 518 at B=256), while out_proj's 16-row tiles are
 /// as fast (22.5 against 24.5 us at B=64) and bf16's direct tiles are unmeasured.
-bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel, int64_t rows,
-                      bool fp8) {
+bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel,
+                      int64_t rows, bool fp8) {
   auto it = overrides.find(kernel.str());
   if (it != overrides.end())
     for (llvm::StringRef kv : it->second) {
@@ -64,8 +64,9 @@ std::vector<std::string> directTiles(int64_t rows) {
   int64_t bm = 16;
   while (bm < rows && bm < 64)
     bm *= 2;
-  return {kv("direct", 1),  kv("block_m", bm), kv("block_n", 16),        kv("block_k", 256),
-          kv("split_k", 4), kv("warps", 4),    kv("loads_in_flight", 4)};
+  return {kv("direct", 1),         kv("block_m", bm), kv("block_n", 16),
+          kv("block_k", 256),      kv("split_k", 4),  kv("warps", 4),
+          kv("loads_in_flight", 4)};
 }
 
 /// A layer's parameters and pages as plan arguments.
@@ -75,8 +76,8 @@ struct LayerArgs {
 
 /// What one layer's launches read and write besides its own parameters.
 struct LayerIO {
-  PlanArg in, out;   ///< act<i>, act<i+1>
-  PlanArg slots;     ///< one slot per row (decode) or sequence (prefill)
+  PlanArg in, out; ///< act<i>, act<i+1>
+  PlanArg slots;   ///< one slot per row (decode) or sequence (prefill)
   PlanArg z, y, normed;
   int64_t zStride = 0; ///< row stride of z (prefill reads it inside zxbcdt)
 };
@@ -103,8 +104,8 @@ public:
   LayerArgs addLayerBuffers(const MambaLayerWeights &w) {
     const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
     const int64_t H = c.numHeads, slots = plan.numSlots;
-    auto param = [&](llvm::StringRef name, Role role, Type type, std::vector<int64_t> shape,
-                     llvm::ArrayRef<uint8_t> host = {}) {
+    auto param = [&](llvm::StringRef name, Role role, Type type,
+                     std::vector<int64_t> shape, llvm::ArrayRef<uint8_t> host = {}) {
       PlanArg arg = plan.addBuffer(StepPlan::layerBuffer(w.layer, name), role, type,
                                    std::move(shape), w.layer);
       plan.buffers.at(arg.buffer).hostWeight = host;
@@ -112,8 +113,8 @@ public:
     };
     auto projType = [](const Projection &p) { return p.isFP8 ? Type::E4M3 : Type::BF16; };
     return LayerArgs{
-        param("in_proj.weight", Role::Weight, projType(w.inProj), {c.inProjRows(), hidden},
-              projectionBytes(w.inProj)),
+        param("in_proj.weight", Role::Weight, projType(w.inProj),
+              {c.inProjRows(), hidden}, projectionBytes(w.inProj)),
         param("conv1d.weight", Role::Weight, Type::BF16, {Cd, 4}, asBytes(w.convWeight)),
         param("conv1d.bias", Role::Weight, Type::BF16, {Cd}, asBytes(w.convBias)),
         param("A_log", Role::Weight, Type::F32, {H}, asBytes(w.aLog)),
@@ -144,15 +145,20 @@ public:
     return intermediate(w.layer, "normed", type, std::move(shape));
   }
 
-  llvm::Expected<PlannedKernel> kernel(llvm::StringRef name, std::vector<std::string> geometry) {
-    return planKernel(registry, options.overrides, name, std::move(geometry), options.tuned);
+  llvm::Expected<PlannedKernel> kernel(llvm::StringRef name,
+                                       std::vector<std::string> geometry) {
+    return planKernel(registry, options.overrides, name, std::move(geometry),
+                      options.tuned);
   }
 
-  void launch(const MambaLayerWeights &w, llvm::StringRef role, llvm::StringRef kernelName,
-              const PlannedKernel &k, std::array<int64_t, 3> grid, std::vector<PlanArg> args,
-              int64_t bytesRead, int64_t bytesWritten, bool specializedToWeights = false) {
-    PlannedLaunch l{kernelName.str(), k.constants, grid, std::move(args), w.layer, role.str()};
-    const bool fp8 = role == "out_proj" || role == "norm" ? w.outProj.isFP8 : w.inProj.isFP8;
+  void launch(const MambaLayerWeights &w, llvm::StringRef role,
+              llvm::StringRef kernelName, const PlannedKernel &k,
+              std::array<int64_t, 3> grid, std::vector<PlanArg> args, int64_t bytesRead,
+              int64_t bytesWritten, bool specializedToWeights = false) {
+    PlannedLaunch l{kernelName.str(), k.constants, grid,
+                    std::move(args),  w.layer,     role.str()};
+    const bool fp8 =
+        role == "out_proj" || role == "norm" ? w.outProj.isFP8 : w.inProj.isFP8;
     l.variant = fp8 ? "fp8 layer" : "bf16 layer";
     l.weightSlot = specializedToWeights ? w.layer : -1;
     l.bytesRead = bytesRead;
@@ -160,7 +166,9 @@ public:
     plan.launches.push_back(std::move(l));
   }
 
-  int64_t bytes(const PlanArg &arg) const { return int64_t(plan.buffers.at(arg.buffer).bytes); }
+  int64_t bytes(const PlanArg &arg) const {
+    return int64_t(plan.buffers.at(arg.buffer).bytes);
+  }
 
   /// R6's gated RMSNorm of `io.y` by `io.z` into `io.normed` (e4m3 at the
   /// out_proj input scale before an FP8 out_proj), then out_proj into
@@ -169,8 +177,8 @@ public:
                                 const LayerIO &io, bool gemm) {
     const bool fp8 = w.outProj.isFP8;
     const int64_t I = c.intermediate(), hidden = c.hiddenSize;
-    std::vector<std::string> normGeometry = {kv("width", I), kv("group_size", c.normGroupSize()),
-                                             kv("fp8_out", fp8)};
+    std::vector<std::string> normGeometry = {
+        kv("width", I), kv("group_size", c.normGroupSize()), kv("fp8_out", fp8)};
     if (io.zStride)
       normGeometry.push_back(kv("z_stride", io.zStride));
     auto norm = kernel("gated_rmsnorm", normGeometry);
@@ -195,8 +203,8 @@ public:
       return llvm::joinErrors(norm.takeError(), outProj.takeError());
 
     const int64_t actBytes = rows * I * 2, normedBytes = rows * I * (fp8 ? 1 : 2);
-    std::vector<PlanArg> normArgs = {io.y, io.z, args.normW, io.normed,
-                                     PlanArg::integer(rows), PlanArg::real(c.eps)};
+    std::vector<PlanArg> normArgs = {
+        io.y, io.z, args.normW, io.normed, PlanArg::integer(rows), PlanArg::real(c.eps)};
     if (fp8)
       normArgs.push_back(PlanArg::real(w.outProj.inputScale));
     launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
@@ -204,7 +212,8 @@ public:
 
     std::vector<PlanArg> outArgs = {io.normed, args.outW, io.out, PlanArg::integer(rows)};
     if (fp8)
-      outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
+      outArgs.push_back(
+          PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
     launch(w, "out_proj", "out_proj", *outProj,
            {llvm::divideCeilSigned(hidden, outProj->spec.get("block_n")),
             llvm::divideCeilSigned(rows, outProj->spec.get("block_m")), 1},
@@ -247,9 +256,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
   if (auto err = checkPlannable(c, "decode"))
     return std::move(err);
   if (rows < 1 || numSlots < 1)
-    return llvm::createStringError(
-        llvm::formatv("decode plan: rows ({0}) and slots ({1}) must be at least 1", rows,
-                      numSlots));
+    return llvm::createStringError(llvm::formatv(
+        "decode plan: rows ({0}) and slots ({1}) must be at least 1", rows, numSlots));
   const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
   const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
   const int64_t outCols = c.inProjRows();
@@ -280,7 +288,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     // load per thread and K step. in_proj's conv epilogue spills at 16 x 64
     // (ptxas -v): 16 x 32 tiles.
     std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
-                                           kv("channels", Cd), kv("heads", H), kv("fp8", fp8)};
+                                           kv("channels", Cd), kv("heads", H),
+                                           kv("fp8", fp8)};
     if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
       for (std::string &t : directTiles(rows))
         inGeometry.push_back(t);
@@ -295,8 +304,9 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     if (!inProj || !ssm)
       return llvm::joinErrors(inProj.takeError(), ssm.takeError());
 
-    std::vector<PlanArg> inArgs = {io.in, args.inW, slots, args.convPage, args.convW,
-                                   args.convB, io.z, xBC, dt, PlanArg::integer(rows)};
+    std::vector<PlanArg> inArgs = {
+        io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
+        io.z,  xBC,      dt,    PlanArg::integer(rows)};
     if (fp8) {
       inArgs.push_back(PlanArg::real(w.inProj.inputScale));
       inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
@@ -348,8 +358,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   // The SSD's chunk (after overrides) chunks the batch; the conv uses it too,
   // so one set of metadata serves both.
   auto ssd = planKernel(registry, options.overrides, "ssd_prefill",
-                        {kv("heads", H), kv("head_dim", P), kv("state", N), kv("groups", G),
-                         kv("dt_stride", outCols), kv("dt_col", I + Cd)},
+                        {kv("heads", H), kv("head_dim", P), kv("state", N),
+                         kv("groups", G), kv("dt_stride", outCols), kv("dt_col", I + Cd)},
                         options.tuned);
   if (!ssd)
     return ssd.takeError();
@@ -357,17 +367,18 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   auto meta = prefillMetadata(batch, tokens, numSlots, chunk);
   if (!meta)
     return meta.takeError();
-  auto conv = planKernel(registry, options.overrides, "conv_prefill",
-                         {kv("inner", I), kv("channels", Cd), kv("heads", H),
-                          kv("block_t", chunk)},
-                         options.tuned);
+  auto conv = planKernel(
+      registry, options.overrides, "conv_prefill",
+      {kv("inner", I), kv("channels", Cd), kv("heads", H), kv("block_t", chunk)},
+      options.tuned);
   if (!conv)
     return conv.takeError();
   if (conv->spec.get("block_t") != chunk)
-    return llvm::createStringError(llvm::formatv(
-        "prefill plan: conv_prefill's block_t ({0}) must equal ssd_prefill's chunk ({1}): "
-        "one set of chunk metadata serves both",
-        conv->spec.get("block_t"), chunk));
+    return llvm::createStringError(
+        llvm::formatv("prefill plan: conv_prefill's block_t ({0}) must equal "
+                      "ssd_prefill's chunk ({1}): "
+                      "one set of chunk metadata serves both",
+                      conv->spec.get("block_t"), chunk));
 
   PrefillPlan result;
   result.batch = std::move(*meta);
@@ -384,7 +395,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   };
   PlanArg cu = input("cu_seqlens", sequences + 1), slots = input("slots", sequences);
   PlanArg init = input("init", sequences), chunkSeq = input("chunk_seq", chunks);
-  PlanArg chunkBegin = input("chunk_begin", chunks), chunkEnd = input("chunk_end", chunks);
+  PlanArg chunkBegin = input("chunk_begin", chunks),
+          chunkEnd = input("chunk_end", chunks);
   plan.addBuffer(StepPlan::activation(0), Role::Input, Type::BF16, {tokens, hidden});
   const PlanArg rows = PlanArg::integer(tokens);
   // The bytes of the sequences' pages: their slots read (when continued) and written.
@@ -395,7 +407,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     const LayerArgs args = builder.addLayerBuffers(w);
     const bool fp8 = w.inProj.isFP8;
     LayerIO io = builder.layerIO(i, tokens, slots);
-    PlanArg zxbcdt = builder.intermediate(w.layer, "zxbcdt", Type::BF16, {tokens, outCols});
+    PlanArg zxbcdt =
+        builder.intermediate(w.layer, "zxbcdt", Type::BF16, {tokens, outCols});
     PlanArg xBC = builder.intermediate(w.layer, "xbc", Type::BF16, {tokens, Cd});
     io.y = builder.intermediate(w.layer, "y", Type::BF16, {tokens, I});
     io.z = zxbcdt; // the gated norm reads z in place
@@ -420,10 +433,11 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
         return quant.takeError();
       PlanArg quantized =
           builder.intermediate(w.layer, "act_q", Type::E4M3, {tokens, hidden});
-      builder.launch(w, "quant", "quantize_e4m3", *quant,
-                     {llvm::divideCeilSigned(hidden, quant->spec.get("block")), tokens, 1},
-                     {io.in, quantized, rows, PlanArg::real(w.inProj.inputScale)},
-                     tokens * hidden * 2, tokens * hidden);
+      builder.launch(
+          w, "quant", "quantize_e4m3", *quant,
+          {llvm::divideCeilSigned(hidden, quant->spec.get("block")), tokens, 1},
+          {io.in, quantized, rows, PlanArg::real(w.inProj.inputScale)},
+          tokens * hidden * 2, tokens * hidden);
       gemmInput = quantized;
       inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
     }
@@ -445,9 +459,10 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
 
     builder.launch(w, "ssd", "ssd_prefill", *ssd,
                    {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, 1},
-                   {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init, chunkSeq,
-                    chunkBegin, chunkEnd, args.ssmPage, io.y, PlanArg::integer(chunks),
-                    PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
+                   {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init,
+                    chunkSeq, chunkBegin, chunkEnd, args.ssmPage, io.y,
+                    PlanArg::integer(chunks), PlanArg::real(c.dtMin),
+                    PlanArg::real(c.dtMax)},
                    tokens * (Cd + H) * 2 + ssmPages, tokens * I * 2 + ssmPages);
 
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))

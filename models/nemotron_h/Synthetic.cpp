@@ -122,7 +122,8 @@ syntheticMambaLayers(const NemotronHConfig &config, int64_t count, uint64_t seed
   llvm::DefaultThreadPool pool;
   for (int64_t i = 0; i < count; ++i)
     pool.async([&, i] {
-      result[size_t(i)] = llvm::cantFail(syntheticMambaLayer(config, layers[size_t(i)], seed));
+      result[size_t(i)] =
+          llvm::cantFail(syntheticMambaLayer(config, layers[size_t(i)], seed));
       std::lock_guard<std::mutex> lock(mutex);
       if (progress)
         progress(++done, count);

@@ -34,7 +34,8 @@ Widened widen(const LinearOperands &ops) {
   out.a.resize(size_t(out.m * out.k));
   out.w.resize(size_t(out.n * out.k));
   for (size_t i = 0; i < out.a.size(); ++i)
-    out.a[i] = float(p.isFP8 ? ref::e4m3Value(ops.codes.data[i]) : ref::bf16Value(ops.bf16.data[i]));
+    out.a[i] = float(p.isFP8 ? ref::e4m3Value(ops.codes.data[i])
+                             : ref::bf16Value(ops.bf16.data[i]));
   for (size_t i = 0; i < out.w.size(); ++i)
     out.w[i] = float(p.isFP8 ? ref::e4m3Value(p.fp8Weight.data[i])
                              : ref::bf16Value(p.bf16Weight.data[i]));
@@ -80,30 +81,34 @@ bool ProjectionCheck::separates() const {
   auto meets = [](double share, double floor) { return share < 0 || share >= floor; };
   const Floors &f = floors();
   return sampled > 0 && meets(droppedKStep, f.droppedKStep) &&
-         meets(scaledColumn, f.scaledColumn) && meets(droppedInputScale, f.droppedInputScale);
+         meets(scaledColumn, f.scaledColumn) &&
+         meets(droppedInputScale, f.droppedInputScale);
 }
 
 void ProjectionCheck::print(llvm::raw_ostream &os) const {
   auto share = [](double s) {
     return s < 0 ? std::string("n/a") : llvm::formatv("{0:f1} %", 100 * s).str();
   };
-  os << llvm::formatv("  {0}: {1} sums, band 1 ulp + {2}: {3} outputs, {4} outside (worst "
-                      "{5:f2} of the band)\n",
-                      what, runtime::sumPrecisionName(sums),
-                      sums == runtime::SumPrecision::Reduced ? "2^-8 s sum|a w| (R1h)"
-                                                             : "K 2^-24 s sum|a w| (R1)",
-                      checked, outside, worst);
+  os << llvm::formatv(
+      "  {0}: {1} sums, band 1 ulp + {2}: {3} outputs, {4} outside (worst "
+      "{5:f2} of the band)\n",
+      what, runtime::sumPrecisionName(sums),
+      sums == runtime::SumPrecision::Reduced ? "2^-8 s sum|a w| (R1h)"
+                                             : "K 2^-24 s sum|a w| (R1)",
+      checked, outside, worst);
   const Floors &f = floors();
-  os << llvm::formatv("    the band rejects, of {0} sampled outputs: a dropped K step {1} "
-                      "(needs {2:f0} %), a weight column scaled by 1 + 1/8 {3} (needs {4:f0} "
-                      "%), a dropped input_scale {5} (needs {6:f0} %){7}\n",
-                      sampled, share(droppedKStep), 100 * f.droppedKStep, share(scaledColumn),
-                      100 * f.scaledColumn, share(droppedInputScale),
-                      100 * f.droppedInputScale, separates() ? "" : ": TOO WEAK");
+  os << llvm::formatv(
+      "    the band rejects, of {0} sampled outputs: a dropped K step {1} "
+      "(needs {2:f0} %), a weight column scaled by 1 + 1/8 {3} (needs {4:f0} "
+      "%), a dropped input_scale {5} (needs {6:f0} %){7}\n",
+      sampled, share(droppedKStep), 100 * f.droppedKStep, share(scaledColumn),
+      100 * f.scaledColumn, share(droppedInputScale), 100 * f.droppedInputScale,
+      separates() ? "" : ": TOO WEAK");
 }
 
 ProjectionCheck checkProjection(std::string what, const LinearOperands &ops,
-                                llvm::ArrayRef<int64_t> columns, const Tensor<uint16_t> &got,
+                                llvm::ArrayRef<int64_t> columns,
+                                const Tensor<uint16_t> &got,
                                 const std::vector<bool> &skipRow,
                                 runtime::SumPrecision sums) {
   ProjectionCheck check;
@@ -152,8 +157,8 @@ ProjectionCheck checkProjection(std::string what, const LinearOperands &ops,
     std::vector<float> unscaled; // e4m3(x), the quant with input_scale dropped
     if (inputScale)
       for (int64_t k = 0; k < v.k; ++k)
-        unscaled.push_back(
-            float(ref::e4m3Value(ref::e4m3Code(ref::bf16Value(ops.unquantized.data[m * v.k + k])))));
+        unscaled.push_back(float(ref::e4m3Value(
+            ref::e4m3Code(ref::bf16Value(ops.unquantized.data[m * v.k + k])))));
     for (int64_t c = 0; c < width; ++c) {
       const int64_t n = cols[c];
       Sums s = dotSums(v, m, n, v.k);

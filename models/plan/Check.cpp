@@ -55,7 +55,8 @@ uint8_t reciprocalCode(uint16_t x, float scale) {
 bool StepCheck::ok() const {
   bool good = outChecked > 0 && outBad == 0 && untouchedSlotsDiffering == 0 &&
               paddingNonZero == 0 && !layers.empty() && quantBad == 0 &&
-              quantDroppedScale >= kMinDroppedInputScale * quantChecked && !projections.empty();
+              quantDroppedScale >= kMinDroppedInputScale * quantChecked &&
+              !projections.empty();
   for (const Layer &l : layers)
     good &= l.ssmChecked > 0 && l.convChecked > 0 && l.ssmBad == 0 && l.convBad == 0 &&
             l.droppedCarry >= kMinDroppedCarry;
@@ -67,30 +68,34 @@ bool StepCheck::ok() const {
 }
 
 void StepCheck::print(llvm::raw_ostream &os) const {
-  os << llvm::formatv("  output {0,10} elements, {1} outside {2}/{3} (worst {4:f2} of the "
-                      "band)\n",
-                      outChecked, outBad, kOutAtol, kOutRtol, outMaxError);
+  os << llvm::formatv(
+      "  output {0,10} elements, {1} outside {2}/{3} (worst {4:f2} of the "
+      "band)\n",
+      outChecked, outBad, kOutAtol, kOutRtol, outMaxError);
   for (const Layer &l : layers)
-    os << llvm::formatv("  layer {0,2}: ssm state {1} elements, {2} outside {3}/{4} (worst "
-                        "{5:f2}; a dropped carry puts {6:f1} % outside, needs {7:f0} %); "
-                        "conv state {8} elements, {9} outside {10}/{11} (worst {12:f2}), "
-                        "{13} not bit-identical\n",
-                        l.layer, l.ssmChecked, l.ssmBad, kStateAtol, kStateRtol, l.ssmMaxError,
-                        100 * l.droppedCarry, 100 * kMinDroppedCarry, l.convChecked, l.convBad,
-                        kOutAtol, kOutRtol, l.convMaxError, l.convNotIdentical);
+    os << llvm::formatv(
+        "  layer {0,2}: ssm state {1} elements, {2} outside {3}/{4} (worst "
+        "{5:f2}; a dropped carry puts {6:f1} % outside, needs {7:f0} %); "
+        "conv state {8} elements, {9} outside {10}/{11} (worst {12:f2}), "
+        "{13} not bit-identical\n",
+        l.layer, l.ssmChecked, l.ssmBad, kStateAtol, kStateRtol, l.ssmMaxError,
+        100 * l.droppedCarry, 100 * kMinDroppedCarry, l.convChecked, l.convBad, kOutAtol,
+        kOutRtol, l.convMaxError, l.convNotIdentical);
   for (const ProjectionCheck &p : projections)
     p.print(os);
   for (const NormCheck &n : norms)
-    os << llvm::formatv("  layer {0} gated norm ({1}): {2} outputs, {3} outside R6's band{4} "
-                        "(worst {5:f2})\n",
-                        n.layer, n.e4m3 ? "e4m3 codes, decoded" : "bf16", n.checked, n.outside,
-                        n.e4m3 ? " + one e4m3 step" : "", n.worst);
+    os << llvm::formatv(
+        "  layer {0} gated norm ({1}): {2} outputs, {3} outside R6's band{4} "
+        "(worst {5:f2})\n",
+        n.layer, n.e4m3 ? "e4m3 codes, decoded" : "bf16", n.checked, n.outside,
+        n.e4m3 ? " + one e4m3 step" : "", n.worst);
   if (quantChecked)
-    os << llvm::formatv("  activation quant: {0} codes, {1} neither e4m3(x / s_x) nor "
-                        "e4m3(x * (1 / s_x)); a dropped input_scale changes {2:f1} % of them "
-                        "(needs {3:f0} %)\n",
-                        quantChecked, quantBad, 100.0 * quantDroppedScale / quantChecked,
-                        100 * kMinDroppedInputScale);
+    os << llvm::formatv(
+        "  activation quant: {0} codes, {1} neither e4m3(x / s_x) nor "
+        "e4m3(x * (1 / s_x)); a dropped input_scale changes {2:f1} % of them "
+        "(needs {3:f0} %)\n",
+        quantChecked, quantBad, 100.0 * quantDroppedScale / quantChecked,
+        100 * kMinDroppedInputScale);
   os << llvm::formatv("  untouched slots changed: {0}; padding outputs not zero: {1}\n",
                       untouchedSlotsDiffering, paddingNonZero);
 }
@@ -124,8 +129,8 @@ struct Lockstep {
   int64_t rows;
   std::vector<bool> padding;
   std::set<int64_t> used, carried;
-  std::function<llvm::Expected<Tensor<uint16_t>>(const MambaLayerWeights &,
-                                                 const Tensor<uint16_t> &, ref::PagedState &)>
+  std::function<llvm::Expected<Tensor<uint16_t>>(
+      const MambaLayerWeights &, const Tensor<uint16_t> &, ref::PagedState &)>
       refLayer;
   std::function<void(size_t layer, const HostBuffers &, StepCheck &)> opChecks;
 
@@ -235,7 +240,8 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
 /// The backend's buffer `name` of layer `w` ("l<layer>.<name>"), which a plan
 /// with per-layer activations has.
 const std::vector<uint8_t> &layerIntermediate(const HostBuffers &buffers,
-                                              const MambaLayerWeights &w, llvm::StringRef name) {
+                                              const MambaLayerWeights &w,
+                                              llvm::StringRef name) {
   return buffers.at(StepPlan::layerBuffer(w.layer, name));
 }
 
@@ -244,10 +250,11 @@ llvm::Error expectPerLayerActivations(const StepPlan &plan,
                                       const std::vector<MambaLayerWeights> &layers) {
   for (const MambaLayerWeights &w : layers)
     if (!plan.buffers.count(StepPlan::layerBuffer(w.layer, "y")))
-      return llvm::createStringError(llvm::formatv(
-          "check: the plan has no buffer 'l{0}.y': checks need a plan made with per-layer "
-          "activations (PlanOptions::perLayerActivations)",
-          w.layer));
+      return llvm::createStringError(
+          llvm::formatv("check: the plan has no buffer 'l{0}.y': checks need a plan made "
+                        "with per-layer "
+                        "activations (PlanOptions::perLayerActivations)",
+                        w.layer));
   return llvm::Error::success();
 }
 
@@ -265,8 +272,8 @@ runtime::SumPrecision sumsOf(const StepPlan &plan, const LaunchSums &sums, int64
 /// the reference norm's bf16 output (the out_proj check's unquantized input).
 Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
                            const Tensor<uint16_t> &y, const Tensor<uint16_t> &z,
-                           const std::vector<uint8_t> &normed, const std::vector<bool> &skip,
-                           StepCheck &check) {
+                           const std::vector<uint8_t> &normed,
+                           const std::vector<bool> &skip, StepCheck &check) {
   Tensor<double> want =
       cantFail(ref::gatedRmsNorm(y, z, w.normWeight, c.normGroupSize(), c.eps));
   NormCheck n;
@@ -293,7 +300,6 @@ Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
       }
       compare(got, reference, StepCheck::kOutAtol + extra, StepCheck::kOutRtol, n.checked,
               n.outside, n.worst);
-
     }
   }
   check.norms.push_back(n);
@@ -301,10 +307,11 @@ Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
 }
 
 /// out_proj of layer `w` against the f64 linear of the backend's normed.
-void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w, const StepPlan &plan,
-                  const LaunchSums &sums, const std::vector<uint8_t> &normed,
-                  Tensor<uint16_t> unquantized, const std::vector<uint8_t> &out,
-                  const std::vector<bool> &skip, StepCheck &check) {
+void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w,
+                  const StepPlan &plan, const LaunchSums &sums,
+                  const std::vector<uint8_t> &normed, Tensor<uint16_t> unquantized,
+                  const std::vector<uint8_t> &out, const std::vector<bool> &skip,
+                  StepCheck &check) {
   const int64_t rows = int64_t(skip.size()), I = c.intermediate();
   LinearOperands ops;
   ops.projection = &w.outProj;
@@ -315,9 +322,10 @@ void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w, const St
   } else {
     ops.bf16 = tensorOf<uint16_t>(normed, {rows, I});
   }
-  check.projections.push_back(checkProjection(
-      llvm::formatv("layer {0} out_proj", w.layer).str(), ops, {},
-      tensorOf<uint16_t>(out, {rows, c.hiddenSize}), skip, sumsOf(plan, sums, w.layer, "out_proj")));
+  check.projections.push_back(
+      checkProjection(llvm::formatv("layer {0} out_proj", w.layer).str(), ops, {},
+                      tensorOf<uint16_t>(out, {rows, c.hiddenSize}), skip,
+                      sumsOf(plan, sums, w.layer, "out_proj")));
 }
 
 } // namespace
@@ -347,7 +355,8 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
   lockstep.opChecks = [&](size_t l, const HostBuffers &b, StepCheck &check) {
     const MambaLayerWeights &w = layers[l];
     const std::vector<bool> &skip = lockstep.padding;
-    Tensor<uint16_t> x = tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {rows, c.hiddenSize});
+    Tensor<uint16_t> x =
+        tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {rows, c.hiddenSize});
     // in_proj: its z and dt columns leave the fused kernel as they are (xBC
     // goes through the conv first). The kernel quantizes x by the reciprocal.
     LinearOperands ops;
@@ -356,7 +365,8 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
       ops.codes = Tensor<uint8_t>(x.shape);
       ops.alternative = Tensor<uint8_t>(x.shape);
       for (size_t i = 0; i < x.data.size(); ++i) {
-        ops.codes.data[i] = ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale);
+        ops.codes.data[i] =
+            ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale);
         ops.alternative.data[i] = reciprocalCode(x.data[i], w.inProj.inputScale);
       }
       ops.unquantized = x;
@@ -375,9 +385,9 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
       std::copy_n(&z.data[r * I], I, &zdt.data[r * (I + H)]);
       std::copy_n(&dt.data[r * H], H, &zdt.data[r * (I + H) + I]);
     }
-    check.projections.push_back(checkProjection(
-        llvm::formatv("layer {0} in_proj (z, dt)", w.layer).str(), ops, columns, zdt, skip,
-        sumsOf(plan, sums, w.layer, "in_proj")));
+    check.projections.push_back(
+        checkProjection(llvm::formatv("layer {0} in_proj (z, dt)", w.layer).str(), ops,
+                        columns, zdt, skip, sumsOf(plan, sums, w.layer, "in_proj")));
     Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {rows, I});
     const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");
     Tensor<uint16_t> reference = checkNorm(c, w, y, z, normed, skip, check);
@@ -389,7 +399,8 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
 
 llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
                                             const std::vector<MambaLayerWeights> &layers,
-                                            const PrefillPlan &prefill, const LaunchSums &sums,
+                                            const PrefillPlan &prefill,
+                                            const LaunchSums &sums,
                                             const ref::PrefillBatch &batch, int steps,
                                             uint64_t seed, const StepFn &runStep) {
   const StepPlan &plan = prefill.plan;
@@ -425,7 +436,8 @@ llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
       ops.codes = Tensor<uint8_t>(x.shape);
       std::memcpy(ops.codes.data.data(), q.data(), ops.codes.data.size());
       for (size_t i = 0; i < x.data.size(); ++i) {
-        const uint8_t want = ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale),
+        const uint8_t want =
+                          ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale),
                       alternative = reciprocalCode(x.data[i], w.inProj.inputScale),
                       unscaled = ref::e4m3Code(ref::bf16Value(x.data[i]));
         ++check.quantChecked;
@@ -442,8 +454,8 @@ llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
     Tensor<uint16_t> zxbcdt =
         tensorOf<uint16_t>(layerIntermediate(b, w, "zxbcdt"), {tokens, outCols});
     check.projections.push_back(
-        checkProjection(llvm::formatv("layer {0} in_proj", w.layer).str(), ops, {}, zxbcdt,
-                        none, sumsOf(plan, sums, w.layer, "in_proj")));
+        checkProjection(llvm::formatv("layer {0} in_proj", w.layer).str(), ops, {},
+                        zxbcdt, none, sumsOf(plan, sums, w.layer, "in_proj")));
     Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {tokens, I});
     Tensor<uint16_t> z = sliceColumns(zxbcdt, 0, I);
     const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");

@@ -5,8 +5,8 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -57,7 +57,8 @@ BufferAgreement compareBuffer(const PlanBuffer &buffer, const std::vector<uint8_
   case ElementType::BF16:
     for (size_t i = 0; i < a.size() / 2; ++i) {
       uint16_t x = element<uint16_t>(a, i), y = element<uint16_t>(b, i);
-      compare(bf16ToF32(x), bf16ToF32(y), StepCheck::kOutAtol, StepCheck::kOutRtol, result);
+      compare(bf16ToF32(x), bf16ToF32(y), StepCheck::kOutAtol, StepCheck::kOutRtol,
+              result);
       result.identical += x == y;
     }
     break;
@@ -118,7 +119,8 @@ llvm::Expected<GemmLaunch> gemmOf(const StepPlan &plan, const PlannedLaunch &lau
   return g;
 }
 
-Tensor<uint16_t> rowsOf(const std::vector<uint8_t> &bytes, int64_t rows, int64_t columns) {
+Tensor<uint16_t> rowsOf(const std::vector<uint8_t> &bytes, int64_t rows,
+                        int64_t columns) {
   Tensor<uint16_t> t({rows, columns});
   std::memcpy(t.data.data(), bytes.data(), t.data.size() * 2);
   return t;
@@ -154,10 +156,10 @@ bool BackendComparison::ok() const {
 
 void BackendComparison::print(llvm::raw_ostream &os) const {
   for (const BufferAgreement &b : buffers)
-    os << llvm::formatv("  layer {0,2} {1,-10} {2,-14} {3,-4} {4,9} elements, {5,9} identical, "
-                        "{6} outside (worst {7:f2})\n",
-                        b.layer, b.role, b.name, b.type, b.elements, b.identical, b.outside,
-                        b.maxError);
+    os << llvm::formatv(
+        "  layer {0,2} {1,-10} {2,-14} {3,-4} {4,9} elements, {5,9} identical, "
+        "{6} outside (worst {7:f2})\n",
+        b.layer, b.role, b.name, b.type, b.elements, b.identical, b.outside, b.maxError);
   for (const ProjectionCheck &p : projections)
     p.print(os);
 }
@@ -188,14 +190,14 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
       gemm->ops.projection = &gemm->projection;
       const std::vector<bool> none(gemm->rows, false);
       std::string what = llvm::formatv("layer {0} {1}", launch.layer, launch.role).str();
-      result.projections.push_back(checkProjection(
-          what + " on the GPU", gemm->ops, {}, rowsOf(buffers.at(gemm->output), gemm->rows,
-                                                       gemm->columns),
-          none, runtime::SumPrecision::Reduced));
-      result.projections.push_back(checkProjection(
-          what + " on the interpreter", gemm->ops, {},
-          rowsOf(cpu.at(gemm->output), gemm->rows, gemm->columns), none,
-          runtime::SumPrecision::Exact));
+      result.projections.push_back(
+          checkProjection(what + " on the GPU", gemm->ops, {},
+                          rowsOf(buffers.at(gemm->output), gemm->rows, gemm->columns),
+                          none, runtime::SumPrecision::Reduced));
+      result.projections.push_back(
+          checkProjection(what + " on the interpreter", gemm->ops, {},
+                          rowsOf(cpu.at(gemm->output), gemm->rows, gemm->columns), none,
+                          runtime::SumPrecision::Exact));
     }
     for (const auto &[name, bytes] : buffers) {
       const std::vector<uint8_t> &theirs = cpu.at(name);
@@ -203,12 +205,11 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
       // sides); a reduced GEMM's output is held to the f64 of its codes above.
       if (gemm && name == gemm->output)
         continue;
-      const bool bound = launch.args.end() !=
-                         std::find_if(launch.args.begin(), launch.args.end(),
-                                      [&](const PlanArg &a) {
-                                        return a.kind == PlanArg::Kind::Buffer &&
-                                               a.buffer == name;
-                                      });
+      const bool bound =
+          launch.args.end() !=
+          std::find_if(launch.args.begin(), launch.args.end(), [&](const PlanArg &a) {
+            return a.kind == PlanArg::Kind::Buffer && a.buffer == name;
+          });
       if (!bound || plan.buffers.at(name).role == PlanBuffer::Role::Input)
         continue;
       BufferAgreement a = compareBuffer(plan.buffers.at(name), bytes, theirs);
@@ -225,11 +226,16 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
 
 llvm::StringRef defectName(Defect defect) {
   switch (defect) {
-  case Defect::None: return "none";
-  case Defect::DropKStep: return "drop-k-step";
-  case Defect::ScaleColumn: return "scale-column";
-  case Defect::DropInputScale: return "drop-input-scale";
-  case Defect::DropCarry: return "drop-carry";
+  case Defect::None:
+    return "none";
+  case Defect::DropKStep:
+    return "drop-k-step";
+  case Defect::ScaleColumn:
+    return "scale-column";
+  case Defect::DropInputScale:
+    return "drop-input-scale";
+  case Defect::DropCarry:
+    return "drop-carry";
   }
   return "?";
 }

@@ -27,7 +27,7 @@ struct GpuRunner::Impl {
   std::map<std::string, DeviceBuffer> buffers;          // non-weight buffers
   std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
   std::vector<runtime::Kernel *> launchKernels; // per plan launch
-  std::vector<int32_t> deviceSlots; // what the "slots" buffer holds
+  std::vector<int32_t> deviceSlots;             // what the "slots" buffer holds
   std::optional<Stream> stream;
   std::optional<Graph> graph;
   /// Recorded on the caller's stream after a step there; upload, download and
@@ -38,7 +38,8 @@ struct GpuRunner::Impl {
   Impl(JitRuntime &jit, StepPlan plan) : jit(jit), plan(std::move(plan)) {}
 
   /// The device address of a buffer argument (a weight: its layer's slot part).
-  llvm::Expected<DevicePtr> address(const PlannedLaunch &launch, const std::string &name) {
+  llvm::Expected<DevicePtr> address(const PlannedLaunch &launch,
+                                    const std::string &name) {
     const PlanBuffer &buffer = plan.buffers.at(name);
     if (buffer.role == PlanBuffer::Role::Weight)
       return slots.at(buffer.layer)->address(name);
@@ -131,7 +132,8 @@ GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPla
       auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
       if (!specialized)
         return specialized.takeError();
-      KernelSpec kernelSpec = makeKernelSpec(*specialized->def, std::move(specialized->spec));
+      KernelSpec kernelSpec =
+          makeKernelSpec(*specialized->def, std::move(specialized->spec));
       kernelSpec.weightSlot = slot;
       kernel = std::make_unique<runtime::Kernel>(jit, std::move(kernelSpec));
     }
@@ -151,8 +153,8 @@ GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPla
       auto args = self.arguments(self.plan.launches[i]);
       if (!args)
         return args.takeError();
-      if (auto err = self.launchKernels[i]->launch(*self.stream,
-                                                   Impl::grid(self.plan.launches[i]), *args))
+      if (auto err = self.launchKernels[i]->launch(
+              *self.stream, Impl::grid(self.plan.launches[i]), *args))
         return err;
     }
     return llvm::Error::success();
@@ -224,7 +226,8 @@ llvm::Error GpuRunner::runLaunch(size_t index) {
   auto args = impl->arguments(launch);
   if (!args)
     return args.takeError();
-  if (auto err = impl->launchKernels[index]->launch(*impl->stream, Impl::grid(launch), *args))
+  if (auto err =
+          impl->launchKernels[index]->launch(*impl->stream, Impl::grid(launch), *args))
     return err;
   return impl->stream->synchronize();
 }
@@ -234,7 +237,7 @@ SumPrecision GpuRunner::launchSums(size_t index) const {
 }
 
 llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
-                             const TensorRef &out, StreamHandle stream) {
+                            const TensorRef &out, StreamHandle stream) {
   const StepPlan &plan = impl->plan;
   const std::string input = StepPlan::activation(0),
                     output = StepPlan::activation(plan.numLayers);
@@ -291,7 +294,7 @@ llvm::Expected<StepTimes> GpuRunner::time(int replays) {
   if (!ms)
     return ms.takeError();
   return StepTimes{(*ms)[ms->size() / 2] * 1e3, ms->front() * 1e3, ms->back() * 1e3,
-                        replays};
+                   replays};
 }
 
 llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int replays) {
@@ -345,8 +348,9 @@ TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry 
                                  int64_t rows, int64_t tokens, llvm::raw_ostream &log) {
   auto db = std::make_shared<tuning::TuneDb>(tuning::loadTuneDb(jit));
   auto said = std::make_shared<std::set<std::string>>();
-  return [&jit, &registry, rows, tokens, db, said, &log](
-             llvm::StringRef kernel, llvm::ArrayRef<std::string> geometry) -> std::vector<std::string> {
+  return [&jit, &registry, rows, tokens, db, said,
+          &log](llvm::StringRef kernel,
+                llvm::ArrayRef<std::string> geometry) -> std::vector<std::string> {
     tuning::NamedValues shape;
     if (kernel == "in_proj_conv")
       shape = {{"rows", rows}};

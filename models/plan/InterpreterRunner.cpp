@@ -31,8 +31,9 @@ HostBuffers randomStepBuffers(const StepPlan &plan, llvm::ArrayRef<int32_t> slot
     if (name == StepPlan::activation(0)) {
       bytes = bytesOf(randomBF16({elements}, rng, -2, 2).data);
     } else if (buffer.role == PlanBuffer::Role::State && randomPages) {
-      bytes = buffer.type == ElementType::F32 ? bytesOf(randomF32({elements}, rng, -1, 1).data)
-                                              : bytesOf(randomBF16({elements}, rng, -1, 1).data);
+      bytes = buffer.type == ElementType::F32
+                  ? bytesOf(randomF32({elements}, rng, -1, 1).data)
+                  : bytesOf(randomBF16({elements}, rng, -1, 1).data);
     }
   }
   if (!slots.empty())
@@ -47,8 +48,9 @@ llvm::Error checkSlots(llvm::ArrayRef<int32_t> slots, int64_t numSlots) {
     if (slot < 0)
       continue;
     if (slot >= numSlots)
-      return llvm::createStringError(llvm::formatv(
-          "step: row {0} uses slot {1}, but the pages hold {2} slots", row, slot, numSlots));
+      return llvm::createStringError(
+          llvm::formatv("step: row {0} uses slot {1}, but the pages hold {2} slots", row,
+                        slot, numSlots));
     if (!seen.insert(slot).second)
       return llvm::createStringError(llvm::formatv(
           "step: slot {0} appears twice in one batch (row {1}); each sequence owns its "
@@ -64,7 +66,8 @@ struct InterpreterRunner::Impl {
   std::map<std::string, interp::CompiledKernel> kernels;
 
   /// Runs `launch` over `buffers` (checked by the caller).
-  llvm::Error run(const StepPlan &plan, const PlannedLaunch &launch, HostBuffers &buffers);
+  llvm::Error run(const StepPlan &plan, const PlannedLaunch &launch,
+                  HostBuffers &buffers);
 
   explicit Impl(const KernelRegistry &registry) : registry(registry) {
     mlir::DialectRegistry dialects;
@@ -108,9 +111,9 @@ static llvm::Error checkHostBuffers(const StepPlan &plan, const HostBuffers &buf
       if (it == buffers.end())
         return llvm::createStringError("plan: no host buffer '" + arg.buffer + "'");
       if (it->second.size() != plan.buffers.at(arg.buffer).bytes)
-        return llvm::createStringError(
-            llvm::formatv("plan: buffer '{0}' has {1} bytes, the plan expects {2}",
-                          arg.buffer, it->second.size(), plan.buffers.at(arg.buffer).bytes));
+        return llvm::createStringError(llvm::formatv(
+            "plan: buffer '{0}' has {1} bytes, the plan expects {2}", arg.buffer,
+            it->second.size(), plan.buffers.at(arg.buffer).bytes));
     }
   auto slots = buffers.find("slots");
   if (slots == buffers.end())
@@ -143,7 +146,8 @@ llvm::Error InterpreterRunner::runLaunch(const StepPlan &plan, size_t index,
   return impl->run(plan, plan.launches[index], buffers);
 }
 
-llvm::Error InterpreterRunner::Impl::run(const StepPlan &plan, const PlannedLaunch &launch,
+llvm::Error InterpreterRunner::Impl::run(const StepPlan &plan,
+                                         const PlannedLaunch &launch,
                                          HostBuffers &buffers) {
   auto kernel = this->kernel(launch);
   if (!kernel)
@@ -159,7 +163,8 @@ llvm::Error InterpreterRunner::Impl::run(const StepPlan &plan, const PlannedLaun
       break;
     case PlanArg::Kind::Buffer:
       if (plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
-        args.push_back(interp::Arg::readOnlyBuffer(plan.buffers.at(arg.buffer).hostWeight));
+        args.push_back(
+            interp::Arg::readOnlyBuffer(plan.buffers.at(arg.buffer).hostWeight));
       } else {
         args.push_back(interp::Arg::buffer(buffers.at(arg.buffer)));
       }

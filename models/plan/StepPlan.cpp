@@ -31,20 +31,27 @@ llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
 
 llvm::StringRef elementTypeName(ElementType type) {
   switch (type) {
-  case ElementType::BF16: return "bf16";
-  case ElementType::E4M3: return "e4m3";
-  case ElementType::F32: return "f32";
-  case ElementType::I32: return "i32";
+  case ElementType::BF16:
+    return "bf16";
+  case ElementType::E4M3:
+    return "e4m3";
+  case ElementType::F32:
+    return "f32";
+  case ElementType::I32:
+    return "i32";
   }
   llvm_unreachable("unknown element type");
 }
 
 size_t elementBytes(ElementType type) {
   switch (type) {
-  case ElementType::BF16: return 2;
-  case ElementType::E4M3: return 1;
+  case ElementType::BF16:
+    return 2;
+  case ElementType::E4M3:
+    return 1;
   case ElementType::F32:
-  case ElementType::I32: return 4;
+  case ElementType::I32:
+    return 4;
   }
   llvm_unreachable("unknown element type");
 }
@@ -54,7 +61,7 @@ static std::string placeName(int device) {
 }
 
 llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
-                              llvm::StringRef what, const TensorRef &tensor, int device) {
+                            llvm::StringRef what, const TensorRef &tensor, int device) {
   auto it = plan.buffers.find(buffer.str());
   if (it == plan.buffers.end())
     return llvm::createStringError("plan: no buffer '" + buffer + "'");
@@ -62,9 +69,9 @@ llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
   if (want.shape.empty())
     return llvm::createStringError("plan: no shape is recorded for buffer '" + buffer +
                                    "', so no tensor can stand in for it");
-  const std::string named = what == buffer
-                                ? llvm::formatv("'{0}'", what).str()
-                                : llvm::formatv("'{0}' (plan buffer '{1}')", what, buffer).str();
+  const std::string named =
+      what == buffer ? llvm::formatv("'{0}'", what).str()
+                     : llvm::formatv("'{0}' (plan buffer '{1}')", what, buffer).str();
   auto fail = [&](const llvm::Twine &problem) {
     return llvm::createStringError("tensor " + named + " " + problem);
   };
@@ -75,8 +82,8 @@ llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
                 formatShape(tensor.shape));
   if (!tensor.strides.empty()) {
     if (tensor.strides.size() != tensor.shape.size())
-      return fail(llvm::formatv("has {0} strides for {1} dimensions", tensor.strides.size(),
-                                tensor.shape.size()));
+      return fail(llvm::formatv("has {0} strides for {1} dimensions",
+                                tensor.strides.size(), tensor.shape.size()));
     std::vector<int64_t> rowMajor(tensor.shape.size());
     int64_t step = 1;
     bool contiguous = true;
@@ -86,9 +93,9 @@ llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
       step *= tensor.shape[d];
     }
     if (!contiguous)
-      return fail("must be contiguous (row-major): strides " + formatShape(tensor.strides) +
-                  " (elements) for shape " + formatShape(tensor.shape) + ", expected " +
-                  formatShape(rowMajor));
+      return fail("must be contiguous (row-major): strides " +
+                  formatShape(tensor.strides) + " (elements) for shape " +
+                  formatShape(tensor.shape) + ", expected " + formatShape(rowMajor));
   }
   if (tensor.device != device)
     return fail("must be on " + placeName(device) + ", got " + placeName(tensor.device));
@@ -97,9 +104,9 @@ llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
   return llvm::Error::success();
 }
 
-llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
-                                                  llvm::StringRef kernel,
-                                                  llvm::ArrayRef<std::string> constants) {
+llvm::Expected<SpecializedKernel>
+specializeKernel(const KernelRegistry &registry, llvm::StringRef kernel,
+                 llvm::ArrayRef<std::string> constants) {
   const KernelDef *def = registry.find(kernel);
   if (!def)
     return llvm::createStringError("plan: kernel '" + kernel + "' is not registered");

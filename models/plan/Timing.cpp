@@ -40,17 +40,17 @@ llvm::Expected<std::vector<double>> replayTimes(DeviceApi &device, Graph &graph,
 }
 
 llvm::Expected<double> timeStreamFloor(JitRuntime &jit, const KernelRegistry &registry,
-                                       size_t readBytes, size_t writtenBytes, int launches,
-                                       int replays) {
+                                       size_t readBytes, size_t writtenBytes,
+                                       int launches, int replays) {
   auto specialized = specializeKernel(registry, "stream_bytes", {});
   if (!specialized)
     return specialized.takeError();
   const Specialization &spec = specialized->spec;
   const int64_t perProgram = spec.get("block") * spec.get("steps") * 4;
-  const int64_t readWords = int64_t(readBytes / 4), writtenWords = int64_t(writtenBytes / 4);
-  const int64_t programs =
-      std::max<int64_t>(1, llvm::divideCeilSigned(std::max(readWords, writtenWords) * 4,
-                                                  perProgram));
+  const int64_t readWords = int64_t(readBytes / 4),
+                writtenWords = int64_t(writtenBytes / 4);
+  const int64_t programs = std::max<int64_t>(
+      1, llvm::divideCeilSigned(std::max(readWords, writtenWords) * 4, perProgram));
   if (std::max(readWords, writtenWords) > INT32_MAX)
     return llvm::createStringError("stream floor: more than 2^31 words");
   runtime::Kernel kernel(jit, makeKernelSpec(*specialized->def, specialized->spec));
@@ -65,7 +65,8 @@ llvm::Expected<double> timeStreamFloor(JitRuntime &jit, const KernelRegistry &re
   // Enough distinct buffers that together they are several times the L2
   // (about 50 MB), so every launch streams from HBM; at least two.
   const size_t perLaunch = std::max<size_t>(readBytes + writtenBytes, 1);
-  const int copies = std::clamp<int>(int(llvm::divideCeil(256u << 20, perLaunch)), 2, launches);
+  const int copies =
+      std::clamp<int>(int(llvm::divideCeil(256u << 20, perLaunch)), 2, launches);
   std::vector<std::pair<DeviceBuffer, DeviceBuffer>> buffers;
   for (int i = 0; i < copies; ++i) {
     auto source = jit.allocate(std::max<size_t>(readBytes, 4));
@@ -82,12 +83,11 @@ llvm::Expected<double> timeStreamFloor(JitRuntime &jit, const KernelRegistry &re
   llvm::Error launchErr = llvm::Error::success();
   for (int i = 0; i < launches && !launchErr; ++i) {
     auto &[source, destination] = buffers[i % copies];
-    launchErr = kernel.launch(*stream, {uint32_t(programs), 1, 1},
-                              {KernelArg::pointer(source.address()),
-                               KernelArg::pointer(destination.address()),
-                               KernelArg::pointer(sums->address()),
-                               KernelArg::i32(int32_t(readWords)),
-                               KernelArg::i32(int32_t(writtenWords))});
+    launchErr = kernel.launch(
+        *stream, {uint32_t(programs), 1, 1},
+        {KernelArg::pointer(source.address()), KernelArg::pointer(destination.address()),
+         KernelArg::pointer(sums->address()), KernelArg::i32(int32_t(readWords)),
+         KernelArg::i32(int32_t(writtenWords))});
   }
   auto graph = jit.endCapture(*stream);
   if (launchErr)

@@ -50,17 +50,19 @@ std::unique_ptr<DecodeStep::State> planStep(const DecodeStepOptions &options) {
     throwError(ErrorKind::Argument, std::move(err));
   int64_t available = int64_t(config.mambaLayers().size());
   if (options.layers < 1 || options.layers > available)
-    throw Error(ErrorKind::Argument,
-                llvm::formatv("decode step: layers must be in [1, {0}] (the Mamba layers of "
-                              "'{1}'), got {2}",
-                              available, config.layerPattern, options.layers)
-                    .str());
+    throw Error(
+        ErrorKind::Argument,
+        llvm::formatv("decode step: layers must be in [1, {0}] (the Mamba layers of "
+                      "'{1}'), got {2}",
+                      available, config.layerPattern, options.layers)
+            .str());
   auto state = std::make_unique<DecodeStep::State>();
   state->geometry = options.geometry;
-  state->layers = unwrap(models::syntheticMambaLayers(config, options.layers, options.seed),
-                         ErrorKind::Argument);
-  state->plan = unwrap(models::planDecodeStep(registry(), config, state->layers, options.rows,
-                                              options.slots),
+  state->layers =
+      unwrap(models::syntheticMambaLayers(config, options.layers, options.seed),
+             ErrorKind::Argument);
+  state->plan = unwrap(models::planDecodeStep(registry(), config, state->layers,
+                                              options.rows, options.slots),
                        ErrorKind::Argument);
   state->host = models::allocateHostBuffers(state->plan);
   // Until the first step every row is padding: no slot is claimed.
@@ -90,8 +92,9 @@ std::shared_ptr<DecodeStep> Runtime::decodeStep(const DecodeStepOptions &options
   auto decode = planStep(options);
   std::string log;
   llvm::raw_string_ostream os(log);
-  decode->gpu = unwrap(models::GpuRunner::create(*state->jit, registry(), decode->plan, os),
-                       ErrorKind::Device);
+  decode->gpu =
+      unwrap(models::GpuRunner::create(*state->jit, registry(), decode->plan, os),
+             ErrorKind::Device);
   decode->runtime = state;
   // The device pages start zeroed, as the interpreter's do.
   models::HostBuffers initial;
@@ -117,10 +120,12 @@ std::vector<DecodeLayerInfo> DecodeStep::layers() const {
   return out;
 }
 
-std::vector<std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
+std::vector<
+    std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
 DecodeStep::buffers() const {
   static const char *roles[] = {"weight", "state", "activation", "input"};
-  std::vector<std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
+  std::vector<
+      std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
       out;
   for (const auto &[name, buffer] : state->plan.buffers)
     out.emplace_back(name, roles[int(buffer.role)], buffer.bytes,
@@ -129,8 +134,8 @@ DecodeStep::buffers() const {
 }
 
 namespace {
-const models::PlanBuffer &findBuffer(const models::StepPlan &plan, const std::string &name,
-                                     bool weight) {
+const models::PlanBuffer &findBuffer(const models::StepPlan &plan,
+                                     const std::string &name, bool weight) {
   auto it = plan.buffers.find(name);
   if (it == plan.buffers.end() ||
       (it->second.role == models::PlanBuffer::Role::Weight) != weight)
@@ -210,24 +215,29 @@ void DecodeStep::step(const TensorArg &hidden, const std::vector<int32_t> &slots
   checkTensor(plan, input, "hidden", hidden, device);
   checkTensor(plan, output, "out", out, device);
   if (slots.size() != size_t(plan.rows))
-    throw Error(ErrorKind::Argument,
-                llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows).str());
+    throw Error(
+        ErrorKind::Argument,
+        llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows).str());
   if (llvm::Error err = models::checkSlots(slots, plan.numSlots))
     throwError(ErrorKind::Argument, std::move(err));
   if (state->gpu) {
-    if (llvm::Error err = state->gpu->step(
-            toRef(hidden), slots, toRef(out),
-            runtime::StreamHandle{reinterpret_cast<void *>(static_cast<uintptr_t>(stream))}))
+    if (llvm::Error err = state->gpu->step(toRef(hidden), slots, toRef(out),
+                                           runtime::StreamHandle{reinterpret_cast<void *>(
+                                               static_cast<uintptr_t>(stream))}))
       throwError(ErrorKind::Device, std::move(err));
     // The host copy of the slots is what the next page write uploads with.
-    std::memcpy(state->host.at("slots").data(), slots.data(), slots.size() * sizeof(int32_t));
+    std::memcpy(state->host.at("slots").data(), slots.data(),
+                slots.size() * sizeof(int32_t));
     return;
   }
-  std::memcpy(state->host.at(input).data(), hostBytes(hidden), plan.buffers.at(input).bytes);
-  std::memcpy(state->host.at("slots").data(), slots.data(), slots.size() * sizeof(int32_t));
+  std::memcpy(state->host.at(input).data(), hostBytes(hidden),
+              plan.buffers.at(input).bytes);
+  std::memcpy(state->host.at("slots").data(), slots.data(),
+              slots.size() * sizeof(int32_t));
   if (llvm::Error err = state->interpreter->run(plan, state->host))
     throwError(ErrorKind::Run, std::move(err));
-  std::memcpy(hostBytes(out), state->host.at(output).data(), plan.buffers.at(output).bytes);
+  std::memcpy(hostBytes(out), state->host.at(output).data(),
+              plan.buffers.at(output).bytes);
 }
 
 uint64_t DecodeStep::deviceAddress(const std::string &name) const {
@@ -239,8 +249,8 @@ uint64_t DecodeStep::deviceAddress(const std::string &name) const {
 
 MambaGeometry fullMambaGeometry() {
   models::NemotronHConfig c;
-  return {c.hiddenSize, c.numHeads,  c.headDim, c.numGroups, c.stateSize,
-          c.convKernel, c.eps,       c.dtMin,   c.dtMax,     c.layerPattern};
+  return {c.hiddenSize, c.numHeads, c.headDim, c.numGroups, c.stateSize,
+          c.convKernel, c.eps,      c.dtMin,   c.dtMax,     c.layerPattern};
 }
 
 } // namespace tilejit::python

@@ -39,15 +39,19 @@ public:
   }
   Value value(ValueId id) {
     if (id < 0 || size_t(id) >= values.size())
-      throw Error(ErrorKind::Argument, "value #" + std::to_string(id) + " does not exist");
+      throw Error(ErrorKind::Argument,
+                  "value #" + std::to_string(id) + " does not exist");
     return values[id];
   }
   tilejit::Operand operand(const Operand &x) {
     SrcLoc l = loc(x.loc);
     switch (x.kind) {
-    case Operand::Kind::Value: return tilejit::Operand(value(x.value), l);
-    case Operand::Kind::Int: return tilejit::Operand(long(x.integer), l);
-    case Operand::Kind::Float: return tilejit::Operand(x.number, l);
+    case Operand::Kind::Value:
+      return tilejit::Operand(value(x.value), l);
+    case Operand::Kind::Int:
+      return tilejit::Operand(long(x.integer), l);
+    case Operand::Kind::Float:
+      return tilejit::Operand(x.number, l);
     }
     return tilejit::Operand(0, l);
   }
@@ -89,7 +93,8 @@ struct KernelBuilder::State {
   Kernel &active() {
     if (!kernel)
       throw Error(ErrorKind::Build,
-                  "kernel '" + name + "' is finished: its values cannot be used any more");
+                  "kernel '" + name +
+                      "' is finished: its values cannot be used any more");
     if (Kernel::current() != kernel.get())
       throw Error(ErrorKind::Build,
                   "kernel '" + name + "' is being built on another thread");
@@ -101,7 +106,8 @@ struct KernelBuilder::State {
   }
   const Value &at(ValueId id) const {
     if (id < 0 || size_t(id) >= values.size())
-      throw Error(ErrorKind::Argument, "value #" + std::to_string(id) + " does not exist");
+      throw Error(ErrorKind::Argument,
+                  "value #" + std::to_string(id) + " does not exist");
     return values[id];
   }
 };
@@ -178,9 +184,9 @@ ValueId KernelBuilder::convert(ValueId v, ElementType type, const Location &loc)
   return state->add(call.value(v).to(toDType(type), call.loc(loc)));
 }
 
-#define TILEJIT_FORWARD(expr)                                                              \
-  state->active();                                                                         \
-  CallScope call(state->values);                                                           \
+#define TILEJIT_FORWARD(expr)                                                            \
+  state->active();                                                                       \
+  CallScope call(state->values);                                                         \
   return state->add(expr)
 
 ValueId KernelBuilder::programId(int axis, const Location &loc) {
@@ -221,15 +227,24 @@ ValueId KernelBuilder::unary(UnaryOp op, const Operand &x) {
   CallScope call(state->values);
   tilejit::Operand a = call.operand(x);
   switch (op) {
-  case UnaryOp::Neg: return state->add(-a);
-  case UnaryOp::Exp: return state->add(tilejit::exp(a));
-  case UnaryOp::Log: return state->add(tilejit::log(a));
-  case UnaryOp::Log1p: return state->add(tilejit::log1p(a));
-  case UnaryOp::Sqrt: return state->add(tilejit::sqrt(a));
-  case UnaryOp::Rsqrt: return state->add(tilejit::rsqrt(a));
-  case UnaryOp::Abs: return state->add(tilejit::abs(a));
-  case UnaryOp::Silu: return state->add(tilejit::silu(a));
-  case UnaryOp::Softplus: return state->add(tilejit::softplus(a));
+  case UnaryOp::Neg:
+    return state->add(-a);
+  case UnaryOp::Exp:
+    return state->add(tilejit::exp(a));
+  case UnaryOp::Log:
+    return state->add(tilejit::log(a));
+  case UnaryOp::Log1p:
+    return state->add(tilejit::log1p(a));
+  case UnaryOp::Sqrt:
+    return state->add(tilejit::sqrt(a));
+  case UnaryOp::Rsqrt:
+    return state->add(tilejit::rsqrt(a));
+  case UnaryOp::Abs:
+    return state->add(tilejit::abs(a));
+  case UnaryOp::Silu:
+    return state->add(tilejit::silu(a));
+  case UnaryOp::Softplus:
+    return state->add(tilejit::softplus(a));
   }
   throw Error(ErrorKind::Argument, "unknown unary op");
 }
@@ -239,21 +254,36 @@ ValueId KernelBuilder::binary(BinaryOp op, const Operand &x, const Operand &y) {
   CallScope call(state->values);
   tilejit::Operand a = call.operand(x), b = call.operand(y);
   switch (op) {
-  case BinaryOp::Add: return state->add(a + b);
-  case BinaryOp::Sub: return state->add(a - b);
-  case BinaryOp::Mul: return state->add(a * b);
-  case BinaryOp::Div: return state->add(a / b);
-  case BinaryOp::Rem: return state->add(a % b);
-  case BinaryOp::Lt: return state->add(a < b);
-  case BinaryOp::Le: return state->add(a <= b);
-  case BinaryOp::Gt: return state->add(a > b);
-  case BinaryOp::Ge: return state->add(a >= b);
-  case BinaryOp::Eq: return state->add(a == b);
-  case BinaryOp::Ne: return state->add(a != b);
-  case BinaryOp::And: return state->add(a & b);
-  case BinaryOp::Or: return state->add(a | b);
-  case BinaryOp::Maximum: return state->add(tilejit::maximum(a, b));
-  case BinaryOp::Minimum: return state->add(tilejit::minimum(a, b));
+  case BinaryOp::Add:
+    return state->add(a + b);
+  case BinaryOp::Sub:
+    return state->add(a - b);
+  case BinaryOp::Mul:
+    return state->add(a * b);
+  case BinaryOp::Div:
+    return state->add(a / b);
+  case BinaryOp::Rem:
+    return state->add(a % b);
+  case BinaryOp::Lt:
+    return state->add(a < b);
+  case BinaryOp::Le:
+    return state->add(a <= b);
+  case BinaryOp::Gt:
+    return state->add(a > b);
+  case BinaryOp::Ge:
+    return state->add(a >= b);
+  case BinaryOp::Eq:
+    return state->add(a == b);
+  case BinaryOp::Ne:
+    return state->add(a != b);
+  case BinaryOp::And:
+    return state->add(a & b);
+  case BinaryOp::Or:
+    return state->add(a | b);
+  case BinaryOp::Maximum:
+    return state->add(tilejit::maximum(a, b));
+  case BinaryOp::Minimum:
+    return state->add(tilejit::minimum(a, b));
   }
   throw Error(ErrorKind::Argument, "unknown binary op");
 }
@@ -271,10 +301,14 @@ ValueId KernelBuilder::reduce(ReduceOp op, const Operand &x, int axis) {
   CallScope call(state->values);
   tilejit::Operand a = call.operand(x);
   switch (op) {
-  case ReduceOp::Sum: return state->add(tilejit::sum(a, axis));
-  case ReduceOp::Max: return state->add(tilejit::max(a, axis));
-  case ReduceOp::Min: return state->add(tilejit::min(a, axis));
-  case ReduceOp::Cumsum: return state->add(tilejit::cumsum(a, axis));
+  case ReduceOp::Sum:
+    return state->add(tilejit::sum(a, axis));
+  case ReduceOp::Max:
+    return state->add(tilejit::max(a, axis));
+  case ReduceOp::Min:
+    return state->add(tilejit::min(a, axis));
+  case ReduceOp::Cumsum:
+    return state->add(tilejit::cumsum(a, axis));
   }
   throw Error(ErrorKind::Argument, "unknown reduction");
 }
@@ -312,7 +346,8 @@ void KernelBuilder::storeView(ValueId view, const std::vector<Operand> &offsets,
 
 ValueId KernelBuilder::load(const Operand &ptrs, const std::optional<Operand> &mask,
                             const std::optional<Operand> &other) {
-  TILEJIT_FORWARD(tilejit::load(call.operand(ptrs), call.operand(mask), call.operand(other)));
+  TILEJIT_FORWARD(
+      tilejit::load(call.operand(ptrs), call.operand(mask), call.operand(other)));
 }
 
 void KernelBuilder::store(const Operand &ptrs, const Operand &value,
@@ -343,7 +378,7 @@ std::vector<ValueId> KernelBuilder::forRange(const Operand &lo, const Operand &h
     std::vector<Value> next;
     for (ValueId id : body(state->add(iv), carriedIds))
       next.push_back(id >= 0 && size_t(id) < state->values.size() ? state->values[id]
-                                                                   : Value());
+                                                                  : Value());
     return next;
   };
   std::vector<ValueId> results;

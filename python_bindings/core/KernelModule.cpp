@@ -16,10 +16,18 @@ const char *elementTypeName(ElementType type) { return dtypeName(toDType(type));
 
 unsigned elementTypeSize(ElementType type) {
   switch (type) {
-  case ElementType::F32: case ElementType::I32: return 4;
-  case ElementType::F16: case ElementType::BF16: return 2;
-  case ElementType::F8E4M3: case ElementType::I1: case ElementType::I8: return 1;
-  case ElementType::I64: return 8;
+  case ElementType::F32:
+  case ElementType::I32:
+    return 4;
+  case ElementType::F16:
+  case ElementType::BF16:
+    return 2;
+  case ElementType::F8E4M3:
+  case ElementType::I1:
+  case ElementType::I8:
+    return 1;
+  case ElementType::I64:
+    return 8;
   }
   return 0;
 }
@@ -159,7 +167,9 @@ void KernelModule::run(const std::array<int64_t, 3> &grid,
       interpArgs.push_back(a.writable ? interp::Arg::buffer(a.data, a.bytes)
                                       : interp::Arg::readOnlyBuffer(a.data, a.bytes));
       break;
-    case HostArg::Kind::Int: interpArgs.push_back(interp::Arg::intScalar(a.integer)); break;
+    case HostArg::Kind::Int:
+      interpArgs.push_back(interp::Arg::intScalar(a.integer));
+      break;
     case HostArg::Kind::Float:
       interpArgs.push_back(interp::Arg::floatScalar(a.number));
       break;
@@ -194,8 +204,9 @@ std::vector<RegisteredKernel> registeredKernels() {
   return out;
 }
 
-std::shared_ptr<KernelModule> buildRegistered(const std::string &name,
-                                              const std::map<std::string, int64_t> &constants) {
+std::shared_ptr<KernelModule>
+buildRegistered(const std::string &name,
+                const std::map<std::string, int64_t> &constants) {
   const KernelDef *def = registry().find(name);
   if (!def)
     throw Error(ErrorKind::Argument, "no registered kernel '" + name + "'");

@@ -50,8 +50,8 @@ std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
     throw Error(ErrorKind::Argument,
                 "unknown device '" + config.device + "' (expected cuda or compile-only)");
   }
-  state->jit = unwrap(runtime::JitRuntime::create(std::move(device),
-                                                  JitCompiler::fromEnvironment(), options),
+  state->jit = unwrap(runtime::JitRuntime::create(
+                          std::move(device), JitCompiler::fromEnvironment(), options),
                       ErrorKind::Device);
   return std::make_shared<Runtime>(std::move(state));
 }
@@ -132,8 +132,8 @@ void DeviceKernel::compile() {
 
 void DeviceKernel::prepare() {
   if (!state->runtime->lending)
-    throw Error(ErrorKind::Device, "kernel '" + name() +
-                                       "': a compile-only runtime cannot load or launch");
+    throw Error(ErrorKind::Device,
+                "kernel '" + name() + "': a compile-only runtime cannot load or launch");
   compile();
   if (llvm::Error err = state->kernel->prepare())
     throwError(ErrorKind::Device, std::move(err));
@@ -157,8 +157,9 @@ static runtime::KernelArg toKernelArg(const std::string &kernel, size_t index,
   using runtime::ParamKind;
   auto fail = [&](const std::string &why) {
     return Error(ErrorKind::Argument,
-                 llvm::formatv("kernel '{0}': argument {1} ('{2}') expects {3}: {4}", kernel,
-                               index, param.name, runtime::paramKindName(param.kind), why)
+                 llvm::formatv("kernel '{0}': argument {1} ('{2}') expects {3}: {4}",
+                               kernel, index, param.name,
+                               runtime::paramKindName(param.kind), why)
                      .str());
   };
   if (param.kind == ParamKind::Pointer) {
@@ -177,17 +178,24 @@ static runtime::KernelArg toKernelArg(const std::string &kernel, size_t index,
   };
   double number = arg.kind == DeviceArg::Kind::Int ? double(arg.integer) : arg.number;
   switch (param.kind) {
-  case ParamKind::I8: return runtime::KernelArg::i8(int8_t(integer(INT8_MIN, INT8_MAX)));
-  case ParamKind::I16: return runtime::KernelArg::i16(int16_t(integer(INT16_MIN, INT16_MAX)));
-  case ParamKind::I32: return runtime::KernelArg::i32(int32_t(integer(INT32_MIN, INT32_MAX)));
-  case ParamKind::I64: return runtime::KernelArg::i64(integer(INT64_MIN, INT64_MAX));
+  case ParamKind::I8:
+    return runtime::KernelArg::i8(int8_t(integer(INT8_MIN, INT8_MAX)));
+  case ParamKind::I16:
+    return runtime::KernelArg::i16(int16_t(integer(INT16_MIN, INT16_MAX)));
+  case ParamKind::I32:
+    return runtime::KernelArg::i32(int32_t(integer(INT32_MIN, INT32_MAX)));
+  case ParamKind::I64:
+    return runtime::KernelArg::i64(integer(INT64_MIN, INT64_MAX));
   case ParamKind::F16:
     return runtime::KernelArg::bits(ParamKind::F16, tilejit::f32ToF16(float(number)));
   case ParamKind::BF16:
     return runtime::KernelArg::bits(ParamKind::BF16, tilejit::f32ToBF16(float(number)));
-  case ParamKind::F32: return runtime::KernelArg::f32(float(number));
-  case ParamKind::F64: return runtime::KernelArg::f64(number);
-  case ParamKind::Pointer: break;
+  case ParamKind::F32:
+    return runtime::KernelArg::f32(float(number));
+  case ParamKind::F64:
+    return runtime::KernelArg::f64(number);
+  case ParamKind::Pointer:
+    break;
   }
   throw fail("an unknown parameter kind");
 }
@@ -199,14 +207,15 @@ void DeviceKernel::launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
   if (args.size() != params.size())
     throw Error(ErrorKind::Argument,
                 llvm::formatv("kernel '{0}' takes {1} argument(s) {2}, got {3}", name(),
-                              params.size(), runtime::formatSignature(params), args.size())
+                              params.size(), runtime::formatSignature(params),
+                              args.size())
                     .str());
   std::vector<runtime::KernelArg> kernelArgs;
   for (size_t i = 0; i < args.size(); ++i)
     kernelArgs.push_back(toKernelArg(name(), i, params[i], args[i]));
-  runtime::Stream borrowed = unwrap(
-      state->runtime->lending->borrow(runtime::StreamHandle{reinterpret_cast<void *>(stream)}),
-      ErrorKind::Device);
+  runtime::Stream borrowed = unwrap(state->runtime->lending->borrow(runtime::StreamHandle{
+                                        reinterpret_cast<void *>(stream)}),
+                                    ErrorKind::Device);
   if (llvm::Error err = state->kernel->launch(
           borrowed, runtime::Dim3{grid[0], grid[1], grid[2]}, kernelArgs))
     throwError(ErrorKind::Device, std::move(err));

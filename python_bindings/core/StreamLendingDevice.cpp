@@ -12,7 +12,8 @@ thread_local std::optional<runtime::StreamHandle> lending;
 thread_local std::optional<runtime::StreamHandle> lent;
 } // namespace
 
-llvm::Expected<runtime::Stream> StreamLendingDevice::borrow(runtime::StreamHandle stream) {
+llvm::Expected<runtime::Stream>
+StreamLendingDevice::borrow(runtime::StreamHandle stream) {
   if (lent)
     return llvm::createStringError("a borrowed stream is already alive on this thread");
   lending = stream;

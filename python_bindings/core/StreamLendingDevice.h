@@ -67,7 +67,8 @@ public:
   llvm::Error destroyEvent(runtime::EventHandle event) override {
     return device->destroyEvent(event);
   }
-  llvm::Error recordEvent(runtime::EventHandle event, runtime::StreamHandle stream) override {
+  llvm::Error recordEvent(runtime::EventHandle event,
+                          runtime::StreamHandle stream) override {
     return device->recordEvent(event, stream);
   }
   llvm::Error synchronizeEvent(runtime::EventHandle event) override {
@@ -91,7 +92,8 @@ public:
                                        uint32_t bytes) override {
     return device->setMaxDynamicSharedBytes(function, bytes);
   }
-  llvm::Error launch(runtime::FunctionHandle function, const runtime::LaunchConfig &config,
+  llvm::Error launch(runtime::FunctionHandle function,
+                     const runtime::LaunchConfig &config,
                      llvm::ArrayRef<runtime::KernelArg> args) override {
     return device->launch(function, config, args);
   }
@@ -104,7 +106,8 @@ public:
   llvm::Expected<bool> isCapturing(runtime::StreamHandle stream) override {
     return device->isCapturing(stream);
   }
-  llvm::Error launchGraph(runtime::GraphHandle graph, runtime::StreamHandle stream) override {
+  llvm::Error launchGraph(runtime::GraphHandle graph,
+                          runtime::StreamHandle stream) override {
     return device->launchGraph(graph, stream);
   }
   llvm::Error destroyGraph(runtime::GraphHandle graph) override {

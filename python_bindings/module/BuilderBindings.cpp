@@ -34,7 +34,8 @@ std::optional<Operand> optionalOperand(const std::shared_ptr<KernelBuilder> &b,
   return toOperand(b, x, loc);
 }
 
-std::vector<ViewDim> toDims(const std::shared_ptr<KernelBuilder> &b, const py::sequence &dims) {
+std::vector<ViewDim> toDims(const std::shared_ptr<KernelBuilder> &b,
+                            const py::sequence &dims) {
   std::vector<ViewDim> out;
   for (py::handle d : dims) {
     ViewDim dim;
@@ -66,12 +67,14 @@ PyValue reduceFn(ReduceOp op, py::handle x, int axis) {
 /// Binds `name` and its reflected form (`__radd__`: the number on the left).
 void bindOperator(py::class_<PyValue> &cls, const char *name, const char *reflected,
                   BinaryOp op) {
-  cls.def(name, [op](py::handle self, py::handle other) { return binaryFn(op, self, other); },
-          py::is_operator());
+  cls.def(
+      name, [op](py::handle self, py::handle other) { return binaryFn(op, self, other); },
+      py::is_operator());
   if (reflected)
-    cls.def(reflected,
-            [op](py::handle self, py::handle other) { return binaryFn(op, other, self); },
-            py::is_operator());
+    cls.def(
+        reflected,
+        [op](py::handle self, py::handle other) { return binaryFn(op, other, self); },
+        py::is_operator());
 }
 } // namespace
 
@@ -85,7 +88,8 @@ std::shared_ptr<KernelBuilder> currentKernel() {
 
 void setCurrentKernel(const std::shared_ptr<KernelBuilder> &b) { threadKernel = b; }
 
-Operand toOperand(const std::shared_ptr<KernelBuilder> &b, py::handle x, const Location &loc) {
+Operand toOperand(const std::shared_ptr<KernelBuilder> &b, py::handle x,
+                  const Location &loc) {
   Operand op;
   op.loc = loc;
   if (py::isinstance<PyValue>(x)) {
@@ -120,13 +124,14 @@ void bindBuilder(py::module_ &m) {
       .def_property_readonly("name", &KernelBuilder::name)
       .def(
           "ptr_param",
-          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name, ElementType t) {
-            return wrap(b, b->ptrParam(name, t, callerLocation()));
-          },
-          py::arg("name"), py::arg("pointee"), "A pointer parameter to elements of `pointee`.")
+          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name,
+             ElementType t) { return wrap(b, b->ptrParam(name, t, callerLocation())); },
+          py::arg("name"), py::arg("pointee"),
+          "A pointer parameter to elements of `pointee`.")
       .def(
           "scalar_param",
-          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name, ElementType t) {
+          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name,
+             ElementType t) {
             return wrap(b, b->scalarParam(name, t, callerLocation()));
           },
           py::arg("name"), py::arg("dtype"))
@@ -136,13 +141,16 @@ void bindBuilder(py::module_ &m) {
              int64_t vector, int64_t splitK) {
             b.setConfig({std::move(tile), warps, stages, vector, splitK});
           },
-          py::arg("tile"), py::arg("warps") = 4, py::arg("stages") = 1, py::arg("vector") = 1,
-          py::arg("split_k") = 1, "Records `#tile.config` on the kernel.")
+          py::arg("tile"), py::arg("warps") = 4, py::arg("stages") = 1,
+          py::arg("vector") = 1, py::arg("split_k") = 1,
+          "Records `#tile.config` on the kernel.")
       .def("finish", &KernelBuilder::finish,
            "Verifies the kernel; a BuildError lists every mistake with its line.");
 
   py::class_<PyValue> value(m, "Value", "A scalar, tile, pointer or view of a kernel.");
-  value.def_property_readonly("valid", [](const PyValue &v) { return v.builder->valid(v.id); })
+  value
+      .def_property_readonly("valid",
+                             [](const PyValue &v) { return v.builder->valid(v.id); })
       .def_property_readonly("shape",
                              [](const PyValue &v) {
                                std::vector<int64_t> s = v.builder->shape(v.id);
@@ -151,11 +159,14 @@ void bindBuilder(py::module_ &m) {
                                  t[i] = s[i];
                                return t;
                              })
-      .def_property_readonly("dtype", [](const PyValue &v) { return v.builder->dtype(v.id); })
-      .def_property_readonly("is_tile", [](const PyValue &v) { return v.builder->isTile(v.id); })
+      .def_property_readonly("dtype",
+                             [](const PyValue &v) { return v.builder->dtype(v.id); })
+      .def_property_readonly("is_tile",
+                             [](const PyValue &v) { return v.builder->isTile(v.id); })
       .def_property_readonly("is_pointer",
                              [](const PyValue &v) { return v.builder->isPointer(v.id); })
-      .def_property_readonly("is_view", [](const PyValue &v) { return v.builder->isView(v.id); })
+      .def_property_readonly("is_view",
+                             [](const PyValue &v) { return v.builder->isView(v.id); })
       .def("to",
            [](const PyValue &v, ElementType t) {
              return wrap(v.builder, v.builder->convert(v.id, t, callerLocation()));
@@ -222,37 +233,58 @@ void bindBuilder(py::module_ &m) {
     auto b = kernelFor({x});
     return wrap(b, b->transpose(toOperand(b, x, callerLocation()), order));
   });
-  m.def("maximum", [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Maximum, a, c); });
-  m.def("minimum", [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Minimum, a, c); });
+  m.def("maximum",
+        [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Maximum, a, c); });
+  m.def("minimum",
+        [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Minimum, a, c); });
   m.def("where", [](py::handle cond, py::handle a, py::handle c) {
     auto b = kernelFor({cond, a, c});
     Location loc = callerLocation();
-    return wrap(b, b->where(toOperand(b, cond, loc), toOperand(b, a, loc), toOperand(b, c, loc)));
+    return wrap(
+        b, b->where(toOperand(b, cond, loc), toOperand(b, a, loc), toOperand(b, c, loc)));
   });
-  m.def("fma", [](py::handle a, py::handle x, py::handle c) {
-    auto b = kernelFor({a, x, c});
-    Location loc = callerLocation();
-    return wrap(b, b->fma(toOperand(b, a, loc), toOperand(b, x, loc), toOperand(b, c, loc)));
-  }, "a * x + c rounded once.");
-  for (auto [name, op] : {std::pair{"exp", UnaryOp::Exp}, {"log", UnaryOp::Log},
-                          {"log1p", UnaryOp::Log1p}, {"sqrt", UnaryOp::Sqrt},
-                          {"rsqrt", UnaryOp::Rsqrt}, {"abs", UnaryOp::Abs},
-                          {"silu", UnaryOp::Silu}, {"softplus", UnaryOp::Softplus}})
+  m.def(
+      "fma",
+      [](py::handle a, py::handle x, py::handle c) {
+        auto b = kernelFor({a, x, c});
+        Location loc = callerLocation();
+        return wrap(
+            b, b->fma(toOperand(b, a, loc), toOperand(b, x, loc), toOperand(b, c, loc)));
+      },
+      "a * x + c rounded once.");
+  for (auto [name, op] : {std::pair{"exp", UnaryOp::Exp},
+                          {"log", UnaryOp::Log},
+                          {"log1p", UnaryOp::Log1p},
+                          {"sqrt", UnaryOp::Sqrt},
+                          {"rsqrt", UnaryOp::Rsqrt},
+                          {"abs", UnaryOp::Abs},
+                          {"silu", UnaryOp::Silu},
+                          {"softplus", UnaryOp::Softplus}})
     m.def(name, [op = op](py::handle x) { return unaryFn(op, x); });
-  for (auto [name, op] : {std::pair{"sum", ReduceOp::Sum}, {"max", ReduceOp::Max},
-                          {"min", ReduceOp::Min}, {"cumsum", ReduceOp::Cumsum}})
-    m.def(name, [op = op](py::handle x, int axis) { return reduceFn(op, x, axis); },
-          py::arg("x"), py::arg("axis"));
-  m.def("dot", [](py::handle a, py::handle c, py::handle acc) {
-    auto b = kernelFor({a, c, acc});
-    Location loc = callerLocation();
-    return wrap(b, b->dot(toOperand(b, a, loc), toOperand(b, c, loc), toOperand(b, acc, loc)));
-  }, "acc + a @ b with f32 accumulation (a: MxK, b: KxN).");
-  m.def("make_view", [](py::handle ptr, py::sequence sizes, py::sequence strides) {
-    auto b = kernelFor({ptr});
-    return wrap(b, b->makeView(toOperand(b, ptr, callerLocation()), toDims(b, sizes),
-                               toDims(b, strides)));
-  }, py::arg("ptr"), py::arg("sizes"), py::arg("strides"));
+  for (auto [name, op] : {std::pair{"sum", ReduceOp::Sum},
+                          {"max", ReduceOp::Max},
+                          {"min", ReduceOp::Min},
+                          {"cumsum", ReduceOp::Cumsum}})
+    m.def(
+        name, [op = op](py::handle x, int axis) { return reduceFn(op, x, axis); },
+        py::arg("x"), py::arg("axis"));
+  m.def(
+      "dot",
+      [](py::handle a, py::handle c, py::handle acc) {
+        auto b = kernelFor({a, c, acc});
+        Location loc = callerLocation();
+        return wrap(b, b->dot(toOperand(b, a, loc), toOperand(b, c, loc),
+                              toOperand(b, acc, loc)));
+      },
+      "acc + a @ b with f32 accumulation (a: MxK, b: KxN).");
+  m.def(
+      "make_view",
+      [](py::handle ptr, py::sequence sizes, py::sequence strides) {
+        auto b = kernelFor({ptr});
+        return wrap(b, b->makeView(toOperand(b, ptr, callerLocation()), toDims(b, sizes),
+                                   toDims(b, strides)));
+      },
+      py::arg("ptr"), py::arg("sizes"), py::arg("strides"));
   m.def(
       "load",
       [](py::handle src, py::object second, py::object third, py::object padding) {
@@ -266,8 +298,8 @@ void bindBuilder(py::module_ &m) {
           std::optional<double> pad;
           if (!padding.is_none())
             pad = padding.cast<double>();
-          return wrap(b, b->loadView(ptr.value, offsets, third.cast<std::vector<int64_t>>(),
-                                     pad, loc));
+          return wrap(b, b->loadView(ptr.value, offsets,
+                                     third.cast<std::vector<int64_t>>(), pad, loc));
         }
         return wrap(b, b->load(ptr, optionalOperand(b, second, loc),
                                optionalOperand(b, third, loc)));
@@ -305,7 +337,8 @@ void bindBuilder(py::module_ &m) {
         // exception is recorded, then raised again once the loop is built.
         std::optional<py::error_already_set> raised;
         auto results = b->forRange(
-            toOperand(b, lo, loc), toOperand(b, hi, loc), toOperand(b, step, loc), initIds,
+            toOperand(b, lo, loc), toOperand(b, hi, loc), toOperand(b, step, loc),
+            initIds,
             [&](ValueId iv, std::vector<ValueId> carried) -> std::vector<ValueId> {
               try {
                 py::object out = body(wrap(b, iv), wrapAll(b, carried));
@@ -327,7 +360,8 @@ void bindBuilder(py::module_ &m) {
         return wrapAll(b, results);
       },
       py::arg("lo"), py::arg("hi"), py::arg("step"), py::arg("init"), py::arg("body"),
-      "for iv in range(lo, hi, step), threading `init` through body(iv, carried) -> list; "
+      "for iv in range(lo, hi, step), threading `init` through body(iv, carried) -> "
+      "list; "
       "returns the final carried values.");
   m.def(
       "if_then",

@@ -56,18 +56,12 @@ void bindDecode(py::module_ &m) {
              std::vector<uint8_t> bytes = s.weight(name);
              return py::array_t<uint8_t>(py::ssize_t(bytes.size()), bytes.data());
            })
-      .def("read",
-           [](DecodeStep &s, const std::string &name, const py::tuple &dst) {
-             s.read(name, toTensorArg(dst));
-           })
-      .def("write",
-           [](DecodeStep &s, const std::string &name, const py::tuple &src) {
-             s.write(name, toTensorArg(src));
-           })
-      .def("check",
-           [](const DecodeStep &s, const std::string &name, const py::tuple &src) {
-             s.checkHost(name, toTensorArg(src));
-           })
+      .def("read", [](DecodeStep &s, const std::string &name,
+                      const py::tuple &dst) { s.read(name, toTensorArg(dst)); })
+      .def("write", [](DecodeStep &s, const std::string &name,
+                       const py::tuple &src) { s.write(name, toTensorArg(src)); })
+      .def("check", [](const DecodeStep &s, const std::string &name,
+                       const py::tuple &src) { s.checkHost(name, toTensorArg(src)); })
       .def("device_address", &DecodeStep::deviceAddress)
       .def("step", [](DecodeStep &s, const py::tuple &hidden, std::vector<int32_t> slots,
                       const py::tuple &out, uint64_t stream) {

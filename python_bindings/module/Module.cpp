@@ -23,12 +23,14 @@ PyObject *newErrorClass(py::module_ &m, const char *name, PyObject *base,
 }
 } // namespace
 
-void setPackageDirectory(std::string directory) { packageDirectory = std::move(directory); }
+void setPackageDirectory(std::string directory) {
+  packageDirectory = std::move(directory);
+}
 
 Location callerLocation() {
   Location loc;
-  py::object frame = py::reinterpret_borrow<py::object>(
-      reinterpret_cast<PyObject *>(PyEval_GetFrame()));
+  py::object frame =
+      py::reinterpret_borrow<py::object>(reinterpret_cast<PyObject *>(PyEval_GetFrame()));
   while (frame) {
     auto *f = reinterpret_cast<PyFrameObject *>(frame.ptr());
     auto code = py::reinterpret_steal<py::object>(
@@ -66,17 +68,20 @@ PYBIND11_MODULE(_tilejit, m) {
   m.def("_set_package_directory", &setPackageDirectory,
         "Frames of files in this folder are skipped when locating ops.");
 
-  PyObject *base = newErrorClass(m, "Error", PyExc_RuntimeError,
-                                 "Every tilejit failure; the message carries the IR location.");
+  PyObject *base =
+      newErrorClass(m, "Error", PyExc_RuntimeError,
+                    "Every tilejit failure; the message carries the IR location.");
   errorClasses[int(ErrorKind::Build)] =
       newErrorClass(m, "BuildError", base, "A mistake in a kernel under construction.");
   errorClasses[int(ErrorKind::Compile)] =
       newErrorClass(m, "CompileError", base, "A kernel that does not lower or compile.");
-  errorClasses[int(ErrorKind::Run)] =
-      newErrorClass(m, "RunError", base, "A failure while the interpreter runs a kernel.");
-  py::tuple argumentBases = py::make_tuple(py::handle(base), py::handle(PyExc_ValueError));
-  errorClasses[int(ErrorKind::Argument)] = newErrorClass(
-      m, "ArgumentError", argumentBases.ptr(), "A bad argument: arch, constant, launch value.");
+  errorClasses[int(ErrorKind::Run)] = newErrorClass(
+      m, "RunError", base, "A failure while the interpreter runs a kernel.");
+  py::tuple argumentBases =
+      py::make_tuple(py::handle(base), py::handle(PyExc_ValueError));
+  errorClasses[int(ErrorKind::Argument)] =
+      newErrorClass(m, "ArgumentError", argumentBases.ptr(),
+                    "A bad argument: arch, constant, launch value.");
   errorClasses[int(ErrorKind::Device)] =
       newErrorClass(m, "DeviceError", base, "No GPU, or the driver reported a failure.");
   py::register_exception_translator([](std::exception_ptr p) {

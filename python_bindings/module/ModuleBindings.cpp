@@ -39,8 +39,9 @@ template <typename Arg> std::vector<Arg> toArgs(const py::list &args) {
 
 /// Applies an element-wise conversion to a C-contiguous numpy array.
 template <typename In, typename Out>
-py::array_t<Out> convertArray(py::array_t<In, py::array::c_style | py::array::forcecast> in,
-                              void (*convert)(const In *, Out *, size_t)) {
+py::array_t<Out>
+convertArray(py::array_t<In, py::array::c_style | py::array::forcecast> in,
+             void (*convert)(const In *, Out *, size_t)) {
   py::array_t<Out> out(std::vector<py::ssize_t>(in.shape(), in.shape() + in.ndim()));
   convert(in.data(), out.mutable_data(), size_t(in.size()));
   return out;
@@ -90,8 +91,9 @@ void bindModules(py::module_ &m) {
       .def("tile_ir", &KernelModule::tileIR, py::arg("locations") = false,
            "The tile IR; with locations each op names the line that built it.")
       .def_property_readonly("canonical_ir", &KernelModule::canonicalIR)
-      .def("compile", &KernelModule::compilePTX, py::arg("arch"), py::arg("opt_level") = 3,
-           py::arg("stages") = true, py::call_guard<py::gil_scoped_release>(),
+      .def("compile", &KernelModule::compilePTX, py::arg("arch"),
+           py::arg("opt_level") = 3, py::arg("stages") = true,
+           py::call_guard<py::gil_scoped_release>(),
            "Lowers a copy for `arch`; `stages` keeps every stage's text.")
       .def(
           "_run",
@@ -102,7 +104,8 @@ void bindModules(py::module_ &m) {
           },
           "Runs on the interpreter with argument tuples from tilejit._arrays.");
 
-  py::class_<ConstantInfo>(m, "Constant", "A compile-time constant of a registered kernel.")
+  py::class_<ConstantInfo>(m, "Constant",
+                           "A compile-time constant of a registered kernel.")
       .def_readonly("name", &ConstantInfo::name)
       .def_readonly("default", &ConstantInfo::defaultValue)
       .def_readonly("help", &ConstantInfo::help);
@@ -132,7 +135,8 @@ void bindModules(py::module_ &m) {
       .def("__str__", [](const LoadStatistics &s) { return s.text; });
 
   py::class_<DeviceKernel, std::shared_ptr<DeviceKernel>>(
-      m, "DeviceKernel", "A kernel of a Runtime, compiled through its caches on first use.")
+      m, "DeviceKernel",
+      "A kernel of a Runtime, compiled through its caches on first use.")
       .def_property_readonly("name", &DeviceKernel::name)
       .def("compile", &DeviceKernel::compile, py::call_guard<py::gil_scoped_release>())
       .def("prepare", &DeviceKernel::prepare, py::call_guard<py::gil_scoped_release>())
@@ -168,18 +172,26 @@ void bindModules(py::module_ &m) {
            py::call_guard<py::gil_scoped_release>(),
            "Waits until the work queued on `stream` (a CUstream as int) is done.");
 
-  m.def("f32_to_bf16", [](py::array_t<float, py::array::c_style | py::array::forcecast> a) {
-    return convertArray<float, uint16_t>(a, &f32ToBF16);
-  }, "float32 array -> bf16 bit patterns (uint16), round to nearest even.");
-  m.def("bf16_to_f32", [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> a) {
-    return convertArray<uint16_t, float>(a, &bf16ToF32);
-  });
-  m.def("f32_to_e4m3", [](py::array_t<float, py::array::c_style | py::array::forcecast> a) {
-    return convertArray<float, uint8_t>(a, &f32ToE4M3);
-  }, "float32 array -> e4m3fn bit patterns (uint8), saturating to +-448.");
-  m.def("e4m3_to_f32", [](py::array_t<uint8_t, py::array::c_style | py::array::forcecast> a) {
-    return convertArray<uint8_t, float>(a, &e4m3ToF32);
-  });
+  m.def(
+      "f32_to_bf16",
+      [](py::array_t<float, py::array::c_style | py::array::forcecast> a) {
+        return convertArray<float, uint16_t>(a, &f32ToBF16);
+      },
+      "float32 array -> bf16 bit patterns (uint16), round to nearest even.");
+  m.def("bf16_to_f32",
+        [](py::array_t<uint16_t, py::array::c_style | py::array::forcecast> a) {
+          return convertArray<uint16_t, float>(a, &bf16ToF32);
+        });
+  m.def(
+      "f32_to_e4m3",
+      [](py::array_t<float, py::array::c_style | py::array::forcecast> a) {
+        return convertArray<float, uint8_t>(a, &f32ToE4M3);
+      },
+      "float32 array -> e4m3fn bit patterns (uint8), saturating to +-448.");
+  m.def("e4m3_to_f32",
+        [](py::array_t<uint8_t, py::array::c_style | py::array::forcecast> a) {
+          return convertArray<uint8_t, float>(a, &e4m3ToF32);
+        });
 }
 
 } // namespace tilejit::python

@@ -241,9 +241,9 @@ Error FakeDevice::copyOnDevice(DevicePtr dst, DevicePtr src, size_t bytes,
   std::vector<uint8_t> *to = findMemory(dst, bytes, dstOffset);
   std::vector<uint8_t> *from = findMemory(src, bytes, srcOffset);
   if (!to || !from)
-    return driverError("cuMemcpyDtoDAsync_v2", "CUDA_ERROR_INVALID_VALUE",
-                       formatv("[{0:x}, +{1}) is not inside a live allocation",
-                               to ? src : dst, bytes));
+    return driverError(
+        "cuMemcpyDtoDAsync_v2", "CUDA_ERROR_INVALID_VALUE",
+        formatv("[{0:x}, +{1}) is not inside a live allocation", to ? src : dst, bytes));
   if (bytes)
     std::memmove(to->data() + dstOffset, from->data() + srcOffset, bytes);
   copied.onDevice += bytes;

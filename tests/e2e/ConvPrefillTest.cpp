@@ -5,9 +5,9 @@
 // counterfactual it separates.
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/support/FloatFormats.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/PrefillMetadata.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"

@@ -3,9 +3,8 @@
 // against the sequential f64 reference, with padding rows, random slots and
 // carried state. Every band is paired with the counterfactual it separates.
 #include "tilejit/jit/JitCompiler.h"
-#include "tilejit/support/FloatFormats.h"
-#include "tilejit/models/plan/Check.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/plan/Check.h"
 #include "tilejit/models/reference/Reference.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
@@ -44,8 +43,9 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
       KernelOverrides{},
       KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}},
       KernelOverrides{{"in_proj_conv", {"direct=1"}}, {"out_proj", {"direct=1"}}});
-  auto plan = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots,
-                             PlanOptions{overrides, nullptr, /*perLayerActivations=*/true});
+  auto plan =
+      planDecodeStep(modelRegistry(), c, *layers, rows, numSlots,
+                     PlanOptions{overrides, nullptr, /*perLayerActivations=*/true});
   REQUIRE(bool(plan));
   InterpreterRunner runner(modelRegistry());
   auto check = checkDecodeSteps(c, *layers, *plan, {}, slots, 3, 61,
@@ -87,14 +87,14 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
       ++used;
       auto want = sliceRows(check->want[l].ssm, slot, slot + 1);
       for (float v : want.data)
-        ssmOutside += !(std::abs(v) <= StepCheck::kStateAtol +
-                                           StepCheck::kStateRtol * std::abs(v));
+        ssmOutside +=
+            !(std::abs(v) <= StepCheck::kStateAtol + StepCheck::kStateRtol * std::abs(v));
       auto shifted = sliceRows(check->want[l].conv, slot, slot + 1);
       auto unshifted = sliceRows(check->initial[l].conv, slot, slot + 1);
       for (size_t i = 0; i < shifted.data.size(); ++i) {
         double w = bf16ToF32(shifted.data[i]), u = bf16ToF32(unshifted.data[i]);
-        convOutside += !(std::abs(u - w) <= StepCheck::kOutAtol +
-                                                StepCheck::kOutRtol * std::abs(w));
+        convOutside +=
+            !(std::abs(u - w) <= StepCheck::kOutAtol + StepCheck::kOutRtol * std::abs(w));
       }
     }
     const int64_t stateElements = c.numHeads * c.headDim * c.stateSize;
@@ -108,8 +108,9 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   auto brokenPlan = planDecodeStep(modelRegistry(), c, broken, rows, numSlots,
                                    PlanOptions{{}, nullptr, true});
   REQUIRE(bool(brokenPlan));
-  auto wrong = checkDecodeSteps(c, *layers, *brokenPlan, {}, slots, 1, 61,
-                                [&](HostBuffers &b) { return runner.run(*brokenPlan, b); });
+  auto wrong =
+      checkDecodeSteps(c, *layers, *brokenPlan, {}, slots, 1, 61,
+                       [&](HostBuffers &b) { return runner.run(*brokenPlan, b); });
   REQUIRE(bool(wrong));
   CHECK(wrong->outBad > wrong->outChecked / 4);
 }
@@ -127,8 +128,9 @@ TEST_CASE("decode step: FP8 and bf16 projections mixed within a layer are planne
   INFO((plan ? "" : llvm::toString(plan.takeError())));
   REQUIRE(bool(plan));
   InterpreterRunner runner(modelRegistry());
-  auto check = checkDecodeSteps(c, layers, *plan, {}, randomDecodeSlots(rows, numSlots, 5), 2,
-                                17, [&](HostBuffers &b) { return runner.run(*plan, b); });
+  auto check =
+      checkDecodeSteps(c, layers, *plan, {}, randomDecodeSlots(rows, numSlots, 5), 2, 17,
+                       [&](HostBuffers &b) { return runner.run(*plan, b); });
   REQUIRE(bool(check));
   std::string report;
   llvm::raw_string_ostream os(report);
@@ -150,7 +152,8 @@ TEST_CASE("decode step: duplicate and out-of-range slots are refused before any 
   REQUIRE(bool(plan));
   HostBuffers buffers = allocateHostBuffers(*plan);
   Rng rng(3);
-  buffers["l0.ssm_page"] = bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
+  buffers["l0.ssm_page"] =
+      bytesOf(randomF32({4, c.numHeads, c.headDim, c.stateSize}, rng, -1, 1).data);
   const std::vector<uint8_t> before = buffers["l0.ssm_page"];
   InterpreterRunner runner(modelRegistry());
   buffers["slots"] = bytesOf(std::vector<int32_t>{1, -1, 1});
@@ -158,15 +161,18 @@ TEST_CASE("decode step: duplicate and out-of-range slots are refused before any 
   CHECK(message.find("slot 1 appears twice in one batch (row 2)") != std::string::npos);
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 4, -3});
   message = llvm::toString(runner.run(*plan, buffers));
-  CHECK(message.find("row 1 uses slot 4, but the pages hold 4 slots") != std::string::npos);
+  CHECK(message.find("row 1 uses slot 4, but the pages hold 4 slots") !=
+        std::string::npos);
   // Host buffers of the wrong size are refused before the slots are read.
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1});
   message = llvm::toString(runner.run(*plan, buffers));
-  CHECK(message.find("buffer 'slots' has 8 bytes, the plan expects 12") != std::string::npos);
+  CHECK(message.find("buffer 'slots' has 8 bytes, the plan expects 12") !=
+        std::string::npos);
   buffers["slots"] = bytesOf(std::vector<int32_t>{0, 1, 2});
   buffers["act0"].resize(buffers["act0"].size() - 2);
   message = llvm::toString(runner.run(*plan, buffers));
-  CHECK(message.find("buffer 'act0' has 1198 bytes, the plan expects 1200") != std::string::npos);
+  CHECK(message.find("buffer 'act0' has 1198 bytes, the plan expects 1200") !=
+        std::string::npos);
   CHECK(buffers["l0.ssm_page"] == before);
 }
 
@@ -184,16 +190,16 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
     ElementType type;
     std::vector<int64_t> shape;
   };
-  for (const Want &want : std::vector<Want>{
-           {"act0", ElementType::BF16, {3, 200}},
-           {"act2", ElementType::BF16, {3, 200}},
-           {"slots", ElementType::I32, {3}},
-           {"l0.in_proj.weight", ElementType::E4M3, {392, 200}},
-           {"l1.in_proj.weight", ElementType::BF16, {392, 200}},
-           {"l0.out_proj.weight", ElementType::E4M3, {200, 128}},
-           {"l1.conv_page", ElementType::BF16, {5, 256, 3}},
-           {"l1.ssm_page", ElementType::F32, {5, 8, 16, 32}},
-           {"l0.A_log", ElementType::F32, {8}}}) {
+  for (const Want &want :
+       std::vector<Want>{{"act0", ElementType::BF16, {3, 200}},
+                         {"act2", ElementType::BF16, {3, 200}},
+                         {"slots", ElementType::I32, {3}},
+                         {"l0.in_proj.weight", ElementType::E4M3, {392, 200}},
+                         {"l1.in_proj.weight", ElementType::BF16, {392, 200}},
+                         {"l0.out_proj.weight", ElementType::E4M3, {200, 128}},
+                         {"l1.conv_page", ElementType::BF16, {5, 256, 3}},
+                         {"l1.ssm_page", ElementType::F32, {5, 8, 16, 32}},
+                         {"l0.A_log", ElementType::F32, {8}}}) {
     INFO(want.name);
     const PlanBuffer &buffer = plan->buffers.at(want.name);
     CHECK(buffer.type == want.type);
@@ -209,8 +215,9 @@ TEST_CASE("decode plan: every buffer carries its element type and row-major shap
   // caller tensor, whatever its shape.
   StepPlan shapeless;
   shapeless.buffers["x"] = {PlanBuffer::Role::Input, 8};
-  CHECK(llvm::toString(checkPlanTensor(shapeless, "x", "x", {"bf16", {4}, {}, -1, 16}, -1))
-            .find("no shape is recorded for buffer 'x'") != std::string::npos);
+  CHECK(
+      llvm::toString(checkPlanTensor(shapeless, "x", "x", {"bf16", {4}, {}, -1, 16}, -1))
+          .find("no shape is recorded for buffer 'x'") != std::string::npos);
 }
 
 TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's message",
@@ -224,8 +231,9 @@ TEST_CASE("decode plan: a bad kernel override fails the plan with the kernel's m
   CHECK(llvm::toString(plan.takeError()).find("block_x") != std::string::npos);
 }
 
-TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a bf16 ulp",
-          "[e2e][interp][decode]") {
+TEST_CASE(
+    "ssm_update (R5d) alone against f64: state in the f32 band, y within a bf16 ulp",
+    "[e2e][interp][decode]") {
   NemotronHConfig c; // full geometry
   const int64_t rows = 3, numSlots = 5, H = c.numHeads, P = c.headDim, N = c.stateSize;
   const int64_t G = c.numGroups, I = c.intermediate(), Cd = c.convChannels();
@@ -260,8 +268,10 @@ TEST_CASE("ssm_update (R5d) alone against f64: state in the f32 band, y within a
                      PlanArg::of("ssm"), PlanArg::of("y"), PlanArg::real(c.dtMin),
                      PlanArg::real(c.dtMax)},
                     0}};
-  HostBuffers buffers = {{"xbc", bytesOf(xBC.data)}, {"dt", bytesOf(dt.data)},
-                         {"slots", bytesOf(slots)},  {"ssm", bytesOf(page.data)},
+  HostBuffers buffers = {{"xbc", bytesOf(xBC.data)},
+                         {"dt", bytesOf(dt.data)},
+                         {"slots", bytesOf(slots)},
+                         {"ssm", bytesOf(page.data)},
                          {"y", bytesOf(y)}};
   auto bytesOfParam = [](const Tensor<float> &t) {
     return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(t.data.data()),
@@ -349,7 +359,8 @@ TEST_CASE("a planted defect makes the decode check fail at the band that guards 
   InterpreterRunner runner(modelRegistry());
   auto check = checkDecodeSteps(
       c, *layers, *plan, {}, randomDecodeSlots(rows, numSlots, 9), 2, 5,
-      plantCarryDefect([&](HostBuffers &b) { return runner.run(*plan, b); }, *plan, defect));
+      plantCarryDefect([&](HostBuffers &b) { return runner.run(*plan, b); }, *plan,
+                       defect));
   REQUIRE(bool(check));
   std::string report;
   llvm::raw_string_ostream os(report);
@@ -364,9 +375,10 @@ TEST_CASE("a planted defect makes the decode check fail at the band that guards 
   }
 }
 
-TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are refused before "
-          "any copy",
-          "[e2e][decode][jit]") {
+TEST_CASE(
+    "GPU decoder on the fake device: weights upload once, bad slots are refused before "
+    "any copy",
+    "[e2e][decode][jit]") {
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
@@ -377,8 +389,8 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   options->useDiskCache = false;
   auto device = std::make_unique<runtime::FakeDevice>();
   runtime::FakeDevice &fake = *device;
-  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
-                                         std::move(*options));
+  auto jit = runtime::JitRuntime::create(
+      std::move(device), JitCompiler::fromEnvironment(), std::move(*options));
   REQUIRE(bool(jit));
   std::string log;
   llvm::raw_string_ostream os(log);
@@ -404,7 +416,8 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   CHECK(message.find("slot 1 appears twice in one batch (row 2)") != std::string::npos);
   bad["slots"] = bytesOf(std::vector<int32_t>{0, 9, -1});
   message = llvm::toString((*decoder)->upload(bad));
-  CHECK(message.find("row 1 uses slot 9, but the pages hold 4 slots") != std::string::npos);
+  CHECK(message.find("row 1 uses slot 9, but the pages hold 4 slots") !=
+        std::string::npos);
   HostBuffers back = allocateHostBuffers(*plan);
   REQUIRE(!(*decoder)->download(back));
   CHECK(back["l0.ssm_page"] == good["l0.ssm_page"]);
@@ -421,7 +434,8 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   // "act2" into the caller's out, device to device, with no host copy.
   const size_t hiddenBytes = plan->buffers.at("act0").bytes;
   REQUIRE(plan->buffers.at("act2").shape == std::vector<int64_t>{3, c.hiddenSize});
-  auto callerHidden = (*jit)->allocate(hiddenBytes), callerOut = (*jit)->allocate(hiddenBytes);
+  auto callerHidden = (*jit)->allocate(hiddenBytes),
+       callerOut = (*jit)->allocate(hiddenBytes);
   auto callerStream = runtime::Stream::create((*jit)->device());
   REQUIRE((callerHidden && callerOut && callerStream));
   std::vector<uint8_t> hiddenPattern(hiddenBytes), outPattern(hiddenBytes);
@@ -484,7 +498,8 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
       {with(hiddenRef, [](TensorRef &t) { t.shape = {200, 3}, t.strides = {1, 200}; }),
        outRef, fine, "must have shape [3, 200], got [200, 3]"},
       {with(hiddenRef, [](TensorRef &t) { t.strides = {1, 3}; }), outRef, fine,
-       "tensor 'hidden' (plan buffer 'act0') must be contiguous (row-major): strides [1, 3] "
+       "tensor 'hidden' (plan buffer 'act0') must be contiguous (row-major): strides [1, "
+       "3] "
        "(elements) for shape [3, 200], expected [200, 1]"},
       {hiddenRef, with(outRef, [](TensorRef &t) { t.strides = {400, 1}; }), fine,
        "strides [400, 1] (elements) for shape [3, 200], expected [200, 1]"},
@@ -509,9 +524,10 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   // such as [7, 1] after slicing); the other dimensions may not.
   auto onePlan = planDecodeStep(modelRegistry(), c, *layers, 1, 4);
   REQUIRE(bool(onePlan));
-  CHECK(!checkPlanTensor(*onePlan, "act0", "hidden", {"bf16", {1, 200}, {7, 1}, 0, 16}, 0));
+  CHECK(
+      !checkPlanTensor(*onePlan, "act0", "hidden", {"bf16", {1, 200}, {7, 1}, 0, 16}, 0));
   CHECK(llvm::toString(checkPlanTensor(*onePlan, "act0", "hidden",
-                                         {"bf16", {1, 200}, {7, 2}, 0, 16}, 0))
+                                       {"bf16", {1, 200}, {7, 2}, 0, 16}, 0))
             .find("strides [7, 2] (elements) for shape [1, 200], expected [200, 1]") !=
         std::string::npos);
   CHECK(fake.copiedBytes().toDevice == copiesBeforeBad.toDevice);
@@ -522,9 +538,10 @@ TEST_CASE("GPU decoder on the fake device: weights upload once, bad slots are re
   CHECK(outAfter == outPattern);
 }
 
-TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its constants and grid, "
-          "says so, and yields to --set",
-          "[e2e][decode][tune]") {
+TEST_CASE(
+    "decode plan: a tuning database entry for in_proj_conv sets its constants and grid, "
+    "says so, and yields to --set",
+    "[e2e][decode][tune]") {
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1); // layer 0: FP8
   REQUIRE(bool(layers));
@@ -541,7 +558,8 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   // The entry as `tilejit tune in_proj_conv --shape rows=1` records it: the
   // tuner's own key for the kernel at this geometry, tunables at defaults.
   const KernelDef *def = modelRegistry().find("in_proj_conv");
-  auto base = def->specialize({"hidden=200", "inner=128", "channels=256", "heads=8", "fp8=1"});
+  auto base =
+      def->specialize({"hidden=200", "inner=128", "channels=256", "heads=8", "fp8=1"});
   REQUIRE(bool(base));
   auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
   REQUIRE(bool(key));
@@ -565,8 +583,9 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   };
   std::string log;
   llvm::raw_string_ostream os(log);
-  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 2,
-                             PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), 1, 0, os)});
+  auto plan = planDecodeStep(
+      modelRegistry(), c, *layers, 1, 2,
+      PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), 1, 0, os)});
   REQUIRE(bool(plan));
   PlannedLaunch tuned = inProj(*plan);
   CHECK(tuned.grid[0] == 13); // 392 columns / 32 (16 without the entry: 25)
@@ -575,16 +594,17 @@ TEST_CASE("decode plan: a tuning database entry for in_proj_conv sets its consta
   CHECK(log.find("uses block_n=32,warps=2") != std::string::npos);
 
   // The caller's --set wins over the database.
-  auto overridden = planDecodeStep(
-      modelRegistry(), c, *layers, 1, 2,
-      PlanOptions{{{"in_proj_conv", {"block_n=8"}}},
-                  tunedFromDatabase(**jit, modelRegistry(), 1, 0, os)});
+  auto overridden =
+      planDecodeStep(modelRegistry(), c, *layers, 1, 2,
+                     PlanOptions{{{"in_proj_conv", {"block_n=8"}}},
+                                 tunedFromDatabase(**jit, modelRegistry(), 1, 0, os)});
   REQUIRE(bool(overridden));
   CHECK(inProj(*overridden).grid[0] == 49);
   // Another shape bucket (3 rows: rows<=4) has no entry: the plan's own choice.
   log.clear();
-  auto other = planDecodeStep(modelRegistry(), c, *layers, 3, 4,
-                              PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), 3, 0, os)});
+  auto other = planDecodeStep(
+      modelRegistry(), c, *layers, 3, 4,
+      PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), 3, 0, os)});
   REQUIRE(bool(other));
   CHECK(inProj(*other).grid[0] == 25);
   CHECK(log.empty());

@@ -4,10 +4,10 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/support/FloatFormats.h"
-#include "tilejit/models/reference/HostTensor.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/reference/HostTensor.h"
 #include "tilejit/models/reference/Reference.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -33,8 +33,8 @@ const KernelRegistry &registry() {
 }
 
 /// Builds a registered kernel with `constants` and runs it on the interpreter.
-void runKernel(llvm::StringRef name, std::vector<std::string> constants, interp::Grid grid,
-               std::vector<Arg> args) {
+void runKernel(llvm::StringRef name, std::vector<std::string> constants,
+               interp::Grid grid, std::vector<Arg> args) {
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);
   mlir::MLIRContext ctx(dialects);
@@ -77,7 +77,8 @@ TEST_CASE("vector_add on the interpreter: exact, with a ragged tail", "[e2e][int
   for (int i = 0; i < n; ++i)
     x[i] = float(rng.uniform(-4, 4)), y[i] = float(rng.uniform(-4, 4));
   runKernel("vector_add", {}, {3, 1, 1},
-            {Arg::readOnlyBuffer(x), Arg::readOnlyBuffer(y), Arg::buffer(out), Arg::intScalar(n)});
+            {Arg::readOnlyBuffer(x), Arg::readOnlyBuffer(y), Arg::buffer(out),
+             Arg::intScalar(n)});
   std::vector<double> want(n);
   for (int i = 0; i < n; ++i)
     want[i] = double(x[i] + y[i]); // f32 add: exact band
@@ -91,7 +92,8 @@ TEST_CASE("softmax on the interpreter against f64", "[e2e][interp]") {
   for (float &v : x)
     v = float(rng.uniform(-8, 8));
   runKernel("softmax", {}, {rows, 1, 1},
-            {Arg::readOnlyBuffer(x), Arg::buffer(out), Arg::intScalar(rows), Arg::intScalar(cols)});
+            {Arg::readOnlyBuffer(x), Arg::buffer(out), Arg::intScalar(rows),
+             Arg::intScalar(cols)});
   std::vector<double> want(rows * cols);
   for (int r = 0; r < rows; ++r) {
     double m = -INFINITY, s = 0;
@@ -114,7 +116,8 @@ TEST_CASE("cumsum on the interpreter against f64", "[e2e][interp]") {
   for (float &v : x)
     v = float(rng.uniform(-1, 1));
   runKernel("cumsum", {}, {rows, 1, 1},
-            {Arg::readOnlyBuffer(x), Arg::buffer(out), Arg::intScalar(rows), Arg::intScalar(cols)});
+            {Arg::readOnlyBuffer(x), Arg::buffer(out), Arg::intScalar(rows),
+             Arg::intScalar(cols)});
   std::vector<double> want(rows * cols);
   for (int r = 0; r < rows; ++r) {
     double s = 0;
@@ -128,8 +131,8 @@ TEST_CASE("cumsum on the interpreter against f64", "[e2e][interp]") {
 
 TEST_CASE("gemm_bf16 and gemm_e4m3 on the interpreter against f64", "[e2e][interp]") {
   const int m = 70, n = 256, k = 128; // 70 rows: the second 64-row tile is partial
-  std::vector<std::string> constants = {"n=256", "k=128", "block_m=64", "block_n=64",
-                                        "block_k=32", "warps=4"};
+  std::vector<std::string> constants = {"n=256",      "k=128",      "block_m=64",
+                                        "block_n=64", "block_k=32", "warps=4"};
   Rng rng(4);
   SECTION("bf16") {
     Tensor<uint16_t> a = models::randomBF16({m, k}, rng, -1, 1);
@@ -204,9 +207,10 @@ TEST_CASE("gated_rmsnorm (R6) on the interpreter against the f64 reference",
   CHECK(maxDiff > 4 * 0x1p-7);
 }
 
-TEST_CASE("gated_rmsnorm reads z in place from a wider row (z_stride, as prefill's in_proj "
-          "output holds it)",
-          "[e2e][interp]") {
+TEST_CASE(
+    "gated_rmsnorm reads z in place from a wider row (z_stride, as prefill's in_proj "
+    "output holds it)",
+    "[e2e][interp]") {
   const int rows = 2, width = 1024, group = 256, stride = 1536;
   Rng rng(15);
   Tensor<uint16_t> y = models::randomBF16({rows, width}, rng, -2, 2);
@@ -220,7 +224,8 @@ TEST_CASE("gated_rmsnorm reads z in place from a wider row (z_stride, as prefill
             {Arg::readOnlyBuffer(y.data), Arg::readOnlyBuffer(wide.data),
              Arg::readOnlyBuffer(w.data), Arg::buffer(out), Arg::intScalar(rows),
              Arg::floatScalar(1e-5)});
-  auto want = models::ref::gatedRmsNorm(y, models::sliceColumns(wide, 0, width), w, group, 1e-5);
+  auto want =
+      models::ref::gatedRmsNorm(y, models::sliceColumns(wide, 0, width), w, group, 1e-5);
   REQUIRE(bool(want));
   std::vector<double> wantBF16(want->data.size());
   for (size_t i = 0; i < wantBF16.size(); ++i)
@@ -230,14 +235,16 @@ TEST_CASE("gated_rmsnorm reads z in place from a wider row (z_stride, as prefill
   CHECK(expectClose(out, wantBF16, 0, 0x1p-7, bf16Value) == rows * width);
 }
 
-TEST_CASE("quantize_e4m3 (R1's activation quant) on the interpreter: every code within one "
-          "of the f64 quotient's",
-          "[e2e][interp]") {
+TEST_CASE(
+    "quantize_e4m3 (R1's activation quant) on the interpreter: every code within one "
+    "of the f64 quotient's",
+    "[e2e][interp]") {
   const int rows = 3, width = 1000; // a masked tail in each row's only program
   const float scale = 0.0125f;
   Rng rng(16);
-  Tensor<uint16_t> x = models::randomBF16({rows, width}, rng, -7, 7); // up to +-560: saturates
-  std::vector<uint8_t> out(rows * width, 0x7f);                        // poison: NaN
+  Tensor<uint16_t> x =
+      models::randomBF16({rows, width}, rng, -7, 7); // up to +-560: saturates
+  std::vector<uint8_t> out(rows * width, 0x7f);      // poison: NaN
   runKernel("quantize_e4m3", {"width=1000", "block=512"}, {2, rows, 1},
             {Arg::readOnlyBuffer(x.data), Arg::buffer(out), Arg::intScalar(rows),
              Arg::floatScalar(scale)});
@@ -248,8 +255,9 @@ TEST_CASE("quantize_e4m3 (R1's activation quant) on the interpreter: every code 
     double q = models::ref::bf16Value(x.data[i]) / double(scale);
     uint8_t want = models::ref::e4m3Code(q);
     exact += out[i] == want;
-    adjacent += out[i] != want && std::abs(models::ref::e4m3Value(out[i]) - models::ref::e4m3Value(want)) <=
-                                      std::abs(models::ref::e4m3Value(want)) * 0x1p-3 + 0x1p-9;
+    adjacent += out[i] != want &&
+                std::abs(models::ref::e4m3Value(out[i]) - models::ref::e4m3Value(want)) <=
+                    std::abs(models::ref::e4m3Value(want)) * 0x1p-3 + 0x1p-9;
     saturated += std::abs(models::ref::e4m3Value(out[i])) == 448;
   }
   CHECK(exact + adjacent == rows * width);
@@ -258,11 +266,13 @@ TEST_CASE("quantize_e4m3 (R1's activation quant) on the interpreter: every code 
   // Counterfactual: a dropped scale (e4m3(x)) agrees with almost no code.
   int64_t sameWithoutScale = 0;
   for (int i = 0; i < rows * width; ++i)
-    sameWithoutScale += out[i] == models::ref::e4m3Code(models::ref::bf16Value(x.data[i]));
+    sameWithoutScale +=
+        out[i] == models::ref::e4m3Code(models::ref::bf16Value(x.data[i]));
   CHECK(sameWithoutScale < rows * width / 10);
 }
 
-TEST_CASE("conv_update (R3d) on the interpreter against the f64 reference", "[e2e][interp]") {
+TEST_CASE("conv_update (R3d) on the interpreter against the f64 reference",
+          "[e2e][interp]") {
   const int batch = 3, channels = 6144, slots = 5;
   Rng rng(6);
   Tensor<uint16_t> xt = models::randomBF16({batch, channels}, rng, -2, 2);
@@ -273,9 +283,9 @@ TEST_CASE("conv_update (R3d) on the interpreter against the f64 reference", "[e2
   Tensor<uint16_t> refPage = page;
   std::vector<uint16_t> out(batch * channels, kPoisonBF16);
   runKernel("conv_update", {}, {batch, channels / 256, 1},
-            {Arg::readOnlyBuffer(xt.data), Arg::buffer(page.data), Arg::readOnlyBuffer(slotIdx),
-             Arg::readOnlyBuffer(weight.data), Arg::readOnlyBuffer(bias.data),
-             Arg::buffer(out)});
+            {Arg::readOnlyBuffer(xt.data), Arg::buffer(page.data),
+             Arg::readOnlyBuffer(slotIdx), Arg::readOnlyBuffer(weight.data),
+             Arg::readOnlyBuffer(bias.data), Arg::buffer(out)});
   auto want = models::ref::convUpdatePaged(xt, weight, bias, {2, -1, 4}, refPage);
   REQUIRE(bool(want));
   std::vector<double> wantBF16(want->data.size());
@@ -292,7 +302,8 @@ TEST_CASE("conv_update (R3d) on the interpreter against the f64 reference", "[e2
 
 TEST_CASE("read_bytes on the interpreter: one partial sum per program against f64",
           "[e2e][interp]") {
-  const int n = 20000, perProgram = 2048 * 4, programs = (n + perProgram - 1) / perProgram;
+  const int n = 20000, perProgram = 2048 * 4,
+            programs = (n + perProgram - 1) / perProgram;
   Rng rng(8);
   std::vector<float> x(n), sums(programs, kPoison);
   for (float &v : x)

@@ -4,9 +4,9 @@
 // forward that continues from the state the first wrote. Bands: StepCheck's
 // (StepCheck.h), each op alone held to its own in its kernel test.
 #include "tilejit/jit/JitCompiler.h"
-#include "tilejit/models/plan/Check.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/Planner.h"
+#include "tilejit/models/plan/Check.h"
 #include "tilejit/models/plan/Runners.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
@@ -24,13 +24,14 @@ using namespace tilejit::models::testing;
 namespace {
 
 /// The SSD's state tile of 16 x 32 holds four mma blocks: four warps.
-const PlanOptions kSmall{{{"ssd_prefill", {"block_p=16", "warps=4"}}}, nullptr,
+const PlanOptions kSmall{{{"ssd_prefill", {"block_p=16", "warps=4"}}},
+                         nullptr,
                          /*perLayerActivations=*/true};
 
 /// Lengths 5 (continued), 65 (fresh, three chunks), 1 (padding), 59
 /// (continued), 20 (fresh), over 6 slots.
-const ref::PrefillBatch kBatch{{0, 5, 70, 71, 130, 150}, {3, 0, -1, 5, 1},
-                               {true, false, true, true, false}};
+const ref::PrefillBatch kBatch{
+    {0, 5, 70, 71, 130, 150}, {3, 0, -1, 5, 1}, {true, false, true, true, false}};
 
 } // namespace
 
@@ -91,8 +92,9 @@ TEST_CASE("prefill forward: FP8 and bf16 projections mixed within a layer are pl
   REQUIRE(check->projections.size() == 4);
 }
 
-TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything is planned",
-          "[e2e][prefill]") {
+TEST_CASE(
+    "prefill plan: a bad batch is refused with its numbers before anything is planned",
+    "[e2e][prefill]") {
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
@@ -103,15 +105,18 @@ TEST_CASE("prefill plan: a bad batch is refused with its numbers before anything
   };
   CHECK(error({{0, 5, 5, 9}, {0, 1, 2}, {false, false, false}}, 9).find("empty") !=
         std::string::npos);
-  CHECK(error({{0, 5, 9}, {1, 1}, {false, false}}, 9).find("slot 1") != std::string::npos);
-  CHECK(error({{0, 5, 9}, {0, 4}, {false, false}}, 9).find("slot 4") != std::string::npos);
+  CHECK(error({{0, 5, 9}, {1, 1}, {false, false}}, 9).find("slot 1") !=
+        std::string::npos);
+  CHECK(error({{0, 5, 9}, {0, 4}, {false, false}}, 9).find("slot 4") !=
+        std::string::npos);
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
   auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
                            PlanOptions{{{"ssd_prefill", {"block_p=16", "warps=4"}},
                                         {"conv_prefill", {"block_t=64"}}}});
   REQUIRE_FALSE(bool(mixed));
-  CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") != std::string::npos);
+  CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") !=
+        std::string::npos);
 }
 
 TEST_CASE("prefill: the GPU-against-interpreter comparison runs a prefill plan launch by "
@@ -124,8 +129,8 @@ TEST_CASE("prefill: the GPU-against-interpreter comparison runs a prefill plan l
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
   // tilejit run's batch of 100 tokens: a padding sequence marked continued.
-  const ref::PrefillBatch run{{0, 37, 53, 66, 99, 100}, {4, 0, -1, 2, 5},
-                              {false, true, true, true, false}};
+  const ref::PrefillBatch run{
+      {0, 37, 53, 66, 99, 100}, {4, 0, -1, 2, 5}, {false, true, true, true, false}};
   const auto [batch, tokens, slots] =
       GENERATE_REF(std::make_tuple(kBatch, int64_t(150), int64_t(6)),
                    std::make_tuple(run, int64_t(100), int64_t(8)));
@@ -137,8 +142,9 @@ TEST_CASE("prefill: the GPU-against-interpreter comparison runs a prefill plan l
     auto options = runtime::RuntimeOptions::fromEnvironment();
     REQUIRE(bool(options));
     options->useDiskCache = false;
-    auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
-                                           JitCompiler::fromEnvironment(), std::move(*options));
+    auto jit =
+        runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
+                                    JitCompiler::fromEnvironment(), std::move(*options));
     REQUIRE(bool(jit));
     std::string log;
     llvm::raw_string_ostream os(log);
@@ -167,7 +173,8 @@ TEST_CASE(
   REQUIRE(bool(layers));
   const ref::PrefillBatch batch{{0, 20, 40}, {0, 1}, {false, true}};
   auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 40, 2,
-                             PlanOptions{{{"ssd_prefill", {"warps=4"}}}, nullptr,
+                             PlanOptions{{{"ssd_prefill", {"warps=4"}}},
+                                         nullptr,
                                          /*perLayerActivations=*/true});
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));

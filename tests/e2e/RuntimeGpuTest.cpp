@@ -89,12 +89,14 @@ std::vector<std::unique_ptr<Kernel>> allKernels(JitRuntime &jit) {
   for (const KernelDef *def : registry().all()) {
     auto spec = def->specialize({});
     REQUIRE(!!spec);
-    kernels.push_back(std::make_unique<Kernel>(jit, makeKernelSpec(*def, std::move(*spec))));
+    kernels.push_back(
+        std::make_unique<Kernel>(jit, makeKernelSpec(*def, std::move(*spec))));
   }
   return kernels;
 }
 
-LoadReport compileAllOrFail(JitRuntime &jit, std::vector<std::unique_ptr<Kernel>> &kernels) {
+LoadReport compileAllOrFail(JitRuntime &jit,
+                            std::vector<std::unique_ptr<Kernel>> &kernels) {
   std::vector<Kernel *> pointers;
   for (auto &k : kernels)
     pointers.push_back(k.get());
@@ -121,7 +123,8 @@ void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
     auto jit = makeRuntime(openDevice(), cacheDir);
     auto kernels = allKernels(*jit);
     LoadReport cold = compileAllOrFail(*jit, kernels);
-    llvm::outs() << "cold (" << jit->targetArch().name() << ", cache " << cacheDir << "): ";
+    llvm::outs() << "cold (" << jit->targetArch().name() << ", cache " << cacheDir
+                 << "): ";
     cold.print(llvm::outs());
     for (const KernelLoadRecord &record : cold.kernels)
       CHECK(record.origin == CompileOrigin::Compiler);
@@ -272,9 +275,10 @@ TEST_CASE("GPU: vector_add matches the host", "[gpu]") {
   Kernel add = vectorAdd(*jit);
   auto stream = Stream::create(jit->device());
   REQUIRE(!!stream);
-  requireOk(add.launch(*stream, {uint32_t((n + kBlock - 1) / kBlock), 1, 1},
-                       {KernelArg::pointer(dx.address()), KernelArg::pointer(dy.address()),
-                        KernelArg::pointer(dout.address()), KernelArg::i32(n)}));
+  requireOk(
+      add.launch(*stream, {uint32_t((n + kBlock - 1) / kBlock), 1, 1},
+                 {KernelArg::pointer(dx.address()), KernelArg::pointer(dy.address()),
+                  KernelArg::pointer(dout.address()), KernelArg::i32(n)}));
   requireOk(stream->synchronize());
   std::vector<float> out = download(dout, n);
   int32_t mismatches = 0;

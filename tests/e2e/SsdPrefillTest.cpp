@@ -7,10 +7,10 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/support/FloatFormats.h"
-#include "tilejit/models/reference/HostTensor.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/reference/HostTensor.h"
 #include "tilejit/models/reference/Reference.h"
+#include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/MLIRContext.h"
 
@@ -42,8 +42,8 @@ struct SsdInputs {
 
 SsdInputs randomInputs(int64_t tokens, uint64_t seed) {
   Rng rng(seed);
-  SsdInputs in{randomBF16({tokens, Cd}, rng, -1, 1), randomBF16({tokens, H}, rng, -4, -1),
-               {}};
+  SsdInputs in{
+      randomBF16({tokens, Cd}, rng, -1, 1), randomBF16({tokens, H}, rng, -4, -1), {}};
   // A = -exp(A_log) in [-1.6, -0.14] and dt' ~ 0.01..0.3: a chunk of 32 keeps
   // a visible share of the state it inherits, so a dropped carry shows.
   in.params.aLog = randomF32({H}, rng, -2, 0.5);
@@ -65,7 +65,9 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   const int64_t tokens = in.xBC.dim(0);
   auto chunks = ref::varlenChunks(batch.cu, tokens, q);
   REQUIRE(bool(chunks));
-  auto i32 = [](const std::vector<int64_t> &v) { return std::vector<int32_t>(v.begin(), v.end()); };
+  auto i32 = [](const std::vector<int64_t> &v) {
+    return std::vector<int32_t>(v.begin(), v.end());
+  };
   std::vector<int32_t> cu = i32(batch.cu), slots = i32(batch.slots);
   std::vector<int32_t> seq = i32(chunks->chunkSequence), begin = i32(chunks->chunkBegin),
                        end = i32(chunks->chunkEnd);
@@ -76,23 +78,29 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   mlir::MLIRContext ctx(dialects);
   const KernelDef *def = modelRegistry().find("ssd_prefill");
   REQUIRE(def);
-  std::vector<std::string> constants = {
-      "heads=" + std::to_string(H),  "head_dim=" + std::to_string(P),
-      "state=" + std::to_string(N),  "groups=" + std::to_string(G),
-      "chunk=" + std::to_string(q),  "dt_stride=" + std::to_string(H), "dt_col=0",
-      "block_p=" + std::to_string(bp), "warps=4"};
+  std::vector<std::string> constants = {"heads=" + std::to_string(H),
+                                        "head_dim=" + std::to_string(P),
+                                        "state=" + std::to_string(N),
+                                        "groups=" + std::to_string(G),
+                                        "chunk=" + std::to_string(q),
+                                        "dt_stride=" + std::to_string(H),
+                                        "dt_col=0",
+                                        "block_p=" + std::to_string(bp),
+                                        "warps=4"};
   auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
   REQUIRE(bool(module));
   auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
   llvm::Error err = interp::run(
       kernel, {P / bp, H, 1},
       {Arg::readOnlyBuffer(in.xBC.data), Arg::readOnlyBuffer(in.dt.data),
-       Arg::readOnlyBuffer(in.params.aLog.data), Arg::readOnlyBuffer(in.params.dtBias.data),
-       Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(cu),
-       Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init),
-       Arg::readOnlyBuffer(seq), Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end),
-       Arg::buffer(page.data), Arg::buffer(y), Arg::intScalar(int32_t(seq.size())),
-       Arg::floatScalar(float(in.params.dtMin)), Arg::floatScalar(float(in.params.dtMax))});
+       Arg::readOnlyBuffer(in.params.aLog.data),
+       Arg::readOnlyBuffer(in.params.dtBias.data), Arg::readOnlyBuffer(in.params.d.data),
+       Arg::readOnlyBuffer(cu), Arg::readOnlyBuffer(slots),
+       Arg::readOnlyBuffer(batch.init), Arg::readOnlyBuffer(seq),
+       Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end), Arg::buffer(page.data),
+       Arg::buffer(y), Arg::intScalar(int32_t(seq.size())),
+       Arg::floatScalar(float(in.params.dtMin)),
+       Arg::floatScalar(float(in.params.dtMax))});
   INFO(llvm::toString(std::move(err)));
   REQUIRE(!err);
   return y;
@@ -100,7 +108,8 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
 
 /// The sequential f64 R5 of every sequence, as the kernel's page would hold
 /// it: y [T, I] (padding rows 0) and the final states in `page`.
-std::vector<double> reference(const SsdInputs &in, const Batch &batch, Tensor<float> &page) {
+std::vector<double> reference(const SsdInputs &in, const Batch &batch,
+                              Tensor<float> &page) {
   const int64_t tokens = in.xBC.dim(0);
   std::vector<double> y(tokens * I, 0.0);
   for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
@@ -144,7 +153,8 @@ int64_t outsideY(const std::vector<uint16_t> &got, const std::vector<double> &wa
   return bad;
 }
 
-int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want, int64_t *checked) {
+int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want,
+                     int64_t *checked) {
   REQUIRE(got.data.size() == want.data.size());
   int64_t bad = 0;
   for (size_t i = 0; i < got.data.size(); ++i)
@@ -155,9 +165,10 @@ int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want, int64_
 
 } // namespace
 
-TEST_CASE("ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 32, 64, 128) "
-          "against the sequential f64 R5",
-          "[e2e][interp][prefill]") {
+TEST_CASE(
+    "ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 32, 64, 128) "
+    "against the sequential f64 R5",
+    "[e2e][interp][prefill]") {
   const int64_t T = 300;
   SsdInputs in = randomInputs(T, 21);
   Batch batch{{0, T}, {1}, {1}};
@@ -187,8 +198,8 @@ TEST_CASE("ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 
   std::vector<double> noCarry(T * I, 0.0);
   for (int64_t b = 0; b < T; b += 32) {
     Batch piece{{0, std::min<int64_t>(32, T - b)}, {0}, {0}};
-    SsdInputs part{sliceRows(in.xBC, b, b + piece.cu[1]), sliceRows(in.dt, b, b + piece.cu[1]),
-                   in.params};
+    SsdInputs part{sliceRows(in.xBC, b, b + piece.cu[1]),
+                   sliceRows(in.dt, b, b + piece.cu[1]), in.params};
     Tensor<float> scratch({1, H, P, N});
     std::vector<double> yPiece = reference(part, piece, scratch);
     std::copy(yPiece.begin(), yPiece.end(), noCarry.begin() + b * I);
@@ -207,8 +218,9 @@ TEST_CASE("ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 
   CHECK(separated > 32 * I / 4);
 }
 
-TEST_CASE("ssd_prefill: a varlen batch with short, fresh, continued and padding sequences",
-          "[e2e][interp][prefill]") {
+TEST_CASE(
+    "ssd_prefill: a varlen batch with short, fresh, continued and padding sequences",
+    "[e2e][interp][prefill]") {
   // Lengths 5 and 1 (shorter than a chunk), 35, 99 (padding) and 160 (several
   // chunks); chunk 32.
   Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
@@ -280,4 +292,3 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
     separated += !kState.holds(dropped.data[i], want.data[i]);
   CHECK(separated > H * P * N / 4);
 }
-

@@ -20,7 +20,8 @@ namespace {
 
 /// The key every fuzzed entry is stored under.
 const std::string &fuzzKey() {
-  static const std::string key = computeDiskKey({"ir", "O3", "sm_90a", "8.8", "fuzz", "22"});
+  static const std::string key =
+      computeDiskKey({"ir", "O3", "sm_90a", "8.8", "fuzz", "22"});
   return key;
 }
 

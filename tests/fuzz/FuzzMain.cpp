@@ -33,8 +33,9 @@ constexpr FuzzTarget targets[] = {
 const FuzzTarget *selected = nullptr;
 
 [[noreturn]] void usage(const char *problem) {
-  std::fprintf(stderr, "tilejit-fuzz: %s\nusage: tilejit-fuzz --target=NAME "
-                       "[--make-seeds=DIR] [libFuzzer flags] [corpus...]\ntargets:",
+  std::fprintf(stderr,
+               "tilejit-fuzz: %s\nusage: tilejit-fuzz --target=NAME "
+               "[--make-seeds=DIR] [libFuzzer flags] [corpus...]\ntargets:",
                problem);
   for (const FuzzTarget &t : targets)
     std::fprintf(stderr, " %s", t.name);
@@ -51,8 +52,8 @@ int makeSeeds(const FuzzTarget &target, llvm::StringRef dir) {
     llvm::sys::path::append(path, name);
     writeFileOrDie(std::string(path), bytes);
   }
-  llvm::outs() << "tilejit-fuzz: " << seeds.size() << " " << target.name
-               << " seeds in " << dir << "\n";
+  llvm::outs() << "tilejit-fuzz: " << seeds.size() << " " << target.name << " seeds in "
+               << dir << "\n";
   return seeds.empty() ? 1 : 0;
 }
 

@@ -32,9 +32,9 @@ constexpr unsigned inputsPerContext = 2000;
 /// whole compiler. The PTX translation interfaces play no part in parsing.
 std::unique_ptr<mlir::MLIRContext> makeContext() {
   mlir::DialectRegistry registry;
-  registry.insert<tile::TileDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
-                  mlir::scf::SCFDialect, mlir::LLVM::LLVMDialect,
-                  mlir::NVVM::NVVMDialect>();
+  registry
+      .insert<tile::TileDialect, mlir::arith::ArithDialect, mlir::math::MathDialect,
+              mlir::scf::SCFDialect, mlir::LLVM::LLVMDialect, mlir::NVVM::NVVMDialect>();
   auto context = std::make_unique<mlir::MLIRContext>(
       registry, mlir::MLIRContext::Threading::DISABLED);
   context->allowUnregisteredDialects();
@@ -42,7 +42,8 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
   return context;
 }
 
-mlir::OwningOpRef<mlir::ModuleOp> parse(mlir::MLIRContext &context, llvm::StringRef text) {
+mlir::OwningOpRef<mlir::ModuleOp> parse(mlir::MLIRContext &context,
+                                        llvm::StringRef text) {
   return mlir::parseSourceString<mlir::ModuleOp>(text, mlir::ParserConfig(&context));
 }
 

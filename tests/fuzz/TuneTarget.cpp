@@ -42,8 +42,9 @@ TuneEntry sampleEntry(llvm::StringRef kernel, llvm::StringRef version, bool reje
 void runTuneDb(llvm::ArrayRef<uint8_t> input) {
   llvm::SmallString<256> path(scratchDir());
   llvm::sys::path::append(path, "tune.json");
-  writeFileOrDie(std::string(path),
-                 llvm::StringRef(reinterpret_cast<const char *>(input.data()), input.size()));
+  writeFileOrDie(
+      std::string(path),
+      llvm::StringRef(reinterpret_cast<const char *>(input.data()), input.size()));
   auto db = TuneDb::load(path);
   if (!db) {
     llvm::consumeError(db.takeError());
@@ -54,7 +55,8 @@ void runTuneDb(llvm::ArrayRef<uint8_t> input) {
   check(bool(again), "a loaded database does not read back its own JSON");
   check(printed(again->toJSON()) == printed(json), "a database changes in a round trip");
   for (const TuneEntry &entry : db->entries())
-    check(db->lookup(entry.key).first != TuneMatch::None, "an entry's own key finds nothing");
+    check(db->lookup(entry.key).first != TuneMatch::None,
+          "an entry's own key finds nothing");
 }
 
 Seeds tuneDbSeeds(llvm::StringRef) {

@@ -43,8 +43,12 @@ void requireRoundTrip(Fixture &f, mlir::ModuleOp module) {
 
 TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
   Fixture f;
-  KernelDef def{"gated_rmsnorm", "",
-                {{"width", 4096, ""}, {"group_size", 512, ""}, {"fp8_out", 0, ""}, {"z_stride", 0, ""},
+  KernelDef def{"gated_rmsnorm",
+                "",
+                {{"width", 4096, ""},
+                 {"group_size", 512, ""},
+                 {"fp8_out", 0, ""},
+                 {"z_stride", 0, ""},
                  {"gate", 1, ""}},
                 models::buildGatedRmsNorm};
   auto spec = def.specialize({});
@@ -61,8 +65,11 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
 
 TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
   Fixture f;
-  KernelDef def{"conv_update", "",
-                {{"channels", 6144, ""}, {"block", 256, ""}, {"x_stride", 0, ""},
+  KernelDef def{"conv_update",
+                "",
+                {{"channels", 6144, ""},
+                 {"block", 256, ""},
+                 {"x_stride", 0, ""},
                  {"state_layout", 0, ""}},
                 models::buildConvUpdate};
   auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));
@@ -118,7 +125,8 @@ TEST_CASE("every mistake is reported, each at its own line", "[builder]") {
   CHECK(msg.find(":" + std::to_string(axisLine) + ":") != std::string::npos);
   CHECK(msg.find("axis 2 out of range [0, 2)") != std::string::npos);
   CHECK(msg.find(":" + std::to_string(mathLine) + ":") != std::string::npos);
-  CHECK(msg.find("exp needs a float tile or scalar, got tile<16xi32>") != std::string::npos);
+  CHECK(msg.find("exp needs a float tile or scalar, got tile<16xi32>") !=
+        std::string::npos);
 }
 
 TEST_CASE("verifier errors carry the builder call site", "[builder]") {
@@ -140,9 +148,9 @@ TEST_CASE("numbers adopt the other operand's dtype and broadcasting follows nump
   Fixture f;
   Kernel k(*f.ctx, "broadcast");
   Value p = k.ptrParam("p", DType::F32);
-  Value col = arange(0, 8);            // [8]
+  Value col = arange(0, 8);                // [8]
   Value row = expandDims(arange(0, 4), 1); // [4, 1]
-  Value idx = row * 8 + col;           // [4, 8]
+  Value idx = row * 8 + col;               // [4, 8]
   CHECK(idx.shape() == Shape{4, 8});
   CHECK(idx.dtype() == DType::I32);
   Value v = load(p + idx, idx < 30, 0.0f);
@@ -160,13 +168,14 @@ TEST_CASE("numbers adopt the other operand's dtype and broadcasting follows nump
         std::string::npos);
 }
 
-TEST_CASE("fma broadcasts numbers and tiles and rejects what it cannot fuse", "[builder]") {
+TEST_CASE("fma broadcasts numbers and tiles and rejects what it cannot fuse",
+          "[builder]") {
   Fixture f;
   {
     Kernel k(*f.ctx, "fma_ok");
     Value p = k.ptrParam("p", DType::F32);
-    Value x = load(p + arange(0, 8));                 // [8]
-    Value y = fma(x, 2.0f, expandDims(x, 1));         // [8] * 2 + [8, 1] -> [8, 8]
+    Value x = load(p + arange(0, 8));         // [8]
+    Value y = fma(x, 2.0f, expandDims(x, 1)); // [8] * 2 + [8, 1] -> [8, 8]
     CHECK(y.shape() == Shape{8, 8});
     Value h = fma(x.to(DType::BF16), x.to(DType::BF16), 1.0f);
     CHECK(h.dtype() == DType::BF16);
@@ -193,7 +202,8 @@ TEST_CASE("fma broadcasts numbers and tiles and rejects what it cannot fuse", "[
   INFO(msg);
   for (int line : {dtypeLine, intLine, shapeLine})
     CHECK(msg.find(":" + std::to_string(line) + ":") != std::string::npos);
-  CHECK(msg.find("dtype mismatch in fma(): tile<16xf32> vs tile<16xbf16>") != std::string::npos);
+  CHECK(msg.find("dtype mismatch in fma(): tile<16xf32> vs tile<16xbf16>") !=
+        std::string::npos);
   CHECK(msg.find("fma() needs f32, bf16 or f16 operands, got tile<16xi32>") !=
         std::string::npos);
   CHECK(msg.find("shapes do not broadcast in fma(): tile<16xf32> vs tile<4xf32>") !=
@@ -233,7 +243,8 @@ TEST_CASE("specialization rejects unknown constants and non-integers", "[builder
         "kernel 'k' has no constant 'blok' (it has: block)");
   CHECK(errorText(def.specialize({"block=x"}).takeError()) ==
         "constant 'block' needs an integer, got 'x'");
-  CHECK(errorText(def.specialize({"block"}).takeError()) == "expected name=value, got 'block'");
+  CHECK(errorText(def.specialize({"block"}).takeError()) ==
+        "expected name=value, got 'block'");
 }
 
 TEST_CASE("the registry refuses duplicate names", "[builder]") {
@@ -246,7 +257,8 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
         "kernel 'gated_rmsnorm' is registered twice");
 }
 
-TEST_CASE("an invalid config is a diagnostic at the caller's line, not an abort", "[builder]") {
+TEST_CASE("an invalid config is a diagnostic at the caller's line, not an abort",
+          "[builder]") {
   Fixture f;
   Kernel k(*f.ctx, "bad_config");
   Value out = k.ptrParam("out", DType::F32);

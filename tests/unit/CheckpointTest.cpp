@@ -287,7 +287,8 @@ const char *const kNotSupported =
 
 } // namespace
 
-TEST_CASE("the published Nemotron-3-Nano config is the built-in geometry", "[checkpoint]") {
+TEST_CASE("the published Nemotron-3-Nano config is the built-in geometry",
+          "[checkpoint]") {
   auto published = NemotronHConfig::fromJson(fx::kNano30BConfig, "config.json");
   REQUIRE(bool(published));
   const NemotronHConfig builtIn;
@@ -302,7 +303,8 @@ TEST_CASE("the published Nemotron-3-Nano config is the built-in geometry", "[che
   CHECK(std::isinf(published->dtMax));
 }
 
-TEST_CASE("layer kinds from hybrid_override_pattern or layers_block_type", "[checkpoint]") {
+TEST_CASE("layer kinds from hybrid_override_pattern or layers_block_type",
+          "[checkpoint]") {
   auto pattern = NemotronHConfig::fromJson(fx::smallPublishedConfig(false), "cfg");
   auto blockTypes = NemotronHConfig::fromJson(fx::smallPublishedConfig(true), "cfg");
   REQUIRE(bool(pattern));
@@ -326,11 +328,13 @@ TEST_CASE("layer kinds from hybrid_override_pattern or layers_block_type", "[che
                           "\"mamba\", \"attention\", \"moe\" or \"mlp\"");
   std::string counted = fx::smallPublishedConfig(true);
   counted.insert(1, "\"num_hidden_layers\": 52, ");
-  CHECK(error(counted) == "cfg: layers_block_type has 10 layers, num_hidden_layers says 52");
+  CHECK(error(counted) ==
+        "cfg: layers_block_type has 10 layers, num_hidden_layers says 52");
   std::string neither = fx::smallPublishedConfig(true);
   neither.replace(neither.find("\"layers_block_type\""), 19, "\"block_types\"");
-  CHECK(error(neither) == "cfg: missing the layer kinds: neither 'hybrid_override_pattern' "
-                          "nor 'layers_block_type'");
+  CHECK(error(neither) ==
+        "cfg: missing the layer kinds: neither 'hybrid_override_pattern' "
+        "nor 'layers_block_type'");
 }
 
 TEST_CASE("a published-layout sharded checkpoint loads every Mamba layer, mixed and "
@@ -344,11 +348,13 @@ TEST_CASE("a published-layout sharded checkpoint loads every Mamba layer, mixed 
     INFO((checkpoint ? "" : llvm::toString(checkpoint.takeError())));
     REQUIRE(bool(checkpoint));
     CHECK(checkpoint->quantization().origin == dir.file("hf_quant_config.json"));
-    const std::vector<MambaLayerWeights> want = fx::smallMambaLayers(checkpoint->config());
+    const std::vector<MambaLayerWeights> want =
+        fx::smallMambaLayers(checkpoint->config());
     REQUIRE(want.size() == 5);
     for (const MambaLayerWeights &w : want) {
       auto loaded = checkpoint->loadMambaLayer(w.layer);
-      INFO("layer " << w.layer << (loaded ? "" : ": " + llvm::toString(loaded.takeError())));
+      INFO("layer " << w.layer
+                    << (loaded ? "" : ": " + llvm::toString(loaded.takeError())));
       REQUIRE(bool(loaded));
       CHECK(*loaded == w);
       CHECK(loaded->inProj.isFP8 == (w.layer != 4));
@@ -363,7 +369,8 @@ TEST_CASE("an unsupported quantization is named, from its config or its tensors"
     TempDir dir;
     std::string quant = fx::kSmallQuantConfig;
     quant.replace(quant.find("\"FP8\""), 5, "\"" + algorithm + "\"");
-    REQUIRE(!fx::writePublishedCheckpoint(dir.path, fx::smallPublishedConfig(false), quant));
+    REQUIRE(
+        !fx::writePublishedCheckpoint(dir.path, fx::smallPublishedConfig(false), quant));
     std::string error = checkpointError(dir, 0);
     std::string origin = dir.file("hf_quant_config.json") + ": ";
     REQUIRE(error.rfind(origin, 0) == 0);
@@ -371,16 +378,18 @@ TEST_CASE("an unsupported quantization is named, from its config or its tensors"
   };
   CHECK(quantFileError("NVFP4") ==
         std::string("NVFP4 projections (quant_algo NVFP4)") + kNotSupported);
-  CHECK(quantFileError("FP8_PER_CHANNEL_PER_TOKEN") ==
-        std::string("per-channel FP8 projections (quant_algo FP8_PER_CHANNEL_PER_TOKEN)") +
-            kNotSupported);
+  CHECK(
+      quantFileError("FP8_PER_CHANNEL_PER_TOKEN") ==
+      std::string("per-channel FP8 projections (quant_algo FP8_PER_CHANNEL_PER_TOKEN)") +
+          kNotSupported);
   CHECK(quantFileError("W4A16_AWQ") ==
         std::string("projections quantized as W4A16_AWQ (quant_algo W4A16_AWQ)") +
             kNotSupported);
 
   auto configError = [](const std::string &quantization) {
     TempDir dir;
-    REQUIRE(!fx::writePublishedCheckpoint(dir.path, withQuantizationConfig(quantization), ""));
+    REQUIRE(!fx::writePublishedCheckpoint(dir.path, withQuantizationConfig(quantization),
+                                          ""));
     std::string error = checkpointError(dir, 0);
     std::string origin = dir.file("config.json") + " quantization_config: ";
     REQUIRE(error.rfind(origin, 0) == 0);
@@ -404,7 +413,8 @@ TEST_CASE("an unsupported quantization is named, from its config or its tensors"
   CHECK(configError(compressed(R"("weights": {"num_bits": 4, "type": "float", )"
                                R"("strategy": "tensor_group", "group_size": 16})",
                                staticInputs)) ==
-        std::string("NVFP4 projections (compressed-tensors group group_0)") + kNotSupported);
+        std::string("NVFP4 projections (compressed-tensors group group_0)") +
+            kNotSupported);
   CHECK(configError(compressed(fp8Tensor, R"("input_activations": {"num_bits": 8, )"
                                           R"("type": "float", "strategy": "token", )"
                                           R"("dynamic": true})")) ==
@@ -424,7 +434,8 @@ TEST_CASE("an unsupported quantization is named, from its config or its tensors"
   weight.dtype = "U8";
   weight.shape[1] /= 2;
   weight.bytes.resize(weight.bytes.size() / 2);
-  nvfp4.push_back({mambaTensorName(2, "in_proj.weight_scale_2"), "F32", {}, {0, 0, 128, 63}});
+  nvfp4.push_back(
+      {mambaTensorName(2, "in_proj.weight_scale_2"), "F32", {}, {0, 0, 128, 63}});
   CHECK(loadError(dir, nvfp4) ==
         "tensor '" + mambaTensorName(2, "in_proj.weight") +
             "' is U8 [68, 16] with a weight_scale_2: NVFP4 projections are not supported "
@@ -435,16 +446,18 @@ TEST_CASE("an unsupported quantization is named, from its config or its tensors"
   scale.bytes = bytesOf(std::vector<float>(32, 0.5f));
   CHECK(loadError(dir, perChannel) ==
         "tensor '" + mambaTensorName(2, "out_proj.weight_scale") +
-            "' has shape [32, 1], one scale per output channel: per-channel FP8 projections "
+            "' has shape [32, 1], one scale per output channel: per-channel FP8 "
+            "projections "
             "are not supported (tilejit runs one static scale per tensor)");
   std::vector<SafetensorsBlob> block = smallTensors();
-  block.push_back({mambaTensorName(2, "in_proj.weight_scale_inv"), "F32", {1, 1}, {0, 0, 128, 63}});
-  CHECK(loadError(dir, block) == "tensor '" + mambaTensorName(2, "in_proj.weight") +
-                                     "' has block scales ('" +
-                                     mambaTensorName(2, "in_proj") +
-                                     ".weight_scale_inv'): block-scaled FP8 projections "
-                                     "are not supported (tilejit runs one static scale per "
-                                     "tensor)");
+  block.push_back(
+      {mambaTensorName(2, "in_proj.weight_scale_inv"), "F32", {1, 1}, {0, 0, 128, 63}});
+  CHECK(loadError(dir, block) ==
+        "tensor '" + mambaTensorName(2, "in_proj.weight") + "' has block scales ('" +
+            mambaTensorName(2, "in_proj") +
+            ".weight_scale_inv'): block-scaled FP8 projections "
+            "are not supported (tilejit runs one static scale per "
+            "tensor)");
 }
 
 TEST_CASE("the quantization config is cross-checked against each projection's dtype",
@@ -453,17 +466,21 @@ TEST_CASE("the quantization config is cross-checked against each projection's dt
     TempDir dir;
     std::string quant = fx::kSmallQuantConfig;
     quant.replace(quant.find("\"backbone.layers.4.mixer*\", "), 28, "");
-    REQUIRE(!fx::writePublishedCheckpoint(dir.path, fx::smallPublishedConfig(false), quant));
+    REQUIRE(
+        !fx::writePublishedCheckpoint(dir.path, fx::smallPublishedConfig(false), quant));
     CHECK(checkpointError(dir, 4) ==
           "tensor 'backbone.layers.4.mixer.in_proj.weight' is BF16, but " +
               dir.file("hf_quant_config.json") +
-              " quantizes 'backbone.layers.4.mixer.in_proj' to FP8 (no exclusion names it)");
+              " quantizes 'backbone.layers.4.mixer.in_proj' to FP8 (no exclusion names "
+              "it)");
   }
   {
     TempDir dir;
     std::string quant = fx::kSmallQuantConfig;
-    quant.replace(quant.find("\"lm_head\""), 9, "\"re:backbone\\\\.layers\\\\.0\\\\..*\"");
-    REQUIRE(!fx::writePublishedCheckpoint(dir.path, fx::smallPublishedConfig(false), quant));
+    quant.replace(quant.find("\"lm_head\""), 9,
+                  "\"re:backbone\\\\.layers\\\\.0\\\\..*\"");
+    REQUIRE(
+        !fx::writePublishedCheckpoint(dir.path, fx::smallPublishedConfig(false), quant));
     CHECK(checkpointError(dir, 0) ==
           "tensor 'backbone.layers.0.mixer.in_proj.weight' is F8_E4M3, but " +
               dir.file("hf_quant_config.json") +

@@ -271,10 +271,9 @@ struct SsmCase {
 
   SsmCase(Rng &rng, int64_t T, int64_t H, int64_t P, int64_t G, int64_t N)
       : x(randomBF16({T, H, P}, rng, -1, 1)), dt(randomBF16({T, H}, rng, -1, 1)),
-        B(randomBF16({T, G, N}, rng, -1, 1)),
-        C(randomBF16({T, G, N}, rng, -1, 1)), params{randomF32({H}, rng, 0, 2.77),
-                                                     randomF32({H}, rng, -4, -1),
-                                                     randomF32({H}, rng, 0.5, 1.5)},
+        B(randomBF16({T, G, N}, rng, -1, 1)), C(randomBF16({T, G, N}, rng, -1, 1)),
+        params{randomF32({H}, rng, 0, 2.77), randomF32({H}, rng, -4, -1),
+               randomF32({H}, rng, 0.5, 1.5)},
         init(randomF32({H, P, N}, rng, -1, 1)) {}
 };
 

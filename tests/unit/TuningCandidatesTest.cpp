@@ -1,7 +1,7 @@
 // Candidate enumeration and static pruning (tilejit tune): the product of the
 // candidate lists, the default first, and each pruning rule on the example kernels.
-#include "tilejit/tuning/Candidates.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/tuning/Candidates.h"
 
 #include <catch2/catch.hpp>
 
@@ -82,7 +82,8 @@ TEST_CASE("a --set constant is fixed, not enumerated", "[tuning]") {
 
 TEST_CASE("the registered GEMM enumerates its full product", "[tuning]") {
   const KernelDef &gemm = def("gemm_bf16");
-  std::vector<Candidate> all = enumerateCandidates(gemm, llvm::cantFail(gemm.specialize({})));
+  std::vector<Candidate> all =
+      enumerateCandidates(gemm, llvm::cantFail(gemm.specialize({})));
   // block_m 3 x block_n 3 x block_k 2 x warps 2 x stages 3.
   CHECK(all.size() == 108);
   CHECK(all[0].isDefault);
@@ -97,10 +98,12 @@ TEST_CASE("shape constraints: divides and covers", "[tuning]") {
   s.set("block_k", 64);
   s.set("k", 4000);
   s.set("block", 1024);
-  CHECK(checkShapeConstraints(p, s, {{"cols", 1000}}) == "block_k=64 does not divide k=4000");
+  CHECK(checkShapeConstraints(p, s, {{"cols", 1000}}) ==
+        "block_k=64 does not divide k=4000");
   s.set("k", 4096);
   CHECK(checkShapeConstraints(p, s, {{"cols", 1000}}).empty());
-  CHECK(checkShapeConstraints(p, s, {{"cols", 1025}}) == "block=1024 is less than cols=1025");
+  CHECK(checkShapeConstraints(p, s, {{"cols", 1025}}) ==
+        "block=1024 is less than cols=1025");
   CHECK(checkShapeConstraints(p, s, {}) ==
         "the constraint names 'cols', which is neither a constant nor a launch size");
 }
@@ -142,7 +145,8 @@ TEST_CASE("static analysis: registers, threads, capabilities", "[tuning]") {
   pruneCandidate(gemm, nullptr, {}, limits, sm90a, big);
   // 256 x 256 f32 over 4 warps: 512 registers per thread.
   CHECK(big.pruned == "a tile value takes 512 registers per thread; the budget is 128");
-  Candidate wide = candidateFor(gemm, {"block_m=256", "block_n=256", "stages=2", "warps=8"});
+  Candidate wide =
+      candidateFor(gemm, {"block_m=256", "block_n=256", "stages=2", "warps=8"});
   pruneCandidate(gemm, nullptr, {}, limits, sm90a, wide);
   CHECK(wide.pruned == "a tile value takes 256 registers per thread; the budget is 128");
 

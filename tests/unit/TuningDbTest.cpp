@@ -16,8 +16,8 @@ namespace {
 
 TuneEntry sampleEntry(std::string version, unsigned sms = 132) {
   TuneEntry e;
-  e.key = {"gemm_bf16", hashKernelIR("ir of gemm"), shapeBucket({{"m", 4096}}), "sm_90a", sms,
-           std::move(version)};
+  e.key = {"gemm_bf16", hashKernelIR("ir of gemm"), shapeBucket({{"m", 4096}}), "sm_90a",
+           sms,         std::move(version)};
   e.constants = {{"k", 4096}, {"n", 4096}};
   e.shape = {{"m", 4096}};
   e.config = {{"block_k", 64}, {"block_m", 128}};
@@ -42,7 +42,8 @@ TEST_CASE("tuning keys: IR hash, shape bucket, id without version", "[tuning]") 
   CHECK(shapeBucket({{"rows", 37}, {"cols", 1000}}) == "cols<=1024,rows<=64");
   CHECK(shapeBucket({{"m", 1}}) == "m<=1");
   CHECK(shapeBucket({}).empty());
-  TuneKey a = sampleEntry("v1").key, b = sampleEntry("v2").key, c = sampleEntry("v1", 78).key;
+  TuneKey a = sampleEntry("v1").key, b = sampleEntry("v2").key,
+          c = sampleEntry("v1", 78).key;
   CHECK(a.id() == b.id());
   CHECK(a.id() != c.id());
   CHECK(tuneVersion("abc123", "22.1.0") == "abc123/llvm-22.1.0");

@@ -4,8 +4,8 @@
 // no winner, no database entry.
 #include "runtime/RuntimeTestSupport.h"
 #include "tilejit/jit/JitCompiler.h"
-#include "tilejit/tuning/Tuner.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/tuning/Tuner.h"
 
 #include <catch2/catch.hpp>
 
@@ -20,7 +20,8 @@ class FailingCompiler : public runtime::KernelCompiler {
 public:
   explicit FailingCompiler(int failAt) : failAt(failAt) {}
   runtime::CompilerIdentity identity() const override { return inner.identity(); }
-  llvm::Expected<runtime::CompiledKernel> compile(const runtime::KernelRequest &r) override {
+  llvm::Expected<runtime::CompiledKernel>
+  compile(const runtime::KernelRequest &r) override {
     if (++count == failAt)
       return llvm::createStringError("injected compiler failure");
     return inner.compile(r);
@@ -45,11 +46,13 @@ TEST_CASE("measureCandidates records every failure as a result", "[tuning]") {
   problem.checkShape = {{"n", 1000}};
   problem.args = [](const Specialization &, const NamedValues &shape) {
     int64_t n = shape.at("n");
-    return std::vector<TuneArg>{TuneArg::input(DType::F32, n), TuneArg::input(DType::F32, n),
+    return std::vector<TuneArg>{TuneArg::input(DType::F32, n),
+                                TuneArg::input(DType::F32, n),
                                 TuneArg::output(DType::F32, n), TuneArg::integer(n)};
   };
   problem.grid = [](const Specialization &s, const NamedValues &shape) {
-    return std::array<int64_t, 3>{(shape.at("n") + s.get("block") - 1) / s.get("block"), 1, 1};
+    return std::array<int64_t, 3>{(shape.at("n") + s.get("block") - 1) / s.get("block"),
+                                  1, 1};
   };
   TuneTarget target{add, &problem, llvm::cantFail(add->specialize({})), problem.shape};
 
@@ -66,12 +69,11 @@ TEST_CASE("measureCandidates records every failure as a result", "[tuning]") {
   options.threads = 1;
   options.samples = 3;
   std::vector<std::string> phases;
-  auto report = measureCandidates(*jit, target, candidates, options,
-                                  [&](const TuneProgress &p) {
-                                    phases.push_back(p.phase.str() + " " +
-                                                     std::to_string(p.done) + "/" +
-                                                     std::to_string(p.total));
-                                  });
+  auto report =
+      measureCandidates(*jit, target, candidates, options, [&](const TuneProgress &p) {
+        phases.push_back(p.phase.str() + " " + std::to_string(p.done) + "/" +
+                         std::to_string(p.total));
+      });
   REQUIRE(bool(report));
   REQUIRE(report->results.size() == 3);
   const CandidateResult &first = report->results[0];

@@ -23,43 +23,52 @@ namespace {
 enum class Mode { Decode, Prefill };
 enum class Backend { Auto, Gpu, Interp };
 
-cl::SubCommand runCmd("run", "Run the NemotronH Mamba2 mixer (decode step or prefill) and "
-                             "check it against the f64 reference (GPU, or the interpreter "
-                             "without one)");
-cl::opt<std::string> modelDir("model", cl::desc("Checkpoint folder (config.json + "
-                                                "safetensors); default: synthetic weights"),
+cl::SubCommand runCmd("run",
+                      "Run the NemotronH Mamba2 mixer (decode step or prefill) and "
+                      "check it against the f64 reference (GPU, or the interpreter "
+                      "without one)");
+cl::opt<std::string> modelDir("model",
+                              cl::desc("Checkpoint folder (config.json + "
+                                       "safetensors); default: synthetic weights"),
                               cl::sub(runCmd));
-cl::opt<Mode> mode("mode", cl::desc("What to run (default decode)"), cl::init(Mode::Decode),
+cl::opt<Mode> mode("mode", cl::desc("What to run (default decode)"),
+                   cl::init(Mode::Decode),
                    cl::values(clEnumValN(Mode::Decode, "decode", "one token per row"),
                               clEnumValN(Mode::Prefill, "prefill",
                                          "a packed varlen batch of sequences")),
                    cl::sub(runCmd));
-cl::opt<int> batch("batch", cl::desc("Rows per checked step (default: 1 on the interpreter; "
-                                     "checks at 1, 3 and 64 on the GPU)"),
+cl::opt<int> batch("batch",
+                   cl::desc("Rows per checked step (default: 1 on the interpreter; "
+                            "checks at 1, 3 and 64 on the GPU)"),
                    cl::init(0), cl::sub(runCmd));
-cl::opt<int> layers("layers", cl::desc("Mamba layers (default: 1 on the interpreter, "
-                                       "all of the model's on the GPU)"),
+cl::opt<int> layers("layers",
+                    cl::desc("Mamba layers (default: 1 on the interpreter, "
+                             "all of the model's on the GPU)"),
                     cl::init(0), cl::sub(runCmd));
-cl::opt<int> steps("steps", cl::desc("Carried steps per check (prefill: forwards, default 2)"),
+cl::opt<int> steps("steps",
+                   cl::desc("Carried steps per check (prefill: forwards, default 2)"),
                    cl::init(3), cl::sub(runCmd));
-cl::opt<Backend> backend(
-    "backend", cl::desc("Where to run (default auto)"), cl::init(Backend::Auto),
-    cl::values(clEnumValN(Backend::Auto, "auto", "the GPU when there is one"),
-               clEnumValN(Backend::Gpu, "gpu", "the GPU, or an error"),
-               clEnumValN(Backend::Interp, "interp", "the CPU interpreter")),
-    cl::sub(runCmd));
+cl::opt<Backend>
+    backend("backend", cl::desc("Where to run (default auto)"), cl::init(Backend::Auto),
+            cl::values(clEnumValN(Backend::Auto, "auto", "the GPU when there is one"),
+                       clEnumValN(Backend::Gpu, "gpu", "the GPU, or an error"),
+                       clEnumValN(Backend::Interp, "interp", "the CPU interpreter")),
+            cl::sub(runCmd));
 cl::list<std::string> kernelSettings(
-    "set", cl::desc("KERNEL.CONSTANT=VALUE: a kernel's constant in the plan, e.g. "
-                    "in_proj_conv.block_n=32 (repeatable)"),
+    "set",
+    cl::desc("KERNEL.CONSTANT=VALUE: a kernel's constant in the plan, e.g. "
+             "in_proj_conv.block_n=32 (repeatable)"),
     cl::sub(runCmd));
-cl::opt<int> tokens("tokens", cl::desc("Prefill: tokens of the timed sequence on the GPU "
-                                       "(default 8192), of the checked batch on the "
-                                       "interpreter (default 64)"),
+cl::opt<int> tokens("tokens",
+                    cl::desc("Prefill: tokens of the timed sequence on the GPU "
+                             "(default 8192), of the checked batch on the "
+                             "interpreter (default 64)"),
                     cl::init(0), cl::sub(runCmd));
-cl::list<int> timeBatches("time-batch",
-                          cl::desc("Decode: batches whose step and kernels are timed on the "
-                                   "GPU (default 1,8,64,256); 0: no timing (prefill too)"),
-                          cl::CommaSeparated, cl::sub(runCmd));
+cl::list<int>
+    timeBatches("time-batch",
+                cl::desc("Decode: batches whose step and kernels are timed on the "
+                         "GPU (default 1,8,64,256); 0: no timing (prefill too)"),
+                cl::CommaSeparated, cl::sub(runCmd));
 cl::opt<std::string> plantDefect(
     "plant-defect",
     cl::desc("Test only: plant a defect in what the backend runs (drop-k-step, "
@@ -84,8 +93,8 @@ Expected<KernelOverrides> parseSettings(const KernelRegistry &registry) {
 std::string describeLayers(const NemotronHConfig &config) {
   std::string text = formatv("{0} layers:", config.numLayers());
   const char *sep = " ";
-  for (auto [kind, name] : {std::pair{'M', "Mamba"}, {'E', "MoE"}, {'*', "attention"},
-                            {'-', "MLP"}}) {
+  for (auto [kind, name] :
+       {std::pair{'M', "Mamba"}, {'E', "MoE"}, {'*', "attention"}, {'-', "MLP"}}) {
     if (size_t n = llvm::count(config.layerPattern, kind)) {
       text += formatv("{0}{1} {2}", sep, n, name);
       sep = ", ";
@@ -101,11 +110,11 @@ loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
   if (!checkpoint) {
     // Generating the full geometry takes about a second per layer and core: say
     // so from the start, then report as layers finish (in place on a terminal).
-    outs() << formatv("weights: generating the embedded synthetic NemotronH geometry, {0} "
-                      "Mamba layer(s) on {1} thread(s)\n",
-                      count,
-                      std::min<unsigned>(count,
-                                         llvm::hardware_concurrency().compute_thread_count()));
+    outs() << formatv(
+        "weights: generating the embedded synthetic NemotronH geometry, {0} "
+        "Mamba layer(s) on {1} thread(s)\n",
+        count,
+        std::min<unsigned>(count, llvm::hardware_concurrency().compute_thread_count()));
     outs().flush();
     const bool terminal = outs().is_displayed();
     auto progress = [&](int64_t done, int64_t total) {
@@ -151,7 +160,8 @@ int runMain(const KernelRegistry &registry) {
     return fail("--batch, --layers and --tokens must be positive and --steps at least 1");
   const bool prefill = mode == Mode::Prefill;
   if (prefill && tokens.getNumOccurrences() && tokens < 8)
-    return fail("--tokens: the prefill batch needs at least 8 tokens (its five sequences)");
+    return fail(
+        "--tokens: the prefill batch needs at least 8 tokens (its five sequences)");
   RunOptions options;
   options.batch = batch;
   options.layers = layers;
@@ -184,8 +194,8 @@ int runMain(const KernelRegistry &registry) {
     } else if (backend == Backend::Gpu) {
       return fail("--backend gpu: " + toString(opened.takeError()));
     } else {
-      outs() << "no GPU (" << toString(opened.takeError()) << "): running the " << modeName
-             << " on the interpreter\n";
+      outs() << "no GPU (" << toString(opened.takeError()) << "): running the "
+             << modeName << " on the interpreter\n";
     }
   }
   // The layer count comes from the checkpoint's own config, never from the
@@ -205,8 +215,8 @@ int runMain(const KernelRegistry &registry) {
     return fail(formatv("{0}: the model has no Mamba layer ({1})", modelDir,
                         describeLayers(config)));
   if (layers > available)
-    return fail(formatv("--layers {0}: the model has {1} Mamba layer(s) ({2})", int(layers),
-                        available, describeLayers(config)));
+    return fail(formatv("--layers {0}: the model has {1} Mamba layer(s) ({2})",
+                        int(layers), available, describeLayers(config)));
   const int count = layers ? layers : device ? available : 1;
   auto w = loadLayers(checkpoint, config, count);
   if (!w)
@@ -225,7 +235,8 @@ int runMain(const KernelRegistry &registry) {
 }
 
 double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                   start)
       .count();
 }
 
@@ -234,11 +245,11 @@ openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device) {
   auto options = runtime::RuntimeOptions::fromEnvironment();
   if (!options)
     return options.takeError();
-  auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
-                                         std::move(*options));
+  auto jit = runtime::JitRuntime::create(
+      std::move(device), JitCompiler::fromEnvironment(), std::move(*options));
   if (jit)
-    outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
-                      (*jit)->targetArch().name());
+    outs() << formatv("backend gpu: {0}, compiling for {1}\n",
+                      (*jit)->device().info().name, (*jit)->targetArch().name());
   return jit;
 }
 
@@ -267,22 +278,24 @@ void printSums(const GpuRunner &runner, raw_ostream &os) {
   std::string reduced;
   for (size_t i = 0; i < plan.launches.size(); ++i)
     if (runner.launchSums(i) == runtime::SumPrecision::Reduced)
-      reduced += formatv("{0}layer {1} {2} ({3})", reduced.empty() ? "" : ", ",
-                         plan.launches[i].layer, plan.launches[i].role,
-                         plan.launches[i].kernel);
-  os << "sums: " << (reduced.empty() ? std::string("exact in every kernel")
-                                     : "reduced (e4m3 wgmma, R1h bands) in " + reduced +
-                                           "; exact elsewhere")
+      reduced +=
+          formatv("{0}layer {1} {2} ({3})", reduced.empty() ? "" : ", ",
+                  plan.launches[i].layer, plan.launches[i].role, plan.launches[i].kernel);
+  os << "sums: "
+     << (reduced.empty()
+             ? std::string("exact in every kernel")
+             : "reduced (e4m3 wgmma, R1h bands) in " + reduced + "; exact elsewhere")
      << "\n";
 }
 
 void printKernelTimes(ArrayRef<KernelTime> times, StringRef what, raw_ostream &os) {
   for (const KernelTime &t : times)
-    os << formatv("kernel {0,-14} {1,-10} {2,-10} {3}: {4,9:f2} us per launch, {5,8:f2} MB "
-                  "moved, {6:f2} TB/s; floor {7:f2} us ({8:f2}x); {9} sums\n",
-                  t.kernel, t.role, t.variant, what, t.us,
-                  (t.bytesRead + t.bytesWritten) / 1e6, t.terabytesPerSecond(), t.floorUs,
-                  t.us / t.floorUs, runtime::sumPrecisionName(t.sums));
+    os << formatv(
+        "kernel {0,-14} {1,-10} {2,-10} {3}: {4,9:f2} us per launch, {5,8:f2} MB "
+        "moved, {6:f2} TB/s; floor {7:f2} us ({8:f2}x); {9} sums\n",
+        t.kernel, t.role, t.variant, what, t.us, (t.bytesRead + t.bytesWritten) / 1e6,
+        t.terabytesPerSecond(), t.floorUs, t.us / t.floorUs,
+        runtime::sumPrecisionName(t.sums));
 }
 
 bool printCheck(const StepCheck &check, StringRef headline, double ms, raw_ostream &os) {

@@ -21,15 +21,14 @@ Expected<bool> checkDecode(const RunInputs &in, const std::vector<size_t> &layer
                            StringRef what) {
   auto slots = randomDecodeSlots(plan.rows, plan.numSlots, 7 + plan.rows);
   auto start = std::chrono::steady_clock::now();
-  auto result =
-      checkDecodeSteps(in.config, select(in.weights, layerIndices), plan, sums, slots,
-                       in.options.steps, 11 + plan.rows,
-                       plantCarryDefect(std::move(runStep), plan, in.options.defect));
+  auto result = checkDecodeSteps(
+      in.config, select(in.weights, layerIndices), plan, sums, slots, in.options.steps,
+      11 + plan.rows, plantCarryDefect(std::move(runStep), plan, in.options.defect));
   if (!result)
     return result.takeError();
   return printCheck(*result,
-                    formatv("check {0}: B={1} L={2}, {3} steps, slots of {4}", what, plan.rows,
-                            plan.numLayers, in.options.steps, plan.numSlots)
+                    formatv("check {0}: B={1} L={2}, {3} steps, slots of {4}", what,
+                            plan.rows, plan.numLayers, in.options.steps, plan.numSlots)
                         .str(),
                     msSince(start), outs());
 }
@@ -42,21 +41,22 @@ int runDecodeInterpreter(const RunInputs &in) {
   for (size_t i = 0; i < in.weights.size(); ++i)
     all.push_back(i);
   PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
-  auto plan = planDecodeStep(in.registry, in.config, in.backendWeights, rows, int64_t(rows) + 2,
-                             planOptions);
+  auto plan = planDecodeStep(in.registry, in.config, in.backendWeights, rows,
+                             int64_t(rows) + 2, planOptions);
   if (!plan)
     return fail(toString(plan.takeError()));
   InterpreterRunner runner(in.registry);
   double runMs = 0;
   int runs = 0;
-  auto ok = checkDecode(in, all, *plan, {},
-                        [&](HostBuffers &b) {
-                          auto start = std::chrono::steady_clock::now();
-                          Error err = runner.run(*plan, b);
-                          runMs += msSince(start), ++runs;
-                          return err;
-                        },
-                        "interpreter");
+  auto ok = checkDecode(
+      in, all, *plan, {},
+      [&](HostBuffers &b) {
+        auto start = std::chrono::steady_clock::now();
+        Error err = runner.run(*plan, b);
+        runMs += msSince(start), ++runs;
+        return err;
+      },
+      "interpreter");
   if (!ok)
     return fail(toString(ok.takeError()));
   outs() << formatv("interpreter: {0:f0} ms per decode step (B={1}, L={2}, one core, the "
@@ -74,7 +74,8 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
   auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun,
                     bool perLayer) -> Expected<std::unique_ptr<GpuRunner>> {
     PlanOptions planOptions{in.options.overrides,
-                            tunedFromDatabase(**jit, in.registry, rows, 0, outs()), perLayer};
+                            tunedFromDatabase(**jit, in.registry, rows, 0, outs()),
+                            perLayer};
     auto plan = planDecodeStep(in.registry, in.config, layersToRun, rows,
                                std::max<int64_t>(int64_t(rows) + 2, 8), planOptions);
     if (!plan)
@@ -93,7 +94,8 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
   // Correctness: carried steps at B = 1, 3, 64 (or --batch) on the first two
   // layers (an FP8 and, when loaded, a bf16 one), against f64.
   const std::vector<size_t> checked = checkedLayers(in.weights);
-  const std::vector<MambaLayerWeights> backendChecked = select(in.backendWeights, checked);
+  const std::vector<MambaLayerWeights> backendChecked =
+      select(in.backendWeights, checked);
   std::vector<int> batches =
       in.options.batch ? std::vector<int>{in.options.batch} : std::vector<int>{1, 3, 64};
   for (int rows : batches) {
@@ -119,10 +121,12 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
         randomStepBuffers(plan, randomDecodeSlots(3, plan.numSlots, 3), 77));
     if (!compared)
       return fail(toString(compared.takeError()));
-    outs() << "gpu against the interpreter, B=3, one step, launch by launch, every buffer "
-              "each launch writes:\n";
+    outs()
+        << "gpu against the interpreter, B=3, one step, launch by launch, every buffer "
+           "each launch writes:\n";
     compared->print(outs());
-    outs() << "gpu against the interpreter: " << (compared->ok() ? "PASS" : "FAIL") << "\n";
+    outs() << "gpu against the interpreter: " << (compared->ok() ? "PASS" : "FAIL")
+           << "\n";
     ok &= compared->ok();
   }
 
@@ -145,11 +149,12 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
     auto times = (*runner)->time(50);
     if (!times)
       return fail(toString(times.takeError()));
-    outs() << formatv("step B={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} graph "
-                      "replays) = {6:f2} us per layer; {7:f1} MB moved per layer\n",
-                      rows, in.weights.size(), times->stepUs, times->stepMinUs,
-                      times->stepMaxUs, times->replays, times->stepUs / in.weights.size(),
-                      plan.bytesMoved() / 1e6 / in.weights.size());
+    outs() << formatv(
+        "step B={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} graph "
+        "replays) = {6:f2} us per layer; {7:f1} MB moved per layer\n",
+        rows, in.weights.size(), times->stepUs, times->stepMinUs, times->stepMaxUs,
+        times->replays, times->stepUs / in.weights.size(),
+        plan.bytesMoved() / 1e6 / in.weights.size());
     auto kernels = timeKernels(**runner, in.registry, 20, 30);
     if (!kernels)
       return fail(toString(kernels.takeError()));

@@ -35,24 +35,25 @@ Expected<bool> checkPrefill(const RunInputs &in, const std::vector<size_t> &laye
   auto start = std::chrono::steady_clock::now();
   // Two forwards by default: the second continues from the state the first wrote.
   const int forwards = in.options.stepsGiven ? in.options.steps : 2;
-  auto result =
-      checkPrefillSteps(in.config, select(in.weights, layerIndices), plan, sums, b, forwards,
-                        13, plantCarryDefect(std::move(runStep), plan.plan, in.options.defect));
+  auto result = checkPrefillSteps(
+      in.config, select(in.weights, layerIndices), plan, sums, b, forwards, 13,
+      plantCarryDefect(std::move(runStep), plan.plan, in.options.defect));
   if (!result)
     return result.takeError();
   std::string lengths;
   for (size_t s = 0; s + 1 < b.cuSeqlens.size(); ++s)
     lengths += formatv("{0}{1}{2}", s ? ", " : "", b.cuSeqlens[s + 1] - b.cuSeqlens[s],
-                       b.slots[s] < 0 ? " padding" : b.continueFromSlot[s] ? " continued"
-                                                                             : " fresh")
+                       b.slots[s] < 0          ? " padding"
+                       : b.continueFromSlot[s] ? " continued"
+                                               : " fresh")
                    .str();
-  return printCheck(*result,
-                    formatv("check {0} prefill: T={1} ({2}), L={3}, {4} forward(s), chunks "
-                            "of {5}",
-                            what, plan.tokens, lengths, plan.plan.numLayers, forwards,
-                            plan.chunk)
-                        .str(),
-                    msSince(start), outs());
+  return printCheck(
+      *result,
+      formatv("check {0} prefill: T={1} ({2}), L={3}, {4} forward(s), chunks "
+              "of {5}",
+              what, plan.tokens, lengths, plan.plan.numLayers, forwards, plan.chunk)
+          .str(),
+      msSince(start), outs());
 }
 
 } // namespace
@@ -64,25 +65,27 @@ int runPrefillInterpreter(const RunInputs &in) {
   for (size_t i = 0; i < in.weights.size(); ++i)
     all.push_back(i);
   PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
-  auto plan = planPrefill(in.registry, in.config, in.backendWeights, b, total, 6, planOptions);
+  auto plan =
+      planPrefill(in.registry, in.config, in.backendWeights, b, total, 6, planOptions);
   if (!plan)
     return fail(toString(plan.takeError()));
   InterpreterRunner runner(in.registry);
   double runMs = 0;
-  auto ok = checkPrefill(in, all, *plan, {}, b,
-                         [&](HostBuffers &buffers) {
-                           auto start = std::chrono::steady_clock::now();
-                           Error err = runner.run(plan->plan, buffers);
-                           runMs += msSince(start);
-                           return err;
-                         },
-                         "interpreter");
+  auto ok = checkPrefill(
+      in, all, *plan, {}, b,
+      [&](HostBuffers &buffers) {
+        auto start = std::chrono::steady_clock::now();
+        Error err = runner.run(plan->plan, buffers);
+        runMs += msSince(start);
+        return err;
+      },
+      "interpreter");
   if (!ok)
     return fail(toString(ok.takeError()));
-  outs() << formatv("interpreter: {0:f0} ms per prefill forward (T={1}, L={2}, one core, the "
-                    "first includes building the kernels); sums exact\n",
-                    runMs / (in.options.stepsGiven ? in.options.steps : 2), total,
-                    in.weights.size());
+  outs() << formatv(
+      "interpreter: {0:f0} ms per prefill forward (T={1}, L={2}, one core, the "
+      "first includes building the kernels); sums exact\n",
+      runMs / (in.options.stepsGiven ? in.options.steps : 2), total, in.weights.size());
   outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
   return *ok ? 0 : 1;
 }
@@ -91,12 +94,15 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
   auto jit = openGpuRuntime(std::move(device));
   if (!jit)
     return fail(toString(jit.takeError()));
-  auto create = [&](const ref::PrefillBatch &b, int64_t total,
-                    const std::vector<MambaLayerWeights> &layersToRun, bool perLayer)
-      -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuRunner>>> {
+  auto create =
+      [&](const ref::PrefillBatch &b, int64_t total,
+          const std::vector<MambaLayerWeights> &layersToRun,
+          bool perLayer) -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuRunner>>> {
     PlanOptions planOptions{in.options.overrides,
-                            tunedFromDatabase(**jit, in.registry, 0, total, outs()), perLayer};
-    auto plan = planPrefill(in.registry, in.config, layersToRun, b, total, 8, planOptions);
+                            tunedFromDatabase(**jit, in.registry, 0, total, outs()),
+                            perLayer};
+    auto plan =
+        planPrefill(in.registry, in.config, layersToRun, b, total, 8, planOptions);
     if (!plan)
       return plan.takeError();
     auto start = std::chrono::steady_clock::now();
@@ -112,7 +118,8 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
 
   // Correctness: a mixed varlen batch through an FP8 and a bf16 layer.
   const std::vector<size_t> checked = checkedLayers(in.weights);
-  const std::vector<MambaLayerWeights> backendChecked = select(in.backendWeights, checked);
+  const std::vector<MambaLayerWeights> backendChecked =
+      select(in.backendWeights, checked);
   ref::PrefillBatch b = mixedBatch(300);
   auto small = create(b, 300, backendChecked, true);
   if (!small)
@@ -135,14 +142,17 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
     HostBuffers buffers = randomStepBuffers(pair->first.plan, {}, 78);
     pair->first.writeInputs(buffers);
     InterpreterRunner interpreter(in.registry);
-    auto compared = compareWithInterpreter(*pair->second, interpreter, std::move(buffers));
+    auto compared =
+        compareWithInterpreter(*pair->second, interpreter, std::move(buffers));
     if (!compared)
       return fail(toString(compared.takeError()));
-    outs() << formatv("gpu against the interpreter, prefill T=100, one forward of layer {0} "
-                      "({1}), launch by launch, every buffer each launch writes:\n",
-                      layer.layer, layer.inProj.isFP8 ? "FP8" : "bf16");
+    outs() << formatv(
+        "gpu against the interpreter, prefill T=100, one forward of layer {0} "
+        "({1}), launch by launch, every buffer each launch writes:\n",
+        layer.layer, layer.inProj.isFP8 ? "FP8" : "bf16");
     compared->print(outs());
-    outs() << "gpu against the interpreter: " << (compared->ok() ? "PASS" : "FAIL") << "\n";
+    outs() << "gpu against the interpreter: " << (compared->ok() ? "PASS" : "FAIL")
+           << "\n";
     *ok &= compared->ok();
   }
 
@@ -164,10 +174,11 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
   auto times = big->second->time(10);
   if (!times)
     return fail(toString(times.takeError()));
-  outs() << formatv("prefill T={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} "
-                    "graph replays) = {6:f1} us per layer\n",
-                    total, in.weights.size(), times->stepUs, times->stepMinUs,
-                    times->stepMaxUs, times->replays, times->stepUs / in.weights.size());
+  outs() << formatv(
+      "prefill T={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} "
+      "graph replays) = {6:f1} us per layer\n",
+      total, in.weights.size(), times->stepUs, times->stepMinUs, times->stepMaxUs,
+      times->replays, times->stepUs / in.weights.size());
   auto kernels = timeKernels(*big->second, in.registry, 3, 10);
   if (!kernels)
     return fail(toString(kernels.takeError()));

@@ -48,8 +48,9 @@ openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device);
 /// projection kind when there is one (an FP8 and a bf16 layer).
 std::vector<size_t> checkedLayers(const std::vector<models::MambaLayerWeights> &w);
 /// The weights of `indices`.
-std::vector<models::MambaLayerWeights> select(const std::vector<models::MambaLayerWeights> &w,
-                                              const std::vector<size_t> &indices);
+std::vector<models::MambaLayerWeights>
+select(const std::vector<models::MambaLayerWeights> &w,
+       const std::vector<size_t> &indices);
 
 /// "sums: exact everywhere" or the launches with reduced sums.
 void printSums(const models::GpuRunner &runner, llvm::raw_ostream &os);

@@ -21,16 +21,19 @@ using tuning::CandidateResult;
 
 namespace {
 
-cl::SubCommand tuneCmd("tune", "Autotune a kernel's configuration and record the winner in "
-                               "the tuning database");
+cl::SubCommand tuneCmd("tune",
+                       "Autotune a kernel's configuration and record the winner in "
+                       "the tuning database");
 cl::opt<std::string> kernelArg(cl::Positional, cl::desc("<kernel>"), cl::sub(tuneCmd));
 cl::list<std::string> setArgs("set", cl::desc("Fix a constant: name=value (not tuned)"),
                               cl::sub(tuneCmd));
-cl::list<std::string> shapeArgs("shape", cl::desc("A launch size: name=value (e.g. m=4096)"),
+cl::list<std::string> shapeArgs("shape",
+                                cl::desc("A launch size: name=value (e.g. m=4096)"),
                                 cl::sub(tuneCmd));
 cl::opt<std::string> dryArch("arch", cl::desc("Dry run: the arch to prune for"),
                              cl::init("sm_90a"), cl::sub(tuneCmd));
-cl::opt<bool> dryRun("dry-run", cl::desc("List the candidates and why each is pruned; no GPU"),
+cl::opt<bool> dryRun("dry-run",
+                     cl::desc("List the candidates and why each is pruned; no GPU"),
                      cl::sub(tuneCmd));
 cl::opt<bool> jsonOut("json", cl::desc("Print JSON ({\"candidates\": [...]})"),
                       cl::sub(tuneCmd));
@@ -44,8 +47,8 @@ cl::opt<double> budgetS("budget-s", cl::desc("Bound of the measurement phase, se
 cl::opt<double> candidateTimeoutS("candidate-timeout-s",
                                   cl::desc("Bound of one candidate's check and timing"),
                                   cl::init(20), cl::sub(tuneCmd));
-cl::opt<unsigned> samples("samples", cl::desc("Timed samples per candidate"), cl::init(15),
-                          cl::sub(tuneCmd));
+cl::opt<unsigned> samples("samples", cl::desc("Timed samples per candidate"),
+                          cl::init(15), cl::sub(tuneCmd));
 cl::opt<unsigned> threads("threads", cl::desc("Compile threads (0: one per core)"),
                           cl::init(0), cl::sub(tuneCmd));
 
@@ -78,7 +81,8 @@ public:
         what += formatv(" {0:F4} ms", p.last->medianMs);
     }
     if (!tty) {
-      errs() << formatv("tune {0}: {1} {2}/{3} {4}\n", kernel, phase, p.done, p.total, what);
+      errs() << formatv("tune {0}: {1} {2}/{3} {4}\n", kernel, phase, p.done, p.total,
+                        what);
       return;
     }
     constexpr size_t width = 30;
@@ -168,8 +172,8 @@ int runTune(runtime::JitRuntime &jit, const tuning::TuneTarget &target) {
   options.samples = std::max(1u, unsigned(samples));
   options.threads = threads;
   ProgressBar bar(target.def->name);
-  Expected<tuning::TuneReport> report =
-      tuning::measureCandidates(jit, target, std::move(candidates), options, std::ref(bar));
+  Expected<tuning::TuneReport> report = tuning::measureCandidates(
+      jit, target, std::move(candidates), options, std::ref(bar));
   if (!report)
     return fail(toString(report.takeError()));
   if (jsonOut) {

@@ -21,8 +21,9 @@ namespace {
 
 cl::SubCommand tuneDbCmd("tunedb", "The tuning database: ls, export FILE, import FILE, "
                                    "launch KERNEL");
-cl::list<std::string> dbArgs(cl::Positional, cl::desc("<ls | export FILE | import FILE | "
-                                                      "launch KERNEL>"),
+cl::list<std::string> dbArgs(cl::Positional,
+                             cl::desc("<ls | export FILE | import FILE | "
+                                      "launch KERNEL>"),
                              cl::OneOrMore, cl::sub(tuneDbCmd));
 cl::list<std::string> launchShape("shape", cl::desc("launch: a launch size, name=value"),
                                   cl::sub(tuneDbCmd));
@@ -78,10 +79,11 @@ int launch(const KernelRegistry &registry, StringRef kernel) {
                                               : choice.config),
                     tuning::statusName(result.status));
   if (result.status == tuning::CandidateResult::Status::Measured)
-    outs() << formatv(", {0} elements checked, median {1:F4} ms (min {2:F4}, max {3:F4}, n "
-                      "= {4} x {5} launches)",
-                      result.checked, result.medianMs, result.minMs, result.maxMs,
-                      result.samples, result.launchesPerSample);
+    outs() << formatv(
+        ", {0} elements checked, median {1:F4} ms (min {2:F4}, max {3:F4}, n "
+        "= {4} x {5} launches)",
+        result.checked, result.medianMs, result.minMs, result.maxMs, result.samples,
+        result.launchesPerSample);
   else
     outs() << ": " << result.detail;
   outs() << "\n";
@@ -123,16 +125,18 @@ void cli::printResults(raw_ostream &os, const tuning::TuneReport &report) {
     os << formatv("{0} {1,-14} {2}", report.winner == i ? "*" : " ",
                   tuning::statusName(r.status), r.candidate.label());
     if (r.status == tuning::CandidateResult::Status::Measured)
-      os << formatv("  median {0:F4} ms (min {1:F4}, max {2:F4}; n = {3} x {4}){5}", r.medianMs,
-                    r.minMs, r.maxMs, r.samples, r.launchesPerSample,
-                    r.finalRound ? formatv("  final round; sweep {0:F4} ms", r.sweepMedianMs).str()
-                                 : std::string());
+      os << formatv("  median {0:F4} ms (min {1:F4}, max {2:F4}; n = {3} x {4}){5}",
+                    r.medianMs, r.minMs, r.maxMs, r.samples, r.launchesPerSample,
+                    r.finalRound
+                        ? formatv("  final round; sweep {0:F4} ms", r.sweepMedianMs).str()
+                        : std::string());
     else if (!r.detail.empty())
       os << "  -- " << StringRef(r.detail).split('\n').first;
     os << "\n";
   }
   if (report.winner && report.defaultIndex &&
-      report.results[*report.defaultIndex].status == tuning::CandidateResult::Status::Measured)
+      report.results[*report.defaultIndex].status ==
+          tuning::CandidateResult::Status::Measured)
     os << formatv("winner {0}: {1:F4} ms vs default {2:F4} ms ({3:F3}x)\n",
                   report.results[*report.winner].candidate.label(),
                   report.results[*report.winner].medianMs,
@@ -160,8 +164,8 @@ int tilejit::cli::tuneDbMain(const KernelRegistry &registry) {
       return fail(toString(db.takeError()));
     if (Error err = db->save(dbArgs[1]))
       return fail(toString(std::move(err)));
-    outs() << formatv("exported {0} entries from {1} to {2}\n", db->entries().size(), *path,
-                      dbArgs[1]);
+    outs() << formatv("exported {0} entries from {1} to {2}\n", db->entries().size(),
+                      *path, dbArgs[1]);
     return 0;
   }
   if (action == "import" && dbArgs.size() == 2) {
@@ -181,10 +185,11 @@ int tilejit::cli::tuneDbMain(const KernelRegistry &registry) {
           return Error::success();
         }))
       return fail(toString(std::move(err)));
-    outs() << formatv("imported {0} into {1}: {2} added, {3} replaced\n", dbArgs[1], *path,
-                      report.added, report.replaced);
+    outs() << formatv("imported {0} into {1}: {2} added, {3} replaced\n", dbArgs[1],
+                      *path, report.added, report.replaced);
     for (const std::string &s : stale)
-      outs() << "  needs re-validation before use (another tilejit version): " << s << "\n";
+      outs() << "  needs re-validation before use (another tilejit version): " << s
+             << "\n";
     if (!stale.empty())
       outs() << "  run 'tilejit tune --revalidate' on the GPU they were measured on\n";
     return 0;

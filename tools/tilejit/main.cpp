@@ -32,8 +32,8 @@ cl::SubCommand dumpCmd("dump", "Print a kernel's IR at each compilation stage");
 cl::SubCommand compileCmd("compile", "Compile a kernel ahead of time to PTX");
 
 cl::SubCommand cacheCmd("cache", "Inspect the kernel disk cache: ls, verify or clear");
-cl::opt<std::string> cacheAction(cl::Positional, cl::desc("<ls|verify|clear>"), cl::Required,
-                                 cl::sub(cacheCmd));
+cl::opt<std::string> cacheAction(cl::Positional, cl::desc("<ls|verify|clear>"),
+                                 cl::Required, cl::sub(cacheCmd));
 
 cl::opt<bool> namesOnly("names", cl::desc("Print only the kernel names, one per line"),
                         cl::sub(listCmd));
@@ -44,13 +44,14 @@ cl::list<std::string> constants("set", cl::desc("Override a kernel constant: nam
                                 cl::sub(dumpCmd), cl::sub(compileCmd));
 cl::opt<std::string> archName("arch", cl::desc("sm_90, sm_90a, sm_110a or sm_121a"),
                               cl::init("sm_90a"), cl::sub(dumpCmd), cl::sub(compileCmd));
-cl::opt<std::string> stage("stage", cl::desc("tile|mlir|llvm|ptx|sass|all"), cl::init("all"),
-                           cl::sub(dumpCmd));
+cl::opt<std::string> stage("stage", cl::desc("tile|mlir|llvm|ptx|sass|all"),
+                           cl::init("all"), cl::sub(dumpCmd));
 cl::opt<std::string> outDir("out", cl::desc("Write one numbered file per stage here"),
                             cl::sub(dumpCmd));
 cl::opt<std::string> outFile("o", cl::desc("Output PTX file"), cl::Required,
                              cl::sub(compileCmd));
-cl::opt<bool> showTime("time", cl::desc("Print the time of each stage"), cl::sub(compileCmd));
+cl::opt<bool> showTime("time", cl::desc("Print the time of each stage"),
+                       cl::sub(compileCmd));
 cl::opt<std::string> metaFile("meta",
                               cl::desc("Also write the launch metadata (entry, threads, "
                                        "shared bytes, parameters) as JSON here"),
@@ -68,9 +69,10 @@ int runList(const tilejit::KernelRegistry &registry) {
     for (const tilejit::KernelConstant &c : def->constants) {
       outs() << "    " << c.name << " = " << c.defaultValue << "  (" << c.help << ")";
       if (c.isTunable())
-        outs() << "  tuned over " << join(map_range(c.candidates, [](int64_t v) {
-                    return std::to_string(v);
-                  }), ",");
+        outs() << "  tuned over "
+               << join(map_range(c.candidates,
+                                 [](int64_t v) { return std::to_string(v); }),
+                       ",");
       outs() << "\n";
     }
   }
@@ -78,11 +80,12 @@ int runList(const tilejit::KernelRegistry &registry) {
 }
 
 /// Builds the named kernel with the --set constants.
-Expected<mlir::OwningOpRef<mlir::ModuleOp>> buildKernel(const tilejit::KernelRegistry &registry,
-                                                        mlir::MLIRContext &ctx) {
+Expected<mlir::OwningOpRef<mlir::ModuleOp>>
+buildKernel(const tilejit::KernelRegistry &registry, mlir::MLIRContext &ctx) {
   const tilejit::KernelDef *def = registry.find(kernelName);
   if (!def)
-    return createStringError("unknown kernel '%s' (see 'tilejit list')", kernelName.c_str());
+    return createStringError("unknown kernel '%s' (see 'tilejit list')",
+                             kernelName.c_str());
   auto spec = def->specialize(constants);
   if (!spec)
     return spec.takeError();
@@ -107,8 +110,8 @@ Expected<std::string> disassemble(StringRef ptx, StringRef arch) {
     return std::move(err);
   std::string archArg = ("-arch=" + arch).str();
   std::string err;
-  if (sys::ExecuteAndWait(*ptxas, {*ptxas, archArg, ptxPath.str(), "-o", cubinPath.str()}, {},
-                          {}, 0, 0, &err) != 0)
+  if (sys::ExecuteAndWait(*ptxas, {*ptxas, archArg, ptxPath.str(), "-o", cubinPath.str()},
+                          {}, {}, 0, 0, &err) != 0)
     return createStringError("ptxas failed: %s", err.c_str());
   std::optional<StringRef> redirects[] = {std::nullopt, sassPath.str(), std::nullopt};
   if (sys::ExecuteAndWait(*cuobjdump, {*cuobjdump, "--dump-sass", cubinPath.str()}, {},
@@ -151,8 +154,11 @@ int runDump(const tilejit::KernelRegistry &registry) {
     }
     if (writeError)
       return;
-    std::string path = formatv("{0}/{1}.{2:d2}-{3}.{4}", outDir, kernelName, counter++, name,
-                               family == "ptx" ? "ptx" : family == "llvm" ? "ll" : "mlir");
+    std::string path =
+        formatv("{0}/{1}.{2:d2}-{3}.{4}", outDir, kernelName, counter++, name,
+                family == "ptx"    ? "ptx"
+                : family == "llvm" ? "ll"
+                                   : "mlir");
     if (Error err = tilejit::support::writeOutputFile(path, text, "dump stage")) {
       writeError = std::move(err);
       return;
@@ -230,10 +236,11 @@ int runCompile(const tilejit::KernelRegistry &registry) {
       return fail(toString(std::move(err)));
   }
   if (showTime) {
-    outs() << formatv("{0} for {1}: build {2:f2} ms, lower {3:f2} ms, ", kernelName, archName,
-                      buildMs, compiled->lowerMs);
+    outs() << formatv("{0} for {1}: build {2:f2} ms, lower {3:f2} ms, ", kernelName,
+                      archName, buildMs, compiled->lowerMs);
     compiled->ptxTimings.print(outs());
-    outs() << formatv("; IR->PTX {0:f2} ms\n", compiled->lowerMs + compiled->ptxTimings.totalMs());
+    outs() << formatv("; IR->PTX {0:f2} ms\n",
+                      compiled->lowerMs + compiled->ptxTimings.totalMs());
   }
   return 0;
 }
@@ -288,8 +295,8 @@ int main(int argc, char **argv) {
   static cl::OptionCategory topLevelCategory("tilejit");
   cl::HideUnrelatedOptions(topLevelCategory);
   cl::SetVersionPrinter([](raw_ostream &os) {
-    os << "tilejit " TILEJIT_VERSION " (build " TILEJIT_BUILD_ID "), LLVM/MLIR "
-          TILEJIT_LLVM_VERSION "\n";
+    os << "tilejit " TILEJIT_VERSION " (build " TILEJIT_BUILD_ID
+          "), LLVM/MLIR " TILEJIT_LLVM_VERSION "\n";
   });
   cl::ParseCommandLineOptions(argc, argv,
                               "tilejit: a JIT tile-kernel compiler for NVIDIA GPUs\n");

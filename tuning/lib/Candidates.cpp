@@ -39,7 +39,8 @@ llvm::json::Value Candidate::toJSON() const {
   return out;
 }
 
-std::vector<Candidate> enumerateCandidates(const KernelDef &def, const Specialization &base,
+std::vector<Candidate> enumerateCandidates(const KernelDef &def,
+                                           const Specialization &base,
                                            llvm::ArrayRef<std::string> fixed) {
   // Each tunable constant's values: the base value first (so the first
   // product is the default configuration), then its list without repeats.
@@ -66,8 +67,9 @@ std::vector<Candidate> enumerateCandidates(const KernelDef &def, const Specializ
       candidate.spec.set(axes[a].first, value);
       // Default means every constant at its declared default, not merely
       // the first of each list (which --set may have changed).
-      auto c = llvm::find_if(
-          def.constants, [&](const KernelConstant &k) { return k.name == axes[a].first; });
+      auto c = llvm::find_if(def.constants, [&](const KernelConstant &k) {
+        return k.name == axes[a].first;
+      });
       candidate.isDefault &= value == c->defaultValue;
     }
     out.push_back(std::move(candidate));
@@ -86,9 +88,11 @@ std::vector<Candidate> enumerateCandidates(const KernelDef &def, const Specializ
   }
 }
 
-std::vector<Candidate> prunedCandidates(const TuneTarget &target, const StaticLimits &limits,
-                                        const Arch &arch, llvm::ArrayRef<std::string> fixed) {
-  std::vector<Candidate> candidates = enumerateCandidates(*target.def, target.base, fixed);
+std::vector<Candidate> prunedCandidates(const TuneTarget &target,
+                                        const StaticLimits &limits, const Arch &arch,
+                                        llvm::ArrayRef<std::string> fixed) {
+  std::vector<Candidate> candidates =
+      enumerateCandidates(*target.def, target.base, fixed);
   for (Candidate &c : candidates)
     pruneCandidate(*target.def, target.problem, target.shape, limits, arch, c);
   return candidates;

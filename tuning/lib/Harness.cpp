@@ -199,7 +199,8 @@ Error poisonOutputs(JitRuntime &jit, DeviceArgs &device, const std::vector<HostA
     DeviceBuffer *buffer =
         device.bufferOf[i] < 0 ? nullptr : &device.buffers[device.bufferOf[i]];
     if (host[i].arg.kind == TuneArg::Kind::Output) {
-      if (Error err = jit.device().fill(buffer->address(), 0xff, buffer->size(), stream.handle()))
+      if (Error err =
+              jit.device().fill(buffer->address(), 0xff, buffer->size(), stream.handle()))
         return err;
     } else if (host[i].arg.kind == TuneArg::Kind::State) {
       // The previous candidate's launches moved the state on.
@@ -210,8 +211,9 @@ Error poisonOutputs(JitRuntime &jit, DeviceArgs &device, const std::vector<HostA
   return jit.device().synchronize(stream.handle());
 }
 
-Expected<Comparison> compareOutputs(DeviceArgs &device, const std::vector<HostArg> &reference,
-                                    double atol, double rtol, const Stream &stream) {
+Expected<Comparison> compareOutputs(DeviceArgs &device,
+                                    const std::vector<HostArg> &reference, double atol,
+                                    double rtol, const Stream &stream) {
   Comparison result;
   for (size_t i = 0; i < reference.size(); ++i) {
     const HostArg &want = reference[i];
@@ -237,12 +239,13 @@ Expected<Comparison> compareOutputs(DeviceArgs &device, const std::vector<HostAr
   return result;
 }
 
-Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel, const Stream &stream, Dim3 grid,
-                              ArrayRef<KernelArg> args, const TuneOptions &options,
-                              double deadlineS) {
+Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel,
+                              const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args,
+                              const TuneOptions &options, double deadlineS) {
   auto start = std::chrono::steady_clock::now();
   auto elapsedS = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+        .count();
   };
   Expected<Event> begin = Event::create(jit.device()), end = Event::create(jit.device());
   if (!begin)
@@ -276,8 +279,8 @@ Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel, const St
       return timing;
     }
   }
-  timing.launchesPerSample =
-      unsigned(std::clamp(std::ceil(options.sampleMs / std::max(single, 1e-4)), 1.0, 1000.0));
+  timing.launchesPerSample = unsigned(
+      std::clamp(std::ceil(options.sampleMs / std::max(single, 1e-4)), 1.0, 1000.0));
   if (Error err = jit.beginCapture(stream))
     return std::move(err);
   for (unsigned i = 0; i < timing.launchesPerSample; ++i)
@@ -306,7 +309,8 @@ Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel, const St
   timing.minMs = perLaunch.front();
   timing.maxMs = perLaunch.back();
   size_t n = perLaunch.size();
-  timing.medianMs = n % 2 ? perLaunch[n / 2] : (perLaunch[n / 2 - 1] + perLaunch[n / 2]) / 2;
+  timing.medianMs =
+      n % 2 ? perLaunch[n / 2] : (perLaunch[n / 2 - 1] + perLaunch[n / 2]) / 2;
   timing.perLaunchMs = std::move(perLaunch);
   return timing;
 }

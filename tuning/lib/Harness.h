@@ -19,7 +19,8 @@ std::vector<HostArg> makeHostArgs(const std::vector<TuneArg> &args, uint64_t see
 /// Runs `def` at `spec` on the interpreter over `grid`, writing its outputs
 /// into `args`.
 llvm::Error runInterpreter(const KernelDef &def, const Specialization &spec,
-                           const std::array<int64_t, 3> &grid, std::vector<HostArg> &args);
+                           const std::array<int64_t, 3> &grid,
+                           std::vector<HostArg> &args);
 
 /// Device copies of a launch's arguments.
 struct DeviceArgs {
@@ -28,12 +29,14 @@ struct DeviceArgs {
   /// Index into `buffers` of each argument; -1 for scalars.
   std::vector<int> bufferOf;
 };
-llvm::Expected<DeviceArgs> uploadArgs(runtime::JitRuntime &jit, const std::vector<HostArg> &host,
+llvm::Expected<DeviceArgs> uploadArgs(runtime::JitRuntime &jit,
+                                      const std::vector<HostArg> &host,
                                       const runtime::Stream &stream);
 /// Sets every byte of every output buffer (NaN in every float type) and
 /// restores every state buffer to `host`'s bytes (the inputs before any launch).
 llvm::Error poisonOutputs(runtime::JitRuntime &jit, DeviceArgs &device,
-                          const std::vector<HostArg> &host, const runtime::Stream &stream);
+                          const std::vector<HostArg> &host,
+                          const runtime::Stream &stream);
 
 /// Elements compared and elements outside |got - want| <= atol + rtol |want|
 /// (a NaN, i.e. an element never written, is outside).
@@ -42,8 +45,9 @@ struct Comparison {
   std::string firstMismatch;
 };
 llvm::Expected<Comparison> compareOutputs(DeviceArgs &device,
-                                          const std::vector<HostArg> &reference, double atol,
-                                          double rtol, const runtime::Stream &stream);
+                                          const std::vector<HostArg> &reference,
+                                          double atol, double rtol,
+                                          const runtime::Stream &stream);
 
 /// Per-launch times of a kernel (docs/design.md#measuring-method).
 struct Timing {

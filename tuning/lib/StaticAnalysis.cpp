@@ -21,16 +21,21 @@ namespace {
 std::string checkDotCapability(mlir::Type element, const ArchCapabilities &caps,
                                const Arch &arch) {
   if (element.isBF16())
-    return caps.mmaSyncBf16 ? "" : llvm::formatv("{0} has no bf16 mma.sync", arch.name()).str();
+    return caps.mmaSyncBf16
+               ? ""
+               : llvm::formatv("{0} has no bf16 mma.sync", arch.name()).str();
   if (llvm::isa<mlir::Float8E4M3FNType>(element))
-    return caps.mmaSyncE4m3 ? "" : llvm::formatv("{0} has no e4m3 mma.sync", arch.name()).str();
+    return caps.mmaSyncE4m3
+               ? ""
+               : llvm::formatv("{0} has no e4m3 mma.sync", arch.name()).str();
   return {};
 }
 
 } // namespace
 
-void pruneCandidate(const KernelDef &def, const TuneProblem *problem, const NamedValues &shape,
-                    const StaticLimits &limits, const Arch &arch, Candidate &candidate) {
+void pruneCandidate(const KernelDef &def, const TuneProblem *problem,
+                    const NamedValues &shape, const StaticLimits &limits,
+                    const Arch &arch, Candidate &candidate) {
   if (problem) {
     candidate.pruned = checkShapeConstraints(*problem, candidate.spec, shape);
     if (!candidate.pruned.empty())
@@ -70,17 +75,18 @@ void pruneCandidate(const KernelDef &def, const TuneProblem *problem, const Name
   kernel.walk([&](mlir::Operation *op) {
     if (auto alloc = llvm::dyn_cast<tile::SharedAllocOp>(op)) {
       auto type = llvm::cast<mlir::ShapedType>(alloc.getResult().getType());
-      shared = llvm::alignTo(shared + type.getNumElements() *
-                                          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8),
-                             128);
+      shared = llvm::alignTo(
+          shared + type.getNumElements() *
+                       std::max<int64_t>(1, type.getElementTypeBitWidth() / 8),
+          128);
     }
     if (llvm::isa<tile::AsyncCopyOp>(op))
       asyncCopies = true;
     if (auto dot = llvm::dyn_cast<tile::DotOp>(op))
       if (capability.empty())
         capability = checkDotCapability(
-            llvm::cast<mlir::ShapedType>(dot.getA().getType()).getElementType(), limits.caps,
-            arch);
+            llvm::cast<mlir::ShapedType>(dot.getA().getType()).getElementType(),
+            limits.caps, arch);
     for (mlir::Value result : op->getResults())
       if (auto tileType = llvm::dyn_cast<mlir::RankedTensorType>(result.getType()))
         if (tileType.hasStaticShape() && tileType.getElementType().isIntOrFloat())
@@ -94,21 +100,20 @@ void pruneCandidate(const KernelDef &def, const TuneProblem *problem, const Name
   if (!capability.empty())
     candidate.pruned = capability;
   else if (asyncCopies && !limits.caps.cpAsync)
-    candidate.pruned = llvm::formatv("stages={0} needs cp.async, which {1} lacks",
-                                     candidate.spec.values().count("stages")
-                                         ? candidate.spec.get("stages")
-                                         : 0,
-                                     arch.name());
+    candidate.pruned = llvm::formatv(
+        "stages={0} needs cp.async, which {1} lacks",
+        candidate.spec.values().count("stages") ? candidate.spec.get("stages") : 0,
+        arch.name());
   else if (candidate.threads > limits.maxThreadsPerBlock)
     candidate.pruned = llvm::formatv("{0} threads per program; the limit is {1}",
                                      candidate.threads, limits.maxThreadsPerBlock);
   else if (shared > limits.maxSharedBytes)
-    candidate.pruned = llvm::formatv("{0} bytes of shared memory; the limit is {1}", shared,
-                                     limits.maxSharedBytes);
+    candidate.pruned = llvm::formatv("{0} bytes of shared memory; the limit is {1}",
+                                     shared, limits.maxSharedBytes);
   else if (words > limits.maxTileWordsPerThread)
     candidate.pruned =
-        llvm::formatv("a tile value takes {0} registers per thread; the budget is {1}", words,
-                      limits.maxTileWordsPerThread);
+        llvm::formatv("a tile value takes {0} registers per thread; the budget is {1}",
+                      words, limits.maxTileWordsPerThread);
 }
 
 } // namespace tilejit::tuning

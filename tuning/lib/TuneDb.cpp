@@ -197,9 +197,9 @@ Expected<TuneDb> TuneDb::fromJSON(const json::Value &value) {
   const json::Object *object = value.getAsObject();
   std::optional<StringRef> format = object ? object->getString("format") : std::nullopt;
   if (!format || *format != dbFormat)
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("not a tuning database (expected \"format\": \"{0}\")",
-                                     dbFormat));
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("not a tuning database (expected \"format\": \"{0}\")", dbFormat));
   const json::Array *entries = object->getArray("entries");
   if (!entries)
     return createStringError(inconvertibleErrorCode(), "'entries' must be an array");
@@ -320,11 +320,12 @@ std::vector<const TuneEntry *> TuneDb::staleEntries(StringRef currentVersion) co
 Error updateTuneDb(StringRef path, const std::function<Error(TuneDb &)> &update) {
   if (StringRef dir = sys::path::parent_path(path); !dir.empty())
     if (std::error_code ec = sys::fs::create_directories(dir))
-      return createStringError(ec, "cannot create the folder of '%s'", path.str().c_str());
+      return createStringError(ec, "cannot create the folder of '%s'",
+                               path.str().c_str());
   int fd;
   std::string lockPath = (path + ".lock").str();
-  if (std::error_code ec =
-          sys::fs::openFileForReadWrite(lockPath, fd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
+  if (std::error_code ec = sys::fs::openFileForReadWrite(
+          lockPath, fd, sys::fs::CD_OpenAlways, sys::fs::OF_None))
     return createStringError(ec, "cannot open '%s': %s", lockPath.c_str(),
                              ec.message().c_str());
   scope_exit closeLock([&] { sys::Process::SafelyCloseFileDescriptor(fd); });

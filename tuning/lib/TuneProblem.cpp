@@ -15,8 +15,8 @@ TuneProblemRegistry &TuneProblemRegistry::global() {
 llvm::Error TuneProblemRegistry::add(TuneProblem problem) {
   std::string name = problem.kernel;
   if (!problems.emplace(name, std::move(problem)).second)
-    return llvm::createStringError("a tuning problem for kernel '%s' is already registered",
-                                   name.c_str());
+    return llvm::createStringError(
+        "a tuning problem for kernel '%s' is already registered", name.c_str());
   return llvm::Error::success();
 }
 
@@ -50,8 +50,8 @@ llvm::Expected<TuneTarget> makeTuneTarget(const KernelRegistry &kernels,
     return llvm::createStringError("unknown kernel '%s' (see 'tilejit list')",
                                    kernel.str().c_str());
   if (llvm::none_of(target.def->constants, [](auto &c) { return c.isTunable(); }))
-    return llvm::createStringError("kernel '%s' has no tunable constant (no candidate lists)",
-                                   kernel.str().c_str());
+    return llvm::createStringError(
+        "kernel '%s' has no tunable constant (no candidate lists)", kernel.str().c_str());
   target.problem = problems.find(kernel);
   if (!target.problem) {
     std::string known = llvm::join(problems.names(), ", ");
@@ -90,7 +90,8 @@ std::optional<int64_t> lookupValue(const Specialization &spec, const NamedValues
 
 std::string checkShapeConstraints(const TuneProblem &problem, const Specialization &spec,
                                   const NamedValues &shape) {
-  auto resolve = [&](const std::string &name, std::string &why) -> std::optional<int64_t> {
+  auto resolve = [&](const std::string &name,
+                     std::string &why) -> std::optional<int64_t> {
     std::optional<int64_t> value = lookupValue(spec, shape, name);
     if (!value && why.empty())
       why = llvm::formatv("the constraint names '{0}', which is neither a constant nor a "

@@ -37,8 +37,9 @@ json::Object namedJSON(const NamedValues &values) {
 
 /// Checks one loaded candidate on the check inputs; an empty string when it
 /// matches the reference.
-Expected<std::string> checkCandidate(JitRuntime &jit, runtime::Kernel &kernel, const TuneTarget &target,
-                                     const Specialization &spec, DeviceArgs &checkArgs,
+Expected<std::string> checkCandidate(JitRuntime &jit, runtime::Kernel &kernel,
+                                     const TuneTarget &target, const Specialization &spec,
+                                     DeviceArgs &checkArgs,
                                      const std::vector<HostArg> &initial,
                                      const std::vector<HostArg> &reference,
                                      const Stream &stream, CandidateResult &result) {
@@ -57,9 +58,9 @@ Expected<std::string> checkCandidate(JitRuntime &jit, runtime::Kernel &kernel, c
   result.checked = cmp->checked;
   result.mismatches = cmp->mismatches;
   if (cmp->mismatches)
-    return std::string(formatv("{0} of {1} elements outside atol={2} rtol={3}; first: {4}",
-                               cmp->mismatches, cmp->checked, problem.atol, problem.rtol,
-                               cmp->firstMismatch));
+    return std::string(formatv(
+        "{0} of {1} elements outside atol={2} rtol={3}; first: {4}", cmp->mismatches,
+        cmp->checked, problem.atol, problem.rtol, cmp->firstMismatch));
   return std::string();
 }
 
@@ -93,8 +94,8 @@ json::Value CandidateResult::toJSON() const {
   if (status != Status::Pruned)
     out["compile_ms"] = compileMs;
   if (checked)
-    out["check"] = json::Object{{"elements", int64_t(checked)},
-                                {"mismatches", int64_t(mismatches)}};
+    out["check"] =
+        json::Object{{"elements", int64_t(checked)}, {"mismatches", int64_t(mismatches)}};
   if (samples)
     out["time_ms"] = json::Object{{"median", medianMs},
                                   {"min", minMs},
@@ -123,7 +124,8 @@ json::Value TuneReport::toJSON() const {
 
 struct MeasureSession::Buffers {
   Stream stream;
-  std::vector<HostArg> initial, reference; ///< check inputs before / after the reference run
+  std::vector<HostArg> initial,
+      reference; ///< check inputs before / after the reference run
   DeviceArgs check, timed;
 };
 
@@ -133,15 +135,17 @@ MeasureSession::MeasureSession(JitRuntime &jit, const TuneTarget &target,
 MeasureSession::~MeasureSession() = default;
 
 Expected<std::unique_ptr<MeasureSession>>
-MeasureSession::create(JitRuntime &jit, const TuneTarget &target, const TuneOptions &options) {
+MeasureSession::create(JitRuntime &jit, const TuneTarget &target,
+                       const TuneOptions &options) {
   const TuneProblem &problem = *target.problem;
   // The reference: the interpreter runs the base configuration (every
   // configuration computes the same function) on the check inputs.
   std::vector<HostArg> checkHost =
       makeHostArgs(problem.args(target.base, problem.checkShape), options.seed);
   std::vector<HostArg> reference = checkHost;
-  if (Error err = runInterpreter(*target.def, target.base,
-                                 problem.grid(target.base, problem.checkShape), reference))
+  if (Error err =
+          runInterpreter(*target.def, target.base,
+                         problem.grid(target.base, problem.checkShape), reference))
     return createStringError(inconvertibleErrorCode(),
                              "the interpreter's reference run failed: " +
                                  toString(std::move(err)));
@@ -153,7 +157,8 @@ MeasureSession::create(JitRuntime &jit, const TuneTarget &target, const TuneOpti
     return check.takeError();
   // Timing inputs: other random values, at the tuned sizes.
   Expected<DeviceArgs> timed = uploadArgs(
-      jit, makeHostArgs(problem.args(target.base, target.shape), options.seed + 1), *stream);
+      jit, makeHostArgs(problem.args(target.base, target.shape), options.seed + 1),
+      *stream);
   if (!timed)
     return timed.takeError();
   std::unique_ptr<MeasureSession> session(new MeasureSession(jit, target, options));
@@ -163,7 +168,8 @@ MeasureSession::create(JitRuntime &jit, const TuneTarget &target, const TuneOpti
   return std::move(session);
 }
 
-Error MeasureSession::measure(runtime::Kernel &kernel, const Specialization &spec, CandidateResult &r) {
+Error MeasureSession::measure(runtime::Kernel &kernel, const Specialization &spec,
+                              CandidateResult &r) {
   if (Error err = kernel.prepare()) {
     r.status = Status::LoadFailed;
     r.detail = toString(std::move(err));
@@ -181,9 +187,9 @@ Error MeasureSession::measure(runtime::Kernel &kernel, const Specialization &spe
     return Error::success();
   }
   Dim3 grid = toDim3(target.problem->grid(spec, target.shape));
-  Expected<Timing> timing = timeLaunches(jit, kernel, buffers->stream, grid,
-                                         buffers->timed.args, options,
-                                         options.candidateTimeoutS - secondsSince(start));
+  Expected<Timing> timing =
+      timeLaunches(jit, kernel, buffers->stream, grid, buffers->timed.args, options,
+                   options.candidateTimeoutS - secondsSince(start));
   if (!timing) {
     r.status = Status::LoadFailed;
     r.detail = "launch failed: " + toString(timing.takeError());
@@ -258,7 +264,8 @@ static Error finalRound(MeasureSession &session,
 
 Expected<TuneReport> measureCandidates(JitRuntime &jit, const TuneTarget &target,
                                        std::vector<Candidate> candidates,
-                                       const TuneOptions &options, const ProgressFn &progress) {
+                                       const TuneOptions &options,
+                                       const ProgressFn &progress) {
   TuneReport report;
   for (Candidate &c : candidates) {
     CandidateResult r;
@@ -288,8 +295,8 @@ Expected<TuneReport> measureCandidates(JitRuntime &jit, const TuneTarget &target
   {
     std::mutex progressMutex;
     size_t done = 0;
-    unsigned threads = options.threads ? options.threads
-                                       : hardware_concurrency().compute_thread_count();
+    unsigned threads =
+        options.threads ? options.threads : hardware_concurrency().compute_thread_count();
     DefaultThreadPool pool(hardware_concurrency(std::max(1u, threads)));
     for (size_t i : kept)
       pool.async([&, i] {
@@ -337,7 +344,8 @@ Expected<TuneReport> measureCandidates(JitRuntime &jit, const TuneTarget &target
   for (size_t i = 0; i < report.results.size(); ++i) {
     const CandidateResult &r = report.results[i];
     bool eligible = r.status == Status::Measured && (r.finalRound || !anyFinal);
-    if (eligible && (!report.winner || r.medianMs < report.results[*report.winner].medianMs))
+    if (eligible &&
+        (!report.winner || r.medianMs < report.results[*report.winner].medianMs))
       report.winner = i;
   }
   if (!report.winner)
@@ -357,7 +365,8 @@ Expected<TuneReport> measureCandidates(JitRuntime &jit, const TuneTarget &target
   entry.minMs = best.minMs;
   entry.maxMs = best.maxMs;
   entry.samples = best.samples;
-  if (report.defaultIndex && report.results[*report.defaultIndex].status == Status::Measured)
+  if (report.defaultIndex &&
+      report.results[*report.defaultIndex].status == Status::Measured)
     entry.defaultMedianMs = report.results[*report.defaultIndex].medianMs;
   report.entry = std::move(entry);
   return report;

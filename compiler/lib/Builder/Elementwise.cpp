@@ -86,8 +86,8 @@ mlir::Value broadcastValue(Kernel &k, mlir::Value v, const Shape &shape, Locatio
                                  v);
   while (have.size() < shape.size()) {
     have.insert(have.begin(), 1);
-    v = tile::ExpandDimsOp::create(k.builder(), loc,
-                                   RankedTensorType::get(have, element), v, 0);
+    v = tile::ExpandDimsOp::create(k.builder(), loc, RankedTensorType::get(have, element),
+                                   v, 0);
   }
   if (have != shape)
     v = tile::BroadcastOp::create(k.builder(), loc, RankedTensorType::get(shape, element),
@@ -108,9 +108,7 @@ mlir::Value castInt(Kernel &k, mlir::Value v, Type to, Location loc) {
 
 using namespace detail;
 
-bool Value::isTile() const {
-  return valid() && isa<RankedTensorType>(value_.getType());
-}
+bool Value::isTile() const { return valid() && isa<RankedTensorType>(value_.getType()); }
 bool Value::isPointer() const {
   return valid() && isa<tile::PointerType>(getElementTypeOrSelf(value_.getType()));
 }
@@ -167,29 +165,44 @@ namespace {
 enum class Bin { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Max, Min };
 
 const char *spelling(Bin op) {
-  static const char *names[] = {"+", "-", "*", "/", "%", "<", "<=", ">",
+  static const char *names[] = {"+",  "-",  "*",  "/", "%", "<",       "<=",     ">",
                                 ">=", "==", "!=", "&", "|", "maximum", "minimum"};
   return names[int(op)];
 }
 
-mlir::Value createFloat(OpBuilder &b, Location loc, Bin op, mlir::Value x, mlir::Value y) {
+mlir::Value createFloat(OpBuilder &b, Location loc, Bin op, mlir::Value x,
+                        mlir::Value y) {
   using P = arith::CmpFPredicate;
   switch (op) {
-  case Bin::Add: return arith::AddFOp::create(b, loc, x, y);
-  case Bin::Sub: return arith::SubFOp::create(b, loc, x, y);
-  case Bin::Mul: return arith::MulFOp::create(b, loc, x, y);
-  case Bin::Div: return arith::DivFOp::create(b, loc, x, y);
-  case Bin::Rem: return arith::RemFOp::create(b, loc, x, y);
-  case Bin::Lt: return arith::CmpFOp::create(b, loc, P::OLT, x, y);
-  case Bin::Le: return arith::CmpFOp::create(b, loc, P::OLE, x, y);
-  case Bin::Gt: return arith::CmpFOp::create(b, loc, P::OGT, x, y);
-  case Bin::Ge: return arith::CmpFOp::create(b, loc, P::OGE, x, y);
-  case Bin::Eq: return arith::CmpFOp::create(b, loc, P::OEQ, x, y);
-  case Bin::Ne: return arith::CmpFOp::create(b, loc, P::UNE, x, y);
-  case Bin::Max: return arith::MaximumFOp::create(b, loc, x, y);
-  case Bin::Min: return arith::MinimumFOp::create(b, loc, x, y);
+  case Bin::Add:
+    return arith::AddFOp::create(b, loc, x, y);
+  case Bin::Sub:
+    return arith::SubFOp::create(b, loc, x, y);
+  case Bin::Mul:
+    return arith::MulFOp::create(b, loc, x, y);
+  case Bin::Div:
+    return arith::DivFOp::create(b, loc, x, y);
+  case Bin::Rem:
+    return arith::RemFOp::create(b, loc, x, y);
+  case Bin::Lt:
+    return arith::CmpFOp::create(b, loc, P::OLT, x, y);
+  case Bin::Le:
+    return arith::CmpFOp::create(b, loc, P::OLE, x, y);
+  case Bin::Gt:
+    return arith::CmpFOp::create(b, loc, P::OGT, x, y);
+  case Bin::Ge:
+    return arith::CmpFOp::create(b, loc, P::OGE, x, y);
+  case Bin::Eq:
+    return arith::CmpFOp::create(b, loc, P::OEQ, x, y);
+  case Bin::Ne:
+    return arith::CmpFOp::create(b, loc, P::UNE, x, y);
+  case Bin::Max:
+    return arith::MaximumFOp::create(b, loc, x, y);
+  case Bin::Min:
+    return arith::MinimumFOp::create(b, loc, x, y);
   case Bin::And:
-  case Bin::Or: break;
+  case Bin::Or:
+    break;
   }
   return {};
 }
@@ -197,21 +210,36 @@ mlir::Value createFloat(OpBuilder &b, Location loc, Bin op, mlir::Value x, mlir:
 mlir::Value createInt(OpBuilder &b, Location loc, Bin op, mlir::Value x, mlir::Value y) {
   using P = arith::CmpIPredicate;
   switch (op) {
-  case Bin::Add: return arith::AddIOp::create(b, loc, x, y);
-  case Bin::Sub: return arith::SubIOp::create(b, loc, x, y);
-  case Bin::Mul: return arith::MulIOp::create(b, loc, x, y);
-  case Bin::Div: return arith::DivSIOp::create(b, loc, x, y);
-  case Bin::Rem: return arith::RemSIOp::create(b, loc, x, y);
-  case Bin::Lt: return arith::CmpIOp::create(b, loc, P::slt, x, y);
-  case Bin::Le: return arith::CmpIOp::create(b, loc, P::sle, x, y);
-  case Bin::Gt: return arith::CmpIOp::create(b, loc, P::sgt, x, y);
-  case Bin::Ge: return arith::CmpIOp::create(b, loc, P::sge, x, y);
-  case Bin::Eq: return arith::CmpIOp::create(b, loc, P::eq, x, y);
-  case Bin::Ne: return arith::CmpIOp::create(b, loc, P::ne, x, y);
-  case Bin::And: return arith::AndIOp::create(b, loc, x, y);
-  case Bin::Or: return arith::OrIOp::create(b, loc, x, y);
-  case Bin::Max: return arith::MaxSIOp::create(b, loc, x, y);
-  case Bin::Min: return arith::MinSIOp::create(b, loc, x, y);
+  case Bin::Add:
+    return arith::AddIOp::create(b, loc, x, y);
+  case Bin::Sub:
+    return arith::SubIOp::create(b, loc, x, y);
+  case Bin::Mul:
+    return arith::MulIOp::create(b, loc, x, y);
+  case Bin::Div:
+    return arith::DivSIOp::create(b, loc, x, y);
+  case Bin::Rem:
+    return arith::RemSIOp::create(b, loc, x, y);
+  case Bin::Lt:
+    return arith::CmpIOp::create(b, loc, P::slt, x, y);
+  case Bin::Le:
+    return arith::CmpIOp::create(b, loc, P::sle, x, y);
+  case Bin::Gt:
+    return arith::CmpIOp::create(b, loc, P::sgt, x, y);
+  case Bin::Ge:
+    return arith::CmpIOp::create(b, loc, P::sge, x, y);
+  case Bin::Eq:
+    return arith::CmpIOp::create(b, loc, P::eq, x, y);
+  case Bin::Ne:
+    return arith::CmpIOp::create(b, loc, P::ne, x, y);
+  case Bin::And:
+    return arith::AndIOp::create(b, loc, x, y);
+  case Bin::Or:
+    return arith::OrIOp::create(b, loc, x, y);
+  case Bin::Max:
+    return arith::MaxSIOp::create(b, loc, x, y);
+  case Bin::Min:
+    return arith::MinSIOp::create(b, loc, x, y);
   }
   return {};
 }
@@ -252,15 +280,15 @@ Value binary(Bin op, const Operand &a, const Operand &b) {
   Type ta = a.number ? Type() : getElementTypeOrSelf(a.value.raw().getType());
   Type tb = b.number ? Type() : getElementTypeOrSelf(b.value.raw().getType());
   if (ta && tb && ta != tb)
-    return k->fail(src, std::string("dtype mismatch in '") + spelling(op) + "': " +
-                            describe(a.value.raw()) + " vs " + describe(b.value.raw()) +
-                            " (convert one with .to())");
+    return k->fail(src, std::string("dtype mismatch in '") + spelling(op) +
+                            "': " + describe(a.value.raw()) + " vs " +
+                            describe(b.value.raw()) + " (convert one with .to())");
   Type element = ta ? ta : tb;
   for (const Operand *x : {&a, &b})
     if (x->number && !x->isInteger && !isa<FloatType>(element))
       return k->fail(src, std::string("'") + spelling(op) + "' of a " +
-                              tile::describeType(element) + " value and the non-integer " +
-                              std::to_string(*x->number));
+                              tile::describeType(element) +
+                              " value and the non-integer " + std::to_string(*x->number));
 
   auto shape = broadcastShapes(a.number ? Shape() : a.value.shape(),
                                b.number ? Shape() : b.value.shape());
@@ -274,21 +302,20 @@ Value binary(Bin op, const Operand &a, const Operand &b) {
   mlir::Value out = isa<FloatType>(element) ? createFloat(k->builder(), loc, op, x, y)
                                             : createInt(k->builder(), loc, op, x, y);
   if (!out)
-    return k->fail(src, std::string("'") + spelling(op) + "' needs integer or i1 operands, got " +
-                            describe(x));
+    return k->fail(src, std::string("'") + spelling(op) +
+                            "' needs integer or i1 operands, got " + describe(x));
   return k->wrap(out);
 }
 
 /// A math function of one float operand.
-template <typename MathOp>
-Value unaryFloat(const char *name, const Operand &x) {
+template <typename MathOp> Value unaryFloat(const char *name, const Operand &x) {
   Kernel *k = kernelOf({&x});
   if (!k)
     return {};
   if (x.number || !isa<FloatType>(getElementTypeOrSelf(x.value.raw().getType())))
-    return k->fail(x.loc, std::string(name) + " needs a float tile or scalar, got " +
-                              (x.number ? std::string("a C++ number")
-                                        : describe(x.value.raw())));
+    return k->fail(
+        x.loc, std::string(name) + " needs a float tile or scalar, got " +
+                   (x.number ? std::string("a C++ number") : describe(x.value.raw())));
   return k->wrap(MathOp::create(k->builder(), k->location(x.loc), x.value.raw()));
 }
 
@@ -315,7 +342,8 @@ Value operator-(const Operand &a) {
     return {};
   // negf, not 0 - x: the sign of zero must flip too.
   if (!a.number && isa<FloatType>(getElementTypeOrSelf(a.value.raw().getType())))
-    return k->wrap(arith::NegFOp::create(k->builder(), k->location(a.loc), a.value.raw()));
+    return k->wrap(
+        arith::NegFOp::create(k->builder(), k->location(a.loc), a.value.raw()));
   return binary(Bin::Sub, Operand(0, a.loc), a);
 }
 
@@ -339,10 +367,10 @@ Value where(const Operand &cond, const Operand &a, const Operand &b) {
   if (shape)
     shape = broadcastShapes(*shape, b.number ? Shape() : b.value.shape());
   if (!shape)
-    return k->fail(cond.loc, "shapes do not broadcast in where(): " +
-                                 describe(cond.value.raw()) + ", " +
-                                 (a.number ? "number" : describe(a.value.raw())) + ", " +
-                                 (b.number ? "number" : describe(b.value.raw())));
+    return k->fail(cond.loc,
+                   "shapes do not broadcast in where(): " + describe(cond.value.raw()) +
+                       ", " + (a.number ? "number" : describe(a.value.raw())) + ", " +
+                       (b.number ? "number" : describe(b.value.raw())));
   Location loc = k->location(cond.loc);
   mlir::Value c = broadcastValue(*k, cond.value.raw(), *shape, loc);
   mlir::Value x = broadcastValue(*k, materialize(*k, a, element), *shape, loc);
@@ -370,18 +398,21 @@ Value fma(const Operand &a, const Operand &b, const Operand &c) {
       continue;
     if (getElementTypeOrSelf(x->value.raw().getType()) != element)
       return k->fail(x->loc, "dtype mismatch in fma(): " + describe(first->value.raw()) +
-                                 " vs " + describe(x->value.raw()) + " (convert one with .to())");
+                                 " vs " + describe(x->value.raw()) +
+                                 " (convert one with .to())");
     auto joined = broadcastShapes(shape, x->value.shape());
     if (!joined)
-      return k->fail(x->loc, "shapes do not broadcast in fma(): " +
-                                 describe(first->value.raw()) + " vs " + describe(x->value.raw()));
+      return k->fail(x->loc,
+                     "shapes do not broadcast in fma(): " + describe(first->value.raw()) +
+                         " vs " + describe(x->value.raw()));
     shape = *joined;
   }
   Location loc = k->location(first->loc);
   auto operand = [&](const Operand &x) {
     return broadcastValue(*k, materialize(*k, x, element), shape, loc);
   };
-  return k->wrap(math::FmaOp::create(k->builder(), loc, operand(a), operand(b), operand(c)));
+  return k->wrap(
+      math::FmaOp::create(k->builder(), loc, operand(a), operand(b), operand(c)));
 }
 
 Value exp(const Operand &x) { return unaryFloat<math::ExpOp>("exp", x); }

@@ -13,14 +13,22 @@ static thread_local Kernel *currentKernel = nullptr;
 
 const char *dtypeName(DType t) {
   switch (t) {
-  case DType::F32: return "f32";
-  case DType::F16: return "f16";
-  case DType::BF16: return "bf16";
-  case DType::F8E4M3: return "f8e4m3";
-  case DType::I1: return "i1";
-  case DType::I8: return "i8";
-  case DType::I32: return "i32";
-  case DType::I64: return "i64";
+  case DType::F32:
+    return "f32";
+  case DType::F16:
+    return "f16";
+  case DType::BF16:
+    return "bf16";
+  case DType::F8E4M3:
+    return "f8e4m3";
+  case DType::I1:
+    return "i1";
+  case DType::I8:
+    return "i8";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
   }
   return "?";
 }
@@ -32,27 +40,43 @@ bool isFloat(DType t) {
 Type toMlirType(MLIRContext &ctx, DType t) {
   Builder b(&ctx);
   switch (t) {
-  case DType::F32: return b.getF32Type();
-  case DType::F16: return b.getF16Type();
-  case DType::BF16: return b.getBF16Type();
-  case DType::F8E4M3: return Float8E4M3FNType::get(&ctx);
-  case DType::I1: return b.getI1Type();
-  case DType::I8: return b.getI8Type();
-  case DType::I32: return b.getI32Type();
-  case DType::I64: return b.getI64Type();
+  case DType::F32:
+    return b.getF32Type();
+  case DType::F16:
+    return b.getF16Type();
+  case DType::BF16:
+    return b.getBF16Type();
+  case DType::F8E4M3:
+    return Float8E4M3FNType::get(&ctx);
+  case DType::I1:
+    return b.getI1Type();
+  case DType::I8:
+    return b.getI8Type();
+  case DType::I32:
+    return b.getI32Type();
+  case DType::I64:
+    return b.getI64Type();
   }
   return {};
 }
 
 std::optional<DType> fromMlirType(Type t) {
-  if (t.isF32()) return DType::F32;
-  if (t.isF16()) return DType::F16;
-  if (t.isBF16()) return DType::BF16;
-  if (isa<Float8E4M3FNType>(t)) return DType::F8E4M3;
-  if (t.isInteger(1)) return DType::I1;
-  if (t.isInteger(8)) return DType::I8;
-  if (t.isInteger(32)) return DType::I32;
-  if (t.isInteger(64)) return DType::I64;
+  if (t.isF32())
+    return DType::F32;
+  if (t.isF16())
+    return DType::F16;
+  if (t.isBF16())
+    return DType::BF16;
+  if (isa<Float8E4M3FNType>(t))
+    return DType::F8E4M3;
+  if (t.isInteger(1))
+    return DType::I1;
+  if (t.isInteger(8))
+    return DType::I8;
+  if (t.isInteger(32))
+    return DType::I32;
+  if (t.isInteger(64))
+    return DType::I64;
   return std::nullopt;
 }
 
@@ -117,8 +141,8 @@ Value Kernel::addParam(llvm::StringRef name, Type type, const SrcLoc &loc) {
   auto kernel = cast<tile::KernelOp>(kernelOp_);
   Block &entry = kernel.getBody().front();
   BlockArgument arg = entry.addArgument(type, location(loc));
-  kernel.setFunctionTypeAttr(TypeAttr::get(
-      builder_.getFunctionType(entry.getArgumentTypes(), {})));
+  kernel.setFunctionTypeAttr(
+      TypeAttr::get(builder_.getFunctionType(entry.getArgumentTypes(), {})));
   paramNames_.push_back(name.str());
   paramShapes_.emplace_back();
   return wrap(arg);
@@ -144,9 +168,9 @@ Value Kernel::scalarParam(llvm::StringRef name, DType type, SrcLoc loc) {
 void Kernel::setConfig(const Config &c, SrcLoc loc) {
   // getChecked reports a bad config (e.g. 3 warps) at the caller's line and
   // yields null; ConfigAttr::get would abort the process.
-  auto config = tile::ConfigAttr::getChecked([&] { return emitError(location(loc)); }, &ctx_,
-                                             llvm::ArrayRef<int64_t>(c.tile), c.warps, c.stages,
-                                             c.vector, c.splitK, int64_t(c.direct));
+  auto config = tile::ConfigAttr::getChecked(
+      [&] { return emitError(location(loc)); }, &ctx_, llvm::ArrayRef<int64_t>(c.tile),
+      c.warps, c.stages, c.vector, c.splitK, int64_t(c.direct));
   if (config)
     cast<tile::KernelOp>(kernelOp_).setConfigAttr(config);
 }

@@ -110,7 +110,8 @@ Value numPrograms(int axis, SrcLoc loc) {
   if (!k)
     return {};
   if (axis < 0 || axis > 2)
-    return k->fail(loc, "numPrograms axis must be 0, 1 or 2, got " + std::to_string(axis));
+    return k->fail(loc,
+                   "numPrograms axis must be 0, 1 or 2, got " + std::to_string(axis));
   return k->wrap(tile::NumProgramsOp::create(k->builder(), k->location(loc),
                                              k->builder().getI32Type(), axis));
 }
@@ -128,7 +129,8 @@ Value arange(int64_t start, int64_t end, SrcLoc loc) {
   if (!checkShape(*k, {end - start}, loc, "arange"))
     return {};
   auto type = RankedTensorType::get({end - start}, k->builder().getI32Type());
-  return k->wrap(tile::ArangeOp::create(k->builder(), k->location(loc), type, start, end));
+  return k->wrap(
+      tile::ArangeOp::create(k->builder(), k->location(loc), type, start, end));
 }
 
 Value constant(double value, DType t, SrcLoc loc) {
@@ -153,7 +155,9 @@ Value full(const Shape &shape, const Operand &value, DType t) {
   return k->wrap(broadcastValue(*k, scalar, shape, k->location(value.loc)));
 }
 
-Value zeros(const Shape &shape, DType t, SrcLoc loc) { return full(shape, Operand(0, loc), t); }
+Value zeros(const Shape &shape, DType t, SrcLoc loc) {
+  return full(shape, Operand(0, loc), t);
+}
 
 Value broadcastTo(const Operand &x, const Shape &shape) {
   Kernel *k = kernelOf({&x});
@@ -177,9 +181,9 @@ Value expandDims(const Operand &x, int axis) {
     return {};
   Shape shape = x.value.shape();
   if (axis < 0 || axis > (int)shape.size())
-    return k->fail(x.loc, "expandDims: axis " + std::to_string(axis) + " out of range [0, " +
-                              std::to_string(shape.size()) + "] for " +
-                              describe(x.value.raw()));
+    return k->fail(x.loc, "expandDims: axis " + std::to_string(axis) +
+                              " out of range [0, " + std::to_string(shape.size()) +
+                              "] for " + describe(x.value.raw()));
   shape.insert(shape.begin() + axis, 1);
   auto type = RankedTensorType::get(shape, getElementTypeOrSelf(x.value.raw().getType()));
   return k->wrap(tile::ExpandDimsOp::create(k->builder(), k->location(x.loc), type,
@@ -211,9 +215,15 @@ Value transpose(const Operand &x, const std::vector<int32_t> &order) {
                                            x.value.raw(), order));
 }
 
-Value sum(const Operand &x, int axis) { return reduce(tile::ReduceKind::Sum, "sum", x, axis); }
-Value max(const Operand &x, int axis) { return reduce(tile::ReduceKind::Max, "max", x, axis); }
-Value min(const Operand &x, int axis) { return reduce(tile::ReduceKind::Min, "min", x, axis); }
+Value sum(const Operand &x, int axis) {
+  return reduce(tile::ReduceKind::Sum, "sum", x, axis);
+}
+Value max(const Operand &x, int axis) {
+  return reduce(tile::ReduceKind::Max, "max", x, axis);
+}
+Value min(const Operand &x, int axis) {
+  return reduce(tile::ReduceKind::Min, "min", x, axis);
+}
 
 Value cumsum(const Operand &x, int axis) {
   Kernel *k = kernelOf({&x});
@@ -245,13 +255,13 @@ View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
   if (!k)
     return View();
   if (ptr.number || !isa<tile::PointerType>(ptr.value.raw().getType()))
-    return View(k->fail(ptr.loc, "makeView needs a scalar pointer, got " +
-                                (ptr.number ? std::string("a number")
-                                            : describe(ptr.value.raw()))));
+    return View(k->fail(
+        ptr.loc, "makeView needs a scalar pointer, got " +
+                     (ptr.number ? std::string("a number") : describe(ptr.value.raw()))));
   if (sizes.size() != strides.size() || sizes.empty())
     return View(k->fail(ptr.loc, "makeView needs as many strides as sizes (" +
-                                std::to_string(sizes.size()) + " vs " +
-                                std::to_string(strides.size()) + ")"));
+                                     std::to_string(sizes.size()) + " vs " +
+                                     std::to_string(strides.size()) + ")"));
   Location loc = k->location(ptr.loc);
   OpBuilder &b = k->builder();
   SmallVector<int64_t> shape, strideValues;
@@ -271,10 +281,12 @@ View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
   };
   for (const Dim &d : sizes)
     if (!collect(d, shape, dynSizes, b.getI32Type()))
-      return View(k->fail(ptr.loc, "a view size must be an integer or an integer scalar Value"));
+      return View(
+          k->fail(ptr.loc, "a view size must be an integer or an integer scalar Value"));
   for (const Dim &d : strides)
     if (!collect(d, strideValues, dynStrides, b.getI64Type()))
-      return View(k->fail(ptr.loc, "a view stride must be an integer or an integer scalar Value"));
+      return View(k->fail(ptr.loc,
+                          "a view stride must be an integer or an integer scalar Value"));
   Type element = cast<tile::PointerType>(ptr.value.raw().getType()).getPointeeType();
   // getChecked: a negative size or stride (a constant gone wrong) is a
   // diagnostic at the caller's line; ViewType::get would assert.
@@ -283,8 +295,8 @@ View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
                                          ArrayRef<int64_t>(strideValues));
   if (!type)
     return View();
-  return View(
-      k->wrap(tile::MakeViewOp::create(b, loc, type, ptr.value.raw(), dynSizes, dynStrides)));
+  return View(k->wrap(
+      tile::MakeViewOp::create(b, loc, type, ptr.value.raw(), dynSizes, dynStrides)));
 }
 
 Value load(const View &view, const std::vector<Operand> &offsets, const Shape &shape,
@@ -300,7 +312,8 @@ Value load(const View &view, const std::vector<Operand> &offsets, const Shape &s
   TypedAttr pad;
   if (padding)
     pad = cast<TypedAttr>(
-        cast<arith::ConstantOp>(materialize(*k, Operand(*padding, loc), element).getDefiningOp())
+        cast<arith::ConstantOp>(
+            materialize(*k, Operand(*padding, loc), element).getDefiningOp())
             .getValue());
   return k->wrap(tile::LoadOp::create(k->builder(), k->location(loc), type,
                                       view.value.raw(), idx, pad));
@@ -312,8 +325,9 @@ void store(const View &view, const std::vector<Operand> &offsets, const Operand 
   if (!view.valid() || !k)
     return;
   if (value.number || !value.value.isTile()) {
-    k->fail(loc, "store(view, offsets, tile) needs a tile, got " +
-                     (value.number ? std::string("a number") : describe(value.value.raw())));
+    k->fail(loc,
+            "store(view, offsets, tile) needs a tile, got " +
+                (value.number ? std::string("a number") : describe(value.value.raw())));
     return;
   }
   SmallVector<mlir::Value> idx;
@@ -323,7 +337,8 @@ void store(const View &view, const std::vector<Operand> &offsets, const Operand 
                         view.value.raw(), idx);
 }
 
-Value load(const Operand &ptrs, std::optional<Operand> mask, std::optional<Operand> other) {
+Value load(const Operand &ptrs, std::optional<Operand> mask,
+           std::optional<Operand> other) {
   Kernel *k = kernelOf({&ptrs});
   if (!k || (mask && !kernelOf({&*mask})) || (other && !kernelOf({&*other})))
     return {};
@@ -376,8 +391,8 @@ void store(const Operand &ptrs, const Operand &value, std::optional<Operand> mas
   }
   auto common = broadcastShapes(shapeOf(v.getType()), shape);
   if (!common || *common != shape) {
-    k->fail(value.loc, "value " + describe(v) + " does not broadcast to pointers " +
-                           describe(p));
+    k->fail(value.loc,
+            "value " + describe(v) + " does not broadcast to pointers " + describe(p));
     return;
   }
   v = broadcastValue(*k, v, shape, loc);
@@ -434,8 +449,9 @@ std::vector<Value> forRange(const Operand &lo, const Operand &hi, const Operand 
           for (auto [i, v] : llvm::enumerate(next))
             if (!v.valid() || v.raw().getType() != inits[i].getType()) {
               if (v.valid())
-                k->fail(lo.loc, "loop-carried value " + std::to_string(i) + " changes type: " +
-                                    describe(inits[i]) + " -> " + describe(v.raw()));
+                k->fail(lo.loc, "loop-carried value " + std::to_string(i) +
+                                    " changes type: " + describe(inits[i]) + " -> " +
+                                    describe(v.raw()));
               ok = false;
             }
         }

@@ -25,8 +25,8 @@ using namespace mlir;
 namespace tilejit {
 
 void registerCompilerDialects(DialectRegistry &registry) {
-  registry.insert<tile::TileDialect, arith::ArithDialect, math::MathDialect, scf::SCFDialect,
-                  LLVM::LLVMDialect, NVVM::NVVMDialect>();
+  registry.insert<tile::TileDialect, arith::ArithDialect, math::MathDialect,
+                  scf::SCFDialect, LLVM::LLVMDialect, NVVM::NVVMDialect>();
   registerPTXTargetTranslations(registry);
 }
 
@@ -48,8 +48,8 @@ void buildTileToLLVMPipeline(OpPassManager &pm) {
 
 namespace {
 struct LayoutPipelineOptions : PassPipelineOptions<LayoutPipelineOptions> {
-  Option<std::string> arch{*this, "arch",
-                           llvm::cl::desc("Target arch whose capabilities pick the dot path")};
+  Option<std::string> arch{
+      *this, "arch", llvm::cl::desc("Target arch whose capabilities pick the dot path")};
 };
 } // namespace
 
@@ -107,7 +107,8 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
                                             const CompileOptions &opts) {
   auto kernels = module.getOps<tile::KernelOp>();
   if (std::distance(kernels.begin(), kernels.end()) != 1)
-    return llvm::createStringError("compileToPTX needs a module with exactly one tile.kernel");
+    return llvm::createStringError(
+        "compileToPTX needs a module with exactly one tile.kernel");
   tile::KernelOp kernel = *kernels.begin();
   CompiledKernel out;
   out.name = kernel.getSymName().str();

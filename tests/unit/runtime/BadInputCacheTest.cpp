@@ -63,14 +63,16 @@ int childRun(Fault fault, const std::string &cacheDir, int out) {
     for (Kernel *kernel : {&cached, &fresh}) {
       std::string error = message(kernel->prepare());
       report += kernel->name().str() + ": " +
-                (error.empty() ? compileOriginName(kernel->origin()).str() : error) + "\n";
+                (error.empty() ? compileOriginName(kernel->origin()).str() : error) +
+                "\n";
     }
     Stream stream = llvm::cantFail(Stream::create(runtime.device()));
     DeviceBuffer x = llvm::cantFail(runtime.allocate(64));
-    report += "launch: " +
-              message(fresh.launch(stream, {1, 1, 1},
-                                   {KernelArg::pointer(x.address()), KernelArg::i32(4)})) +
-              "\n";
+    report +=
+        "launch: " +
+        message(fresh.launch(stream, {1, 1, 1},
+                             {KernelArg::pointer(x.address()), KernelArg::i32(4)})) +
+        "\n";
     for (const std::string &warning : warnings)
       report += "warning: " + warning + "\n";
   }

@@ -265,7 +265,8 @@ void store(const Operand &ptrs, const Operand &value,
            std::optional<Operand> mask = std::nullopt);
 
 // Structured control flow.
-using LoopBody = llvm::function_ref<std::vector<Value>(Value iv, std::vector<Value> carried)>;
+using LoopBody =
+    llvm::function_ref<std::vector<Value>(Value iv, std::vector<Value> carried)>;
 /// for (iv = lo; iv < hi; iv += step), threading `init` through the iterations;
 /// returns the final carried values.
 std::vector<Value> forRange(const Operand &lo, const Operand &hi, const Operand &step,

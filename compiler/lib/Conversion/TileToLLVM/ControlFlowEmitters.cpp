@@ -22,7 +22,8 @@ Regs flatten(Emitter &e, ValueRange values, SmallVectorImpl<unsigned> *counts = 
 }
 
 /// Maps `values` to consecutive slices of `flat`.
-void unflatten(Emitter &e, ValueRange values, ArrayRef<unsigned> counts, ValueRange flat) {
+void unflatten(Emitter &e, ValueRange values, ArrayRef<unsigned> counts,
+               ValueRange flat) {
   unsigned at = 0;
   for (auto [v, n] : llvm::zip(values, counts)) {
     e.map(v, Regs(flat.begin() + at, flat.begin() + at + n));

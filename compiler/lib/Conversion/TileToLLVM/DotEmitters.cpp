@@ -22,7 +22,8 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   auto aType = dot.getA().getType(), bType = dot.getB().getType();
   bool aWgmma = isa<tile::WgmmaOperandLayoutAttr>(aType.getEncoding());
   if (aWgmma != isa<tile::WgmmaOperandLayoutAttr>(bType.getEncoding()))
-    return op->emitOpError("needs both operands or neither in #tile.wgmma_operand layouts");
+    return op->emitOpError(
+        "needs both operands or neither in #tile.wgmma_operand layouts");
   LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc << ": "
                           << (aWgmma ? "wgmma" : "mma.sync") << "\n");
   if (aWgmma)
@@ -46,17 +47,19 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   auto aLayout = dyn_cast<tile::DotOperandLayoutAttr>(aType.getEncoding());
   auto bLayout = dyn_cast<tile::DotOperandLayoutAttr>(bType.getEncoding());
   if (!aLayout || !bLayout || m % (16 * wm) || n % (8 * wn) || kTotal % (kMma * wpk))
-    return op->emitOpError("needs M % ") << 16 * wm << ", N % " << 8 * wn << " and K % "
-                                          << kMma * wpk << " to be 0";
+    return op->emitOpError("needs M % ")
+           << 16 * wm << ", N % " << 8 * wn << " and K % " << kMma * wpk << " to be 0";
   if (aLayout.getKContig() != bLayout.getKContig())
-    return op->emitOpError("needs both operands or neither kContig (they permute K alike)");
+    return op->emitOpError(
+        "needs both operands or neither kContig (they permute K alike)");
   int64_t kw = aLayout.getKWidth();
   // Each split-K group sums its own part of K: kSteps per thread and tile.
   int64_t repsM = m / (16 * wm), repsN = n / (8 * wn), kSteps = kTotal / (kMma * wpk);
   const Regs &a = e.regs(dot.getA()), &b = e.regs(dot.getB());
   Regs acc = e.regs(dot.getAcc());
   std::string text = "mma.sync.aligned.m16n8k" + std::to_string(kMma) + ".row.col.f32" +
-                     ptxTypes + ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
+                     ptxTypes +
+                     ".f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, {$10,$11,$12,$13};";
   Type f32 = e.b.getF32Type();
   auto word = [&](const Regs &regs, tile::DotOperandLayoutAttr layout, int64_t tileIndex,
                   int64_t step, int64_t q) {
@@ -64,7 +67,8 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
     Value vec = LLVM::UndefOp::create(e.b, loc, vecType);
     for (int64_t p = 0; p < kw; ++p)
       vec = LLVM::InsertElementOp::create(
-          e.b, loc, vec, regs[tile::fragmentRegister(layout, kSteps, tileIndex, step, q, p)],
+          e.b, loc, vec,
+          regs[tile::fragmentRegister(layout, kSteps, tileIndex, step, q, p)],
           e.i32(p, loc));
     return Value(LLVM::BitcastOp::create(e.b, loc, e.b.getI32Type(), vec));
   };
@@ -83,8 +87,8 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
         args.append(bWords[j].begin(), bWords[j].end());
         for (int64_t c = 0; c < 4; ++c)
           args.push_back(acc[base + c]);
-        Regs d = e.inlineAsm(text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", {f32, f32, f32, f32},
-                             args, /*sideEffects=*/false, loc);
+        Regs d = e.inlineAsm(text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3",
+                             {f32, f32, f32, f32}, args, /*sideEffects=*/false, loc);
         for (int64_t c = 0; c < 4; ++c)
           acc[base + c] = d[c];
       }

@@ -37,8 +37,8 @@ Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, Location l
       b, loc, LLVM::AndOp::create(b, loc, address, e.i64(0x3FFFF, loc)), e.i64(4, loc));
   int64_t swizzle = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
   int64_t stride = 8 * rowBytes;
-  uint64_t fields = (uint64_t(1) << 16) | (uint64_t(stride >> 4) << 32) |
-                    (uint64_t(swizzle) << 62);
+  uint64_t fields =
+      (uint64_t(1) << 16) | (uint64_t(stride >> 4) << 32) | (uint64_t(swizzle) << 62);
   return LLVM::OrOp::create(b, loc, start, e.i64(int64_t(fields), loc));
 }
 
@@ -84,8 +84,7 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
   else if (isa<Float8E4M3FNType>(element)) {
     types = ".e4m3.e4m3";
     e.reducedSums = true;
-  }
-  else
+  } else
     return dot.emitOpError("has no wgmma lowering for ") << element << " operands";
   int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = bType.getDimSize(1);
   int64_t bytes = element.getIntOrFloatBitWidth() / 8, rowBytes = k * bytes;
@@ -123,18 +122,19 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
     std::string shape = "m64n" + std::to_string(width) + "k" + std::to_string(kInstr);
     // 16-bit operands take transpose immediates: 0, both K-major.
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(count + 2) +
-                       ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32" + types + " " +
-                       registerList(0, count) + ", $" + std::to_string(count) + ", $" +
-                       std::to_string(count + 1) + ", p, 1, 1" + (bytes == 2 ? ", 0, 0" : "") +
-                       ";\n}";
+                       ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32" + types +
+                       " " + registerList(0, count) + ", $" + std::to_string(count) +
+                       ", $" + std::to_string(count + 1) + ", p, 1, 1" +
+                       (bytes == 2 ? ", 0, 0" : "") + ";\n}";
     std::string constraints = tiedConstraints(count, "l,l,r");
     SmallVector<Type> resultTypes(count, f32);
     for (int64_t s = 0; s < rowBytes / 32; ++s) {
       // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
       // atoms) into the slot.
-      SmallVector<Value> args{advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc),
-                              advance(e, bDesc, col * rowBytes + 32 * s, loc),
-                              fromZero && s == 0 ? zero : one};
+      SmallVector<Value> args{
+          advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc),
+          advance(e, bDesc, col * rowBytes + 32 * s, loc),
+          fromZero && s == 0 ? zero : one};
       args.append(d.begin(), d.end());
       d = e.inlineAsm(text, constraints, resultTypes, args, /*sideEffects=*/true, loc);
     }
@@ -177,13 +177,15 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
       int64_t first = i * accPerBlock + g * width / 2;
       auto promote = [&e, first](Regs &acc, const Regs &done) {
         for (auto [j, products] : llvm::enumerate(done))
-          acc[first + j] = LLVM::FAddOp::create(e.b, products.getLoc(), acc[first + j], products);
+          acc[first + j] =
+              LLVM::FAddOp::create(e.b, products.getLoc(), acc[first + j], products);
       };
       if (i + 1 < blocks || g + 1 < groups) {
         promote(acc, wait(partial));
         continue;
       }
-      e.defer([&e, wait, promote, result, acc = std::move(acc), partial = std::move(partial)] {
+      e.defer([&e, wait, promote, result, acc = std::move(acc),
+               partial = std::move(partial)] {
         Regs sums = acc;
         promote(sums, wait(partial));
         e.map(result, std::move(sums));

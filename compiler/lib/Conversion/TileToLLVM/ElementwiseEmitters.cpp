@@ -73,17 +73,18 @@ LogicalResult emitArith(Emitter &e, Operation *op) {
 }
 
 /// A math op computed in f32 (bf16/f16 operands are widened, the result rounded).
-template <typename Fn>
-LogicalResult emitMath(Emitter &e, Operation *op, Fn &&f32Fn) {
+template <typename Fn> LogicalResult emitMath(Emitter &e, Operation *op, Fn &&f32Fn) {
   Location loc = op->getLoc();
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   if (!isa<Float32Type, Float16Type, BFloat16Type>(element))
     return op->emitOpError("has no GPU lowering for ") << element;
   Regs out;
   for (Value x : e.regs(op->getOperand(0))) {
-    Value f = element.isF32() ? x : Value(LLVM::FPExtOp::create(e.b, loc, e.b.getF32Type(), x));
+    Value f =
+        element.isF32() ? x : Value(LLVM::FPExtOp::create(e.b, loc, e.b.getF32Type(), x));
     Value y = f32Fn(f);
-    out.push_back(element.isF32() ? y : Value(LLVM::FPTruncOp::create(e.b, loc, element, y)));
+    out.push_back(element.isF32() ? y
+                                  : Value(LLVM::FPTruncOp::create(e.b, loc, element, y)));
   }
   e.map(op->getResult(0), std::move(out));
   return success();
@@ -104,10 +105,12 @@ LogicalResult emitFma(Emitter &e, Operation *op) {
     for (Value v : op->getOperands()) {
       Regs &in = e.regs(v);
       Value x = in.size() == 1 ? in[0] : in[r];
-      wide.push_back(element.isF32() ? x : Value(LLVM::FPExtOp::create(e.b, loc, f32, x)));
+      wide.push_back(element.isF32() ? x
+                                     : Value(LLVM::FPExtOp::create(e.b, loc, f32, x)));
     }
     Value y = e.intrinsic("llvm.fma.f32", f32, wide, loc);
-    out.push_back(element.isF32() ? y : Value(LLVM::FPTruncOp::create(e.b, loc, element, y)));
+    out.push_back(element.isF32() ? y
+                                  : Value(LLVM::FPTruncOp::create(e.b, loc, element, y)));
   }
   e.map(op->getResult(0), std::move(out));
   return success();
@@ -137,8 +140,8 @@ Value log1p(Emitter &e, Value x, Location loc) {
   Value um1 = LLVM::FSubOp::create(b, loc, u, one);
   Value scaled = LLVM::FDivOp::create(
       b, loc, LLVM::FMulOp::create(b, loc, natLog(e, u, loc), x), um1);
-  Value tiny = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::oeq, um1,
-                                    f32Const(e, 0.0, loc));
+  Value tiny =
+      LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::oeq, um1, f32Const(e, 0.0, loc));
   // Infinite x: u - 1 is inf too and the quotient NaN; log(u) is right there.
   Value inf = LLVM::FCmpOp::create(b, loc, LLVM::FCmpPredicate::oeq, u,
                                    f32Const(e, INFINITY, loc));
@@ -167,14 +170,16 @@ LogicalResult emitConvert(Emitter &e, Operation *op) {
       Value pair = LLVM::ZExtOp::create(b, loc, i16, in[i]);
       if (i + 1 < in.size()) {
         Value high = LLVM::ZExtOp::create(b, loc, i16, in[i + 1]);
-        high = LLVM::ShlOp::create(b, loc, high, LLVM::ConstantOp::create(b, loc, i16, 8));
+        high =
+            LLVM::ShlOp::create(b, loc, high, LLVM::ConstantOp::create(b, loc, i16, 8));
         pair = LLVM::OrOp::create(b, loc, pair, high);
       }
       // The low byte becomes element 0, the high byte element 1.
       Value halves = e.intrinsic("llvm.nvvm.e4m3x2.to.f16x2.rn",
                                  VectorType::get({2}, f16), {pair}, loc);
       for (size_t j = i; j < std::min(in.size(), i + 2); ++j) {
-        Value h = LLVM::ExtractElementOp::create(b, loc, halves, e.i32(int32_t(j - i), loc));
+        Value h =
+            LLVM::ExtractElementOp::create(b, loc, halves, e.i32(int32_t(j - i), loc));
         wide.push_back(LLVM::FPExtOp::create(b, loc, f32, h));
       }
     }
@@ -187,12 +192,13 @@ LogicalResult emitConvert(Emitter &e, Operation *op) {
     // cvt.rn.satfinite.e4m3x2.f32 packs {cvt(a), cvt(b)} high to low.
     for (size_t i = 0; i < wide.size(); i += 2) {
       bool two = i + 1 < wide.size();
-      Value packed = e.intrinsic("llvm.nvvm.ff.to.e4m3x2.rn", i16,
-                                 {two ? wide[i + 1] : f32Const(e, 0.0, loc), wide[i]}, loc);
+      Value packed =
+          e.intrinsic("llvm.nvvm.ff.to.e4m3x2.rn", i16,
+                      {two ? wide[i + 1] : f32Const(e, 0.0, loc), wide[i]}, loc);
       out.push_back(LLVM::TruncOp::create(b, loc, b.getI8Type(), packed));
       if (two) {
-        Value high =
-            LLVM::LShrOp::create(b, loc, packed, LLVM::ConstantOp::create(b, loc, i16, 8));
+        Value high = LLVM::LShrOp::create(b, loc, packed,
+                                          LLVM::ConstantOp::create(b, loc, i16, 8));
         out.push_back(LLVM::TruncOp::create(b, loc, b.getI8Type(), high));
       }
     }
@@ -244,8 +250,8 @@ void populateElementwiseEmitters(EmitterTable &table) {
       [](Emitter &e, Operation *op) { return emitGridQuery(e, op, true); });
   table.add<tile::SplatOp>([](Emitter &e, Operation *op) {
     auto splat = cast<tile::SplatOp>(op);
-    e.map(splat.getResult(),
-          Regs(e.layout(splat.getResult().getType()).numRegs(), e.regs(splat.getSrc())[0]));
+    e.map(splat.getResult(), Regs(e.layout(splat.getResult().getType()).numRegs(),
+                                  e.regs(splat.getSrc())[0]));
     return success();
   });
   table.add<tile::ArangeOp>([](Emitter &e, Operation *op) {
@@ -253,7 +259,8 @@ void populateElementwiseEmitters(EmitterTable &table) {
     const Distributed &d = e.layout(arange.getResult().getType());
     Regs out;
     for (unsigned r = 0; r < d.numRegs(); ++r)
-      out.push_back(LLVM::AddOp::create(e.b, op->getLoc(), e.elementIndex(d, r, op->getLoc())[0],
+      out.push_back(LLVM::AddOp::create(e.b, op->getLoc(),
+                                        e.elementIndex(d, r, op->getLoc())[0],
                                         e.i32(arange.getStart(), op->getLoc())));
     e.map(arange.getResult(), std::move(out));
     return success();
@@ -291,7 +298,8 @@ void populateElementwiseEmitters(EmitterTable &table) {
   });
   table.add<math::RsqrtOp>([](Emitter &e, Operation *op) {
     return emitMath(e, op, [&](Value x) {
-      return e.intrinsic("llvm.nvvm.rsqrt.approx.ftz.f", e.b.getF32Type(), {x}, op->getLoc());
+      return e.intrinsic("llvm.nvvm.rsqrt.approx.ftz.f", e.b.getF32Type(), {x},
+                         op->getLoc());
     });
   });
   table.add<math::AbsFOp>([](Emitter &e, Operation *op) {

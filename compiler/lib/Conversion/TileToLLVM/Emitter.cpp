@@ -27,22 +27,23 @@ Emitter::Emitter(tile::KernelOp kernel, LLVM::LLVMFuncOp func, const EmitterTabl
                            /*isConstant=*/false, LLVM::Linkage::External, kSharedName,
                            Attribute(), /*alignment=*/1024, /*addrSpace=*/3);
   }
-  sharedStart_ = LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3),
-                                           kSharedName);
+  sharedStart_ =
+      LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedName);
   // Buffers live for the whole kernel: they take the start of the dynamic
   // shared memory (128-byte aligned), the scratch space follows.
   kernel.walk([&](tile::SharedAllocOp alloc) {
     auto type = alloc.getResult().getType();
     bufferOffsets_[alloc] = scratchBase_;
-    int64_t bytes = type.getNumElements() *
-                    std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+    int64_t bytes =
+        type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
     scratchBase_ = llvm::alignTo(scratchBase_ + bytes, 128);
   });
   sharedBytes = scratchBase_;
-  shared_ = scratchBase_ ? Value(LLVM::GEPOp::create(
-                               b, loc, sharedStart_.getType(), b.getI8Type(), sharedStart_,
-                               ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(scratchBase_))}))
-                         : sharedStart_;
+  shared_ = scratchBase_
+                ? Value(LLVM::GEPOp::create(
+                      b, loc, sharedStart_.getType(), b.getI8Type(), sharedStart_,
+                      ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(scratchBase_))}))
+                : sharedStart_;
   // The entry block is the prologue: index math hoisted out of loops lands
   // before its branch into the body, which dominates everything.
   Block *entry = b.getInsertionBlock();
@@ -72,7 +73,8 @@ static bool mayPrecedeDeferred(Operation &op) {
     return true;
   auto isTile = [](Type t) { return isa<RankedTensorType>(t); };
   return isa<arith::ArithDialect>(op.getDialect()) &&
-         llvm::none_of(op.getOperandTypes(), isTile) && llvm::none_of(op.getResultTypes(), isTile);
+         llvm::none_of(op.getOperandTypes(), isTile) &&
+         llvm::none_of(op.getResultTypes(), isTile);
 }
 
 void Emitter::defer(std::function<void()> work) {
@@ -165,8 +167,8 @@ const Regs &Emitter::threadIndex(const Distributed &d) {
       for (auto [bit, basis] : llvm::enumerate(bases)) {
         if (basis[dim] == 0)
           continue;
-        Value set = LLVM::AndOp::create(b, loc, LLVM::LShrOp::create(b, loc, id, i32(bit, loc)),
-                                        i32(1, loc));
+        Value set = LLVM::AndOp::create(
+            b, loc, LLVM::LShrOp::create(b, loc, id, i32(bit, loc)), i32(1, loc));
         sum = LLVM::AddOp::create(b, loc, sum,
                                   LLVM::MulOp::create(b, loc, set, i32(basis[dim], loc)));
       }
@@ -183,10 +185,10 @@ Regs Emitter::elementIndex(const Distributed &d, unsigned r, Location loc) {
   const Regs &thread = threadIndex(d);
   Regs index;
   for (size_t dim = 0; dim < d.shape.size(); ++dim)
-    index.push_back(d.regs[r][dim] == 0
-                        ? thread[dim]
-                        : Value(LLVM::AddOp::create(b, loc, thread[dim],
-                                                    i32(d.regs[r][dim], loc))));
+    index.push_back(
+        d.regs[r][dim] == 0
+            ? thread[dim]
+            : Value(LLVM::AddOp::create(b, loc, thread[dim], i32(d.regs[r][dim], loc))));
   return index;
 }
 
@@ -196,7 +198,8 @@ Value Emitter::isOwner(const Distributed &d, Location loc) {
     if (!mask)
       return;
     Value bits = LLVM::AndOp::create(b, loc, id, i32(mask, loc));
-    Value isZero = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, bits, i32(0, loc));
+    Value isZero =
+        LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::eq, bits, i32(0, loc));
     owner = LLVM::AndOp::create(b, loc, owner, isZero);
   };
   clear(lane_, d.laneReplicationMask());
@@ -227,8 +230,9 @@ Value Emitter::linearize(ArrayRef<Value> index, ArrayRef<int64_t> shape, Locatio
   Value linear = i32(0, loc);
   int64_t stride = 1;
   for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
-    Value term = stride == 1 ? index[dim]
-                             : Value(LLVM::MulOp::create(b, loc, index[dim], i32(stride, loc)));
+    Value term = stride == 1
+                     ? index[dim]
+                     : Value(LLVM::MulOp::create(b, loc, index[dim], i32(stride, loc)));
     linear = LLVM::AddOp::create(b, loc, linear, term);
     stride *= shape[dim];
   }
@@ -293,9 +297,10 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
   };
   // Consecutive elements of a thread go out as one vector store (scalar
   // stores made the layout conversions of ssd_prefill a third of its code).
-  unsigned width = llvmType.isInteger(1) || d.shape.empty()
-                       ? 1
-                       : sharedVectorWidth(d, d.shape.size() - 1, d.shape.back(), bytes, offset);
+  unsigned width =
+      llvmType.isInteger(1) || d.shape.empty()
+          ? 1
+          : sharedVectorWidth(d, d.shape.size() - 1, d.shape.back(), bytes, offset);
   for (unsigned r = 0; r < d.numRegs(); r += width) {
     unsigned fresh = 0;
     for (unsigned i = r; i < r + width; ++i)
@@ -308,10 +313,10 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
       for (unsigned i = r; i < r + width; ++i) {
         if (d.isDuplicateRegister(i))
           continue;
-        Value at = i == r ? address
-                          : Value(LLVM::GEPOp::create(b, loc, address.getType(), stored,
-                                                      address,
-                                                      ArrayRef<LLVM::GEPArg>{int32_t(i - r)}));
+        Value at =
+            i == r ? address
+                   : Value(LLVM::GEPOp::create(b, loc, address.getType(), stored, address,
+                                               ArrayRef<LLVM::GEPArg>{int32_t(i - r)}));
         LLVM::StoreOp::create(b, loc, widen(values[i]), at);
       }
       continue;
@@ -319,7 +324,8 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
     auto vectorType = VectorType::get({int64_t(width)}, stored);
     Value vector = LLVM::UndefOp::create(b, loc, vectorType);
     for (unsigned i = 0; i < width; ++i)
-      vector = LLVM::InsertElementOp::create(b, loc, vector, widen(values[r + i]), i32(i, loc));
+      vector = LLVM::InsertElementOp::create(b, loc, vector, widen(values[r + i]),
+                                             i32(i, loc));
     LLVM::StoreOp::create(b, loc, vector, address, width * bytes);
   }
   LLVM::BrOp::create(b, loc, done);
@@ -327,8 +333,9 @@ void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmTyp
 }
 
 Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> srcShape,
-                         const std::function<Regs(ArrayRef<Value>)> &source, int64_t offset,
-                         Location loc, std::optional<unsigned> alongRows) {
+                         const std::function<Regs(ArrayRef<Value>)> &source,
+                         int64_t offset, Location loc,
+                         std::optional<unsigned> alongRows) {
   Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
   auto narrow = [&](Value v) {
     return llvmType.isInteger(1) ? Value(LLVM::TruncOp::create(b, loc, llvmType, v)) : v;
@@ -361,8 +368,8 @@ Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> 
       }
       Regs index = source(elementIndex(d, i, loc));
       Value linear = linearize(index, srcShape, loc);
-      out[i] = narrow(
-          LLVM::LoadOp::create(b, loc, stored, sharedAddress(linear, stored, offset, loc)));
+      out[i] = narrow(LLVM::LoadOp::create(b, loc, stored,
+                                           sharedAddress(linear, stored, offset, loc)));
     }
   }
   return out;
@@ -401,8 +408,9 @@ Value Emitter::intrinsic(StringRef name, Type result, ValueRange args, Location 
       .getResult(0);
 }
 
-SmallVector<Value> Emitter::inlineAsm(StringRef text, StringRef constraints, TypeRange results,
-                                      ValueRange args, bool sideEffects, Location loc) {
+SmallVector<Value> Emitter::inlineAsm(StringRef text, StringRef constraints,
+                                      TypeRange results, ValueRange args,
+                                      bool sideEffects, Location loc) {
   Type resultType;
   if (results.size() == 1)
     resultType = results[0];
@@ -422,7 +430,8 @@ SmallVector<Value> Emitter::inlineAsm(StringRef text, StringRef constraints, Typ
 }
 
 Value gep(Emitter &e, Value ptr, Type elementType, Value offset, Location loc) {
-  return LLVM::GEPOp::create(e.b, loc, ptr.getType(), elementType, ptr, ValueRange{offset});
+  return LLVM::GEPOp::create(e.b, loc, ptr.getType(), elementType, ptr,
+                             ValueRange{offset});
 }
 
 } // namespace tilejit::lowering

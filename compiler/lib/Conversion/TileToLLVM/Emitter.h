@@ -117,10 +117,12 @@ public:
   void barrier(Location loc);
   /// Address of element `linear` of type `llvmType` at byte `offset` of scratch.
   Value sharedAddress(Value linear, Type llvmType, int64_t offset, Location loc);
-  void reserveShared(int64_t bytes) { sharedBytes = std::max(sharedBytes, scratchBase_ + bytes); }
+  void reserveShared(int64_t bytes) {
+    sharedBytes = std::max(sharedBytes, scratchBase_ + bytes);
+  }
   /// Writes a distributed tile to scratch, row-major in `d.shape`, at `offset`.
-  void storeShared(const Distributed &d, const Regs &values, Type llvmType, int64_t offset,
-                   Location loc);
+  void storeShared(const Distributed &d, const Regs &values, Type llvmType,
+                   int64_t offset, Location loc);
   /// Reads a distributed tile from scratch: register r takes the element at
   /// row-major position `source(index of r)` of a buffer shaped `srcShape`.
   /// `alongRows`: the dimension of `d` that `source` maps onto the buffer's
@@ -128,9 +130,11 @@ public:
   /// one element along a row: a thread's consecutive elements there are read
   /// as vectors.
   Regs loadShared(const Distributed &d, Type llvmType, llvm::ArrayRef<int64_t> srcShape,
-                  const std::function<Regs(llvm::ArrayRef<Value>)> &source, int64_t offset,
-                  Location loc, std::optional<unsigned> alongRows = std::nullopt);
-  Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape, Location loc);
+                  const std::function<Regs(llvm::ArrayRef<Value>)> &source,
+                  int64_t offset, Location loc,
+                  std::optional<unsigned> alongRows = std::nullopt);
+  Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape,
+                  Location loc);
 
   /// shfl.sync of any scalar up to 64 bits (moved as one or two i32) across
   /// the whole warp: `lane` is the source lane (idx) or the lane mask (bfly).

@@ -49,7 +49,8 @@ std::optional<Regs> shuffleFromLanes(Emitter &e, const Distributed &from,
       if (dim < 0)
         continue;
       Value set = LLVM::AndOp::create(
-          b, loc, LLVM::LShrOp::create(b, loc, index[dim], e.i32(bit, loc)), e.i32(1, loc));
+          b, loc, LLVM::LShrOp::create(b, loc, index[dim], e.i32(bit, loc)),
+          e.i32(1, loc));
       lane = LLVM::OrOp::create(b, loc, lane,
                                 LLVM::ShlOp::create(b, loc, set, e.i32(laneBit, loc)));
     }
@@ -67,8 +68,8 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
 
   // In registers: every lane/warp basis maps onto the source's, and every
   // destination register's element sits in some source register.
-  bool inRegisters = from.lanes.size() == to.lanes.size() &&
-                     from.warps.size() == to.warps.size();
+  bool inRegisters =
+      from.lanes.size() == to.lanes.size() && from.warps.size() == to.warps.size();
   for (size_t b = 0; inRegisters && b < to.lanes.size(); ++b)
     inRegisters = map.constant(to.lanes[b]) == from.lanes[b];
   for (size_t b = 0; inRegisters && b < to.warps.size(); ++b)
@@ -100,7 +101,8 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
   e.barrier(loc);
   e.storeShared(from, in, type, 0, loc);
   e.barrier(loc);
-  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.alongRows));
+  e.map(dst,
+        e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.alongRows));
   return success();
 }
 

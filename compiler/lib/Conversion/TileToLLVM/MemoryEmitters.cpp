@@ -45,10 +45,10 @@ Type memoryType(Emitter &e, Type llvmType) {
 
 /// The machine words a vector of `n` elements of `type` travels in.
 struct Words {
-  Type word;           ///< i16 (8/16-bit totals), i32, or i64
-  unsigned count;      ///< 1, 2 or 4
-  const char *suffix;  ///< ld/st type suffix
-  const char *reg;     ///< inline-asm constraint letter
+  Type word;          ///< i16 (8/16-bit totals), i32, or i64
+  unsigned count;     ///< 1, 2 or 4
+  const char *suffix; ///< ld/st type suffix
+  const char *reg;    ///< inline-asm constraint letter
 };
 
 Words wordsFor(Type type, unsigned n, MLIRContext *ctx) {
@@ -61,14 +61,16 @@ Words wordsFor(Type type, unsigned n, MLIRContext *ctx) {
 }
 
 /// Packs `values` (n elements of `type`) into words, and back.
-Regs toWords(Emitter &e, ArrayRef<Value> values, Type type, const Words &w, Location loc) {
+Regs toWords(Emitter &e, ArrayRef<Value> values, Type type, const Words &w,
+             Location loc) {
   OpBuilder &b = e.b;
   unsigned n = values.size();
   if (n == 1 && w.count == 1 && bitsOf(type) == w.word.getIntOrFloatBitWidth()) {
     Value v = values[0];
     if (isa<LLVM::LLVMPointerType>(type))
       return {LLVM::PtrToIntOp::create(b, loc, w.word, v)};
-    return {v.getType() == w.word ? v : Value(LLVM::BitcastOp::create(b, loc, w.word, v))};
+    return {v.getType() == w.word ? v
+                                  : Value(LLVM::BitcastOp::create(b, loc, w.word, v))};
   }
   if (bitsOf(type) * n < 16) // a lone byte in a 16-bit register
     return {LLVM::ZExtOp::create(b, loc, w.word, values[0])};
@@ -76,7 +78,8 @@ Regs toWords(Emitter &e, ArrayRef<Value> values, Type type, const Words &w, Loca
   Value vec = LLVM::UndefOp::create(b, loc, vecType);
   for (unsigned i = 0; i < n; ++i)
     vec = LLVM::InsertElementOp::create(b, loc, vec, values[i], e.i32(i, loc));
-  Value words = LLVM::BitcastOp::create(b, loc, VectorType::get({int64_t(w.count)}, w.word), vec);
+  Value words =
+      LLVM::BitcastOp::create(b, loc, VectorType::get({int64_t(w.count)}, w.word), vec);
   Regs out;
   for (unsigned i = 0; i < w.count; ++i)
     out.push_back(LLVM::ExtractElementOp::create(b, loc, words, e.i32(i, loc)));
@@ -89,7 +92,8 @@ Regs fromWords(Emitter &e, ArrayRef<Value> words, Type type, unsigned n, const W
   if (n == 1 && w.count == 1 && bitsOf(type) == w.word.getIntOrFloatBitWidth()) {
     if (isa<LLVM::LLVMPointerType>(type))
       return {LLVM::IntToPtrOp::create(b, loc, type, words[0])};
-    return {type == w.word ? words[0] : Value(LLVM::BitcastOp::create(b, loc, type, words[0]))};
+    return {type == w.word ? words[0]
+                           : Value(LLVM::BitcastOp::create(b, loc, type, words[0]))};
   }
   if (bitsOf(type) * n < 16)
     return {LLVM::TruncOp::create(b, loc, type, words[0])};
@@ -127,8 +131,9 @@ Regs predicatedLoad(Emitter &e, Value addr, Value pred, Type type, ArrayRef<Valu
             std::to_string(i) + ", $" + std::to_string(w.count + 2 + i) + ";\n\t";
     constraints += std::string(i ? "," : "") + "=" + w.reg;
   }
-  text += "@$" + std::to_string(w.count) + " ld.global." + vectorPrefix(w.count) + w.suffix +
-          " " + operandList(0, w.count) + ", [ $" + std::to_string(w.count + 1) + " + 0 ];";
+  text += "@$" + std::to_string(w.count) + " ld.global." + vectorPrefix(w.count) +
+          w.suffix + " " + operandList(0, w.count) + ", [ $" +
+          std::to_string(w.count + 1) + " + 0 ];";
   constraints += ",b,l";
   for (unsigned i = 0; i < w.count; ++i)
     constraints += std::string(",") + w.reg;
@@ -139,8 +144,8 @@ Regs predicatedLoad(Emitter &e, Value addr, Value pred, Type type, ArrayRef<Valu
   return fromWords(e, words, type, n, w, loc);
 }
 
-void predicatedStore(Emitter &e, Value addr, Value pred, Type type, ArrayRef<Value> values,
-                     Location loc) {
+void predicatedStore(Emitter &e, Value addr, Value pred, Type type,
+                     ArrayRef<Value> values, Location loc) {
   Words w = wordsFor(type, values.size(), e.ctx);
   Regs words = toWords(e, values, type, w, loc);
   std::string text = "@$0 st.global." + vectorPrefix(w.count) + w.suffix +
@@ -312,15 +317,16 @@ LogicalResult emitStore(Emitter &e, Operation *op) {
     auto [addr, whole] = access.vector(r, loc);
     Regs chunk;
     for (unsigned i = 0; i < width; ++i)
-      chunk.push_back(access.type.isInteger(1)
-                          ? Value(LLVM::ZExtOp::create(e.b, loc, access.memType, values[r + i]))
-                          : values[r + i]);
-    predicatedStore(e, addr, LLVM::AndOp::create(e.b, loc, whole, owner), access.memType, chunk,
-                    loc);
+      chunk.push_back(
+          access.type.isInteger(1)
+              ? Value(LLVM::ZExtOp::create(e.b, loc, access.memType, values[r + i]))
+              : values[r + i]);
+    predicatedStore(e, addr, LLVM::AndOp::create(e.b, loc, whole, owner), access.memType,
+                    chunk, loc);
     for (unsigned i = 0; access.plan.tail && i < width; ++i) {
       auto [elemAddr, alone] = access.tailElement(r, i, whole, loc);
-      predicatedStore(e, elemAddr, LLVM::AndOp::create(e.b, loc, alone, owner), access.memType,
-                      {chunk[i]}, loc);
+      predicatedStore(e, elemAddr, LLVM::AndOp::create(e.b, loc, alone, owner),
+                      access.memType, {chunk[i]}, loc);
     }
   }
   return success();
@@ -339,7 +345,8 @@ LogicalResult emitPtrLoad(Emitter &e, Operation *op) {
     if (type.isInteger(1))
       other = LLVM::ZExtOp::create(e.b, loc, memType, other);
     Value v = predicatedLoad(e, ptrs[r], pred, memType, {other}, loc)[0];
-    out.push_back(type.isInteger(1) ? Value(LLVM::TruncOp::create(e.b, loc, type, v)) : v);
+    out.push_back(type.isInteger(1) ? Value(LLVM::TruncOp::create(e.b, loc, type, v))
+                                    : v);
   }
   e.map(load.getResult(), std::move(out));
   return success();
@@ -351,7 +358,8 @@ LogicalResult emitPtrStore(Emitter &e, Operation *op) {
   Type type = e.elementType(store.getValue().getType());
   Type memType = memoryType(e, type);
   Regs ptrs = e.regs(store.getPtrs()), values = e.regs(store.getValue());
-  Value owner = LLVM::ConstantOp::create(e.b, loc, e.b.getI1Type(), e.b.getBoolAttr(true));
+  Value owner =
+      LLVM::ConstantOp::create(e.b, loc, e.b.getI1Type(), e.b.getBoolAttr(true));
   const Distributed *d = nullptr;
   if (auto t = dyn_cast<RankedTensorType>(store.getPtrs().getType())) {
     d = &e.layout(t);
@@ -360,11 +368,13 @@ LogicalResult emitPtrStore(Emitter &e, Operation *op) {
   for (unsigned r = 0; r < ptrs.size(); ++r) {
     if (d && d->isDuplicateRegister(r))
       continue;
-    Value pred = store.getMask()
-                     ? Value(LLVM::AndOp::create(e.b, loc, e.regs(store.getMask())[r], owner))
-                     : owner;
-    Value v = type.isInteger(1) ? Value(LLVM::ZExtOp::create(e.b, loc, memType, values[r]))
-                                : values[r];
+    Value pred =
+        store.getMask()
+            ? Value(LLVM::AndOp::create(e.b, loc, e.regs(store.getMask())[r], owner))
+            : owner;
+    Value v = type.isInteger(1)
+                  ? Value(LLVM::ZExtOp::create(e.b, loc, memType, values[r]))
+                  : values[r];
     predicatedStore(e, ptrs[r], pred, memType, {v}, loc);
   }
   return success();

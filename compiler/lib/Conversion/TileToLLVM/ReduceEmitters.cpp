@@ -59,7 +59,8 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
   for (auto [bit, basis] : llvm::enumerate(d.lanes))
     if (basis[axis] != 0)
       for (Value &v : partial)
-        v = combine(e, kind, v, e.shuffle(v, e.i32(1 << bit, loc), NVVM::ShflKind::bfly, loc), loc);
+        v = combine(e, kind, v,
+                    e.shuffle(v, e.i32(1 << bit, loc), NVVM::ShflKind::bfly, loc), loc);
   // 3. Warps along the axis, through shared memory.
   SmallVector<unsigned> warpBits;
   for (auto [bit, basis] : llvm::enumerate(d.warps))
@@ -80,26 +81,28 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
       axisMask |= 1u << bit;
     Value otherWarp = LLVM::AndOp::create(b, loc, e.warp(), e.i32(~axisMask, loc));
     int64_t threads = 32 * e.numWarps;
-    Value thread = LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, otherWarp, e.i32(32, loc)),
-                                       e.lane());
+    Value thread = LLVM::AddOp::create(
+        b, loc, LLVM::MulOp::create(b, loc, otherWarp, e.i32(32, loc)), e.lane());
     Type stored = type.isInteger(1) ? b.getI8Type() : type;
     int64_t bytes = std::max<int64_t>(1, stored.getIntOrFloatBitWidth() / 8);
     e.reserveShared(slices * threads * perSlice * bytes);
     e.barrier(loc);
     auto slot = [&](Value slice, unsigned g) {
-      Value row = LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, slice, e.i32(threads, loc)),
-                                      thread);
-      return LLVM::AddOp::create(b, loc, LLVM::MulOp::create(b, loc, row, e.i32(perSlice, loc)),
-                                 e.i32(g, loc));
+      Value row = LLVM::AddOp::create(
+          b, loc, LLVM::MulOp::create(b, loc, slice, e.i32(threads, loc)), thread);
+      return LLVM::AddOp::create(
+          b, loc, LLVM::MulOp::create(b, loc, row, e.i32(perSlice, loc)), e.i32(g, loc));
     };
     for (unsigned g = 0; g < perSlice; ++g)
-      LLVM::StoreOp::create(b, loc, partial[g], e.sharedAddress(slot(k, g), stored, 0, loc));
+      LLVM::StoreOp::create(b, loc, partial[g],
+                            e.sharedAddress(slot(k, g), stored, 0, loc));
     e.barrier(loc);
     for (unsigned g = 0; g < perSlice; ++g) {
       Value acc;
       for (int64_t s = 0; s < slices; ++s) {
         // Slice s of this thread's warp group: same other-warp bits, axis bits = s.
-        Value v = LLVM::LoadOp::create(b, loc, stored, e.sharedAddress(slot(e.i32(s, loc), g), stored, 0, loc));
+        Value v = LLVM::LoadOp::create(
+            b, loc, stored, e.sharedAddress(slot(e.i32(s, loc), g), stored, 0, loc));
         acc = acc ? combine(e, kind, acc, v, loc) : v;
       }
       partial[g] = acc;
@@ -110,12 +113,14 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
     e.map(reduce.getResult(), {partial[0]});
     return success();
   }
-  const Distributed &result = e.layout(cast<RankedTensorType>(reduce.getResult().getType()));
+  const Distributed &result =
+      e.layout(cast<RankedTensorType>(reduce.getResult().getType()));
   Regs out;
   for (const Index &offset : result.regs) {
     auto it = llvm::find(groups, offset);
     if (it == groups.end())
-      return op->emitOpError("reduction result layout does not match its operand's slice");
+      return op->emitOpError(
+          "reduction result layout does not match its operand's slice");
     out.push_back(partial[it - groups.begin()]);
   }
   e.map(reduce.getResult(), std::move(out));
@@ -137,19 +142,21 @@ LogicalResult emitScan(Emitter &e, Operation *op) {
   // The axis held by lanes 0 .. n-1 of every warp, one element each (lane l
   // at axis index l mod n): the same steps by shfl.sync.up, no shared memory.
   const int64_t n = type.getDimSize(axis);
-  bool inLanes = n <= 32 && llvm::all_of(d.regs, [&](const Index &i) { return i[axis] == 0; }) &&
+  bool inLanes = n <= 32 &&
+                 llvm::all_of(d.regs, [&](const Index &i) { return i[axis] == 0; }) &&
                  llvm::all_of(d.warps, [&](const Index &i) { return i[axis] == 0; });
   for (auto [bit, basis] : llvm::enumerate(d.lanes)) {
     bool below = (int64_t(1) << bit) < n;
     for (auto [dim, v] : llvm::enumerate(basis))
-      if (below ? v != (int64_t(dim) == axis ? int64_t(1) << bit : 0) : int64_t(dim) == axis && v)
+      if (below ? v != (int64_t(dim) == axis ? int64_t(1) << bit : 0)
+                : int64_t(dim) == axis && v)
         inLanes = false;
   }
   if (inLanes) {
     Value position = LLVM::AndOp::create(b, loc, e.lane(), e.i32(n - 1, loc));
     for (int64_t step = 1; step < n; step *= 2) {
-      Value valid =
-          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, position, e.i32(step, loc));
+      Value valid = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, position,
+                                         e.i32(step, loc));
       for (Value &v : cur) {
         Value up = e.shuffle(v, e.i32(step, loc), NVVM::ShflKind::up, loc);
         v = combine(e, tile::ReduceKind::Sum, v,
@@ -167,11 +174,13 @@ LogicalResult emitScan(Emitter &e, Operation *op) {
     for (unsigned r = 0; r < d.numRegs(); ++r) {
       Regs index = e.elementIndex(d, r, loc);
       Value back = LLVM::SubOp::create(b, loc, index[axis], e.i32(step, loc));
-      Value valid = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, back, e.i32(0, loc));
+      Value valid =
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::sge, back, e.i32(0, loc));
       index[axis] = LLVM::SelectOp::create(b, loc, valid, back, e.i32(0, loc));
       Value linear = e.linearize(index, d.shape, loc);
       Type stored = element.isInteger(1) ? b.getI8Type() : element;
-      Value v = LLVM::LoadOp::create(b, loc, stored, e.sharedAddress(linear, stored, 0, loc));
+      Value v =
+          LLVM::LoadOp::create(b, loc, stored, e.sharedAddress(linear, stored, 0, loc));
       v = LLVM::SelectOp::create(b, loc, valid, v, identity);
       next.push_back(combine(e, tile::ReduceKind::Sum, cur[r], v, loc));
     }

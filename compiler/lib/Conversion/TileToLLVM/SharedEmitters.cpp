@@ -26,8 +26,7 @@ struct Slots {
   Value add(Value x, int64_t c) {
     return c ? Value(LLVM::AddOp::create(e.b, loc, x, e.i32(c, loc))) : x;
   }
-  template <typename OpTy>
-  Value op(Value x, int64_t c) {
+  template <typename OpTy> Value op(Value x, int64_t c) {
     return OpTy::create(e.b, loc, x, e.i32(c, loc));
   }
 
@@ -39,17 +38,20 @@ struct Slots {
   Value chunkAddress(Value base, Value slot, Value row, int64_t rowConst, Value chunk,
                      int64_t chunkConst) {
     OpBuilder &b = e.b;
-    Value phase = op<LLVM::AndOp>(op<LLVM::LShrOp>(row, llvm::Log2_64(layout.getPerPhase())),
-                                  layout.getMaxPhase() - 1);
+    Value phase =
+        op<LLVM::AndOp>(op<LLVM::LShrOp>(row, llvm::Log2_64(layout.getPerPhase())),
+                        layout.getMaxPhase() - 1);
     Value swizzled = LLVM::XOrOp::create(b, loc, chunk, phase);
     // (r + rc) * cols + ((c | cc) ^ p) * vec, in bytes, cc disjoint from c ^ p.
     Value element = LLVM::AddOp::create(
         b, loc, op<LLVM::MulOp>(row, cols),
-        op<LLVM::MulOp>(LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc)), vec));
-    Value offset = LLVM::AddOp::create(
-        b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes),
-        op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
-    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base, ValueRange{offset});
+        op<LLVM::MulOp>(LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc)),
+                        vec));
+    Value offset =
+        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes),
+                            op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
+    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
+                               ValueRange{offset});
   }
 };
 
@@ -77,10 +79,11 @@ LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
     // a write-write race compute-sanitizer's racecheck reports.)
     Block *done = nullptr;
     if (first + threads > chunks) {
-      Value mine = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult, id,
-                                        e.i32(chunks, loc));
+      Value mine =
+          LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::ult, id, e.i32(chunks, loc));
       Block *current = b.getInsertionBlock();
-      Block *copyBlock = b.createBlock(current->getParent(), std::next(current->getIterator()));
+      Block *copyBlock =
+          b.createBlock(current->getParent(), std::next(current->getIterator()));
       done = b.createBlock(current->getParent(), std::next(copyBlock->getIterator()));
       b.setInsertionPointToEnd(current);
       LLVM::CondBrOp::create(b, loc, mine, copyBlock, done);
@@ -157,7 +160,8 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   // A wgmma operand stays in shared memory: its one value is the slot's
   // address, which the dot turns into matrix descriptors.
   if (isa<tile::WgmmaOperandLayoutAttr>(type.getEncoding())) {
-    e.map(load.getResult(), {slots.chunkAddress(base, slot, e.i32(0, loc), 0, e.i32(0, loc), 0)});
+    e.map(load.getResult(),
+          {slots.chunkAddress(base, slot, e.i32(0, loc), 0, e.i32(0, loc), 0)});
     return success();
   }
   auto operand = cast<tile::DotOperandLayoutAttr>(type.getEncoding());
@@ -182,8 +186,9 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
                         : slots.op<LLVM::MulOp>(slots.op<LLVM::URemOp>(warp, wn), 8);
   auto ldmatrix = [&](Value addr, int64_t num) {
     Type i32 = b.getI32Type();
-    Type result = num == 1 ? i32
-                           : LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(num, i32));
+    Type result =
+        num == 1 ? i32
+                 : LLVM::LLVMStructType::getLiteral(e.ctx, SmallVector<Type>(num, i32));
     Value r = NVVM::LdMatrixOp::create(
         b, loc, result, addr, num, trans ? NVVM::MMALayout::col : NVVM::MMALayout::row,
         NVVM::LdStMatrixShapeAttr::get(e.ctx, 8, 8), NVVM::LdStMatrixEltType::B16);
@@ -198,11 +203,12 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   if (isA) {
     // Per 16-row tile and K step, one x4: lanes 0-7 rows 0-7 / low K chunk
     // (a0), 8-15 rows 8-15 (a1), 16-23 rows 0-7 / high chunk (a2), 24-31 (a3).
-    Value row = LLVM::AddOp::create(b, loc, warpOuter,
-                                    LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l3, 8)));
+    Value row = LLVM::AddOp::create(
+        b, loc, warpOuter, LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l3, 8)));
     for (int64_t i = 0; i < outer / (16 * wm); ++i)
       for (int64_t s = 0; s < kSteps; ++s)
-        for (Value w : ldmatrix(slots.chunkAddress(base, slot, row, i * 16 * wm, l4, kChunk + 2 * s), 4))
+        for (Value w : ldmatrix(
+                 slots.chunkAddress(base, slot, row, i * 16 * wm, l4, kChunk + 2 * s), 4))
           appendElements(e, w, element, kw, out, loc);
   } else {
     // Per pair of 8-column tiles and K step, one x4 giving b0, b1 of the
@@ -213,8 +219,8 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
       int64_t num = j + 1 < tiles ? 4 : 2;
       Value tileSel = num == 4 ? l4 : e.i32(0, loc);
       // Column of the lane's tile: warpOuter + (j + tileSel) * 8 * wn.
-      Value col = LLVM::AddOp::create(b, loc, warpOuter,
-                                      slots.op<LLVM::MulOp>(tileSel, 8 * wn));
+      Value col =
+          LLVM::AddOp::create(b, loc, warpOuter, slots.op<LLVM::MulOp>(tileSel, 8 * wn));
       for (int64_t s = 0; s < kSteps; ++s) {
         Regs words;
         if (trans) {

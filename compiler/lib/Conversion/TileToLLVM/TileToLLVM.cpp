@@ -17,7 +17,8 @@ using namespace tilejit::lowering;
 
 namespace {
 
-struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileToLLVMPass> {
+struct ConvertTileToLLVMPass
+    : tilejit::impl::ConvertTileToLLVMBase<ConvertTileToLLVMPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
     const EmitterTable table = makeEmitterTable();
@@ -47,7 +48,8 @@ struct ConvertTileToLLVMPass : tilejit::impl::ConvertTileToLLVMBase<ConvertTileT
       // The runtime reads these to launch: dynamic shared bytes and threads.
       func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.sharedBytes));
       func->setAttr("tile.threads", b.getI64IntegerAttr(threads));
-      func->setAttr("tile.sums", b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
+      func->setAttr("tile.sums",
+                    b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
       kernel.erase();
     }
   }

@@ -38,7 +38,8 @@ private:
 
 /// `def` built with `spec` in a fresh context and printed canonically: generic
 /// form, no locations (the text the disk cache key hashes).
-llvm::Expected<std::string> buildCanonicalIR(const KernelDef &def, const Specialization &spec);
+llvm::Expected<std::string> buildCanonicalIR(const KernelDef &def,
+                                             const Specialization &spec);
 
 /// A runtime kernel spec whose buildIR builds `def` with `spec`. `def` must
 /// outlive the spec (registry entries do).

@@ -4,8 +4,8 @@
 #ifndef TILEJIT_TUNING_CANDIDATES_H
 #define TILEJIT_TUNING_CANDIDATES_H
 
-#include "tilejit/tuning/TuneProblem.h"
 #include "tilejit/support/Arch.h"
+#include "tilejit/tuning/TuneProblem.h"
 
 #include "llvm/Support/JSON.h"
 
@@ -48,21 +48,24 @@ struct Candidate {
 /// The product of the candidate lists of `def`'s tunable constants (each list
 /// with the constant's default first) over `base`; constants named in `fixed`
 /// keep their value in `base`. The all-defaults candidate comes first.
-std::vector<Candidate> enumerateCandidates(const KernelDef &def, const Specialization &base,
+std::vector<Candidate> enumerateCandidates(const KernelDef &def,
+                                           const Specialization &base,
                                            llvm::ArrayRef<std::string> fixed = {});
 
 /// Prunes `candidate` when the problem's constraints reject it at `shape`,
 /// when it does not build or its layouts cannot be assigned, or when the
 /// static analysis of its tile IR (after layout assignment and pipelining)
 /// exceeds `limits`. Sets `pruned` and the facts.
-void pruneCandidate(const KernelDef &def, const TuneProblem *problem, const NamedValues &shape,
-                    const StaticLimits &limits, const Arch &arch, Candidate &candidate);
+void pruneCandidate(const KernelDef &def, const TuneProblem *problem,
+                    const NamedValues &shape, const StaticLimits &limits,
+                    const Arch &arch, Candidate &candidate);
 
 /// Every candidate of `target` (the constants named in `fixed` not tuned),
 /// each pruned for `limits` on `arch`: what `tilejit tune` measures, or lists
 /// with --dry-run.
-std::vector<Candidate> prunedCandidates(const TuneTarget &target, const StaticLimits &limits,
-                                        const Arch &arch, llvm::ArrayRef<std::string> fixed);
+std::vector<Candidate> prunedCandidates(const TuneTarget &target,
+                                        const StaticLimits &limits, const Arch &arch,
+                                        llvm::ArrayRef<std::string> fixed);
 
 } // namespace tilejit::tuning
 

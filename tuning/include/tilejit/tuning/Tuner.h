@@ -37,7 +37,15 @@ struct TuneOptions {
 
 /// What happened to one candidate.
 struct CandidateResult {
-  enum class Status { Pruned, CompileFailed, LoadFailed, Wrong, TimedOut, Skipped, Measured };
+  enum class Status {
+    Pruned,
+    CompileFailed,
+    LoadFailed,
+    Wrong,
+    TimedOut,
+    Skipped,
+    Measured
+  };
   Candidate candidate;
   Status status = Status::Skipped;
   /// The reason of a failure; empty for a measured candidate.
@@ -83,7 +91,8 @@ class MeasureSession;
 /// Compiles, checks and times `candidates` (pruned ones are reported as
 /// such) on the runtime's device. Errors only for what stops every candidate
 /// (inputs that cannot be allocated, a reference that cannot run).
-llvm::Expected<TuneReport> measureCandidates(runtime::JitRuntime &jit, const TuneTarget &target,
+llvm::Expected<TuneReport> measureCandidates(runtime::JitRuntime &jit,
+                                             const TuneTarget &target,
                                              std::vector<Candidate> candidates,
                                              const TuneOptions &options,
                                              const ProgressFn &progress);

@@ -36,8 +36,8 @@ static bool fitsRegisters(ArrayRef<Index> bases) {
   return (int64_t(1) << std::min<size_t>(bases.size(), 62)) <= kMaxRegistersPerThread;
 }
 
-static FailureOr<Distributed> distributeBlocked(BlockedLayoutAttr layout,
-                                                ArrayRef<int64_t> shape, int64_t numWarps) {
+static FailureOr<Distributed>
+distributeBlocked(BlockedLayoutAttr layout, ArrayRef<int64_t> shape, int64_t numWarps) {
   size_t rank = shape.size();
   if (layout.getSpt().size() != rank)
     return failure();
@@ -121,7 +121,8 @@ static int64_t kGranule(DotOperandLayoutAttr layout) {
 }
 
 static FailureOr<Distributed> distributeDotOperand(DotOperandLayoutAttr layout,
-                                                   ArrayRef<int64_t> shape, int64_t numWarps) {
+                                                   ArrayRef<int64_t> shape,
+                                                   int64_t numWarps) {
   ArrayRef<int64_t> wpc = layout.getParent().getWpc();
   const int64_t wpk = layout.getParent().getWpk();
   int64_t kw = layout.getKWidth();
@@ -188,7 +189,8 @@ int64_t fragmentRegister(DotOperandLayoutAttr layout, int64_t kSteps, int64_t ti
   // the step within its pair, then A's row bit (word bit 0), then the pairs.
   const int64_t half = isA ? word >> 1 : word, row = isA ? word & 1 : 0;
   const int64_t run = 4 * kw, rows = isA ? 2 : 1;
-  return pack + kw * (half + 2 * (step & 1)) + run * (row + rows * ((step >> 1) + (kSteps / 2) * tile));
+  return pack + kw * (half + 2 * (step & 1)) +
+         run * (row + rows * ((step >> 1) + (kSteps / 2) * tile));
 }
 
 FailureOr<Distributed> partialSums(RankedTensorType type, int64_t numWarps) {
@@ -210,7 +212,8 @@ FailureOr<Distributed> partialSums(RankedTensorType type, int64_t numWarps) {
   const size_t groupBits = llvm::Log2_64(mma.getWpk());
   for (size_t b = 0; b < d->warps.size(); ++b) {
     const size_t first = d->warps.size() - groupBits;
-    out.warps.push_back(b < first ? lift(d->warps[b]) : Index{int64_t(1) << (b - first), 0, 0});
+    out.warps.push_back(b < first ? lift(d->warps[b])
+                                  : Index{int64_t(1) << (b - first), 0, 0});
   }
   return out;
 }
@@ -277,7 +280,9 @@ bool Distributed::isDuplicateRegister(unsigned r) const {
 }
 
 SmallVector<std::pair<int, unsigned>> Distributed::laneIndexBits() const {
-  auto isZero = [](const Index &i) { return llvm::all_of(i, [](int64_t v) { return v == 0; }); };
+  auto isZero = [](const Index &i) {
+    return llvm::all_of(i, [](int64_t v) { return v == 0; });
+  };
   if (regs.empty() || !llvm::all_of(warps, isZero) || !isZero(regs[0]))
     return {};
   for (unsigned r = 1; r < regs.size(); ++r)
@@ -346,8 +351,8 @@ static BlockedLayoutAttr blockedWithVector(MLIRContext *ctx, ArrayRef<int64_t> s
   return BlockedLayoutAttr::get(ctx, spt, tpw, wpc, order);
 }
 
-Attribute defaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape, int64_t numWarps,
-                               int64_t vector) {
+Attribute defaultBlockedLayout(MLIRContext *ctx, ArrayRef<int64_t> shape,
+                               int64_t numWarps, int64_t vector) {
   // Narrow the vector while that puts idle (replicated) threads to work.
   int64_t replicated;
   BlockedLayoutAttr best = blockedWithVector(ctx, shape, numWarps, vector, replicated);
@@ -434,7 +439,8 @@ LogicalResult SharedLayoutAttr::verify(function_ref<InFlightDiagnostic()> emitEr
                          {"perPhase", perPhase},
                          {"maxPhase", maxPhase}})
     if (v < 1 || !llvm::isPowerOf2_64(v))
-      return emitError() << "shared layout " << name << " must be a power of two, got " << v;
+      return emitError() << "shared layout " << name << " must be a power of two, got "
+                         << v;
   return success();
 }
 

@@ -24,9 +24,9 @@ LogicalResult SharedAllocOp::verify() {
     return emitOpError("shared layout vec must make 16-byte chunks of ")
            << type.getElementType() << ", got vec = " << layout.getVec();
   if (cols % layout.getVec() || cols / layout.getVec() < layout.getMaxPhase())
-    return emitOpError("rows of ") << cols << " elements must hold at least maxPhase = "
-                                   << layout.getMaxPhase() << " whole chunks of "
-                                   << layout.getVec();
+    return emitOpError("rows of ")
+           << cols << " elements must hold at least maxPhase = " << layout.getMaxPhase()
+           << " whole chunks of " << layout.getVec();
   return success();
 }
 
@@ -75,11 +75,12 @@ LogicalResult SharedLoadOp::verify() {
     std::swap(rows, cols);
   SmallVector<int64_t, 2> offsets = getSlotOffsets();
   if (offsets.size() != 2 || offsets[0] < 0 || offsets[1] < 0 ||
-      offsets[0] + rows > buffer.getDimSize(1) || offsets[1] + cols > buffer.getDimSize(2))
-    return emitOpError("a ")
-           << rows << "x" << cols << " part at offsets [" << listStr(offsets)
-           << "] does not fit a "
-           << buffer.getDimSize(1) << "x" << buffer.getDimSize(2) << " slot";
+      offsets[0] + rows > buffer.getDimSize(1) ||
+      offsets[1] + cols > buffer.getDimSize(2))
+    return emitOpError("a ") << rows << "x" << cols << " part at offsets ["
+                             << listStr(offsets) << "] does not fit a "
+                             << buffer.getDimSize(1) << "x" << buffer.getDimSize(2)
+                             << " slot";
   if (result.getElementType() != buffer.getElementType())
     return emitOpError("result element type ")
            << result.getElementType() << " differs from the buffer's "

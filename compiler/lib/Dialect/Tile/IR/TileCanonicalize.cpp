@@ -91,8 +91,7 @@ OpFoldResult AddPtrOp::fold(FoldAdaptor adaptor) {
 namespace {
 
 /// shape_op(splat %s) -> splat %s of the result shape.
-template <typename ShapeOp>
-struct ShapeOfSplat : OpRewritePattern<ShapeOp> {
+template <typename ShapeOp> struct ShapeOfSplat : OpRewritePattern<ShapeOp> {
   using OpRewritePattern<ShapeOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(ShapeOp op, PatternRewriter &rewriter) const override {
     auto splat = op.getSrc().template getDefiningOp<SplatOp>();
@@ -106,7 +105,8 @@ struct ShapeOfSplat : OpRewritePattern<ShapeOp> {
 /// broadcast(broadcast %x) -> broadcast %x.
 struct BroadcastOfBroadcast : OpRewritePattern<BroadcastOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(BroadcastOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(BroadcastOp op,
+                                PatternRewriter &rewriter) const override {
     auto inner = op.getSrc().getDefiningOp<BroadcastOp>();
     if (!inner)
       return failure();

@@ -118,8 +118,8 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (shape.empty())
     return emitError() << "view must have rank >= 1";
   if (shape.size() != strides.size())
-    return emitError() << "view of rank " << shape.size() << " has "
-                       << strides.size() << " strides";
+    return emitError() << "view of rank " << shape.size() << " has " << strides.size()
+                       << " strides";
   if (!isScalarElement(elementType))
     return emitError() << "view element must be a scalar element type, got "
                        << elementType;
@@ -162,9 +162,9 @@ Type ViewType::parse(AsmParser &parser) {
       parser.parseDimensionList(shape, /*allowDynamic=*/true, /*withTrailingX=*/true) ||
       parser.parseType(element) || parser.parseComma() ||
       parser.parseKeyword("strides") || parser.parseEqual() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-        return parseDynamicInt(parser, strides.emplace_back());
-      }) ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&] { return parseDynamicInt(parser, strides.emplace_back()); }) ||
       parser.parseGreater())
     return Type();
   return parser.getChecked<ViewType>(parser.getContext(), shape, element, strides);
@@ -192,17 +192,15 @@ void ViewType::print(AsmPrinter &printer) const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 ArrayRef<int64_t> tile, int64_t warps,
-                                 int64_t stages, int64_t vector, int64_t splitK,
-                                 int64_t direct) {
+                                 ArrayRef<int64_t> tile, int64_t warps, int64_t stages,
+                                 int64_t vector, int64_t splitK, int64_t direct) {
   if (tile.empty())
     return emitError() << "config needs at least one tile size";
   for (int64_t t : tile)
     if (t <= 0)
       return emitError() << "config tile sizes must be positive, got " << t;
   if (warps < 1 || warps > 32 || !llvm::isPowerOf2_64(warps))
-    return emitError() << "config warps must be a power of two in [1, 32], got "
-                       << warps;
+    return emitError() << "config warps must be a power of two in [1, 32], got " << warps;
   if (stages < 1 || stages > 8)
     return emitError() << "config stages must be in [1, 8], got " << stages;
   if (vector < 1 || vector > 16 || !llvm::isPowerOf2_64(vector))
@@ -222,9 +220,9 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> tile;
   int64_t warps = 0, stages = 1, vector = 1, splitK = 1, direct = 0;
   if (parser.parseLess() || parser.parseKeyword("tile") || parser.parseEqual() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-        return parser.parseInteger(tile.emplace_back());
-      }) ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&] { return parser.parseInteger(tile.emplace_back()); }) ||
       parser.parseComma() || parser.parseKeyword("warps") || parser.parseEqual() ||
       parser.parseInteger(warps))
     return {};
@@ -254,8 +252,8 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   }
   if (parser.parseGreater())
     return {};
-  return parser.getChecked<ConfigAttr>(parser.getContext(), tile, warps, stages,
-                                       vector, splitK, direct);
+  return parser.getChecked<ConfigAttr>(parser.getContext(), tile, warps, stages, vector,
+                                       splitK, direct);
 }
 
 void ConfigAttr::print(AsmPrinter &printer) const {

@@ -40,14 +40,12 @@ void KernelOp::build(OpBuilder &builder, OperationState &state, StringRef name,
 
 ParseResult KernelOp::parse(OpAsmParser &parser, OperationState &result) {
   auto buildType = [](Builder &b, ArrayRef<Type> args, ArrayRef<Type> results,
-                      function_interface_impl::VariadicFlag, std::string &) {
-    return b.getFunctionType(args, results);
-  };
+                      function_interface_impl::VariadicFlag,
+                      std::string &) { return b.getFunctionType(args, results); };
   SMLoc loc = parser.getCurrentLocation();
   if (function_interface_impl::parseFunctionOp(
-          parser, result, /*allowVariadic=*/false,
-          getFunctionTypeAttrName(result.name), buildType,
-          getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
+          parser, result, /*allowVariadic=*/false, getFunctionTypeAttrName(result.name),
+          buildType, getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name)))
     return failure();
   // `config` arrives in the attribute dictionary; unchecked, an attribute of
   // the wrong kind would be dropped silently when it becomes a property.
@@ -84,9 +82,10 @@ LogicalResult KernelOp::verify() {
     bool ok = isa<PointerType>(t) || isa<Float32Type, Float16Type, BFloat16Type>(t) ||
               t.isInteger(1) || t.isInteger(8) || t.isInteger(32) || t.isInteger(64);
     if (!ok)
-      return emitOpError("parameter ")
-             << i << " must be a !tile.ptr or a scalar (i1, i8, i32, i64, f16, bf16, f32), got "
-             << str(t);
+      return emitOpError("parameter ") << i
+                                       << " must be a !tile.ptr or a scalar (i1, i8, "
+                                          "i32, i64, f16, bf16, f32), got "
+                                       << str(t);
   }
   // Lowering reads every layout as this kernel's warps spread a tile of its
   // rank; checked here, a layout that disagrees never reaches it. Each type
@@ -123,8 +122,8 @@ LogicalResult ArangeOp::verify() {
     return emitOpError("needs start < end, got ") << start << " to " << end;
   RankedTensorType type = getResult().getType();
   if (type.getRank() != 1 || type.getDimSize(0) != end - start)
-    return emitOpError("result must be tile<") << (end - start) << "xi32>, got "
-                                               << str(getResult().getType());
+    return emitOpError("result must be tile<")
+           << (end - start) << "xi32>, got " << str(getResult().getType());
   return success();
 }
 
@@ -145,8 +144,8 @@ LogicalResult ExpandDimsOp::verify() {
   auto src = getSrc().getType(), dst = getResult().getType();
   int64_t axis = getAxisAttr().getInt();
   if (axis < 0 || axis > src.getRank())
-    return emitOpError("axis ") << axis << " out of range [0, " << src.getRank()
-                                << "] for " << str(src);
+    return emitOpError("axis ")
+           << axis << " out of range [0, " << src.getRank() << "] for " << str(src);
   SmallVector<int64_t> expected(src.getShape());
   expected.insert(expected.begin() + axis, 1);
   if (dst.getShape() != ArrayRef<int64_t>(expected))
@@ -159,8 +158,8 @@ LogicalResult ReshapeOp::verify() {
   auto src = getSrc().getType(), dst = getResult().getType();
   if (src.getNumElements() != dst.getNumElements())
     return emitOpError("element count changes: ")
-           << str(src) << " has " << src.getNumElements() << ", " << str(dst)
-           << " has " << dst.getNumElements();
+           << str(src) << " has " << src.getNumElements() << ", " << str(dst) << " has "
+           << dst.getNumElements();
   return success();
 }
 
@@ -168,14 +167,13 @@ LogicalResult TransposeOp::verify() {
   auto src = getSrc().getType(), dst = getResult().getType();
   ArrayRef<int32_t> order = getOrder();
   if ((int64_t)order.size() != src.getRank())
-    return emitOpError("order has ") << order.size() << " entries for rank "
-                                     << src.getRank();
+    return emitOpError("order has ")
+           << order.size() << " entries for rank " << src.getRank();
   SmallVector<bool> seen(order.size(), false);
   SmallVector<int64_t> expected;
   for (int32_t o : order) {
     if (o < 0 || o >= (int32_t)order.size() || seen[o])
-      return emitOpError("order must be a permutation of [0, ")
-             << order.size() << ")";
+      return emitOpError("order must be a permutation of [0, ") << order.size() << ")";
     seen[o] = true;
     expected.push_back(src.getDimSize(o));
   }
@@ -193,22 +191,22 @@ LogicalResult MakeViewOp::verify() {
   ViewType view = getResult().getType();
   Type pointee = getBase().getType().getPointeeType();
   if (pointee != view.getElementType())
-    return emitOpError("base points to ") << pointee << " but the view holds "
-                                          << view.getElementType();
+    return emitOpError("base points to ")
+           << pointee << " but the view holds " << view.getElementType();
   if (getSizes().size() != view.getNumDynamicSizes())
-    return emitOpError("view has ") << view.getNumDynamicSizes()
-                                    << " dynamic size(s) but " << getSizes().size()
-                                    << " were given";
+    return emitOpError("view has ")
+           << view.getNumDynamicSizes() << " dynamic size(s) but " << getSizes().size()
+           << " were given";
   if (getStrides().size() != view.getNumDynamicStrides())
-    return emitOpError("view has ") << view.getNumDynamicStrides()
-                                    << " dynamic stride(s) but " << getStrides().size()
-                                    << " were given";
+    return emitOpError("view has ")
+           << view.getNumDynamicStrides() << " dynamic stride(s) but "
+           << getStrides().size() << " were given";
   return success();
 }
 
 /// Checks a tile accessed at `offsets` of `view` (shared by load and store).
-static LogicalResult verifyViewAccess(Operation *op, ViewType view,
-                                      size_t numOffsets, RankedTensorType tile) {
+static LogicalResult verifyViewAccess(Operation *op, ViewType view, size_t numOffsets,
+                                      RankedTensorType tile) {
   if (numOffsets != (size_t)view.getRank())
     return op->emitOpError("view of rank ")
            << view.getRank() << " needs " << view.getRank() << " offsets, got "
@@ -249,8 +247,8 @@ LogicalResult AddPtrOp::verify() {
   return success();
 }
 
-void PtrLoadOp::build(OpBuilder &builder, OperationState &state, Value ptrs,
-                      Value mask, Value other) {
+void PtrLoadOp::build(OpBuilder &builder, OperationState &state, Value ptrs, Value mask,
+                      Value other) {
   build(builder, state, getPointeeType(ptrs.getType()), ptrs, mask, other);
 }
 
@@ -263,8 +261,8 @@ LogicalResult ConvertOp::verify() {
   auto srcTile = dyn_cast<RankedTensorType>(src);
   auto dstTile = dyn_cast<RankedTensorType>(dst);
   if (!srcTile != !dstTile || (srcTile && srcTile.getShape() != dstTile.getShape()))
-    return emitOpError("source and result shapes differ: ") << str(src) << " vs "
-                                                            << str(dst);
+    return emitOpError("source and result shapes differ: ")
+           << str(src) << " vs " << str(dst);
   Type to = getElementTypeOrSelf(dst);
   if (isWideningConversion(src, dst)) {
     if (getRounding() || getSaturate())
@@ -288,8 +286,8 @@ LogicalResult ConvertOp::verify() {
 
 static LogicalResult verifyAxis(Operation *op, int64_t axis, RankedTensorType src) {
   if (axis < 0 || axis >= src.getRank())
-    return op->emitOpError("axis ") << axis << " out of range [0, " << src.getRank()
-                                    << ") for " << str(src);
+    return op->emitOpError("axis ")
+           << axis << " out of range [0, " << src.getRank() << ") for " << str(src);
   return success();
 }
 
@@ -306,15 +304,16 @@ LogicalResult ReduceOp::verify() {
     return failure();
   SmallVector<int64_t> shape(src.getShape());
   shape.erase(shape.begin() + getAxis());
-  Type expected = shape.empty() ? src.getElementType()
-                                : Type(RankedTensorType::get(shape, src.getElementType()));
+  Type expected = shape.empty()
+                      ? src.getElementType()
+                      : Type(RankedTensorType::get(shape, src.getElementType()));
   // Layout encodings are free to differ (the result takes a slice layout).
   Type got = getResult().getType();
   if (auto t = dyn_cast<RankedTensorType>(got))
     got = RankedTensorType::get(t.getShape(), t.getElementType());
   if (got != expected)
-    return emitOpError("result must be ") << str(expected) << ", got "
-                                          << str(getResult().getType());
+    return emitOpError("result must be ")
+           << str(expected) << ", got " << str(getResult().getType());
   return success();
 }
 

@@ -96,9 +96,10 @@ private:
   bool usesWgmma(DotOp dot) {
     auto [it, inserted] = wgmmaDots.try_emplace(dot, false);
     if (inserted) {
-      std::string why = !hasWgmma               ? "the target has no wgmma"
-                        : splitK > 1 || direct ? "the config asks for direct split-K operands"
-                                               : whyNotWgmma(dot, numWarps);
+      std::string why = !hasWgmma ? "the target has no wgmma"
+                        : splitK > 1 || direct
+                            ? "the config asks for direct split-K operands"
+                            : whyNotWgmma(dot, numWarps);
       it->second = why.empty();
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << dot.getLoc() << ": "
                               << (why.empty() ? "wgmma" : "mma.sync, since " + why)
@@ -142,7 +143,8 @@ private:
       Operation *clone = b.clone(*v.getDefiningOp());
       if (auto constant = dyn_cast<arith::ConstantOp>(clone))
         constant.setValueAttr(SplatElementsAttr::get(
-            type, cast<SplatElementsAttr>(constant.getValue()).getSplatValue<Attribute>()));
+            type,
+            cast<SplatElementsAttr>(constant.getValue()).getSplatValue<Attribute>()));
       clone->getResult(0).setType(type);
       return clone->getResult(0);
     }
@@ -272,8 +274,8 @@ private:
           convertOperand(*operand, WgmmaOperandLayoutAttr::get(ctx, opIdx));
           continue;
         }
-        Attribute layout = dotOperandLayoutFor(mma, opIdx, type.getElementType(),
-                                               direct || splitK > 1);
+        Attribute layout =
+            dotOperandLayoutFor(mma, opIdx, type.getElementType(), direct || splitK > 1);
         if (succeeded(distribute(layout, type.getShape(), numWarps)))
           convertOperand(*operand, layout);
       }
@@ -350,7 +352,8 @@ public:
                               << ": its operand's tree is computed again in "
                               << target.getEncoding() << " instead\n");
       OpBuilder b(convert);
-      convert.getResult().replaceAllUsesWith(rebuild(convert.getSrc(), target.getEncoding(), b));
+      convert.getResult().replaceAllUsesWith(
+          rebuild(convert.getSrc(), target.getEncoding(), b));
       convert.erase();
     }
   }
@@ -363,11 +366,13 @@ private:
     auto a = distribute(from, numWarps), b = distribute(to, numWarps);
     if (failed(a) || failed(b) || a->lanes != b->lanes || a->warps != b->warps)
       return false;
-    return llvm::all_of(b->regs, [&](const Index &i) { return llvm::is_contained(a->regs, i); });
+    return llvm::all_of(b->regs,
+                        [&](const Index &i) { return llvm::is_contained(a->regs, i); });
   }
 
   static bool elementwise(Operation *op) {
-    return (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) || isa<ConvertOp>(op)) &&
+    return (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
+            isa<ConvertOp>(op)) &&
            op->getNumResults() == 1 && op->getNumRegions() == 0;
   }
 
@@ -413,8 +418,7 @@ private:
   }
 };
 
-struct AssignLayoutsPass
-    : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
+struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
   using TileAssignLayoutsBase::TileAssignLayoutsBase;
 
   void runOnOperation() override {
@@ -447,8 +451,9 @@ struct AssignLayoutsPass
           continue;
         if (!llvm::all_of(t.getShape(),
                           [](int64_t d) { return llvm::isPowerOf2_64(d); })) {
-          op->emitOpError("has a tile dimension that is not a power of two, which no register "
-                          "layout distributes: ")
+          op->emitOpError(
+              "has a tile dimension that is not a power of two, which no register "
+              "layout distributes: ")
               << describeType(t);
           return WalkResult::interrupt();
         }

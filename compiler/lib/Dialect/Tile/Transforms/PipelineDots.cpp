@@ -46,9 +46,11 @@ std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loo
     return std::nullopt;
   }
   // ldmatrix fills the standard fragments; kContig ones are loaded directly.
-  if (auto operand = dyn_cast<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
+  if (auto operand =
+          dyn_cast<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
       operand && operand.getKContig()) {
-    why = "its fragments hold 16 contiguous bytes of K and are loaded straight from global memory";
+    why = "its fragments hold 16 contiguous bytes of K and are loaded straight from "
+          "global memory";
     return std::nullopt;
   }
   Value src = s.convert.getSrc();
@@ -122,8 +124,10 @@ void splitIntoSteps(DotOp dot) {
     SmallVector<int64_t> offsets{0, 0};
     offsets[load.getKDim()] = k;
     return SharedLoadOp::create(
-        b, load.getLoc(), RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
-        load.getBuffer(), load.getSlot(), b.getDenseI64ArrayAttr(offsets), load.getTranspose());
+        b, load.getLoc(),
+        RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
+        load.getBuffer(), load.getSlot(), b.getDenseI64ArrayAttr(offsets),
+        load.getTranspose());
   };
   Value acc = dot.getAcc();
   for (int64_t k = 0; k < kTotal; k += kStep) {
@@ -150,8 +154,9 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   for (Staged &s : staged) {
     auto tile = s.load.getResult().getType();
     auto layout = sharedLayoutFor(ctx, tile.getDimSize(1), tile.getElementType());
-    auto type = MemRefType::get({stages, tile.getDimSize(0), tile.getDimSize(1)},
-                                tile.getElementType(), MemRefLayoutAttrInterface(), layout);
+    auto type =
+        MemRefType::get({stages, tile.getDimSize(0), tile.getDimSize(1)},
+                        tile.getElementType(), MemRefLayoutAttrInterface(), layout);
     s.buffer = SharedAllocOp::create(b, loc, type);
   }
   // Prologue: iterations 0 .. stages-2 into slots 0 .. stages-2. Copies for
@@ -174,7 +179,8 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   });
   b.setInsertionPointToStart(loop.getBody());
   Value iv = loop.getInductionVar();
-  Value index = arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
+  Value index =
+      arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
   Value readSlot = arith::RemSIOp::create(b, loc, index, constant(stages));
   if (stages == 1) {
     // One slot: wait for every thread to finish reading it, refill, wait.
@@ -188,14 +194,15 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
     Value ahead = arith::AddIOp::create(
         b, loc, iv, arith::MulIOp::create(b, loc, step, constant(stages - 1)));
     Value writeSlot = arith::RemSIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, index, constant(stages - 1)), constant(stages));
+        b, loc, arith::AddIOp::create(b, loc, index, constant(stages - 1)),
+        constant(stages));
     issueCopies(b, loc, loop, staged, ahead, writeSlot);
   }
   for (Staged &s : staged) {
     b.setInsertionPoint(s.convert);
-    Value tile = SharedLoadOp::create(b, s.convert.getLoc(), s.convert.getResult().getType(),
-                                      s.buffer, readSlot, DenseI64ArrayAttr(),
-                                      bool(s.transpose));
+    Value tile =
+        SharedLoadOp::create(b, s.convert.getLoc(), s.convert.getResult().getType(),
+                             s.buffer, readSlot, DenseI64ArrayAttr(), bool(s.transpose));
     s.convert.getResult().replaceAllUsesWith(tile);
     s.convert.erase();
     if (s.transpose)

@@ -41,8 +41,9 @@ bool isRecomputable(Value v, scf::ForOp loop) {
     return true;
   Operation *def = v.getDefiningOp();
   return def && def->getBlock() == loop.getBody() && isPure(def) &&
-         def->getNumRegions() == 0 &&
-         llvm::all_of(def->getOperands(), [&](Value o) { return isRecomputable(o, loop); });
+         def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), [&](Value o) {
+           return isRecomputable(o, loop);
+         });
 }
 
 std::string whyNotStageable(LoadOp load, unsigned opIdx, bool transposed,

@@ -38,8 +38,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
 /// A plan borrows its weights' bytes (PlanBuffer::hostWeight): the layers must
 /// outlive it, so a temporary vector is refused at compile time.
 llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &, const NemotronHConfig &,
-                                        std::vector<MambaLayerWeights> &&, int64_t, int64_t,
-                                        const PlanOptions & = {}) = delete;
+                                        std::vector<MambaLayerWeights> &&, int64_t,
+                                        int64_t, const PlanOptions & = {}) = delete;
 
 /// A planned prefill forward of one packed batch. The chunk count is a launch
 /// argument, so a plan serves batches of one layout (cu_seqlens).
@@ -58,11 +58,10 @@ struct PrefillPlan {
 /// "act0") through `layers` over pages of `numSlots` slots. A bad batch (empty
 /// or unordered sequences, duplicate or out-of-range slots) is an error naming
 /// its numbers, before anything is planned.
-llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
-                                        const NemotronHConfig &config,
-                                        const std::vector<MambaLayerWeights> &layers,
-                                        const ref::PrefillBatch &batch, int64_t tokens,
-                                        int64_t numSlots, const PlanOptions &options = {});
+llvm::Expected<PrefillPlan>
+planPrefill(const KernelRegistry &registry, const NemotronHConfig &config,
+            const std::vector<MambaLayerWeights> &layers, const ref::PrefillBatch &batch,
+            int64_t tokens, int64_t numSlots, const PlanOptions &options = {});
 llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &, const NemotronHConfig &,
                                         std::vector<MambaLayerWeights> &&,
                                         const ref::PrefillBatch &, int64_t, int64_t,

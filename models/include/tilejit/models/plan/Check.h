@@ -65,8 +65,8 @@ struct ProjectionCheck {
 /// or values (bf16) [M, K], the weight [N, K] and the output scale.
 struct LinearOperands {
   const Projection *projection = nullptr;
-  Tensor<uint8_t> codes;  ///< [M, K] e4m3, when the projection is FP8
-  Tensor<uint16_t> bf16;  ///< [M, K] bf16, when it is not
+  Tensor<uint8_t> codes; ///< [M, K] e4m3, when the projection is FP8
+  Tensor<uint16_t> bf16; ///< [M, K] bf16, when it is not
   /// Codes an in-kernel quant may have computed instead of `codes` (the
   /// reciprocal's rounding, R1); empty when the codes are the backend's own.
   Tensor<uint8_t> alternative;
@@ -80,7 +80,8 @@ struct LinearOperands {
 /// is true (padding) are not compared.
 ProjectionCheck checkProjection(std::string what, const LinearOperands &ops,
                                 llvm::ArrayRef<int64_t> columns,
-                                const Tensor<uint16_t> &got, const std::vector<bool> &skipRow,
+                                const Tensor<uint16_t> &got,
+                                const std::vector<bool> &skipRow,
                                 runtime::SumPrecision sums);
 
 /// The gated norm's output against R6 fed the backend's y and z: bf16 in R6's
@@ -170,7 +171,8 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &config,
 /// come out 0 and their slots untouched.
 llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &config,
                                             const std::vector<MambaLayerWeights> &layers,
-                                            const PrefillPlan &plan, const LaunchSums &sums,
+                                            const PrefillPlan &plan,
+                                            const LaunchSums &sums,
                                             const ref::PrefillBatch &batch, int steps,
                                             uint64_t seed, const StepFn &runStep);
 

@@ -64,9 +64,10 @@ struct StepTimes {
 class GpuRunner {
 public:
   /// Uploads the plan's weights and compiles every kernel of `plan`.
-  static llvm::Expected<std::unique_ptr<GpuRunner>>
-  create(runtime::JitRuntime &jit, const KernelRegistry &registry, const StepPlan &plan,
-         llvm::raw_ostream &log);
+  static llvm::Expected<std::unique_ptr<GpuRunner>> create(runtime::JitRuntime &jit,
+                                                           const KernelRegistry &registry,
+                                                           const StepPlan &plan,
+                                                           llvm::raw_ostream &log);
   ~GpuRunner();
 
   /// Copies the non-weight buffers in `buffers` to the device (states too).

@@ -127,8 +127,8 @@ struct SpecializedKernel {
 /// Looks `kernel` up in `registry` and applies `constants` ("name=value");
 /// an unregistered kernel or a bad constant is an error naming it.
 llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
-                                                  llvm::StringRef kernel,
-                                                  llvm::ArrayRef<std::string> constants);
+                                                   llvm::StringRef kernel,
+                                                   llvm::ArrayRef<std::string> constants);
 
 /// Tuning choices of a plan's kernels ("name=value" constants per kernel);
 /// empty means the registered defaults.

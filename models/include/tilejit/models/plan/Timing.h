@@ -22,9 +22,9 @@ llvm::Expected<std::vector<double>> replayTimes(runtime::DeviceApi &device,
 /// of the registered `stream_bytes` kernel moving them, `launches` launches
 /// back to back in one graph over buffers that do not fit the L2 together,
 /// median over `replays` replays.
-llvm::Expected<double> timeStreamFloor(runtime::JitRuntime &jit, const KernelRegistry &registry,
-                                       size_t readBytes, size_t writtenBytes, int launches,
-                                       int replays);
+llvm::Expected<double> timeStreamFloor(runtime::JitRuntime &jit,
+                                       const KernelRegistry &registry, size_t readBytes,
+                                       size_t writtenBytes, int launches, int replays);
 
 /// One kernel of a plan, timed alone.
 struct KernelTime {
@@ -42,9 +42,8 @@ struct KernelTime {
 /// Times the first launch of each kind (kernel, role, variant) of `runner`'s
 /// plan: `launches` launches back to back in one graph over distinct weight
 /// copies, median over `replays` replays, each next to its floor.
-llvm::Expected<std::vector<KernelTime>> timeKernels(GpuRunner &runner,
-                                                    const KernelRegistry &registry,
-                                                    int launches, int replays);
+llvm::Expected<std::vector<KernelTime>>
+timeKernels(GpuRunner &runner, const KernelRegistry &registry, int launches, int replays);
 
 } // namespace tilejit::models
 

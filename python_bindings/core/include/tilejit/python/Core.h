@@ -90,7 +90,23 @@ struct Param {
 };
 
 enum class UnaryOp { Neg, Exp, Log, Log1p, Sqrt, Rsqrt, Abs, Silu, Softplus };
-enum class BinaryOp { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Maximum, Minimum };
+enum class BinaryOp {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,
+  Maximum,
+  Minimum
+};
 enum class ReduceOp { Sum, Max, Min, Cumsum };
 
 class KernelModule;
@@ -155,7 +171,8 @@ public:
                  const Location &loc);
   ValueId load(const Operand &ptrs, const std::optional<Operand> &mask,
                const std::optional<Operand> &other);
-  void store(const Operand &ptrs, const Operand &value, const std::optional<Operand> &mask);
+  void store(const Operand &ptrs, const Operand &value,
+             const std::optional<Operand> &mask);
 
   /// The loop body must not throw: a caller that can fail (Python) catches,
   /// calls fail() and returns no values.
@@ -246,8 +263,8 @@ struct RegisteredKernel {
 std::vector<RegisteredKernel> registeredKernels();
 /// Builds registered kernel `name` with its defaults overridden by `constants`.
 /// Errors (ErrorKind::Argument): an unknown kernel or constant.
-std::shared_ptr<KernelModule> buildRegistered(const std::string &name,
-                                              const std::map<std::string, int64_t> &constants);
+std::shared_ptr<KernelModule>
+buildRegistered(const std::string &name, const std::map<std::string, int64_t> &constants);
 
 /// Bit-exact conversions (tilejit/support/FloatFormats.h, round to nearest even).
 void f32ToBF16(const float *in, uint16_t *out, size_t n);
@@ -330,7 +347,8 @@ public:
   std::vector<DecodeLayerInfo> layers() const;
   /// Every buffer of the plan with its role ("weight", "state", "activation",
   /// "input"), size in bytes, element type and shape.
-  std::vector<std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
+  std::vector<
+      std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
   buffers() const;
   /// A host copy of weight buffer `name`. Errors: ErrorKind::Argument.
   std::vector<uint8_t> weight(const std::string &name) const;
@@ -350,8 +368,8 @@ public:
   /// without waiting and without host copies (GpuRunner::step). Errors:
   /// ErrorKind::Argument for a tensor that disagrees with the plan (type,
   /// shape, layout, device) or bad slots, with nothing run.
-  void step(const TensorArg &hidden, const std::vector<int32_t> &slots, const TensorArg &out,
-            uint64_t stream);
+  void step(const TensorArg &hidden, const std::vector<int32_t> &slots,
+            const TensorArg &out, uint64_t stream);
   /// The device address of non-weight buffer `name` on the GPU (0 on the
   /// interpreter).
   uint64_t deviceAddress(const std::string &name) const;

@@ -68,8 +68,9 @@ verifyLayout(mlir::RankedTensorType type, int64_t numWarps,
 
 /// A coalescing blocked layout for `shape`: `vector` elements per thread along
 /// the last dimension, lanes then warps filling the fastest dimensions first.
-mlir::Attribute defaultBlockedLayout(mlir::MLIRContext *ctx, llvm::ArrayRef<int64_t> shape,
-                                     int64_t numWarps, int64_t vector);
+mlir::Attribute defaultBlockedLayout(mlir::MLIRContext *ctx,
+                                     llvm::ArrayRef<int64_t> shape, int64_t numWarps,
+                                     int64_t vector);
 
 /// The mma.sync accumulator layout for an MxN result over `numWarps` warps.
 mlir::Attribute mmaLayoutFor(mlir::MLIRContext *ctx, int64_t m, int64_t n,
@@ -78,8 +79,8 @@ mlir::Attribute mmaLayoutFor(mlir::MLIRContext *ctx, int64_t m, int64_t n,
 /// The #tile.dot_operand layout of operand `opIdx` (0: A, 1: B) of a dot
 /// whose accumulator is in `parent`, for `element` operands; `kContig` for
 /// operands loaded from memory straight into registers.
-mlir::Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx, mlir::Type element,
-                                    bool kContig = false);
+mlir::Attribute dotOperandLayoutFor(MmaLayoutAttr parent, unsigned opIdx,
+                                    mlir::Type element, bool kContig = false);
 
 /// The register of an operand fragment that holds element `pack` of 32-bit
 /// word `word` (a0..a3 of A, b0..b1 of B) of mma step `step` of outer tile
@@ -94,7 +95,8 @@ int64_t fragmentRegister(DotOperandLayoutAttr layout, int64_t kSteps, int64_t ti
 llvm::FailureOr<Distributed> partialSums(mlir::RankedTensorType type, int64_t numWarps);
 
 /// The swizzled shared layout of a tile whose rows hold `cols` elements.
-SharedLayoutAttr sharedLayoutFor(mlir::MLIRContext *ctx, int64_t cols, mlir::Type element);
+SharedLayoutAttr sharedLayoutFor(mlir::MLIRContext *ctx, int64_t cols,
+                                 mlir::Type element);
 
 /// Number of warps a kernel runs with (its #tile.config, else 4).
 int64_t getNumWarps(mlir::Operation *kernel);
