@@ -207,6 +207,20 @@ Value Emitter::isOwner(const Distributed &d, Location loc) {
   return owner;
 }
 
+void Emitter::ifOwner(const Distributed &d, Location loc,
+                      llvm::function_ref<void()> body) {
+  Value owner = isOwner(d, loc);
+  Block *current = b.getInsertionBlock();
+  Block *write = b.createBlock(current->getParent(), std::next(current->getIterator()));
+  Block *done = b.createBlock(current->getParent(), std::next(write->getIterator()));
+  b.setInsertionPointToEnd(current);
+  LLVM::CondBrOp::create(b, loc, owner, write, done);
+  b.setInsertionPointToEnd(write);
+  body();
+  LLVM::BrOp::create(b, loc, done);
+  b.setInsertionPointToEnd(done);
+}
+
 Value Emitter::sharedBuffer(Operation *alloc, Location loc) {
   int64_t offset = bufferOffsets_.lookup(alloc);
   if (!offset)
@@ -226,7 +240,8 @@ Value Emitter::sharedAddress(Value linear, Type llvmType, int64_t offset, Locati
   return LLVM::GEPOp::create(b, loc, ptrType, llvmType, base, ValueRange{linear});
 }
 
-Value Emitter::linearize(ArrayRef<Value> index, ArrayRef<int64_t> shape, Location loc) {
+Value Emitter::linearize(ArrayRef<Value> index, ArrayRef<int64_t> shape, Location loc,
+                         int64_t pad) {
   Value linear = i32(0, loc);
   int64_t stride = 1;
   for (int64_t dim = shape.size() - 1; dim >= 0; --dim) {
@@ -234,7 +249,7 @@ Value Emitter::linearize(ArrayRef<Value> index, ArrayRef<int64_t> shape, Locatio
                      ? index[dim]
                      : Value(LLVM::MulOp::create(b, loc, index[dim], i32(stride, loc)));
     linear = LLVM::AddOp::create(b, loc, linear, term);
-    stride *= shape[dim];
+    stride *= shape[dim] + (dim == int64_t(shape.size()) - 1 ? pad : 0);
   }
   return linear;
 }
@@ -244,8 +259,6 @@ static int64_t bytesOf(Type llvmType) {
     return 8;
   return std::max<int64_t>(1, llvmType.getIntOrFloatBitWidth() / 8);
 }
-
-namespace {
 
 /// How many registers of `d` go to or from scratch as one vector access: each
 /// group holds consecutive elements along `dim`, which the buffer stores
@@ -274,68 +287,74 @@ unsigned sharedVectorWidth(const Distributed &d, unsigned dim, int64_t rowLength
   return width;
 }
 
-} // namespace
-
 void Emitter::storeShared(const Distributed &d, const Regs &values, Type llvmType,
-                          int64_t offset, Location loc) {
-  int64_t elements = 1;
-  for (int64_t s : d.shape)
-    elements *= s;
+                          int64_t offset, Location loc, int64_t pad) {
+  int64_t elements = d.shape.empty() ? 1 : d.shape.back() + pad;
+  for (size_t dim = 0; dim + 1 < d.shape.size(); ++dim)
+    elements *= d.shape[dim];
   Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
   unsigned bytes = bytesOf(stored);
   reserveShared(offset + elements * bytes);
   // Replicated threads hold the same values; only the owner writes.
-  Value owner = isOwner(d, loc);
-  Block *current = b.getInsertionBlock();
-  Block *write = b.createBlock(current->getParent(), std::next(current->getIterator()));
-  Block *done = b.createBlock(current->getParent(), std::next(write->getIterator()));
-  b.setInsertionPointToEnd(current);
-  LLVM::CondBrOp::create(b, loc, owner, write, done);
-  b.setInsertionPointToEnd(write);
-  auto widen = [&](Value v) {
-    return llvmType.isInteger(1) ? Value(LLVM::ZExtOp::create(b, loc, stored, v)) : v;
-  };
-  // Consecutive elements of a thread go out as one vector store (scalar
-  // stores made the layout conversions of ssd_prefill a third of its code).
-  unsigned width =
-      llvmType.isInteger(1) || d.shape.empty()
-          ? 1
-          : sharedVectorWidth(d, d.shape.size() - 1, d.shape.back(), bytes, offset);
-  for (unsigned r = 0; r < d.numRegs(); r += width) {
-    unsigned fresh = 0;
-    for (unsigned i = r; i < r + width; ++i)
-      fresh += !d.isDuplicateRegister(i);
-    if (fresh == 0)
-      continue;
-    Value linear = linearize(elementIndex(d, r, loc), d.shape, loc);
-    Value address = sharedAddress(linear, stored, offset, loc);
-    if (width == 1 || fresh != width) {
-      for (unsigned i = r; i < r + width; ++i) {
-        if (d.isDuplicateRegister(i))
-          continue;
-        Value at =
-            i == r ? address
-                   : Value(LLVM::GEPOp::create(b, loc, address.getType(), stored, address,
-                                               ArrayRef<LLVM::GEPArg>{int32_t(i - r)}));
-        LLVM::StoreOp::create(b, loc, widen(values[i]), at);
+  ifOwner(d, loc, [&] {
+    auto widen = [&](Value v) {
+      return llvmType.isInteger(1) ? Value(LLVM::ZExtOp::create(b, loc, stored, v)) : v;
+    };
+    // Consecutive elements of a thread go out as one vector store (scalar
+    // stores made the layout conversions of ssd_prefill a third of its code).
+    unsigned width = llvmType.isInteger(1) || d.shape.empty()
+                         ? 1
+                         : sharedVectorWidth(d, d.shape.size() - 1, d.shape.back() + pad,
+                                             bytes, offset);
+    for (unsigned r = 0; r < d.numRegs(); r += width) {
+      unsigned fresh = 0;
+      for (unsigned i = r; i < r + width; ++i)
+        fresh += !d.isDuplicateRegister(i);
+      if (fresh == 0)
+        continue;
+      Value linear = linearize(elementIndex(d, r, loc), d.shape, loc, pad);
+      Value address = sharedAddress(linear, stored, offset, loc);
+      if (width == 1 || fresh != width) {
+        for (unsigned i = r; i < r + width; ++i) {
+          if (d.isDuplicateRegister(i))
+            continue;
+          Value at =
+              i == r
+                  ? address
+                  : Value(LLVM::GEPOp::create(b, loc, address.getType(), stored, address,
+                                              ArrayRef<LLVM::GEPArg>{int32_t(i - r)}));
+          LLVM::StoreOp::create(b, loc, widen(values[i]), at);
+        }
+        continue;
       }
-      continue;
+      auto vectorType = VectorType::get({int64_t(width)}, stored);
+      Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+      for (unsigned i = 0; i < width; ++i)
+        vector = LLVM::InsertElementOp::create(b, loc, vector, widen(values[r + i]),
+                                               i32(i, loc));
+      LLVM::StoreOp::create(b, loc, vector, address, width * bytes);
     }
-    auto vectorType = VectorType::get({int64_t(width)}, stored);
-    Value vector = LLVM::UndefOp::create(b, loc, vectorType);
-    for (unsigned i = 0; i < width; ++i)
-      vector = LLVM::InsertElementOp::create(b, loc, vector, widen(values[r + i]),
-                                             i32(i, loc));
-    LLVM::StoreOp::create(b, loc, vector, address, width * bytes);
-  }
-  LLVM::BrOp::create(b, loc, done);
-  b.setInsertionPointToEnd(done);
+  });
+}
+
+int64_t Emitter::scratchRowPad(const Distributed &from, const Distributed &to,
+                               Type llvmType, ArrayRef<int64_t> shape,
+                               std::optional<unsigned> alongRows) {
+  if (shape.size() < 2 || llvmType.isInteger(1))
+    return 0;
+  const int64_t bytes = bytesOf(llvmType), row = shape.back();
+  int64_t pad = std::max<int64_t>(1, 4 / bytes);
+  pad = std::max<int64_t>(pad,
+                          sharedVectorWidth(from, from.shape.size() - 1, row, bytes, 0));
+  if (alongRows)
+    pad = std::max<int64_t>(pad, sharedVectorWidth(to, *alongRows, row, bytes, 0));
+  return pad;
 }
 
 Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> srcShape,
                          const std::function<Regs(ArrayRef<Value>)> &source,
-                         int64_t offset, Location loc,
-                         std::optional<unsigned> alongRows) {
+                         int64_t offset, Location loc, std::optional<unsigned> alongRows,
+                         int64_t pad) {
   Type stored = llvmType.isInteger(1) ? b.getI8Type() : llvmType;
   auto narrow = [&](Value v) {
     return llvmType.isInteger(1) ? Value(LLVM::TruncOp::create(b, loc, llvmType, v)) : v;
@@ -344,14 +363,15 @@ Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> 
   // buffer's rows read consecutive elements: one vector load.
   unsigned width = 1;
   if (alongRows && !llvmType.isInteger(1) && !srcShape.empty())
-    width = sharedVectorWidth(d, *alongRows, srcShape.back(), bytesOf(stored), offset);
+    width =
+        sharedVectorWidth(d, *alongRows, srcShape.back() + pad, bytesOf(stored), offset);
   Regs out(d.numRegs());
   for (unsigned r = 0; r < d.numRegs(); r += width) {
     bool repeats = false;
     for (unsigned i = r; i < r + width; ++i)
       repeats |= d.isDuplicateRegister(i);
     if (width > 1 && !repeats) {
-      Value linear = linearize(source(elementIndex(d, r, loc)), srcShape, loc);
+      Value linear = linearize(source(elementIndex(d, r, loc)), srcShape, loc, pad);
       auto vectorType = VectorType::get({int64_t(width)}, stored);
       Value vector = LLVM::LoadOp::create(b, loc, vectorType,
                                           sharedAddress(linear, stored, offset, loc),
@@ -367,7 +387,7 @@ Regs Emitter::loadShared(const Distributed &d, Type llvmType, ArrayRef<int64_t> 
         continue;
       }
       Regs index = source(elementIndex(d, i, loc));
-      Value linear = linearize(index, srcShape, loc);
+      Value linear = linearize(index, srcShape, loc, pad);
       out[i] = narrow(LLVM::LoadOp::create(b, loc, stored,
                                            sharedAddress(linear, stored, offset, loc)));
     }

@@ -56,6 +56,18 @@ EmitterTable makeEmitterTable();
 /// hold (tile-verify-lowerable).
 LogicalResult verifyLowerable(tile::KernelOp kernel, const EmitterTable &table);
 
+/// `dst` (a 16-bit tile in a #tile.dot_operand layout) from `src`, its
+/// same tile or (`transposed`) its transpose, through a swizzled scratch tile
+/// read by ldmatrix: vector stores and one ldmatrix per four fragment words
+/// instead of one 16-bit load per element. nullopt where ldmatrix cannot
+/// read it (the caller moves it element by element).
+std::optional<Regs> operandThroughLdmatrix(Emitter &e, Value src, Value dst,
+                                           bool transposed);
+/// How many registers of `d` go to or from scratch as one vector access along
+/// `dim` of rows `rowLength` long, at byte `offset` (at most 16 bytes).
+unsigned sharedVectorWidth(const Distributed &d, unsigned dim, int64_t rowLength,
+                           unsigned bytes, int64_t offset);
+
 class Emitter {
 public:
   Emitter(tile::KernelOp kernel, mlir::LLVM::LLVMFuncOp func, const EmitterTable &table);
@@ -105,6 +117,8 @@ public:
   /// i1: this thread holds the first copy of its elements (replicated
   /// lanes/warps skip stores).
   Value isOwner(const Distributed &d, Location loc);
+  /// Emits `body` in a block only the owners of `d`'s elements run.
+  void ifOwner(const Distributed &d, Location loc, llvm::function_ref<void()> body);
   Value lane() const { return lane_; }
   Value warp() const { return warp_; }
 
@@ -121,8 +135,10 @@ public:
     sharedBytes = std::max(sharedBytes, scratchBase_ + bytes);
   }
   /// Writes a distributed tile to scratch, row-major in `d.shape`, at `offset`.
+  /// `pad` elements follow every row (the last dimension): rows then start on
+  /// different banks, so threads reading down a column do not conflict.
   void storeShared(const Distributed &d, const Regs &values, Type llvmType,
-                   int64_t offset, Location loc);
+                   int64_t offset, Location loc, int64_t pad = 0);
   /// Reads a distributed tile from scratch: register r takes the element at
   /// row-major position `source(index of r)` of a buffer shaped `srcShape`.
   /// `alongRows`: the dimension of `d` that `source` maps onto the buffer's
@@ -132,9 +148,18 @@ public:
   Regs loadShared(const Distributed &d, Type llvmType, llvm::ArrayRef<int64_t> srcShape,
                   const std::function<Regs(llvm::ArrayRef<Value>)> &source,
                   int64_t offset, Location loc,
-                  std::optional<unsigned> alongRows = std::nullopt);
+                  std::optional<unsigned> alongRows = std::nullopt, int64_t pad = 0);
+  /// The row padding (elements) of a tile of `shape` stored from `from` and
+  /// read back into `to`: the wider of the two sides' vector accesses and at
+  /// least one 4-byte bank, so every row starts on another bank than the one
+  /// before it while vectors stay aligned (the 2-D tiles of a layout
+  /// conversion; 0 for a 1-D tile).
+  int64_t scratchRowPad(const Distributed &from, const Distributed &to, Type llvmType,
+                        llvm::ArrayRef<int64_t> shape, std::optional<unsigned> alongRows);
+  /// Row-major position of `index` in `shape`, rows `pad` elements apart
+  /// more than their length.
   Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape,
-                  Location loc);
+                  Location loc, int64_t pad = 0);
 
   /// shfl.sync of any scalar up to 64 bits (moved as one or two i32) across
   /// the whole warp: `lane` is the source lane (idx) or the lane mask (bfly).

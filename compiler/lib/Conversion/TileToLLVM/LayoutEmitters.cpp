@@ -21,6 +21,9 @@ struct IndexMap {
   /// The destination dimension that moves along the source's rows (its last
   /// dimension) one element per step, when the map permutes dimensions.
   std::optional<unsigned> alongRows;
+  /// Set for the two maps ldmatrix can apply: the identity (false) and the
+  /// 2-D transpose (true).
+  std::optional<bool> transposes = std::nullopt;
 };
 
 /// Where every warp holds the whole source tile, one element per thread and
@@ -96,13 +99,20 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
     e.map(dst, std::move(*shuffled));
     return success();
   }
+  if (map.transposes)
+    if (auto fragments = operandThroughLdmatrix(e, src, dst, *map.transposes)) {
+      trace("through shared memory, read by ldmatrix");
+      e.map(dst, std::move(*fragments));
+      return success();
+    }
   trace("through shared memory");
   Type type = e.elementType(srcType);
+  const int64_t pad = e.scratchRowPad(from, to, type, srcType.getShape(), map.alongRows);
   e.barrier(loc);
-  e.storeShared(from, in, type, 0, loc);
+  e.storeShared(from, in, type, 0, loc, pad);
   e.barrier(loc);
-  e.map(dst,
-        e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.alongRows));
+  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.alongRows,
+                          pad));
   return success();
 }
 
@@ -150,7 +160,7 @@ bool isPartial(Type type) {
 
 IndexMap identity(unsigned rank) {
   return {[](const Index &i) { return i; }, [](ArrayRef<Value> v) { return Regs(v); },
-          rank ? std::optional<unsigned>(rank - 1) : std::nullopt};
+          rank ? std::optional<unsigned>(rank - 1) : std::nullopt, false};
 }
 
 LogicalResult emitBroadcast(Emitter &e, Operation *op) {
@@ -211,7 +221,9 @@ LogicalResult emitTranspose(Emitter &e, Operation *op) {
                    out[order[d]] = v[d];
                  return out;
                },
-               alongRows};
+               alongRows,
+               order.size() == 2 && order[0] == 1 ? std::optional<bool>(true)
+                                                  : std::nullopt};
   return moveTile(e, transpose.getSrc(), transpose.getResult(), map);
 }
 

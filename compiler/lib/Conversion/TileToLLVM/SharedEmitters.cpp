@@ -22,6 +22,12 @@ struct Slots {
         rows(type.getDimSize(1)), cols(type.getDimSize(2)),
         bytes(std::max<int64_t>(1, type.getElementTypeBitWidth() / 8)),
         vec(layout.getVec()) {}
+  /// One [rows, cols] tile of `element`s in scratch, swizzled as
+  /// tile::sharedLayoutFor lays out a staged dot operand.
+  Slots(Emitter &e, int64_t rows, int64_t cols, Type element, Location loc)
+      : e(e), loc(loc), layout(tile::sharedLayoutFor(e.ctx, cols, element)), rows(rows),
+        cols(cols), bytes(std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8)),
+        vec(layout.getVec()) {}
 
   Value add(Value x, int64_t c) {
     return c ? Value(LLVM::AddOp::create(e.b, loc, x, e.i32(c, loc))) : x;
@@ -150,10 +156,12 @@ void appendElements(Emitter &e, Value word, Type element, int64_t kw, Regs &out,
     out.push_back(LLVM::ExtractElementOp::create(e.b, loc, v, e.i32(p, loc)));
 }
 
+Regs loadFragments(Emitter &e, Slots &slots, Value base, Value slot,
+                   RankedTensorType type, bool kRows, int64_t kOffset);
+
 LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   auto load = cast<tile::SharedLoadOp>(op);
   Location loc = op->getLoc();
-  OpBuilder &b = e.b;
   auto type = load.getResult().getType();
   Slots slots(e, load.getBuffer().getType(), loc);
   Value base = e.regs(load.getBuffer())[0], slot = e.regs(load.getSlot())[0];
@@ -164,6 +172,17 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
           {slots.chunkAddress(base, slot, e.i32(0, loc), 0, e.i32(0, loc), 0)});
     return success();
   }
+  // K runs along the slot's rows' chunks unless B is stored [K, N] (.trans).
+  e.map(load.getResult(),
+        loadFragments(e, slots, base, slot, type, /*kRows=*/load.getKDim() == 0,
+                      load.getSlotOffsets()[load.getKDim()]));
+  return success();
+}
+
+Regs loadFragments(Emitter &e, Slots &slots, Value base, Value slot,
+                   RankedTensorType type, bool kRows, int64_t kOffset) {
+  Location loc = slots.loc;
+  OpBuilder &b = e.b;
   auto operand = cast<tile::DotOperandLayoutAttr>(type.getEncoding());
   Type element = e.elementType(type);
   int64_t kw = operand.getKWidth();
@@ -171,9 +190,8 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   bool isA = operand.getOpIdx() == 0;
   int64_t kSize = type.getDimSize(isA ? 1 : 0), outer = type.getDimSize(isA ? 0 : 1);
   int64_t kSteps = kSize / (8 * kw);
-  // K runs along the slot's rows' chunks unless B is stored [K, N] (.trans).
-  bool trans = load.getKDim() == 0;
-  int64_t kOffset = load.getSlotOffsets()[load.getKDim()];
+  // Rows holding K (B stored [K, N], A stored [K, M]) are read transposed.
+  bool trans = kRows;
   // The part's first K chunk (rows hold K) or first K row (.trans).
   int64_t kChunk = trans ? 0 : kOffset / slots.vec, kRow = trans ? kOffset : 0;
 
@@ -200,7 +218,22 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
 
   // Registers in the #tile.dot_operand order: pack, word, k step, outer tile.
   Regs out;
-  if (isA) {
+  if (isA && trans) {
+    // Rows are K: per 16-row tile and K step, one x4.trans: lanes 0-7 K 0-7 /
+    // columns 0-7 (a0), 8-15 columns 8-15 (a1), 16-23 K 8-15 (a2), 24-31 (a3).
+    Value krow = LLVM::AddOp::create(b, loc, l8, slots.op<LLVM::MulOp>(l4, 8));
+    Value col = LLVM::AddOp::create(b, loc, warpOuter, slots.op<LLVM::MulOp>(l3, 8));
+    for (int64_t i = 0; i < outer / (16 * wm); ++i)
+      for (int64_t s = 0; s < kSteps; ++s) {
+        Value chunk =
+            slots.op<LLVM::LShrOp>(slots.add(col, i * 16 * wm), llvm::Log2_64(slots.vec));
+        for (Value w :
+             ldmatrix(slots.chunkAddress(base, slot, slots.add(krow, kRow + s * 8 * kw),
+                                         0, chunk, 0),
+                      4))
+          appendElements(e, w, element, kw, out, loc);
+      }
+  } else if (isA) {
     // Per 16-row tile and K step, one x4: lanes 0-7 rows 0-7 / low K chunk
     // (a0), 8-15 rows 8-15 (a1), 16-23 rows 0-7 / high chunk (a2), 24-31 (a3).
     Value row = LLVM::AddOp::create(
@@ -245,11 +278,67 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
       for (Value w : words)
         appendElements(e, w, element, kw, out, loc);
   }
-  e.map(load.getResult(), std::move(out));
-  return success();
+  return out;
 }
 
 } // namespace
+
+std::optional<Regs> operandThroughLdmatrix(Emitter &e, Value src, Value dst,
+                                           bool transposed) {
+  auto srcType = cast<RankedTensorType>(src.getType());
+  auto dstType = cast<RankedTensorType>(dst.getType());
+  auto operand = dyn_cast<tile::DotOperandLayoutAttr>(dstType.getEncoding());
+  Type element = e.elementType(dstType);
+  if (!operand || operand.getKContig() || operand.getKWidth() != 2 ||
+      srcType.getRank() != 2 || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() != 16)
+    return std::nullopt;
+  Location loc = dst.getLoc();
+  const Distributed &from = e.layout(srcType);
+  const int64_t rows = srcType.getDimSize(0), cols = srcType.getDimSize(1);
+  bool isA = operand.getOpIdx() == 0;
+  int64_t wm = operand.getParent().getWpc()[0], wn = operand.getParent().getWpc()[1];
+  int64_t kSize = dstType.getDimSize(isA ? 1 : 0),
+          outer = dstType.getDimSize(isA ? 0 : 1);
+  // ldmatrix reads 8x8 blocks of 16-byte rows: whole 16-row (A) or 8-column
+  // (B) tiles per warp and whole K steps; B's tiles go in pairs but for the last.
+  if (cols % 8 || rows % 8 || kSize % 16 || outer % ((isA ? 16 : 8) * (isA ? wm : wn)))
+    return std::nullopt;
+  Slots slots(e, rows, cols, element, loc);
+  OpBuilder &b = e.b;
+  Value base = e.sharedAddress(e.i32(0, loc), b.getI8Type(), 0, loc);
+  e.reserveShared(rows * cols * slots.bytes);
+  e.barrier(loc);
+  // The tile goes out row-major with each row's 16-byte chunks swizzled, as
+  // many consecutive elements of a thread per store as one chunk holds.
+  unsigned width = sharedVectorWidth(from, 1, cols, slots.bytes, 0);
+  const Regs &in = e.regs(src);
+  e.ifOwner(from, loc, [&] {
+    for (unsigned r = 0; r < from.numRegs(); r += width) {
+      bool repeats = false;
+      for (unsigned i = r; i < r + width; ++i)
+        repeats |= from.isDuplicateRegister(i);
+      if (repeats && width == 1)
+        continue;
+      Regs index = e.elementIndex(from, r, loc);
+      Value chunk = slots.op<LLVM::LShrOp>(index[1], llvm::Log2_64(slots.vec));
+      Value within = slots.op<LLVM::AndOp>(index[1], slots.vec - 1);
+      Value at = LLVM::GEPOp::create(
+          b, loc, base.getType(), b.getI8Type(),
+          slots.chunkAddress(base, e.i32(0, loc), index[0], 0, chunk, 0),
+          ValueRange{slots.op<LLVM::MulOp>(within, slots.bytes)});
+      auto vectorType = VectorType::get({int64_t(width)}, element);
+      Value vector = LLVM::UndefOp::create(b, loc, vectorType);
+      for (unsigned i = 0; i < width; ++i)
+        vector = LLVM::InsertElementOp::create(b, loc, vector, in[r + i], e.i32(i, loc));
+      LLVM::StoreOp::create(b, loc, vector, at, width * slots.bytes);
+    }
+  });
+  e.barrier(loc);
+  // K along the stored rows: B of a [K, N] tile, A of a transposed [K, M].
+  return loadFragments(e, slots, base, e.i32(0, loc), dstType,
+                       /*kRows=*/isA ? transposed : !transposed, 0);
+}
 
 void populateSharedEmitters(EmitterTable &table) {
   table.add<tile::SharedAllocOp>(emitSharedAlloc);

@@ -68,17 +68,16 @@ tile.kernel @gemm_e4m3_wt(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c: 
   tile.return
 }
 
-// Operands computed in registers: the generic path through scratch memory
-// (shared stores, a thread's consecutive elements as one vector, and loads),
-// then the same mma.sync.
+// Operands computed in registers go through scratch memory: shared stores
+// (a thread's consecutive elements as one vector, into swizzled 16-byte
+// chunks), then ldmatrix reads the fragments, then the same mma.sync.
 // CHECK-LABEL: llvm.func @computed_operands
-// CHECK-NOT: nvvm.ldmatrix
 // CHECK-NOT: nvvm.cp.async
 // The transposed operand takes its fragments' layout in the transpose itself
-// (one trip through scratch), and both operands read their K pairs as vectors.
+// (one trip through scratch).
 // CHECK: llvm.store {{.*}} {alignment = {{[0-9]+}} : i64} : vector<{{[0-9]+}}xbf16>, !llvm.ptr<3>
 // CHECK: nvvm.barrier0
-// CHECK: llvm.load {{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> vector<2xbf16>
+// CHECK: nvvm.ldmatrix
 // FOLD-LABEL: tile.kernel @computed_operands
 // FOLD: tile.transpose {{.*}} -> tensor<16x32xbf16, #tile.dot_operand<opIdx = 1
 // FOLD-NOT: tile.convert_layout {{.*}} tensor<16x32xbf16
