@@ -167,7 +167,10 @@ private:
         convertOperand(operand, defaultLayout(t));
   }
 
-  /// Elementwise ops: the first operand that is not a free splat decides.
+  /// Elementwise ops: an operand in an mma layout (an accumulator, carried
+  /// or not) decides, else the first operand that is not a free splat: the
+  /// other operands come to an accumulator, which is where the next product
+  /// wants the result (a loaded operand can often be loaded in it instead).
   void processElementwise(Operation *op) {
     sumPartialOperands(op);
     Attribute layout;
@@ -176,6 +179,12 @@ private:
         layout = layoutOf(v);
         if (!isRematerializable(v))
           break;
+      }
+    for (Value v : op->getOperands())
+      if (tileType(v) && isa_and_nonnull<MmaLayoutAttr>(layoutOf(v)) &&
+          !isRematerializable(v)) {
+        layout = layoutOf(v);
+        break;
       }
     if (!layout)
       return;
@@ -346,7 +355,12 @@ public:
           inRegisters(convert.getSrc().getType(), target))
         continue;
       int budget = 16; // ops a tree may hold
-      if (!cheap(convert.getSrc(), budget, fragment))
+      // Into an accumulator, a load no other op reads is a leaf too: loading
+      // it in the mma layout costs less than a trip through shared memory.
+      const Loads loads = fragment                                   ? Loads::Any
+                          : isa<MmaLayoutAttr>(target.getEncoding()) ? Loads::SingleUse
+                                                                     : Loads::None;
+      if (!cheap(convert.getSrc(), budget, loads, target.getEncoding()))
         continue;
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": convert_layout at " << convert.getLoc()
                               << ": its operand's tree is computed again in "
@@ -376,15 +390,22 @@ private:
            op->getNumResults() == 1 && op->getNumRegions() == 0;
   }
 
-  /// `loads`: a load from a view is a leaf too (it reads the same elements
-  /// in any layout).
-  bool cheap(Value v, int &budget, bool loads) {
+  /// Which loads from views are leaves (a load reads the same elements in any
+  /// layout).
+  enum class Loads { None, SingleUse, Any };
+
+  /// A conversion from `target` itself is a leaf (the tree reads its source).
+  bool cheap(Value v, int &budget, Loads loads, Attribute target) {
     Operation *def = v.getDefiningOp();
     if (!def || --budget < 0)
       return false;
     if (auto convert = dyn_cast<ConvertLayoutOp>(def))
-      return cheap(convert.getSrc(), budget, loads);
-    if (isRematerializable(v) || (loads && isa<LoadOp>(def)))
+      return layoutOf(convert.getSrc()) == target ||
+             cheap(convert.getSrc(), budget, loads, target);
+    if (isRematerializable(v))
+      return true;
+    if (isa<LoadOp>(def) &&
+        (loads == Loads::Any || (loads == Loads::SingleUse && def->hasOneUse())))
       return true;
     if (auto bcast = dyn_cast<BroadcastOp>(def)) {
       auto from = distribute(bcast.getSrc().getType(), numWarps);
@@ -392,8 +413,9 @@ private:
     }
     if (!elementwise(def))
       return false;
-    return llvm::all_of(def->getOperands(),
-                        [&](Value o) { return !tileType(o) || cheap(o, budget, loads); });
+    return llvm::all_of(def->getOperands(), [&](Value o) {
+      return !tileType(o) || cheap(o, budget, loads, target);
+    });
   }
 
   Value rebuild(Value v, Attribute layout, OpBuilder &b) {
@@ -401,7 +423,8 @@ private:
     auto t = tileType(v);
     auto type = RankedTensorType::get(t.getShape(), t.getElementType(), layout);
     if (auto convert = dyn_cast<ConvertLayoutOp>(def))
-      return rebuild(convert.getSrc(), layout, b);
+      return layoutOf(convert.getSrc()) == layout ? convert.getSrc()
+                                                  : rebuild(convert.getSrc(), layout, b);
     if (auto bcast = dyn_cast<BroadcastOp>(def))
       return BroadcastOp::create(b, bcast.getLoc(), type, bcast.getSrc());
     IRMapping operands;
