@@ -273,6 +273,12 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             {"dt_col", 10240, "first dt column in that row", {}, kColumns},
             {"block_p", 32, "state rows (p) per program", {16, 64}, kTile},
             {"warps", 4, "warps per program", {8}, kWarps},
+            {"precision",
+             int64_t(SsdPrecision::Exact),
+             "R5p-m operands of the tensor-core products: 0 exact (hi + lo bf16 "
+             "pairs), 1 upstream (single bf16)",
+             {},
+             R::flag()},
             aLog(),
             dtSoftplus(),
             yF32()},

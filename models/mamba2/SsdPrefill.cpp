@@ -19,13 +19,28 @@ namespace {
 /// T = 8192 on the H200 against the f64 R5 (docs/BENCHMARKS.md): plain bf16
 /// operands put 287 of 33.5 M y elements outside R5p's 1e-2 band, splitting
 /// the state 31, the state and the mix 3.
-std::pair<Value, Value> splitBF16(Value v) {
+/// The lo half is null in SsdPrecision::UpstreamBF16 (v rounded once).
+std::pair<Value, Value> splitBF16(Value v, bool exact) {
   Value hi = v.to(DType::BF16);
+  if (!exact)
+    return {hi, Value()};
   return {hi, (v - hi.to(DType::F32)).to(DType::BF16)};
 }
 
 std::pair<Value, Value> transposeBoth(std::pair<Value, Value> halves) {
-  return {transpose(halves.first, {1, 0}), transpose(halves.second, {1, 0})};
+  return {transpose(halves.first, {1, 0}),
+          halves.second.valid() ? transpose(halves.second, {1, 0}) : Value()};
+}
+
+/// acc + a.hi b (+ a.lo b): the product of a split operand.
+Value dotSplit(std::pair<Value, Value> a, Value b, Value acc) {
+  acc = dot(a.first, b, acc);
+  return a.second.valid() ? dot(a.second, b, acc) : acc;
+}
+/// acc + a b.hi (+ a b.lo).
+Value dotSplit(Value a, std::pair<Value, Value> b, Value acc) {
+  acc = dot(a, b.first, acc);
+  return b.second.valid() ? dot(a, b.second, acc) : acc;
 }
 
 } // namespace
@@ -38,6 +53,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
   const bool aIsLog = spec.get("a_log") != 0, softplusDt = spec.get("dt_softplus") != 0;
   const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
+  const bool exact = SsdPrecision(spec.get("precision")) == SsdPrecision::Exact;
 
   Value xBC =
       k.ptrParam("xbc", DType::BF16, {"?", channels}); // [T, channels], after the conv
@@ -124,12 +140,11 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
         Value decay = where(
             causal, exp(minimum(expandDims(lam, 1) - expandDims(lam, 0), 0.0)), 0.0);
         Value mixF = cb * decay * expandDims(dt, 0);
-        auto [mix, mixLo] = splitBF16(mixF);
-        Value yTile = dot(mixLo, x, dot(mix, x, zeros({q, bp}, DType::F32)));
+        Value yTile = dotSplit(splitBF16(mixF, exact), x, zeros({q, bp}, DType::F32));
         // Split, then transpose each bf16 half: a transpose feeding a dot
         // operand folds into the operand's one trip through shared memory.
-        auto [sHi, sLo] = transposeBoth(splitBF16(s));
-        Value carry = dot(cm, sLo, dot(cm, sHi, zeros({q, bp}, DType::F32)));
+        Value carry =
+            dotSplit(cm, transposeBoth(splitBF16(s, exact)), zeros({q, bp}, DType::F32));
         yTile = yTile + carry * expandDims(exp(lam), 1) + x.to(DType::F32) * dCoef;
         View yView =
             makeView(y + rowBase * inner + h * headDim, {Dim(len), headDim}, {inner, 1});
@@ -137,8 +152,9 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
         // Steps 2-3: S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
         Value w = exp(minimum(lamEnd - lam, 0.0)) * dt;
-        auto [xw, xwLo] = transposeBoth(splitBF16(x.to(DType::F32) * expandDims(w, 1)));
-        Value next = dot(xwLo, b, dot(xw, b, s * exp(lamEnd)));
+        Value next =
+            dotSplit(transposeBoth(splitBF16(x.to(DType::F32) * expandDims(w, 1), exact)),
+                     b, s * exp(lamEnd));
         ifThen(last & live, [&] {
           store(makeView(slotPage, {headDim, stateSize}, {stateSize, 1}), {p0, 0}, next);
         });

@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 using namespace tilejit;
 using namespace tilejit::models;
@@ -60,8 +61,11 @@ struct Batch {
 };
 
 /// Runs ssd_prefill with chunk `q`; y is poisoned first, `page` updated in place.
-std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
-                             Tensor<float> &page) {
+/// Out: uint16_t (bf16 y, the plans' output) or float (y_f32=1).
+template <typename Out = uint16_t>
+std::vector<Out> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
+                        Tensor<float> &page,
+                        SsdPrecision precision = SsdPrecision::Exact) {
   const int64_t tokens = in.xBC.dim(0);
   auto chunks = ref::varlenChunks(batch.cu, tokens, q);
   REQUIRE(bool(chunks));
@@ -71,7 +75,8 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   std::vector<int32_t> cu = i32(batch.cu), slots = i32(batch.slots);
   std::vector<int32_t> seq = i32(chunks->chunkSequence), begin = i32(chunks->chunkBegin),
                        end = i32(chunks->chunkEnd);
-  std::vector<uint16_t> y(tokens * I, kPoisonBF16);
+  constexpr bool f32 = std::is_same_v<Out, float>;
+  std::vector<Out> y(tokens * I, f32 ? Out(NAN) : Out(kPoisonBF16));
   const int64_t bp = 16;
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);
@@ -86,7 +91,9 @@ std::vector<uint16_t> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
                                         "dt_stride=" + std::to_string(H),
                                         "dt_col=0",
                                         "block_p=" + std::to_string(bp),
-                                        "warps=4"};
+                                        "warps=4",
+                                        "precision=" + std::to_string(int64_t(precision)),
+                                        std::string("y_f32=") + (f32 ? "1" : "0")};
   auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
   REQUIRE(bool(module));
   auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
@@ -133,6 +140,68 @@ std::vector<double> reference(const SsdInputs &in, const Batch &batch,
   return y;
 }
 
+/// R5p-m's yardstick: the chunked algorithm with the upstream scheme's three
+/// bf16 roundings (the decayed CB mix, the decayed dt x of the chunk state, the
+/// state entering C S_in) and f64 arithmetic otherwise, for one sequence from
+/// `initial` (chunks of q). `stateRounding` TowardZero keeps the carried state
+/// in bf16 by truncation (a kernel storing its state as bf16 with cvt.rz): the
+/// counterfactual the 1.25x margin separates (one bf16 rounding of the state
+/// more, or truncation alone, stay inside it at this size).
+std::vector<double> bf16Yardstick(const SsdInputs &in, const Tensor<float> &initial,
+                                  int64_t q,
+                                  Rounding stateRounding = Rounding::NearestEven) {
+  const int64_t T = in.xBC.dim(0);
+  auto rnd = [](double v) { return double(bf16ToF32(f32ToBF16(float(v)))); };
+  auto rndState = [&](double v) {
+    return double(bf16ToF32(f32ToBF16(float(v), stateRounding)));
+  };
+  auto at = [&](int64_t t, int64_t c) { return ref::bf16Value(in.xBC(t, c)); };
+  std::vector<double> y(T * I, 0.0);
+  for (int64_t h = 0; h < H; ++h) {
+    const int64_t g = h / (H / G);
+    const double a = ref::decayRate(in.params.aLog(h));
+    std::vector<double> S(P * N);
+    for (int64_t i = 0; i < P * N; ++i)
+      S[i] = initial.data[h * P * N + i];
+    for (int64_t t0 = 0; t0 < T; t0 += q) {
+      const int64_t len = std::min(q, T - t0);
+      std::vector<double> dt(len), lam(len);
+      double sum = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        dt[i] = ref::timeStep(ref::bf16Value(in.dt(t0 + i, h)), in.params.dtBias(h),
+                              in.params.dtMin, in.params.dtMax);
+        lam[i] = (sum += dt[i] * a);
+      }
+      auto B = [&](int64_t i, int64_t n) { return at(t0 + i, I + g * N + n); };
+      auto C = [&](int64_t i, int64_t n) { return at(t0 + i, I + (G + g) * N + n); };
+      auto x = [&](int64_t i, int64_t p) { return at(t0 + i, h * P + p); };
+      for (int64_t i = 0; i < len; ++i)
+        for (int64_t p = 0; p < P; ++p) {
+          double acc = 0, carry = 0;
+          for (int64_t j = 0; j <= i; ++j) {
+            double cb = 0;
+            for (int64_t n = 0; n < N; ++n)
+              cb += C(i, n) * B(j, n);
+            acc += rnd(cb * std::exp(std::min(lam[i] - lam[j], 0.0)) * dt[j]) * x(j, p);
+          }
+          for (int64_t n = 0; n < N; ++n)
+            carry += C(i, n) * rndState(S[p * N + n]);
+          y[(t0 + i) * I + h * P + p] =
+              acc + std::exp(lam[i]) * carry + in.params.d(h) * x(i, p);
+        }
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t n = 0; n < N; ++n) {
+          double next = S[p * N + n] * std::exp(sum);
+          for (int64_t j = 0; j < len; ++j)
+            next +=
+                rnd(x(j, p) * std::exp(std::min(sum - lam[j], 0.0)) * dt[j]) * B(j, n);
+          S[p * N + n] = stateRounding == Rounding::NearestEven ? next : rndState(next);
+        }
+    }
+  }
+  return y;
+}
+
 /// R5p's bf16 output band for sequences up to 256 tokens, and 1e-2 beyond.
 struct Band {
   double atol, rtol;
@@ -153,6 +222,15 @@ int64_t outsideY(const std::vector<uint16_t> &got, const std::vector<double> &wa
   return bad;
 }
 
+/// The largest |got - want| / band of `got` (bf16 codes or values).
+double worstY(const std::vector<double> &got, const std::vector<double> &want,
+              Band band) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(got[i] - want[i]) /
+                                (band.atol + band.rtol * std::abs(want[i])));
+  return worst;
+}
 int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want,
                      int64_t *checked) {
   REQUIRE(got.data.size() == want.data.size());
@@ -291,4 +369,62 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
   for (int64_t i = H * P * N; i < 2 * H * P * N; ++i)
     separated += !kState.holds(dropped.data[i], want.data[i]);
   CHECK(separated > H * P * N / 4);
+}
+
+TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) is held to R5p-m: no more "
+          "elements outside R5p's band and at most 1.25x the worst error of the same "
+          "chunked algorithm with bf16 operands",
+          "[e2e][interp][prefill]") {
+  const int64_t T = 300, q = 32;
+  SsdInputs in = randomInputs(T, 51);
+  Rng rng(52);
+  const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
+  Batch batch{{0, T}, {1}, {1}};
+  Tensor<float> want = page0;
+  std::vector<double> wantY = reference(in, batch, want);
+  Tensor<float> initial({H, P, N});
+  std::memcpy(initial.data.data(), page0.data.data() + H * P * N, H * P * N * 4);
+
+  // f32 outputs: bf16 rounding of y would hide the operands' roundings.
+  const std::vector<double> yard = bf16Yardstick(in, initial, q);
+  const double yardWorst = worstY(yard, wantY, kLongY);
+  auto outside = [&](const std::vector<double> &got) {
+    REQUIRE(got.size() == size_t(T * I));
+    int64_t bad = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      bad += !kLongY.holds(got[i], wantY[i]);
+    return bad;
+  };
+  auto widen = [](const std::vector<float> &v) {
+    return std::vector<double>(v.begin(), v.end());
+  };
+
+  Tensor<float> page = page0;
+  const std::vector<double> fast =
+      widen(runSsd<float>(in, batch, q, page, SsdPrecision::UpstreamBF16));
+  const double fastWorst = worstY(fast, wantY, kLongY);
+  INFO("upstream mode: " << outside(fast) << " outside, worst " << fastWorst
+                         << "; yardstick: " << outside(yard) << " outside, worst "
+                         << yardWorst);
+  CHECK(outside(fast) <= outside(yard));
+  CHECK(fastWorst <= 1.25 * yardWorst);
+  // The final state stays in R5p's state band (the carried state is f32).
+  int64_t checked = 0;
+  CHECK(outsideState(page, want, &checked) == 0);
+
+  // The mode takes effect: the exact mode's outputs differ and err far less.
+  Tensor<float> exactPage = page0;
+  const std::vector<double> exact = widen(runSsd<float>(in, batch, q, exactPage));
+  int64_t differ = 0;
+  for (size_t i = 0; i < exact.size(); ++i)
+    differ += exact[i] != fast[i];
+  CHECK(differ > T * I / 2);
+  const double exactWorst = worstY(exact, wantY, kLongY);
+  INFO("exact mode: worst " << exactWorst);
+  CHECK(exactWorst < fastWorst / 4);
+  // The margin separates a state carried in bf16 by truncation.
+  const double extra =
+      worstY(bf16Yardstick(in, initial, q, Rounding::TowardZero), wantY, kLongY);
+  INFO("state carried in truncated bf16: worst " << extra);
+  CHECK(extra > 1.25 * yardWorst);
 }

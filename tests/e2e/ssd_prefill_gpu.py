@@ -91,6 +91,38 @@ def torch_ssd(xbc, dtraw, a_log, dt_bias, d, q):
     y = y + x * d[:, None]
     return y.reshape(L, I).bfloat16(), S
 
+def bf16_ssd(xbc, dtraw, a_log, dt_bias, d, q, s0):
+    """R5p-m's yardstick: the kernel's chunked algorithm in torch with its three
+    operands rounded to bf16 once (the decayed CB mix, the decayed dt x of the
+    chunk states, the state entering C S_in) and f32 accumulation; one sequence
+    continued from s0. Returns y (f32) and the final state."""
+    L = xbc.shape[0]; c = (L + q - 1) // q
+    pad = c * q - L
+    rnd = lambda t: t.bfloat16().float()
+    f = lambda t: torch.nn.functional.pad(t.float(), (0, 0, 0, pad))
+    x = f(xbc[:, :I]).view(c, q, H, P)
+    B = f(xbc[:, I:I + G * N]).view(c, q, G, N).repeat_interleave(H // G, dim=2)
+    C = f(xbc[:, I + G * N:]).view(c, q, G, N).repeat_interleave(H // G, dim=2)
+    dt = f(torch.nn.functional.softplus(dtraw.float() + dt_bias)).view(c, q, H)
+    A = -torch.exp(a_log)
+    cs = torch.cumsum(dt * A, 1)                              # [c, q, H]
+    seg = cs[:, :, None, :] - cs[:, None, :, :]               # [c, i, j, H]
+    mask = torch.tril(torch.ones(q, q, dtype=torch.bool, device=dev))[None, :, :, None]
+    decay = torch.where(mask, torch.exp(torch.clamp(seg, max=0)), 0.0)
+    CB = torch.einsum("cihn,cjhn->cijh", C, B)
+    mix = rnd(CB * decay * dt[:, None, :, :])
+    y = torch.einsum("cijh,cjhp->cihp", mix, x)
+    w = torch.exp(torch.clamp(cs[:, -1:, :] - cs, max=0)) * dt  # [c, q, H]
+    xw = rnd(x * w[..., None])
+    states = torch.einsum("cjhp,cjhn->chpn", xw, B)
+    S = s0.float().clone(); Sin = []
+    for k in range(c):
+        Sin.append(S); S = S * torch.exp(cs[k, -1])[:, None, None] + states[k]
+    Sin = rnd(torch.stack(Sin))
+    y = y + torch.einsum("cihn,chpn->cihp", C, Sin) * torch.exp(cs)[..., None]
+    y = y + x * d[:, None]
+    return y.reshape(c * q, I)[:L], S
+
 def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y):
     fn, meta = load(name)
     seq, beg, end = chunks_of(cu, q)
@@ -135,6 +167,13 @@ page0 = torch.rand(3, H, P, N, device=dev) * 2 - 1
 want_y, want_s = ref_scan(xbc, dtv, a_log, dt_bias, d, page0[1])
 slots = torch.tensor([1], dtype=torch.int32, device=dev)
 init = torch.tensor([1], dtype=torch.int32, device=dev)
+def excess(got, want, atol, rtol):
+    """(elements outside the band, worst error / band)."""
+    got, want = got.double(), want.double()
+    r = (got - want).abs() / (atol + rtol * want.abs())
+    return int((r > 1).sum()), float(r.max())
+
+yard = {}   # R5p-m: chunk -> the bf16-operand torch algorithm's (outside, worst)
 for name, q, bp in variants:
     q, bp = int(q), int(bp)
     page = page0.clone(); y = torch.full((T, I), float("nan"), dtype=torch.bfloat16, device=dev)
@@ -142,6 +181,15 @@ for name, q, bp in variants:
     launch(); torch.cuda.synchronize()
     band(f"{name} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
     band(f"{name} final state", page[1], want_s, 8e-3, 5e-3)
+    if q not in yard:
+        by, bs = bf16_ssd(xbc, dtv, a_log, dt_bias, d, q, page0[1])
+        yard[q] = excess(by.bfloat16(), want_y, 1e-2, 1e-2)
+        print(f"     R5p-m yardstick (torch, bf16 operands, chunk {q}): y {yard[q][0]} outside, "
+              f"worst {yard[q][1]:.3g} of the band", flush=True)
+    out, worst = excess(y, want_y, 1e-2, 1e-2)
+    ok = out <= yard[q][0] and worst <= 1.25 * yard[q][1]
+    print(f"{'PASS' if ok else 'FAIL'} {name} R5p-m: {out} outside (yardstick {yard[q][0]}), worst "
+          f"{worst:.3g} (yardstick x 1.25 = {1.25 * yard[q][1]:.3g})", flush=True)
     print(f"     untouched slots identical: {bool(torch.equal(page[0], page0[0]) and torch.equal(page[2], page0[2]))}")
 # --- varlen: fresh 1000, continued 37 (< chunk), padding 500, continued 3000, fresh 1
 cu = [0, 1000, 1037, 1537, 4537, 4538]

@@ -19,6 +19,16 @@ void buildInProjConv(Kernel &k, const Specialization &spec);
 void buildSsmUpdate(Kernel &k, const Specialization &spec);
 /// R1's static activation quant of a bf16 [rows, width] tensor to e4m3.
 void buildQuantizeE4m3(Kernel &k, const Specialization &spec);
+/// R5p-m: the operands of ssd_prefill's tensor-core products (its `precision`
+/// constant).
+enum class SsdPrecision : int64_t {
+  /// f32 operands (the carried state, the decayed CB mix, dt x) as hi + lo
+  /// bf16 pairs: R5p's band against the f64 R5.
+  Exact = 0,
+  /// Single bf16 operands, the upstream (mamba_ssm) scheme: held to the error
+  /// of the same chunked algorithm computed in torch with bf16 operands.
+  UpstreamBF16 = 1,
+};
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
