@@ -246,6 +246,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
             quotientAtMost("inner", "block_k", kMaxUnrolledSteps,
                            "GEMV K steps, unrolled")}}))
     return err;
+  // ssd_prefill and ssd_span_state: one chunk loop, the same constants.
   std::vector<ConstantRule> ssdRules = pageRules();
   // dt is read at columns dt_col + [0, heads) of rows dt_stride apart.
   ssdRules.push_back({"dt_col + heads <= dt_stride",
@@ -253,37 +254,72 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                       [](const Specialization &s) {
                         return s.get("dt_col") + s.get("heads") <= s.get("dt_stride");
                       }});
+  const std::vector<KernelConstant> ssdConstants = {
+      {"heads", 64, "SSM heads (H)", {}, kSize},
+      {"head_dim", 64, "head dim (P)", {}, kSize},
+      {"state", 128, "state size (N)", {}, kTile},
+      {"groups", 8, "B/C groups (G)", {}, kSize},
+      {"chunk",
+       32,
+       "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)",
+       {},
+       R::powersOfTwo(1, 256)},
+      {"dt_stride",
+       10304,
+       "row stride of dt (in_proj's output row: z | xBC | dt)",
+       {},
+       kSize},
+      {"dt_col", 10240, "first dt column in that row", {}, kColumns},
+      {"block_p", 32, "state rows (p) per program", {16, 64}, kTile},
+      {"warps", 4, "warps per program", {8}, kWarps},
+      {"precision",
+       int64_t(SsdPrecision::Exact),
+       "R5p-m operands of the tensor-core products: 0 exact (hi + lo bf16 "
+       "pairs), 1 upstream (single bf16)",
+       {},
+       R::flag()},
+      aLog(),
+      dtSoftplus()};
+  std::vector<KernelConstant> prefillConstants = ssdConstants;
+  prefillConstants.push_back(yF32());
+  prefillConstants.push_back(
+      {"span_states",
+       0,
+       "1: one program walks one span of chunks (span_chunk) from its entering state "
+       "(span_states, after ssd_state_pass) and leaves the page alone; 0: the whole "
+       "stream, pages read and written",
+       {},
+       R::flag()});
+  if (auto err =
+          registry.add({"ssd_prefill",
+                        "R5p chunked SSD over a packed varlen stream (or one span of it)",
+                        std::move(prefillConstants), buildSsdPrefill, ssdRules}))
+    return err;
+  if (auto err = registry.add({"ssd_span_state",
+                               "R5p's chunk states summed over each span of chunks from "
+                               "zero, and each span's decay",
+                               ssdConstants, buildSsdSpanState, ssdRules}))
+    return err;
   if (auto err = registry.add(
-          {"ssd_prefill",
-           "R5p chunked SSD over a packed varlen stream, SSM page read and written back",
+          {"ssd_state_pass",
+           "R5p's state passing over spans: entering states, final states to the page",
            {{"heads", 64, "SSM heads (H)", {}, kSize},
             {"head_dim", 64, "head dim (P)", {}, kSize},
             {"state", 128, "state size (N)", {}, kTile},
-            {"groups", 8, "B/C groups (G)", {}, kSize},
-            {"chunk",
-             32,
-             "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)",
+            {"block",
+             1024,
+             "state elements (of head_dim x state) per program",
              {},
-             R::powersOfTwo(1, 256)},
-            {"dt_stride",
-             10304,
-             "row stride of dt (in_proj's output row: z | xBC | dt)",
-             {},
-             kSize},
-            {"dt_col", 10240, "first dt column in that row", {}, kColumns},
-            {"block_p", 32, "state rows (p) per program", {16, 64}, kTile},
-            {"warps", 4, "warps per program", {8}, kWarps},
-            {"precision",
-             int64_t(SsdPrecision::Exact),
-             "R5p-m operands of the tensor-core products: 0 exact (hi + lo bf16 "
-             "pairs), 1 upstream (single bf16)",
-             {},
-             R::flag()},
-            aLog(),
-            dtSoftplus(),
-            yF32()},
-           buildSsdPrefill,
-           std::move(ssdRules)}))
+             kTile},
+            {"warps", 4, "warps per program", {8}, kWarps}},
+           buildSsdStatePass,
+           {{"block divides head_dim * state",
+             {"block", "head_dim", "state"},
+             [](const Specialization &s) {
+               return (s.get("head_dim") * s.get("state")) % s.get("block") == 0;
+             }},
+            productAtMost({"heads", "head_dim", "state"}, INT32_MAX,
+                          "i32 page offsets")}}))
     return err;
   if (auto err = registry.add(
           {"conv_prefill",

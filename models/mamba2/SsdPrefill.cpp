@@ -45,121 +45,253 @@ Value dotSplit(Value a, std::pair<Value, Value> b, Value acc) {
 
 } // namespace
 
-void buildSsdPrefill(Kernel &k, const Specialization &spec) {
-  const int64_t heads = spec.get("heads"), headDim = spec.get("head_dim");
-  const int64_t stateSize = spec.get("state"), groups = spec.get("groups");
-  const int64_t q = spec.get("chunk"), bp = spec.get("block_p");
-  const int64_t dtStride = spec.get("dt_stride"), dtCol = spec.get("dt_col");
-  const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
-  const bool aIsLog = spec.get("a_log") != 0, softplusDt = spec.get("dt_softplus") != 0;
-  const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
-  const bool exact = SsdPrecision(spec.get("precision")) == SsdPrecision::Exact;
+namespace {
 
-  Value xBC =
-      k.ptrParam("xbc", DType::BF16, {"?", channels}); // [T, channels], after the conv
-  Value dtRaw =
-      k.ptrParam("dt", DType::BF16,
-                 {"?", dtStride}); // [T, dt_stride]: dt at columns dt_col + [0, heads)
-  Value aParam = k.ptrParam(aIsLog ? "a_log" : "a", DType::F32, {heads}); // [heads]
-  Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads});              // [heads]
-  Value dSkip = k.ptrParam("d", DType::F32, {heads});                     // [heads]
-  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"});          // [S + 1]
-  Value slots = k.ptrParam("slots", DType::I32, {"?"}); // [S], negative: padding
-  Value init = k.ptrParam("init", DType::I32, {"?"});   // [S], 1: continue from the page
+/// The constants the SSD kernels share.
+struct SsdShape {
+  int64_t heads, headDim, stateSize, groups, q, bp, dtStride, dtCol, inner, channels;
+  bool aIsLog, softplusDt, exact;
+  explicit SsdShape(const Specialization &spec)
+      : heads(spec.get("heads")), headDim(spec.get("head_dim")),
+        stateSize(spec.get("state")), groups(spec.get("groups")), q(spec.get("chunk")),
+        bp(spec.get("block_p")), dtStride(spec.get("dt_stride")),
+        dtCol(spec.get("dt_col")), inner(heads * headDim),
+        channels(inner + 2 * groups * stateSize), aIsLog(spec.get("a_log") != 0),
+        softplusDt(spec.get("dt_softplus") != 0),
+        exact(SsdPrecision(spec.get("precision")) == SsdPrecision::Exact) {}
+};
+
+/// The per-token inputs every chunk reads and the head's scalars.
+struct SsdInputs {
+  Value xBC, dtRaw, aParam, dtBias, dtMin, dtMax;
+  Value a, bias; ///< head h's A and dt bias, loaded once by loadHead
+
+  void loadHead(const SsdShape &g, Value h) {
+    a = g.aIsLog ? -exp(load(aParam + h)) : load(aParam + h);
+    bias = load(dtBias + h);
+  }
+
+  /// Declares the parameters in the kernels' order (xbc, dt, a_log, dt_bias).
+  static SsdInputs declare(Kernel &k, const SsdShape &g) {
+    SsdInputs in;
+    in.xBC = k.ptrParam("xbc", DType::BF16, {"?", g.channels}); // [T, channels]
+    // [T, dt_stride]: dt at columns dt_col + [0, heads)
+    in.dtRaw = k.ptrParam("dt", DType::BF16, {"?", g.dtStride});
+    in.aParam = k.ptrParam(g.aIsLog ? "a_log" : "a", DType::F32, {g.heads});
+    in.dtBias = k.ptrParam("dt_bias", DType::F32, {g.heads});
+    return in;
+  }
+};
+
+/// One chunk's tiles for the `bp` state rows from p0 of head h; rows past len
+/// read zeros.
+struct Chunk {
+  Value len, rowBase, x, b, cm, dt, lam, lamEnd;
+};
+
+Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
+                Value t1, bool withC) {
+  Chunk c;
+  c.len = t1 - t0;
+  c.rowBase = t0.to(DType::I64);
+  Value group = h / (g.heads / g.groups);
+  auto rowsView = [&](Value base, int64_t cols) {
+    return makeView(base, {Dim(c.len), cols}, {g.channels, 1});
+  };
+  c.x = load(rowsView(in.xBC + c.rowBase * g.channels + h * g.headDim, g.headDim),
+             {0, p0}, {g.q, g.bp});
+  Value bcBase = in.xBC + c.rowBase * g.channels + g.inner + group * g.stateSize;
+  c.b = load(rowsView(bcBase, g.stateSize), {0, 0}, {g.q, g.stateSize});
+  if (withC)
+    c.cm = load(rowsView(bcBase + g.groups * g.stateSize, g.stateSize), {0, 0},
+                {g.q, g.stateSize});
+  // R4 and R5p step 1: dt' (0 on padded rows) and its decay cumsum.
+  Value dtTile = load(makeView(in.dtRaw + c.rowBase * g.dtStride + g.dtCol + h,
+                               {Dim(c.len)}, {g.dtStride}),
+                      {0}, {g.q})
+                     .to(DType::F32);
+  Value dtIn = dtTile + in.bias;
+  c.dt = where(arange(0, g.q) < c.len,
+               minimum(maximum(g.softplusDt ? softplus(dtIn) : dtIn, in.dtMin), in.dtMax),
+               0.0);
+  c.lam = cumsum(c.dt * in.a, 0);
+  c.lamEnd = sum(c.dt * in.a, 0);
+  return c;
+}
+
+/// Steps 2-3: S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
+Value stateAfter(const SsdShape &g, const Chunk &c, Value s) {
+  Value w = exp(minimum(c.lamEnd - c.lam, 0.0)) * c.dt;
+  return dotSplit(
+      transposeBoth(splitBF16(c.x.to(DType::F32) * expandDims(w, 1), g.exact)), c.b,
+      s * exp(c.lamEnd));
+}
+
+/// Steps 4-5: y = exp(L_i) C_i S_in + sum_j<=i CB_ij exp(L_i - L_j) dt_j x_j + D x_i.
+Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef) {
+  Value causal = expandDims(arange(0, g.q), 1) >= expandDims(arange(0, g.q), 0);
+  Value cb = dot(c.cm, transpose(c.b, {1, 0}), zeros({g.q, g.q}, DType::F32));
+  Value decay =
+      where(causal, exp(minimum(expandDims(c.lam, 1) - expandDims(c.lam, 0), 0.0)), 0.0);
+  Value mixF = cb * decay * expandDims(c.dt, 0);
+  Value yTile = dotSplit(splitBF16(mixF, g.exact), c.x, zeros({g.q, g.bp}, DType::F32));
+  // Split, then transpose each bf16 half: a transpose feeding a dot
+  // operand folds into the operand's one trip through shared memory.
+  Value carry = dotSplit(c.cm, transposeBoth(splitBF16(s, g.exact)),
+                         zeros({g.q, g.bp}, DType::F32));
+  return yTile + carry * expandDims(exp(c.lam), 1) + c.x.to(DType::F32) * dCoef;
+}
+
+/// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
+/// `index` (a page slot or a span), head h.
+View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows) {
+  Value at = base + (index.to(DType::I64) * g.heads + h.to(DType::I64)) *
+                        (g.headDim * g.stateSize);
+  return makeView(at, {rows, g.stateSize}, {g.stateSize, 1});
+}
+
+} // namespace
+
+void buildSsdPrefill(Kernel &k, const Specialization &spec) {
+  const SsdShape g(spec);
+  const bool spans = spec.get("span_states") != 0;
+  const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
+  SsdInputs in = SsdInputs::declare(k, g);
+  Value dSkip = k.ptrParam("d", DType::F32, {g.heads});          // [heads]
+  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
+  Value slots = k.ptrParam("slots", DType::I32, {"?"});          // [S], negative: padding
+  Value init = k.ptrParam("init", DType::I32, {"?"}); // [S], 1: continue from the page
   Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"chunks"});     // [chunks]
   Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"chunks"}); // [chunks]
   Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
+  // [slots, heads, head_dim, state]
   Value page =
-      k.ptrParam("ssm_state", DType::F32,
-                 {"?", heads, headDim, stateSize}); // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", yType, {"?", inner});   // [T, inner]
+      k.ptrParam("ssm_state", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
+  Value y = k.ptrParam("y", yType, {"?", g.inner}); // [T, inner]
   Value numChunks = k.scalarParam("chunks", DType::I32);
-  Value dtMin = k.scalarParam("dt_min", DType::F32);
-  Value dtMax = k.scalarParam("dt_max", DType::F32);
-  k.setConfig({{q, bp, stateSize}, spec.get("warps"), 1});
+  in.dtMin = k.scalarParam("dt_min", DType::F32);
+  in.dtMax = k.scalarParam("dt_max", DType::F32);
+  Value spanChunk, spanStates;
+  if (spans) {
+    spanChunk = k.ptrParam("span_chunk", DType::I32, {"?"}); // [spans + 1]
+    // [spans, heads, head_dim, state]: each span's entering state
+    spanStates =
+        k.ptrParam("span_states", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
+  }
+  k.setConfig({{g.q, g.bp, g.stateSize}, spec.get("warps"), 1});
 
-  Value p0 = programId(0) * bp, h = programId(1);
-  Value g = h / (heads / groups);
-  Value a = aIsLog ? -exp(load(aParam + h)) : load(aParam + h), bias = load(dtBias + h),
-        dCoef = load(dSkip + h);
-  Value pageHead = page + h * (headDim * stateSize);
-  Value rowIdx = expandDims(arange(0, q), 1), colIdx = expandDims(arange(0, q), 0);
-  Value causal = rowIdx >= colIdx;
+  Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
+  in.loadHead(g, h);
+  Value dCoef = load(dSkip + h);
+  Value lo = spans ? load(spanChunk + span) : constant(0, DType::I32);
+  Value hi = spans ? load(spanChunk + span + 1) : numChunks;
+  Value entering = spans ? load(stateView(spanStates, span, h, g, g.headDim), {p0, 0},
+                                {g.bp, g.stateSize})
+                         : zeros({g.bp, g.stateSize}, DType::F32);
 
-  forRange(
-      0, numChunks, 1, {zeros({bp, stateSize}, DType::F32)},
-      [&](Value c, std::vector<Value> carried) -> std::vector<Value> {
-        // A spare chunk (sequence -1, no tokens: prefillMetadata's
-        // capacity padding) reads and writes nothing.
-        Value rawSeq = load(chunkSeq + c);
-        Value seq = maximum(rawSeq, 0);
-        Value t0 = load(chunkBegin + c), t1 = load(chunkEnd + c);
-        Value len = t1 - t0;
-        Value slot = load(slots + seq);
-        Value live = (slot >= 0) & (rawSeq >= 0);
-        Value first = t0 == load(cuSeqlens + seq);
-        Value last = t1 == load(cuSeqlens + seq + 1);
-        // The page rows of this program; a view of 0 rows reads zeros
-        // (a fresh or padding sequence) and touches no memory.
-        Value slotPage =
-            pageHead + maximum(slot, 0).to(DType::I64) * (heads * headDim * stateSize);
-        Value initRows =
-            where(live & (load(init + seq) != 0), constant(double(headDim), DType::I32),
-                  constant(0, DType::I32));
-        Value initial =
-            load(makeView(slotPage, {Dim(initRows), stateSize}, {stateSize, 1}), {p0, 0},
-                 {bp, stateSize});
-        Value s = where(first, initial, carried[0]);
-
-        // This chunk's rows; rows past `len` read zeros and are not written.
-        Value rowBase = t0.to(DType::I64);
-        auto rowsView = [&](Value base, int64_t cols) {
-          return makeView(base, {Dim(len), cols}, {channels, 1});
-        };
-        Value x = load(rowsView(xBC + rowBase * channels + h * headDim, headDim), {0, p0},
-                       {q, bp});
-        Value bcBase = xBC + rowBase * channels + inner + g * stateSize;
-        Value b = load(rowsView(bcBase, stateSize), {0, 0}, {q, stateSize});
-        Value cm = load(rowsView(bcBase + groups * stateSize, stateSize), {0, 0},
-                        {q, stateSize});
-        // R4 and R5p step 1: dt' (0 on padded rows) and its decay cumsum.
-        Value dtTile =
-            load(makeView(dtRaw + rowBase * dtStride + dtCol + h, {Dim(len)}, {dtStride}),
-                 {0}, {q})
-                .to(DType::F32);
-        Value dtIn = dtTile + bias;
-        Value dt = where(
-            arange(0, q) < len,
-            minimum(maximum(softplusDt ? softplus(dtIn) : dtIn, dtMin), dtMax), 0.0);
-        Value lam = cumsum(dt * a, 0);
-        Value lamEnd = sum(dt * a, 0);
-
-        // Steps 4-5: y = exp(L_i) C_i S_in + sum_j<=i CB_ij exp(L_i - L_j) dt_j x_j + D
-        // x_i.
-        Value cb = dot(cm, transpose(b, {1, 0}), zeros({q, q}, DType::F32));
-        Value decay = where(
-            causal, exp(minimum(expandDims(lam, 1) - expandDims(lam, 0), 0.0)), 0.0);
-        Value mixF = cb * decay * expandDims(dt, 0);
-        Value yTile = dotSplit(splitBF16(mixF, exact), x, zeros({q, bp}, DType::F32));
-        // Split, then transpose each bf16 half: a transpose feeding a dot
-        // operand folds into the operand's one trip through shared memory.
-        Value carry =
-            dotSplit(cm, transposeBoth(splitBF16(s, exact)), zeros({q, bp}, DType::F32));
-        yTile = yTile + carry * expandDims(exp(lam), 1) + x.to(DType::F32) * dCoef;
-        View yView =
-            makeView(y + rowBase * inner + h * headDim, {Dim(len), headDim}, {inner, 1});
-        store(yView, {0, p0}, where(live, yTile, 0.0).to(yType));
-
-        // Steps 2-3: S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
-        Value w = exp(minimum(lamEnd - lam, 0.0)) * dt;
-        Value next =
-            dotSplit(transposeBoth(splitBF16(x.to(DType::F32) * expandDims(w, 1), exact)),
-                     b, s * exp(lamEnd));
-        ifThen(last & live, [&] {
-          store(makeView(slotPage, {headDim, stateSize}, {stateSize, 1}), {p0, 0}, next);
-        });
-        return {next};
+  forRange(lo, hi, 1, {entering}, [&](Value c, std::vector<Value> carried) {
+    // A spare chunk (sequence -1, no tokens: prefillMetadata's capacity
+    // padding) reads and writes nothing.
+    Value rawSeq = load(chunkSeq + c);
+    Value seq = maximum(rawSeq, 0);
+    Value t0 = load(chunkBegin + c), t1 = load(chunkEnd + c);
+    Value slot = load(slots + seq);
+    Value live = (slot >= 0) & (rawSeq >= 0);
+    Value s = carried[0], last;
+    if (!spans) {
+      // A sequence's first chunk starts from its page rows; a view of 0 rows
+      // reads zeros (a fresh or padding sequence) and touches no memory.
+      Value first = t0 == load(cuSeqlens + seq);
+      last = t1 == load(cuSeqlens + seq + 1);
+      Value initRows =
+          where(live & (load(init + seq) != 0), constant(double(g.headDim), DType::I32),
+                constant(0, DType::I32));
+      Value initial = load(stateView(page, maximum(slot, 0), h, g, Dim(initRows)),
+                           {p0, 0}, {g.bp, g.stateSize});
+      s = where(first, initial, carried[0]);
+    }
+    Chunk chunk = loadChunk(g, in, h, p0, t0, t1, /*withC=*/true);
+    View yView = makeView(y + chunk.rowBase * g.inner + h * g.headDim,
+                          {Dim(chunk.len), g.headDim}, {g.inner, 1});
+    store(yView, {0, p0}, where(live, chunkOutput(g, chunk, s, dCoef), 0.0).to(yType));
+    Value next = stateAfter(g, chunk, s);
+    if (!spans)
+      ifThen(last & live, [&] {
+        store(stateView(page, maximum(slot, 0), h, g, g.headDim), {p0, 0}, next);
       });
+    return std::vector<Value>{next};
+  });
+}
+
+void buildSsdSpanState(Kernel &k, const Specialization &spec) {
+  const SsdShape g(spec);
+  SsdInputs in = SsdInputs::declare(k, g);
+  Value spanChunk = k.ptrParam("span_chunk", DType::I32, {"?"});        // [spans + 1]
+  Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"chunks"}); // [chunks]
+  Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
+  // [spans, heads, head_dim, state]: each span's state summed from zero
+  Value spanStates =
+      k.ptrParam("span_states", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
+  Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"}); // [spans * heads]
+  in.dtMin = k.scalarParam("dt_min", DType::F32);
+  in.dtMax = k.scalarParam("dt_max", DType::F32);
+  k.setConfig({{g.q, g.bp, g.stateSize}, spec.get("warps"), 1});
+
+  Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
+  in.loadHead(g, h);
+  std::vector<Value> out =
+      forRange(load(spanChunk + span), load(spanChunk + span + 1), 1,
+               {zeros({g.bp, g.stateSize}, DType::F32), constant(0.0, DType::F32)},
+               [&](Value c, std::vector<Value> carried) {
+                 Chunk chunk =
+                     loadChunk(g, in, h, p0, load(chunkBegin + c), load(chunkEnd + c),
+                               /*withC=*/false);
+                 return std::vector<Value>{stateAfter(g, chunk, carried[0]),
+                                           carried[1] + chunk.lamEnd};
+               });
+  store(stateView(spanStates, span, h, g, g.headDim), {p0, 0}, out[0]);
+  // The span's total decay exponent, sum of dt' A over its tokens.
+  ifThen(programId(0) == 0,
+         [&] { store(spanDecay + span.to(DType::I64) * g.heads + h, out[1]); });
+}
+
+void buildSsdStatePass(Kernel &k, const Specialization &spec) {
+  const int64_t heads = spec.get("heads"), block = spec.get("block");
+  const int64_t size = spec.get("head_dim") * spec.get("state");
+  Value spanSlot = k.ptrParam("span_slot", DType::I32, {"spans"});   // [spans]
+  Value spanFlags = k.ptrParam("span_flags", DType::I32, {"spans"}); // [spans]
+  Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"});     // [spans * heads]
+  // [spans, heads, head_dim * state]: each span's own state in, entering state out
+  Value spanStates = k.ptrParam("span_states", DType::F32, {"?", heads, size});
+  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, size}); // [slots, ..]
+  Value numSpans = k.scalarParam("spans", DType::I32);
+  k.setConfig({{block}, spec.get("warps"), 1});
+
+  Value off = programId(0) * block, h = programId(1);
+  auto entry = [&](Value base, Value index, Dim elements) {
+    return makeView(base + (index.to(DType::I64) * heads + h.to(DType::I64)) * size,
+                    {elements}, {1});
+  };
+  forRange(0, numSpans, 1, {zeros({block}, DType::F32)},
+           [&](Value z, std::vector<Value> carried) {
+             // Flags: 1 first span of its sequence, 2 last, 4 continue from the
+             // page. A padding sequence's spans have slot -1.
+             Value flags = load(spanFlags + z), slot = load(spanSlot + z);
+             Value live = slot >= 0;
+             Value first = (flags & 1) != 0, last = (flags & 2) != 0;
+             Value initElements =
+                 where(live & ((flags & 4) != 0), constant(double(size), DType::I32),
+                       constant(0, DType::I32));
+             Value initial =
+                 load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block});
+             Value own = load(entry(spanStates, z, size), {off}, {block});
+             Value s = where(first, initial, carried[0]);
+             store(entry(spanStates, z, size), {off}, s);
+             Value next = s * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + own;
+             ifThen(last & live,
+                    [&] { store(entry(page, maximum(slot, 0), size), {off}, next); });
+             return std::vector<Value>{next};
+           });
 }
 
 } // namespace tilejit::models

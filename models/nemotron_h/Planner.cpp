@@ -342,6 +342,9 @@ void PrefillPlan::writeInputs(HostBuffers &buffers) const {
   buffers["chunk_seq"] = bytesOf(batch.chunkSequence);
   buffers["chunk_begin"] = bytesOf(batch.chunkBegin);
   buffers["chunk_end"] = bytesOf(batch.chunkEnd);
+  buffers["span_chunk"] = bytesOf(batch.spanChunk);
+  buffers["span_slot"] = bytesOf(batch.spanSlot);
+  buffers["span_flags"] = bytesOf(batch.spanFlags);
 }
 
 llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
@@ -357,16 +360,34 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
 
   // The SSD's chunk (after overrides) chunks the batch; the conv uses it too,
   // so one set of metadata serves both.
-  auto ssd = planKernel(registry, options.overrides, "ssd_prefill",
-                        {kv("heads", H), kv("head_dim", P), kv("state", N),
-                         kv("groups", G), kv("dt_stride", outCols), kv("dt_col", I + Cd)},
-                        options.tuned);
+  const std::vector<std::string> ssdGeometry = {
+      kv("heads", H),  kv("head_dim", P),        kv("state", N),
+      kv("groups", G), kv("dt_stride", outCols), kv("dt_col", I + Cd)};
+  std::vector<std::string> scanGeometry = ssdGeometry;
+  scanGeometry.push_back(kv("span_states", 1));
+  auto ssd =
+      planKernel(registry, options.overrides, "ssd_prefill", scanGeometry, options.tuned);
   if (!ssd)
     return ssd.takeError();
   const int64_t chunk = ssd->spec.get("chunk");
-  auto meta = prefillMetadata(batch, tokens, numSlots, chunk);
+  // The SSD walks spans of whole chunks in parallel (PlanOptions::ssdSpanTokens).
+  auto meta = prefillMetadata(batch, tokens, numSlots, chunk, /*chunkCapacity=*/0,
+                              std::max<int64_t>(1, options.ssdSpanTokens / chunk));
   if (!meta)
     return meta.takeError();
+  std::vector<std::string> stateGeometry = ssdGeometry;
+  stateGeometry.push_back(kv("chunk", chunk));
+  stateGeometry.push_back(kv("precision", ssd->spec.get("precision")));
+  auto spanState = planKernel(registry, options.overrides, "ssd_span_state",
+                              stateGeometry, options.tuned);
+  if (!spanState)
+    return spanState.takeError();
+  auto statePass = planKernel(registry, options.overrides, "ssd_state_pass",
+                              {kv("heads", H), kv("head_dim", P), kv("state", N),
+                               kv("block", std::min<int64_t>(1024, P * N))},
+                              options.tuned);
+  if (!statePass)
+    return statePass.takeError();
   auto conv = planKernel(
       registry, options.overrides, "conv_prefill",
       {kv("inner", I), kv("channels", Cd), kv("heads", H), kv("block_t", chunk)},
@@ -384,6 +405,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   result.batch = std::move(*meta);
   result.tokens = tokens;
   result.chunk = chunk;
+  result.ssdPrecision = SsdPrecision(ssd->spec.get("precision"));
   StepPlan &plan = result.plan;
   plan.rows = result.batch.numSequences();
   plan.numSlots = numSlots;
@@ -397,6 +419,9 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   PlanArg init = input("init", sequences), chunkSeq = input("chunk_seq", chunks);
   PlanArg chunkBegin = input("chunk_begin", chunks),
           chunkEnd = input("chunk_end", chunks);
+  const int64_t spans = result.batch.numSpans();
+  PlanArg spanChunk = input("span_chunk", spans + 1),
+          spanSlot = input("span_slot", spans), spanFlags = input("span_flags", spans);
   plan.addBuffer(StepPlan::activation(0), Role::Input, Type::BF16, {tokens, hidden});
   const PlanArg rows = PlanArg::integer(tokens);
   // The bytes of the sequences' pages: their slots read (when continued) and written.
@@ -457,13 +482,31 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                        builder.bytes(args.convB),
                    tokens * Cd * 2 + convPages);
 
+    // R5p over spans: each span's own state, the states passed along each
+    // sequence (its page read and written), then every span's output.
+    PlanArg spanStates =
+        builder.intermediate(w.layer, "ssd_span_states", Type::F32, {spans, H, P, N});
+    PlanArg spanDecay =
+        builder.intermediate(w.layer, "ssd_span_decay", Type::F32, {spans * H});
+    const int64_t stateBytes = spans * H * P * N * 4, decayBytes = spans * H * 4;
+    builder.launch(w, "ssd_state", "ssd_span_state", *spanState,
+                   {llvm::divideCeilSigned(P, spanState->spec.get("block_p")), H, spans},
+                   {xBC, zxbcdt, args.aLog, args.dtBias, spanChunk, chunkBegin, chunkEnd,
+                    spanStates, spanDecay, PlanArg::real(c.dtMin),
+                    PlanArg::real(c.dtMax)},
+                   tokens * (I + G * N + H) * 2, stateBytes + decayBytes);
+    builder.launch(w, "ssd_pass", "ssd_state_pass", *statePass,
+                   {llvm::divideCeilSigned(P * N, statePass->spec.get("block")), H, 1},
+                   {spanSlot, spanFlags, spanDecay, spanStates, args.ssmPage,
+                    PlanArg::integer(spans)},
+                   stateBytes + decayBytes + ssmPages, stateBytes + ssmPages);
     builder.launch(w, "ssd", "ssd_prefill", *ssd,
-                   {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, 1},
+                   {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, spans},
                    {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init,
                     chunkSeq, chunkBegin, chunkEnd, args.ssmPage, io.y,
                     PlanArg::integer(chunks), PlanArg::real(c.dtMin),
-                    PlanArg::real(c.dtMax)},
-                   tokens * (Cd + H) * 2 + ssmPages, tokens * I * 2 + ssmPages);
+                    PlanArg::real(c.dtMax), spanChunk, spanStates},
+                   tokens * (Cd + H) * 2 + stateBytes, tokens * I * 2);
 
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))
       return std::move(err);

@@ -10,8 +10,11 @@ namespace tilejit::models {
 
 llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
                                                 int64_t numTokens, int64_t numSlots,
-                                                int64_t chunkSize,
-                                                int64_t chunkCapacity) {
+                                                int64_t chunkSize, int64_t chunkCapacity,
+                                                int64_t spanChunks) {
+  if (spanChunks < 1)
+    return llvm::createStringError("prefill: %lld chunks per span (at least 1)",
+                                   (long long)spanChunks);
   if (numTokens > std::numeric_limits<int32_t>::max())
     return llvm::createStringError("prefill: %lld tokens do not fit the int32 metadata",
                                    (long long)numTokens);
@@ -43,6 +46,22 @@ llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
   m.chunkSequence.assign(chunks->chunkSequence.begin(), chunks->chunkSequence.end());
   m.chunkBegin.assign(chunks->chunkBegin.begin(), chunks->chunkBegin.end());
   m.chunkEnd.assign(chunks->chunkEnd.begin(), chunks->chunkEnd.end());
+  // Spans: each sequence's chunks (consecutive, from its first) in runs.
+  m.spanChunk.push_back(0);
+  for (int64_t c = 0; c < m.numChunks();) {
+    const int32_t seq = m.chunkSequence[c];
+    int64_t end = c;
+    while (end < m.numChunks() && m.chunkSequence[end] == seq && end - c < spanChunks)
+      ++end;
+    const bool first = m.chunkBegin[c] == m.cuSeqlens[seq];
+    const bool last = m.chunkEnd[end - 1] == m.cuSeqlens[seq + 1];
+    m.spanChunk.push_back(int32_t(end));
+    m.spanSlot.push_back(m.slots[seq] < 0 ? -1 : m.slots[seq]);
+    m.spanFlags.push_back((first ? PrefillMetadata::kSpanFirst : 0) |
+                          (last ? PrefillMetadata::kSpanLast : 0) |
+                          (m.init[seq] ? PrefillMetadata::kSpanContinue : 0));
+    c = end;
+  }
   m.chunkSequence.resize(size_t(std::max(chunkCapacity, m.numChunks())), -1);
   m.chunkBegin.resize(m.chunkSequence.size(), 0);
   m.chunkEnd.resize(m.chunkSequence.size(), 0);

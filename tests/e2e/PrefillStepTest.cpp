@@ -43,10 +43,16 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   REQUIRE(bool(layers));
   REQUIRE((*layers)[0].inProj.isFP8);
   REQUIRE_FALSE((*layers)[1].inProj.isFP8);
-  auto prefill = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, kSmall);
+  // SSD spans of one chunk: every chunk's state passes through ssd_state_pass.
+  const int64_t spanTokens = GENERATE(512, 32);
+  INFO("ssd span tokens " << spanTokens);
+  PlanOptions options = kSmall;
+  options.ssdSpanTokens = spanTokens;
+  auto prefill = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, options);
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
   CHECK(prefill->batch.numChunks() == 1 + 3 + 1 + 2 + 1); // chunks of 32
+  CHECK(prefill->batch.numSpans() == (spanTokens == 32 ? 8 : 5));
   InterpreterRunner runner(modelRegistry());
   auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, run);
@@ -62,6 +68,9 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   // reference continues three of them from their slots.
   auto fresh = [&](HostBuffers &buffers) {
     std::fill(buffers["init"].begin(), buffers["init"].end(), 0);
+    auto &flags = buffers["span_flags"];
+    for (size_t i = 0; i < flags.size(); i += 4) // little-endian int32s
+      flags[i] &= ~uint8_t(PrefillMetadata::kSpanContinue);
     return runner.run(prefill->plan, buffers);
   };
   auto dropped = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, fresh);
@@ -178,9 +187,11 @@ TEST_CASE(
                                          /*perLayerActivations=*/true});
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
+  // Two sequences of 20 tokens: one span each.
+  REQUIRE(prefill->batch.numSpans() == 2);
   for (const PlannedLaunch &launch : prefill->plan.launches)
-    if (launch.kernel == "ssd_prefill")
-      CHECK(launch.grid == std::array<int64_t, 3>{1, c.numHeads, 1});
+    if (launch.kernel == "ssd_prefill" || launch.kernel == "ssd_span_state")
+      CHECK(launch.grid == std::array<int64_t, 3>{1, c.numHeads, 2});
   InterpreterRunner runner(modelRegistry());
   auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, {}, batch, 1, 3, run);

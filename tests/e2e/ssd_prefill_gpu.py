@@ -123,18 +123,59 @@ def bf16_ssd(xbc, dtraw, a_log, dt_bias, d, q, s0):
     y = y + x * d[:, None]
     return y.reshape(c * q, I)[:L], S
 
-def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y):
+SPAN_TOKENS = 512   # the prefill plan's PlanOptions::ssdSpanTokens
+
+def spans_of(cu, slots, init, q):
+    """PrefillMetadata's spans: runs of SPAN_TOKENS // q chunks of one sequence."""
+    per = max(1, SPAN_TOKENS // q)
+    first_chunk, sslot, flags, c = [0], [], [], 0
+    for s in range(len(cu) - 1):
+        n = (cu[s + 1] - cu[s] + q - 1) // q
+        for k in range(0, n, per):
+            c += min(per, n - k)
+            first_chunk.append(c); sslot.append(slots[s] if slots[s] >= 0 else -1)
+            flags.append((k == 0) | (2 if k + per >= n else 0) | (4 if init[s] else 0))
+    t = lambda v: torch.tensor(v, dtype=torch.int32, device=dev)
+    return t(first_chunk), t(sslot), t(flags)
+
+def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span_bp=None):
+    """The launch of variant `name`: ssd_prefill alone, or (span_bp given) the
+    prefill plan's three launches: ssd_span_state, ssd_state_pass, ssd_prefill
+    with span_states=1 (NAME.state / NAME.pass / NAME)."""
     fn, meta = load(name)
     seq, beg, end = chunks_of(cu, q)
     cut = torch.tensor(cu, dtype=torch.int32, device=dev)
-    vals = (xbc, dtv, a_log, dt_bias, d, cut, slots, init, seq, beg, end, page, y,
+    sl = slots if isinstance(slots, list) else slots.tolist()
+    ini = init if isinstance(init, list) else init.tolist()
+    slots_t = torch.tensor(sl, dtype=torch.int32, device=dev)
+    init_t = torch.tensor(ini, dtype=torch.int32, device=dev)
+    vals = (xbc, dtv, a_log, dt_bias, d, cut, slots_t, init_t, seq, beg, end, page, y,
             seq.numel(), 0.0, float("inf"))
-    a = args_of(meta, vals)
+    keep = [seq, beg, end, cut, slots_t, init_t]
+    stream = lambda: cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream)
+    if span_bp is None:
+        a = args_of(meta, vals)
+        def launch():
+            # On torch's current stream, so a torch CUDA graph capture records it.
+            with stream():
+                fn((P // bp, H, 1), (meta["threads"], 1, 1), a, shared_mem=meta["shared_bytes"])
+        return launch, keep
+    span_chunk, span_slot, span_flags = spans_of(cu, sl, ini, q)
+    n = span_slot.numel()
+    states = torch.empty(n, H, P, N, device=dev); decay = torch.empty(n * H, device=dev)
+    keep += [span_chunk, span_slot, span_flags, states, decay]
+    fs, ms = load(name + ".state"); fp, mp = load(name + ".pass")
+    a1 = args_of(ms, (xbc, dtv, a_log, dt_bias, span_chunk, beg, end, states, decay, 0.0,
+                      float("inf")))
+    a2 = args_of(mp, (span_slot, span_flags, decay, states, page, n))
+    a3 = args_of(meta, vals + (span_chunk, states))
+    block = 1024
     def launch():
-        # On torch's current stream, so a torch CUDA graph capture records it.
-        with cp.cuda.ExternalStream(torch.cuda.current_stream().cuda_stream):
-            fn((P // bp, H, 1), (meta["threads"], 1, 1), a, shared_mem=meta["shared_bytes"])
-    return launch, (seq, beg, end, cut)
+        with stream():
+            fs((P // span_bp, H, n), (ms["threads"], 1, 1), a1, shared_mem=ms["shared_bytes"])
+            fp((P * N // block, H, 1), (mp["threads"], 1, 1), a2, shared_mem=mp["shared_bytes"])
+            fn((P // bp, H, n), (meta["threads"], 1, 1), a3, shared_mem=meta["shared_bytes"])
+    return launch, keep
 
 def band(name, got, want, atol, rtol):
     got, want = got.double(), want.double()
@@ -145,7 +186,10 @@ def band(name, got, want, atol, rtol):
           f"atol={atol} rtol={rtol}, max |err|/band {err:.3g}", flush=True)
     return ok
 
-variants = [l.split() for l in (DIR / "variants.txt").read_text().splitlines() if l.strip()]
+# "NAME CHUNK BLOCK_P [STATE_BLOCK_P]": with a fourth field, the three span launches.
+variants = [(v[0], v[1], v[2], int(v[3]) if len(v) > 3 else None)
+            for v in (l.split() for l in (DIR / "variants.txt").read_text().splitlines())
+            if v]
 ONLY_TIME = "--time-only" in sys.argv
 T = 8192
 xbc, zx, a_log, dt_bias, d = make_inputs(T)
@@ -154,12 +198,11 @@ import os
 if os.environ.get("SSD_PROFILE"):
     # One launch of one variant for a profiler (ncu), nothing else.
     name = os.environ["SSD_PROFILE"]
-    q, bp = next((int(v[1]), int(v[2])) for v in variants if v[0] == name)
+    q, bp, sbp = next((int(v[1]), int(v[2]), v[3]) for v in variants if v[0] == name)
     page = torch.rand(3, H, P, N, device=dev)
     y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
-    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T],
-                       torch.tensor([1], dtype=torch.int32, device=dev),
-                       torch.tensor([1], dtype=torch.int32, device=dev), page, y)
+    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], [1], [1], page, y,
+                       sbp)
     launch(); torch.cuda.synchronize()
     sys.exit(0)
 # --- correctness: one fresh sequence of 8192, continued from a random page slot
@@ -174,10 +217,11 @@ def excess(got, want, atol, rtol):
     return int((r > 1).sum()), float(r.max())
 
 yard = {}   # R5p-m: chunk -> the bf16-operand torch algorithm's (outside, worst)
-for name, q, bp in variants:
+for name, q, bp, sbp in variants:
     q, bp = int(q), int(bp)
     page = page0.clone(); y = torch.full((T, I), float("nan"), dtype=torch.bfloat16, device=dev)
-    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y)
+    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y,
+                       sbp)
     launch(); torch.cuda.synchronize()
     band(f"{name} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
     band(f"{name} final state", page[1], want_s, 8e-3, 5e-3)
@@ -196,11 +240,10 @@ cu = [0, 1000, 1037, 1537, 4537, 4538]
 sl = [0, 2, -1, 3, 4]; ini = [0, 1, 1, 1, 0]
 Tv = cu[-1]
 page0v = torch.rand(6, H, P, N, device=dev) * 2 - 1
-name, q, bp = variants[0][0], int(variants[0][1]), int(variants[0][2])
+name, q, bp, sbp = variants[0][0], int(variants[0][1]), int(variants[0][2]), variants[0][3]
 page = page0v.clone(); y = torch.full((Tv, I), float("nan"), dtype=torch.bfloat16, device=dev)
-launch, keep = run(name, q, bp, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu,
-                   torch.tensor(sl, dtype=torch.int32, device=dev),
-                   torch.tensor(ini, dtype=torch.int32, device=dev), page, y)
+launch, keep = run(name, q, bp, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu, sl, ini, page, y,
+                   sbp)
 launch(); torch.cuda.synchronize()
 for s in range(len(sl)):
     b, e = cu[s], cu[s + 1]
@@ -232,10 +275,11 @@ def time_graph(fn_launch, per=10, reps=25):
 
 bytes_moved = T * (Cd * 2 + H * 2 + I * 2)   # read xBC, dt; write y (state pages are 2 MiB)
 print(f"timing at T={T}, one sequence; bytes {bytes_moved/1e6:.1f} MB (x, B, C, dt read; y written)")
-for name, q, bp in variants:
+for name, q, bp, sbp in variants:
     q, bp = int(q), int(bp)
     page = page0.clone(); y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
-    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y)
+    launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y,
+                       sbp)
     med, lo, hi = time_graph(launch)
     print(f"ssd_prefill {name}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=25x10, "
           f"{bytes_moved/med/1e6:.2f} TB/s effective", flush=True)
@@ -244,3 +288,43 @@ fy, fs = ref_scan(xbc, dtv, a_log, dt_bias, d, torch.zeros(H, P, N, device=dev))
 band("plain-torch chunked SSD (fresh, the comparison) vs f64", ty, fy, 1e-2, 1e-2)
 med, lo, hi = time_graph(lambda: torch_ssd(xbc, dtv, a_log, dt_bias, d, 128), per=2, reps=10)
 print(f"plain-torch chunked SSD (f32, Q=128): median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=10x2")
+
+# --- issue 19's shapes, for each variant of the span schedule: T = 2048 and 32768
+# (32768 also against the f64 R5), 64 x 512 tokens, and 6000 tokens alone and with
+# 40 sequences of 50; plain torch (the chunked SSD per sequence) in the same run.
+def batch_case(lengths):
+    cu = [0]
+    for n in lengths:
+        cu.append(cu[-1] + n)
+    return cu
+
+cases = [("T=2048", [2048]), ("T=32768", [32768]), ("64 x 512", [512] * 64),
+         ("6000 alone", [6000]), ("6000 + 40 x 50", [6000] + [50] * 40)]
+big = make_inputs(32768)
+for label, lengths in cases:
+    cu = batch_case(lengths); Tc = cu[-1]; S = len(lengths)
+    xb, dv = big[0][:Tc], big[1][:Tc, ZW - H:]
+    pg = torch.zeros(S, H, P, N, device=dev)
+    for name, q, bp, sbp in variants:
+        if sbp is None:
+            continue
+        q, bp = int(q), int(bp)
+        y = torch.full((Tc, I), float("nan"), dtype=torch.bfloat16, device=dev)
+        launch, keep = run(name, q, bp, xb, dv, big[2], big[3], big[4], cu, list(range(S)),
+                           [0] * S, pg, y, sbp)
+        launch(); torch.cuda.synchronize()
+        if label == "T=32768":
+            wy, ws = ref_scan(xb, dv, big[2], big[3], big[4], torch.zeros(H, P, N, device=dev))
+            band(f"{name} y, {label} vs f64", y, wy, 1e-2, 1e-2)
+            band(f"{name} final state, {label}", pg[0], ws, 8e-3, 5e-3)
+            del wy, ws
+        med, lo, hi = time_graph(launch)
+        print(f"ssd spans {name} {label}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), "
+              f"n=25x10", flush=True)
+    def torch_all():
+        for b, e in zip(cu[:-1], cu[1:]):
+            qt = max(k for k in range(1, 129) if (e - b) % k == 0)  # chunks tile the sequence
+            torch_ssd(xb[b:e], dv[b:e], big[2], big[3], big[4], qt)
+    med, lo, hi = time_graph(torch_all, per=1, reps=5)
+    print(f"plain-torch chunked SSD per sequence, {label}: median {med:.1f} us (min {lo:.1f}, "
+          f"max {hi:.1f}), n=5", flush=True)

@@ -76,7 +76,7 @@ TEST_CASE("a --set names a registered kernel the plan launches and a constant it
   CHECK(llvm::toString(checkOverrideNames(kernels(), {{"bogus", {"block=4"}}})) ==
         "--set bogus.block=4: no kernel 'bogus' is registered (kernels: conv_prefill, "
         "conv_update, gated_rmsnorm, in_proj_conv, out_proj, quantize_e4m3, ssd_prefill, "
-        "ssm_update)");
+        "ssd_span_state, ssd_state_pass, ssm_update)");
   CHECK(
       llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"blok_p=16"}}})) ==
       "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "

@@ -113,6 +113,11 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
                       "capture); ",
                       total, layersToRun.size(), msSince(start));
     printSums(**runner, outs());
+    outs() << "ssd precision (R5p-m): "
+           << (plan->ssdPrecision == SsdPrecision::Exact
+                   ? "exact (hi + lo bf16 operands)"
+                   : "upstream (single bf16 operands)")
+           << "\n";
     return std::make_pair(std::move(*plan), std::move(*runner));
   };
 

@@ -29,8 +29,15 @@ enum class SsdPrecision : int64_t {
   /// of the same chunked algorithm computed in torch with bf16 operands.
   UpstreamBF16 = 1,
 };
-/// R5p: the chunked SSD of prefill over a varlen stream, state pages in place.
+/// R5p: the chunked SSD of prefill over a varlen stream, state pages in place
+/// (span_states = 0), or over one span of chunks from its entering state.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
+/// R5p steps 1-3 per span of chunks: the span's state summed from zero and its
+/// total decay exponent.
+void buildSsdSpanState(Kernel &k, const Specialization &spec);
+/// R5p's state passing over spans: each span's entering state (from the page,
+/// zeros or the previous span), the sequences' final states into the page.
+void buildSsdStatePass(Kernel &k, const Specialization &spec);
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
 void buildOutProj(Kernel &k, const Specialization &spec);
 

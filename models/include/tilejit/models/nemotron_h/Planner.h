@@ -9,6 +9,7 @@
 #ifndef TILEJIT_MODELS_NEMOTRON_H_PLANNER_H
 #define TILEJIT_MODELS_NEMOTRON_H_PLANNER_H
 
+#include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/NemotronH.h"
 #include "tilejit/models/nemotron_h/PrefillMetadata.h"
 #include "tilejit/models/plan/Runners.h"
@@ -25,6 +26,12 @@ struct PlanOptions {
   /// of one set shared by all layers, so a check can read every layer's
   /// intermediates after a step (checks plan small steps; real steps share).
   bool perLayerActivations = false;
+  /// Tokens per span of the prefill SSD (rounded down to whole chunks, at
+  /// least one): spans run in parallel, the state pass walks them in order.
+  /// 512: at T = 8192, 16 spans give the SSD 16x the programs of one walk
+  /// over the stream (on the H200 the same chunk steps took 400 instead of
+  /// 670 us, tests/e2e/ssd_span_probe.py) and the state pass 16 steps.
+  int64_t ssdSpanTokens = 512;
 };
 
 /// Plans one decode step through `layers` (in order, each reading the
@@ -48,9 +55,14 @@ struct PrefillPlan {
   PrefillMetadata batch; ///< the R9 metadata, chunked as the kernels chunk
   int64_t tokens = 0;
   int64_t chunk = 0; ///< tokens per chunk of the conv and the SSD
+  /// The SSD's R5p-m operands (ssd_prefill's `precision`; the registered
+  /// default is exact: upstream misses R5p-m by one element at chunk 32 on the
+  /// H200, docs/BENCHMARKS.md).
+  SsdPrecision ssdPrecision = SsdPrecision::Exact;
 
   /// Writes the batch metadata into its input buffers ("cu_seqlens", "slots",
-  /// "init", "chunk_seq", "chunk_begin", "chunk_end").
+  /// "init", "chunk_seq", "chunk_begin", "chunk_end", "span_chunk", "span_slot",
+  /// "span_flags").
   void writeInputs(HostBuffers &buffers) const;
 };
 
