@@ -8,7 +8,7 @@ Method: after a warm-up (compilation stays out), each trial times `--calls`
 back-to-back calls between two CUDA events and divides by the count; n trials
 give the median, min and max per call in microseconds. The last column is the
 largest |tilejit - torch| over the op's output (a sanity check, not a band:
-tests/python/test_ops.py holds the bands). Inputs are fresh random values,
+tests/python/test_ops_*.py hold the bands). Inputs are fresh random values,
 never zeros.
 
 Usage: ops_torch_bench.py [--trials N] [--calls C] [--tokens T] [--batch B]

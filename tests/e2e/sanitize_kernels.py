@@ -81,6 +81,15 @@ BUILDS = {
     "ssm_update": ("ssm_update", {**SSM, "block_p": 16, "warps": 4}),
     "ssd_prefill": ("ssd_prefill", {**SSM, "chunk": 32, "block_p": 16, "warps": 4,
                                     "dt_stride": SSD_DT_STRIDE, "dt_col": SSD_DT_COL}),
+    # The prefill plan's span schedule: the three launches run together by each of
+    # these builds' recipe (spans of two chunks, so sequences cross spans).
+    "ssd_prefill@spans": ("ssd_prefill", {**SSM, "chunk": 32, "block_p": 16, "warps": 4,
+                                          "dt_stride": SSD_DT_STRIDE, "dt_col": SSD_DT_COL,
+                                          "span_states": 1}),
+    "ssd_span_state": ("ssd_span_state", {**SSM, "chunk": 32, "block_p": 16, "warps": 4,
+                                          "dt_stride": SSD_DT_STRIDE, "dt_col": SSD_DT_COL}),
+    "ssd_state_pass": ("ssd_state_pass", {"heads": 8, "head_dim": 32, "state": 32,
+                                          "block": 256, "warps": 4}),
     "conv_prefill": ("conv_prefill", {**CONV_PREFILL, "block_c": 1024, "rows_per_step": 16,
                                       "warps": 4}),
 }
@@ -477,6 +486,26 @@ def conv_prefill(name):
     separates(f"{name}.out: dropped carry", dropped[head], want[head], atol[head], BF16_ULP, 0.5)
 
 
+SPAN_CHUNKS = 2
+
+
+def spans_of(cu, slots, init, q):
+    """PrefillMetadata's spans (SPAN_CHUNKS chunks of one sequence each): the
+    first chunk of each span, and each span's slot and flags."""
+    first, sslot, flags, c = [0], [], [], 0
+    for i in range(len(cu) - 1):
+        n = (int(cu[i + 1] - cu[i]) + q - 1) // q
+        for k in range(0, n, SPAN_CHUNKS):
+            c += min(SPAN_CHUNKS, n - k)
+            first.append(c); sslot.append(int(slots[i]) if slots[i] >= 0 else -1)
+            flags.append(int(k == 0) | (2 if k + SPAN_CHUNKS >= n else 0) | (4 if init[i] else 0))
+    return (np.array(first, np.int32), np.array(sslot, np.int32), np.array(flags, np.int32))
+
+
+def ssd_spans(name):
+    ssd_prefill("ssd_prefill@spans")
+
+
 def ssd_prefill(name):
     g = constants(name)
     heads, p, n, groups, q = g["heads"], g["head_dim"], g["state"], g["groups"], g["chunk"]
@@ -489,9 +518,25 @@ def ssd_prefill(name):
     a_log, dt_bias, d, dt_min, dt_max = dt_params(heads)
     page = rng.standard_normal((PREFILL_SLOTS, heads, p, n)).astype(np.float32)
     page_buf, y = put(page), poison((tokens, inner), np.uint16)
-    launch(name, (math.ceil(p / g["block_p"]), heads), put(bf16_bits(xbc)),
-           put(bf16_bits(zxbcdt)), put(a_log), put(dt_bias), put(d), put(cu), put(slots),
-           put(init), put(cseq), put(cbegin), put(cend), page_buf, y, chunks, dt_min, dt_max)
+    args = (put(bf16_bits(xbc)), put(bf16_bits(zxbcdt)), put(a_log), put(dt_bias), put(d),
+            put(cu), put(slots), put(init), put(cseq), put(cbegin), put(cend), page_buf, y,
+            chunks, dt_min, dt_max)
+    if not g.get("span_states"):
+        launch(name, (math.ceil(p / g["block_p"]), heads), *args)
+    else:
+        # ssd_span_state, ssd_state_pass, then this build over the spans.
+        first, sslot, flags = spans_of(cu, slots, init, q)
+        spans = len(sslot)
+        states = poison((spans, heads, p, n), np.float32)
+        decay = poison((spans * heads,), np.float32)
+        span_chunk = put(first)
+        launch("ssd_span_state", (math.ceil(p / constants("ssd_span_state")["block_p"]), heads,
+                                  spans),
+               args[0], args[1], args[2], args[3], span_chunk, args[9], args[10], states, decay,
+               dt_min, dt_max)
+        launch("ssd_state_pass", (p * n // constants("ssd_state_pass")["block"], heads),
+               put(sslot), put(flags), decay, states, page_buf, spans)
+        launch(name, (math.ceil(p / g["block_p"]), heads, spans), *args, span_chunk, states)
 
     def reference(carry):
         """R5, sequentially in f64, per sequence from the slot or zeros."""
@@ -539,6 +584,7 @@ RECIPES = {
     "gemm_bf16": gemm_bf16, "gemm_e4m3": gemm_e4m3, "quantize_e4m3": quantize_e4m3,
     "gated_rmsnorm": gated_rmsnorm, "conv_update": conv_update, "in_proj_conv": in_proj_conv,
     "out_proj": out_proj, "ssm_update": ssm_update, "ssd_prefill": ssd_prefill,
+    "ssd_prefill@spans": ssd_spans, "ssd_span_state": ssd_spans, "ssd_state_pass": ssd_spans,
     "conv_prefill": conv_prefill,
 }
 
@@ -566,7 +612,7 @@ def main(argv):
     names = argv[1:]
     for name in names:
         print(f"RUN {name}", flush=True)
-        recipe = RECIPES.get(BUILDS.get(name, (None,))[0])
+        recipe = RECIPES.get(name) or RECIPES.get(BUILDS.get(name, (None,))[0])
         if recipe is None:
             print(f"FAIL {name}: no sanitizer recipe in sanitize_kernels.py", flush=True)
             failures.append(name)
