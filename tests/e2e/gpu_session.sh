@@ -7,6 +7,8 @@
 #   gputests the bundle's tilejit-gpu-tests (Catch2, every GPU test case)
 #   python   the whole tests/python suite on the GPU
 #   opsbench tests/e2e/ops_torch_bench.py (tilejit.ops next to plain torch)
+#   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
+#            SANITIZE_TIMEOUT, default 400 s)
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/ carried)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,5 +40,7 @@ for part in "$@"; do
            grep -E "outside one ulp" "$out/python.log") ;;
   opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/tests/e2e/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
+  sanitize) OUT=$out timeout "${SANITIZE_TIMEOUT:-400}" "$root/tests/e2e/sanitize_gpu.sh" \
+              >"$out/sanitize.log" 2>&1; echo "sanitize: exit $?"; tail -n 12 "$out/sanitize.log" ;;
   esac
 done

@@ -8,7 +8,8 @@
 # runs the runtime's own GPU tests (tilejit-gpu-tests "[gpu]": JIT launches,
 # weight slots, graph capture and replay).
 #
-# Usage: tests/e2e/sanitize_gpu.sh [BUNDLE_TARBALL]
+# Usage: [SANITIZE_KERNELS="k ..."] [SANITIZE_TOOLS="memcheck ..."] \
+#        tests/e2e/sanitize_gpu.sh [BUNDLE_TARBALL]
 #   (default bundle/tilejit-bundle.tar.xz); logs go to $OUT/sanitize or a temp dir.
 # Exit: 0 when every run is clean, 1 otherwise, 77 without a GPU or the tool.
 set -uo pipefail
@@ -27,7 +28,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tar -xJf "$bundle" -C "$work" || exit 1
 bin=$work/tilejit-bundle/bin
-kernels=$("$bin/tilejit" list --names) || exit 1
+# SANITIZE_KERNELS / SANITIZE_TOOLS: only these kernels / tools (default all).
+kernels=${SANITIZE_KERNELS:-$("$bin/tilejit" list --names)} || exit 1
 # One line per build: NAME KERNEL [k=v ...]; a kernel without a recipe is
 # listed under its own name and fails when run.
 builds=$(python3 "$root/tests/e2e/sanitize_kernels.py" --builds $kernels) || exit 1
@@ -57,7 +59,7 @@ summarize() {
       grep -B1 -E "^(=|FAIL)" | grep -v "^--" | head -40
   fi
 }
-for tool in memcheck racecheck initcheck; do
+for tool in ${SANITIZE_TOOLS:-memcheck racecheck initcheck}; do
   timeout 300 "$cs" --tool "$tool" --error-exitcode 99 --print-limit 50 \
     python3 "$root/tests/e2e/sanitize_kernels.py" "$work/ptx" "${names[@]}" >"$logs/$tool.log" 2>&1
   summarize "$tool" "$logs/$tool.log" $?
