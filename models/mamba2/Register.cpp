@@ -286,8 +286,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
       {"span_states",
        0,
        "1: one program walks one span of chunks (span_chunk) from its entering state "
-       "(span_states, after ssd_state_pass) and leaves the page alone; 0: the whole "
-       "stream, pages read and written",
+       "(span_states, after ssd_state_pass); 0: the whole stream; pages read and "
+       "written at the sequences' first and last chunks either way",
        {},
        R::flag()});
   if (auto err =
@@ -296,13 +296,13 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                         std::move(prefillConstants), buildSsdPrefill, ssdRules}))
     return err;
   if (auto err = registry.add({"ssd_span_state",
-                               "R5p's chunk states summed over each span of chunks from "
-                               "zero, and each span's decay",
+                               "R5p's chunk states summed over each span's tail (from "
+                               "its last sequence start) from zero, and the tail's decay",
                                ssdConstants, buildSsdSpanState, ssdRules}))
     return err;
   if (auto err = registry.add(
           {"ssd_state_pass",
-           "R5p's state passing over spans: entering states, final states to the page",
+           "R5p's state passing over spans: each span's entering state",
            {{"heads", 64, "SSM heads (H)", {}, kSize},
             {"head_dim", 64, "head dim (P)", {}, kSize},
             {"state", 128, "state size (N)", {}, kTile},

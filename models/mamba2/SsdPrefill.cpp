@@ -1,12 +1,16 @@
 // R5p (docs/numerics.md#r5p-chunked-ssd-prefill): the chunked SSD of prefill over a
 // packed varlen token stream (R9), reading initial states from the SSM page and writing
-// final states back (R8). One program owns `block_p` rows of one head's [P, N] state and
-// walks every chunk of the stream in order, carrying the state in registers as the f32
-// accumulator of the chunk-state product: the stages of R5p (cumsum, chunk state, state
-// passing, CB, output) are fused, so no chunk state ever goes to memory. The f32 operands
-// of the tensor-core products (the decayed CB mix, the carried state, the decayed dt x)
-// enter as hi + lo bf16 pairs. `a_log`, `dt_softplus` and `y_f32` serve callers with
-// other conventions (tilejit.ops' mamba_chunk_scan_combined): A itself, dt without
+// final states back (R8). A program owns `block_p` rows of one head's [P, N] state and
+// walks chunks in order, carrying the state in registers as the f32 accumulator of the
+// chunk-state product (cumsum, chunk state, CB and output fused). ssd_prefill alone
+// walks the whole stream; with span_states = 1 it walks one span (PrefillMetadata's
+// windows of consecutive chunks: pieces of a long sequence, or many short ones) from
+// the state ssd_state_pass left for it, after ssd_span_state summed each span's tail
+// (its chunks from its last sequence start) from zero: the spans run in parallel. The
+// f32 operands of the tensor-core products (the decayed CB mix, the carried state, the
+// decayed dt x) enter as hi + lo bf16 pairs (SsdPrecision::Exact) or as single bf16
+// values (SsdPrecision::UpstreamBF16). `a_log`, `dt_softplus` and `y_f32` serve callers
+// with other conventions (tilejit.ops' mamba_chunk_scan_combined): A itself, dt without
 // softplus, f32 y.
 #include "tilejit/models/mamba2/Kernels.h"
 
@@ -171,12 +175,15 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value numChunks = k.scalarParam("chunks", DType::I32);
   in.dtMin = k.scalarParam("dt_min", DType::F32);
   in.dtMax = k.scalarParam("dt_max", DType::F32);
-  Value spanChunk, spanStates;
+  Value spanChunk, spanStates, spanTail;
   if (spans) {
     spanChunk = k.ptrParam("span_chunk", DType::I32, {"?"}); // [spans + 1]
-    // [spans, heads, head_dim, state]: each span's entering state
+    // [spans, heads, head_dim, state]: each span's entering state, and the
+    // state its tail sequence starts from when that starts in the span
     spanStates =
         k.ptrParam("span_states", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
+    spanTail =
+        k.ptrParam("span_tail", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
   }
   k.setConfig({{g.q, g.bp, g.stateSize}, spec.get("warps"), 1});
 
@@ -188,6 +195,10 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value entering = spans ? load(stateView(spanStates, span, h, g, g.headDim), {p0, 0},
                                 {g.bp, g.stateSize})
                          : zeros({g.bp, g.stateSize}, DType::F32);
+  // A sequence that goes on past this span (its tail) has its last chunk, and
+  // its page write, in another program: it starts from span_tail, never from
+  // the page that program may already have written.
+  Value tailSeq = spans ? load(chunkSeq + (hi - 1)) : constant(-1, DType::I32);
 
   forRange(lo, hi, 1, {entering}, [&](Value c, std::vector<Value> carried) {
     // A spare chunk (sequence -1, no tokens: prefillMetadata's capacity
@@ -197,28 +208,35 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
     Value t0 = load(chunkBegin + c), t1 = load(chunkEnd + c);
     Value slot = load(slots + seq);
     Value live = (slot >= 0) & (rawSeq >= 0);
-    Value s = carried[0], last;
-    if (!spans) {
-      // A sequence's first chunk starts from its page rows; a view of 0 rows
-      // reads zeros (a fresh or padding sequence) and touches no memory.
-      Value first = t0 == load(cuSeqlens + seq);
-      last = t1 == load(cuSeqlens + seq + 1);
-      Value initRows =
-          where(live & (load(init + seq) != 0), constant(double(g.headDim), DType::I32),
-                constant(0, DType::I32));
-      Value initial = load(stateView(page, maximum(slot, 0), h, g, Dim(initRows)),
-                           {p0, 0}, {g.bp, g.stateSize});
-      s = where(first, initial, carried[0]);
-    }
+    // A sequence's first chunk starts from its page rows; a view of 0 rows
+    // reads zeros (a fresh or padding sequence) and touches no memory. Any
+    // other chunk continues from the one before (in a span's first chunk: the
+    // state ssd_state_pass left for the span).
+    Value first = t0 == load(cuSeqlens + seq);
+    Value last = t1 == load(cuSeqlens + seq + 1);
+    Value isTail = rawSeq == tailSeq, notTail = rawSeq != tailSeq;
+    auto rows = [&](Value when) {
+      return where(when, constant(double(g.headDim), DType::I32),
+                   constant(0, DType::I32));
+    };
+    Value initial =
+        load(stateView(page, maximum(slot, 0), h, g,
+                       Dim(rows(first & notTail & live & (load(init + seq) != 0)))),
+             {p0, 0}, {g.bp, g.stateSize});
+    if (spans)
+      initial = where(isTail,
+                      load(stateView(spanTail, span, h, g, Dim(rows(first & isTail))),
+                           {p0, 0}, {g.bp, g.stateSize}),
+                      initial);
+    Value s = where(first, initial, carried[0]);
     Chunk chunk = loadChunk(g, in, h, p0, t0, t1, /*withC=*/true);
     View yView = makeView(y + chunk.rowBase * g.inner + h * g.headDim,
                           {Dim(chunk.len), g.headDim}, {g.inner, 1});
     store(yView, {0, p0}, where(live, chunkOutput(g, chunk, s, dCoef), 0.0).to(yType));
     Value next = stateAfter(g, chunk, s);
-    if (!spans)
-      ifThen(last & live, [&] {
-        store(stateView(page, maximum(slot, 0), h, g, g.headDim), {p0, 0}, next);
-      });
+    ifThen(last & live, [&] {
+      store(stateView(page, maximum(slot, 0), h, g, g.headDim), {p0, 0}, next);
+    });
     return std::vector<Value>{next};
   });
 }
@@ -226,10 +244,12 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 void buildSsdSpanState(Kernel &k, const Specialization &spec) {
   const SsdShape g(spec);
   SsdInputs in = SsdInputs::declare(k, g);
+  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"});        // [S + 1]
+  Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"chunks"});     // [chunks]
   Value spanChunk = k.ptrParam("span_chunk", DType::I32, {"?"});        // [spans + 1]
   Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"chunks"}); // [chunks]
   Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
-  // [spans, heads, head_dim, state]: each span's state summed from zero
+  // [spans, heads, head_dim, state]: each span's tail state summed from zero
   Value spanStates =
       k.ptrParam("span_states", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
   Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"}); // [spans * heads]
@@ -243,14 +263,17 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec) {
       forRange(load(spanChunk + span), load(spanChunk + span + 1), 1,
                {zeros({g.bp, g.stateSize}, DType::F32), constant(0.0, DType::F32)},
                [&](Value c, std::vector<Value> carried) {
+                 // The tail: from the span's last sequence start (or its first chunk).
+                 Value t0 = load(chunkBegin + c);
+                 Value first = t0 == load(cuSeqlens + maximum(load(chunkSeq + c), 0));
+                 Value s = where(first, 0.0, carried[0]);
+                 Value lam = where(first, 0.0, carried[1]);
                  Chunk chunk =
-                     loadChunk(g, in, h, p0, load(chunkBegin + c), load(chunkEnd + c),
-                               /*withC=*/false);
-                 return std::vector<Value>{stateAfter(g, chunk, carried[0]),
-                                           carried[1] + chunk.lamEnd};
+                     loadChunk(g, in, h, p0, t0, load(chunkEnd + c), /*withC=*/false);
+                 return std::vector<Value>{stateAfter(g, chunk, s), lam + chunk.lamEnd};
                });
   store(stateView(spanStates, span, h, g, g.headDim), {p0, 0}, out[0]);
-  // The span's total decay exponent, sum of dt' A over its tokens.
+  // The tail's total decay exponent, sum of dt' A over its tokens.
   ifThen(programId(0) == 0,
          [&] { store(spanDecay + span.to(DType::I64) * g.heads + h, out[1]); });
 }
@@ -258,11 +281,14 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec) {
 void buildSsdStatePass(Kernel &k, const Specialization &spec) {
   const int64_t heads = spec.get("heads"), block = spec.get("block");
   const int64_t size = spec.get("head_dim") * spec.get("state");
-  Value spanSlot = k.ptrParam("span_slot", DType::I32, {"spans"});   // [spans]
+  // [spans]: the slot of each span's tail sequence, -1 for padding
+  Value spanSlot = k.ptrParam("span_slot", DType::I32, {"spans"});
   Value spanFlags = k.ptrParam("span_flags", DType::I32, {"spans"}); // [spans]
   Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"});     // [spans * heads]
-  // [spans, heads, head_dim * state]: each span's own state in, entering state out
+  // [spans, heads, head_dim * state]: each span's tail state in, entering state out
   Value spanStates = k.ptrParam("span_states", DType::F32, {"?", heads, size});
+  // [spans, heads, head_dim * state]: the state each span's tail starts from
+  Value spanTail = k.ptrParam("span_tail", DType::F32, {"?", heads, size});
   Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, size}); // [slots, ..]
   Value numSpans = k.scalarParam("spans", DType::I32);
   k.setConfig({{block}, spec.get("warps"), 1});
@@ -274,23 +300,23 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
   };
   forRange(0, numSpans, 1, {zeros({block}, DType::F32)},
            [&](Value z, std::vector<Value> carried) {
-             // Flags: 1 first span of its sequence, 2 last, 4 continue from the
-             // page. A padding sequence's spans have slot -1.
+             // The span enters with the previous span's exit state (used
+             // when it starts mid-sequence). Its tail starts from that state,
+             // or (kSpanTailStarts) at a sequence start, from
+             // the page (kSpanTailFromPage) or zeros; ssd_prefill writes pages.
              Value flags = load(spanFlags + z), slot = load(spanSlot + z);
-             Value live = slot >= 0;
-             Value first = (flags & 1) != 0, last = (flags & 2) != 0;
-             Value initElements =
-                 where(live & ((flags & 4) != 0), constant(double(size), DType::I32),
-                       constant(0, DType::I32));
+             Value starts = (flags & kSpanTailStarts) != 0;
+             Value fromPage = (slot >= 0) & ((flags & kSpanTailFromPage) != 0);
+             Value initElements = where(fromPage, constant(double(size), DType::I32),
+                                        constant(0, DType::I32));
              Value initial =
                  load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block});
-             Value own = load(entry(spanStates, z, size), {off}, {block});
-             Value s = where(first, initial, carried[0]);
-             store(entry(spanStates, z, size), {off}, s);
-             Value next = s * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + own;
-             ifThen(last & live,
-                    [&] { store(entry(page, maximum(slot, 0), size), {off}, next); });
-             return std::vector<Value>{next};
+             Value tail = load(entry(spanStates, z, size), {off}, {block});
+             store(entry(spanStates, z, size), {off}, carried[0]);
+             Value start = where(starts, initial, carried[0]);
+             store(entry(spanTail, z, size), {off}, start);
+             return std::vector<Value>{
+                 start * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + tail};
            });
 }
 

@@ -482,31 +482,33 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                        builder.bytes(args.convB),
                    tokens * Cd * 2 + convPages);
 
-    // R5p over spans: each span's own state, the states passed along each
-    // sequence (its page read and written), then every span's output.
+    // R5p over spans: each span's tail state, the states passed from span to
+    // span, then every span's output (pages read and written there).
     PlanArg spanStates =
         builder.intermediate(w.layer, "ssd_span_states", Type::F32, {spans, H, P, N});
     PlanArg spanDecay =
         builder.intermediate(w.layer, "ssd_span_decay", Type::F32, {spans * H});
+    PlanArg spanTail =
+        builder.intermediate(w.layer, "ssd_span_tail", Type::F32, {spans, H, P, N});
     const int64_t stateBytes = spans * H * P * N * 4, decayBytes = spans * H * 4;
     builder.launch(w, "ssd_state", "ssd_span_state", *spanState,
                    {llvm::divideCeilSigned(P, spanState->spec.get("block_p")), H, spans},
-                   {xBC, zxbcdt, args.aLog, args.dtBias, spanChunk, chunkBegin, chunkEnd,
-                    spanStates, spanDecay, PlanArg::real(c.dtMin),
+                   {xBC, zxbcdt, args.aLog, args.dtBias, cu, chunkSeq, spanChunk,
+                    chunkBegin, chunkEnd, spanStates, spanDecay, PlanArg::real(c.dtMin),
                     PlanArg::real(c.dtMax)},
                    tokens * (I + G * N + H) * 2, stateBytes + decayBytes);
     builder.launch(w, "ssd_pass", "ssd_state_pass", *statePass,
                    {llvm::divideCeilSigned(P * N, statePass->spec.get("block")), H, 1},
-                   {spanSlot, spanFlags, spanDecay, spanStates, args.ssmPage,
+                   {spanSlot, spanFlags, spanDecay, spanStates, spanTail, args.ssmPage,
                     PlanArg::integer(spans)},
-                   stateBytes + decayBytes + ssmPages, stateBytes + ssmPages);
-    builder.launch(w, "ssd", "ssd_prefill", *ssd,
-                   {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, spans},
-                   {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init,
-                    chunkSeq, chunkBegin, chunkEnd, args.ssmPage, io.y,
-                    PlanArg::integer(chunks), PlanArg::real(c.dtMin),
-                    PlanArg::real(c.dtMax), spanChunk, spanStates},
-                   tokens * (Cd + H) * 2 + stateBytes, tokens * I * 2);
+                   stateBytes + decayBytes + ssmPages, 2 * stateBytes);
+    builder.launch(
+        w, "ssd", "ssd_prefill", *ssd,
+        {llvm::divideCeilSigned(P, ssd->spec.get("block_p")), H, spans},
+        {xBC, zxbcdt, args.aLog, args.dtBias, args.d, cu, slots, init, chunkSeq,
+         chunkBegin, chunkEnd, args.ssmPage, io.y, PlanArg::integer(chunks),
+         PlanArg::real(c.dtMin), PlanArg::real(c.dtMax), spanChunk, spanStates, spanTail},
+        tokens * (Cd + H) * 2 + 2 * stateBytes + ssmPages, tokens * I * 2 + ssmPages);
 
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))
       return std::move(err);

@@ -2,6 +2,7 @@
 // checks are the reference's own (ref::varlenChunks, ref::checkSlots), so the
 // kernels and the oracle refuse exactly the same batches.
 #include "tilejit/models/nemotron_h/PrefillMetadata.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include <algorithm>
 #include <limits>
@@ -46,21 +47,20 @@ llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
   m.chunkSequence.assign(chunks->chunkSequence.begin(), chunks->chunkSequence.end());
   m.chunkBegin.assign(chunks->chunkBegin.begin(), chunks->chunkBegin.end());
   m.chunkEnd.assign(chunks->chunkEnd.begin(), chunks->chunkEnd.end());
-  // Spans: each sequence's chunks (consecutive, from its first) in runs.
+  // Spans: windows of consecutive chunks, each with its tail's sequence.
   m.spanChunk.push_back(0);
-  for (int64_t c = 0; c < m.numChunks();) {
-    const int32_t seq = m.chunkSequence[c];
-    int64_t end = c;
-    while (end < m.numChunks() && m.chunkSequence[end] == seq && end - c < spanChunks)
-      ++end;
-    const bool first = m.chunkBegin[c] == m.cuSeqlens[seq];
-    const bool last = m.chunkEnd[end - 1] == m.cuSeqlens[seq + 1];
+  for (int64_t c = 0; c < m.numChunks(); c += spanChunks) {
+    const int64_t end = std::min<int64_t>(c + spanChunks, m.numChunks());
+    const int32_t seq = m.chunkSequence[end - 1];
+    // The tail starts at a sequence start when its sequence's first chunk
+    // (chunks tile a sequence from its first token) is in the window.
+    int64_t firstOfSeq = end - 1;
+    while (firstOfSeq > 0 && m.chunkSequence[firstOfSeq - 1] == seq)
+      --firstOfSeq;
     m.spanChunk.push_back(int32_t(end));
     m.spanSlot.push_back(m.slots[seq] < 0 ? -1 : m.slots[seq]);
-    m.spanFlags.push_back((first ? PrefillMetadata::kSpanFirst : 0) |
-                          (last ? PrefillMetadata::kSpanLast : 0) |
-                          (m.init[seq] ? PrefillMetadata::kSpanContinue : 0));
-    c = end;
+    m.spanFlags.push_back((firstOfSeq >= c ? kSpanTailStarts : 0) |
+                          (m.init[seq] ? kSpanTailFromPage : 0));
   }
   m.chunkSequence.resize(size_t(std::max(chunkCapacity, m.numChunks())), -1);
   m.chunkBegin.resize(m.chunkSequence.size(), 0);

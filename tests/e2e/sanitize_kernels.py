@@ -26,7 +26,7 @@ import sys
 
 import numpy as np
 
-from sanitize_support import (BF16_ULP, F32_EPS, Cuda, Interpreter, bf16,
+from sanitize_support import (BF16_ULP, F32_EPS, spans_of, Cuda, Interpreter, bf16,
                               bf16_bits, check, check_exact, e4m3, e4m3_codes, e4m3_order,
                               failures, from_bf16, get, launch, poison, put, quant_with_ties,
                               separates, silu, softplus, use)
@@ -486,20 +486,7 @@ def conv_prefill(name):
     separates(f"{name}.out: dropped carry", dropped[head], want[head], atol[head], BF16_ULP, 0.5)
 
 
-SPAN_CHUNKS = 2
-
-
-def spans_of(cu, slots, init, q):
-    """PrefillMetadata's spans (SPAN_CHUNKS chunks of one sequence each): the
-    first chunk of each span, and each span's slot and flags."""
-    first, sslot, flags, c = [0], [], [], 0
-    for i in range(len(cu) - 1):
-        n = (int(cu[i + 1] - cu[i]) + q - 1) // q
-        for k in range(0, n, SPAN_CHUNKS):
-            c += min(SPAN_CHUNKS, n - k)
-            first.append(c); sslot.append(int(slots[i]) if slots[i] >= 0 else -1)
-            flags.append(int(k == 0) | (2 if k + SPAN_CHUNKS >= n else 0) | (4 if init[i] else 0))
-    return (np.array(first, np.int32), np.array(sslot, np.int32), np.array(flags, np.int32))
+SPAN_CHUNKS = 2  # spans of two chunks: sequences cross spans, spans hold several
 
 
 def ssd_spans(name):
@@ -525,18 +512,20 @@ def ssd_prefill(name):
         launch(name, (math.ceil(p / g["block_p"]), heads), *args)
     else:
         # ssd_span_state, ssd_state_pass, then this build over the spans.
-        first, sslot, flags = spans_of(cu, slots, init, q)
+        first, sslot, flags = spans_of(cu, slots, init, q, SPAN_CHUNKS)
         spans = len(sslot)
         states = poison((spans, heads, p, n), np.float32)
+        tail = poison((spans, heads, p, n), np.float32)
         decay = poison((spans * heads,), np.float32)
         span_chunk = put(first)
         launch("ssd_span_state", (math.ceil(p / constants("ssd_span_state")["block_p"]), heads,
                                   spans),
-               args[0], args[1], args[2], args[3], span_chunk, args[9], args[10], states, decay,
-               dt_min, dt_max)
+               args[0], args[1], args[2], args[3], args[5], args[8], span_chunk, args[9],
+               args[10], states, decay, dt_min, dt_max)
         launch("ssd_state_pass", (p * n // constants("ssd_state_pass")["block"], heads),
-               put(sslot), put(flags), decay, states, page_buf, spans)
-        launch(name, (math.ceil(p / g["block_p"]), heads, spans), *args, span_chunk, states)
+               put(sslot), put(flags), decay, states, tail, page_buf, spans)
+        launch(name, (math.ceil(p / g["block_p"]), heads, spans), *args, span_chunk, states,
+               tail)
 
     def reference(carry):
         """R5, sequentially in f64, per sequence from the slot or zeros."""

@@ -186,3 +186,23 @@ def poison(shape, dtype):
     """An output buffer full of NaN (bf16 0x7FC0, e4m3 0x7F)."""
     fill = {np.uint16: BF16_NAN, np.uint8: E4M3_NAN}.get(dtype, np.nan)
     return put(np.full(shape, fill, dtype))
+
+
+def spans_of(cu, slots, init, q, span_chunks):
+    """PrefillMetadata's spans: windows of span_chunks consecutive chunks. Per span
+    its first chunk (and the end), its tail sequence's slot (-1: padding) and flags
+    (2: the tail starts at a sequence start, 4: that sequence continues from its
+    page), as int32 arrays."""
+    seq_of = [s for s in range(len(cu) - 1)
+              for _ in range((int(cu[s + 1] - cu[s]) + q - 1) // q)]
+    first, sslot, flags = [0], [], []
+    for c in range(0, len(seq_of), span_chunks):
+        end = min(c + span_chunks, len(seq_of))
+        s = seq_of[end - 1]
+        f = end - 1
+        while f > 0 and seq_of[f - 1] == s:
+            f -= 1
+        first.append(end)
+        sslot.append(int(slots[s]) if slots[s] >= 0 else -1)
+        flags.append((2 if f >= c else 0) | (4 if init[s] else 0))
+    return (np.array(first, np.int32), np.array(sslot, np.int32), np.array(flags, np.int32))

@@ -8,6 +8,7 @@ from `tilejit compile ssd_prefill --arch sm_90a --set dt_stride=10304 --set dt_c
 import json, math, statistics, sys
 from pathlib import Path
 import cupy as cp, numpy as np, torch
+from sanitize_support import spans_of
 
 DIR = Path(sys.argv[1])
 dev = "cuda"
@@ -125,19 +126,6 @@ def bf16_ssd(xbc, dtraw, a_log, dt_bias, d, q, s0):
 
 SPAN_TOKENS = 512   # the prefill plan's PlanOptions::ssdSpanTokens
 
-def spans_of(cu, slots, init, q):
-    """PrefillMetadata's spans: runs of SPAN_TOKENS // q chunks of one sequence."""
-    per = max(1, SPAN_TOKENS // q)
-    first_chunk, sslot, flags, c = [0], [], [], 0
-    for s in range(len(cu) - 1):
-        n = (cu[s + 1] - cu[s] + q - 1) // q
-        for k in range(0, n, per):
-            c += min(per, n - k)
-            first_chunk.append(c); sslot.append(slots[s] if slots[s] >= 0 else -1)
-            flags.append((k == 0) | (2 if k + per >= n else 0) | (4 if init[s] else 0))
-    t = lambda v: torch.tensor(v, dtype=torch.int32, device=dev)
-    return t(first_chunk), t(sslot), t(flags)
-
 def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span_bp=None):
     """The launch of variant `name`: ssd_prefill alone, or (span_bp given) the
     prefill plan's three launches: ssd_span_state, ssd_state_pass, ssd_prefill
@@ -160,15 +148,17 @@ def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span
             with stream():
                 fn((P // bp, H, 1), (meta["threads"], 1, 1), a, shared_mem=meta["shared_bytes"])
         return launch, keep
-    span_chunk, span_slot, span_flags = spans_of(cu, sl, ini, q)
+    span_chunk, span_slot, span_flags = (
+        torch.from_numpy(a).to(dev) for a in spans_of(cu, sl, ini, q, max(1, SPAN_TOKENS // q)))
     n = span_slot.numel()
     states = torch.empty(n, H, P, N, device=dev); decay = torch.empty(n * H, device=dev)
-    keep += [span_chunk, span_slot, span_flags, states, decay]
+    tail = torch.empty(n, H, P, N, device=dev)
+    keep += [span_chunk, span_slot, span_flags, states, decay, tail]
     fs, ms = load(name + ".state"); fp, mp = load(name + ".pass")
-    a1 = args_of(ms, (xbc, dtv, a_log, dt_bias, span_chunk, beg, end, states, decay, 0.0,
-                      float("inf")))
-    a2 = args_of(mp, (span_slot, span_flags, decay, states, page, n))
-    a3 = args_of(meta, vals + (span_chunk, states))
+    a1 = args_of(ms, (xbc, dtv, a_log, dt_bias, cut, seq, span_chunk, beg, end, states, decay,
+                      0.0, float("inf")))
+    a2 = args_of(mp, (span_slot, span_flags, decay, states, tail, page, n))
+    a3 = args_of(meta, vals + (span_chunk, states, tail))
     block = 1024
     def launch():
         with stream():

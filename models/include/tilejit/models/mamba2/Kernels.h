@@ -32,12 +32,16 @@ enum class SsdPrecision : int64_t {
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place
 /// (span_states = 0), or over one span of chunks from its entering state.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
-/// R5p steps 1-3 per span of chunks: the span's state summed from zero and its
-/// total decay exponent.
+/// R5p steps 1-3 per span of chunks: the state of the span's tail (its chunks
+/// from its last sequence start, or all) summed from zero, and its decay.
 void buildSsdSpanState(Kernel &k, const Specialization &spec);
-/// R5p's state passing over spans: each span's entering state (from the page,
-/// zeros or the previous span), the sequences' final states into the page.
+/// R5p's state passing over spans: each span's entering state, the previous
+/// span's exit (its tail from the tail's starting state).
 void buildSsdStatePass(Kernel &k, const Specialization &spec);
+/// ssd_state_pass's per-span flags: the span's tail starts at a sequence
+/// start (else it continues the span's entering state), and that sequence
+/// continues from its page slot (else from zeros).
+enum SsdSpanFlags : int32_t { kSpanTailStarts = 2, kSpanTailFromPage = 4 };
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
 void buildOutProj(Kernel &k, const Specialization &spec);
 

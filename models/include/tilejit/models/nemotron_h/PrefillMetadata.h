@@ -18,15 +18,16 @@ struct PrefillMetadata {
   std::vector<int32_t> slots;     ///< [S]; negative: padding sequence
   std::vector<int32_t> init;      ///< [S]; 1: continue from the slot, 0: from zeros
   std::vector<int32_t> chunkSequence, chunkBegin, chunkEnd; ///< [chunks]
-  /// Spans: runs of at most `spanChunks` consecutive chunks of one sequence,
-  /// which the SSD walks in parallel from passed states. Span z covers chunks
-  /// [spanChunk[z], spanChunk[z + 1]); spare chunks are in none.
+  /// Spans: windows of `spanChunks` consecutive chunks (the last one shorter;
+  /// a window holds whole short sequences and pieces of long ones), which the
+  /// SSD walks in parallel from passed states. Span z covers chunks
+  /// [spanChunk[z], spanChunk[z + 1]); spare chunks are in none. A span's tail
+  /// is its chunks from its last sequence start (all of them if none starts in
+  /// it).
   std::vector<int32_t> spanChunk; ///< [spans + 1]
-  std::vector<int32_t> spanSlot;  ///< [spans]; the sequence's slot, -1 for padding
-  /// [spans]; kSpanFirst, kSpanLast, kSpanContinue (the sequence continues from
-  /// its slot).
+  std::vector<int32_t> spanSlot;  ///< [spans]; the tail sequence's slot, -1 for padding
+  /// [spans]; kSpanTailStarts, kSpanTailFromPage (mamba2/Kernels.h).
   std::vector<int32_t> spanFlags;
-  static constexpr int32_t kSpanFirst = 1, kSpanLast = 2, kSpanContinue = 4;
 
   int64_t numSequences() const { return int64_t(slots.size()); }
   int64_t numChunks() const { return int64_t(chunkSequence.size()); }
@@ -39,8 +40,8 @@ struct PrefillMetadata {
 /// below numSlots; one slot and one continue flag per sequence; token counts
 /// within int32) and tiles it into chunks of `chunkSize` (a power of two).
 /// With `chunkCapacity` > 0 the chunk arrays are padded with spare chunks to
-/// exactly that many, and a batch needing more is an error. Each sequence's
-/// chunks are grouped into spans of at most `spanChunks`.
+/// exactly that many, and a batch needing more is an error. The chunks are
+/// grouped into spans of `spanChunks`.
 llvm::Expected<PrefillMetadata>
 prefillMetadata(const ref::PrefillBatch &batch, int64_t numTokens, int64_t numSlots,
                 int64_t chunkSize, int64_t chunkCapacity = 0, int64_t spanChunks = 16);
