@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <set>
 #include <unistd.h>
@@ -75,11 +76,19 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
             "plan: {0} needs {1} programs along grid axis {2}, over CUDA's limit of {3}",
             launchName(plan, i), n, "xyz"[axis], kMaxGrid[axis]));
     }
-    for (const PlanArg &arg : launch.args)
+    for (auto [j, arg] : llvm::enumerate(launch.args)) {
+      // Every integer parameter of the model's kernels is i32 (rows, tokens,
+      // slots, chunks); the runners pass it as one, so a wider count would
+      // reach the kernel truncated.
+      if (arg.kind == PlanArg::Kind::Int && !llvm::isInt<32>(arg.intValue))
+        return llvm::createStringError(llvm::formatv(
+            "plan: {0} passes {1} as argument {2}, which does not fit the kernel's i32",
+            launchName(plan, i), arg.intValue, j));
       if (arg.kind == PlanArg::Kind::Buffer && !plan.buffers.count(arg.buffer))
         return llvm::createStringError("plan: " + launchName(plan, i) +
                                        " reads buffer '" + arg.buffer +
                                        "', which the plan does not declare");
+    }
   }
   std::set<std::string> launched;
   for (const PlannedLaunch &launch : plan.launches)

@@ -1,7 +1,7 @@
 // Plan checks (models/plan/Validate.h): a plan whose launch has an empty grid, a
-// grid CUDA refuses, or an undeclared buffer, or whose buffers would not fit
-// the host, is refused when it is built; so is a --set naming a kernel that is
-// not registered, not launched, or a constant it lacks.
+// grid CUDA refuses, an integer argument past i32 or an undeclared buffer, or whose
+// buffers would not fit the host, is refused when it is built; so is a --set naming a
+// kernel that is not registered, not launched, or a constant it lacks.
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/plan/Validate.h"
 
@@ -52,6 +52,17 @@ TEST_CASE("a plan never launches an empty grid, or one CUDA refuses",
       refusal(onePlan({1, 1, 1}, "y")) ==
       "plan: launch 0 (ssd_prefill of layer 3) reads buffer 'y', which the plan does not "
       "declare");
+}
+
+TEST_CASE("a plan never passes a kernel an integer its i32 parameter cannot hold",
+          "[plan][badinput]") {
+  // 2^31 tokens would reach the kernel's i32 `rows` as -2^31 (the runners pass i32).
+  StepPlan plan = onePlan({1, 1, 1});
+  plan.launches[0].args.push_back(PlanArg::integer(int64_t(1) << 31));
+  CHECK(refusal(plan) == "plan: launch 0 (ssd_prefill of layer 3) passes 2147483648 as "
+                         "argument 1, which does not fit the kernel's i32");
+  plan.launches[0].args.back() = PlanArg::integer(INT32_MAX);
+  CHECK(!validatePlan(plan, {}, UINT64_MAX));
 }
 
 TEST_CASE("a plan whose buffers would not fit the host says what it needs",

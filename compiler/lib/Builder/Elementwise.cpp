@@ -1,6 +1,8 @@
 // Builder: values, broadcasting, elementwise arithmetic, math and conversions.
 #include "BuilderInternal.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -248,7 +250,10 @@ mlir::Value createInt(OpBuilder &b, Location loc, Bin op, mlir::Value x, mlir::V
 Value pointerAdd(Kernel &k, const Operand &ptr, const Operand &offset) {
   Location loc = k.location(ptr.loc);
   mlir::Value p = ptr.value.raw();
-  mlir::Value o = materialize(k, offset, k.builder().getI32Type());
+  // A C++ offset outside i32 is exact as an i64 offset (addresses are 64-bit).
+  const bool wide = offset.number && offset.isInteger && !llvm::isInt<32>(offset.integer);
+  mlir::Value o =
+      materialize(k, offset, wide ? k.builder().getI64Type() : k.builder().getI32Type());
   Type offElement = getElementTypeOrSelf(o.getType());
   if (!offElement.isInteger(32) && !offElement.isInteger(64))
     return k.fail(ptr.loc, "pointer offsets must be i32 or i64, got " + describe(o));

@@ -2,6 +2,7 @@
 #include "tilejit/Builder/KernelRegistry.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -41,8 +42,9 @@ ConstantRule divides(llvm::StringRef divisor, llvm::StringRef multiple) {
   return {(divisor + " divides " + multiple).str(),
           {divisor.str(), multiple.str()},
           [d = divisor.str(), m = multiple.str()](const Specialization &s) {
+            // A positive divisor only: INT64_MIN % -1 would overflow.
             int64_t by = valueOf(s, d);
-            return by != 0 && valueOf(s, m) % by == 0;
+            return by > 0 && valueOf(s, m) % by == 0;
           }};
 }
 
@@ -51,11 +53,11 @@ ConstantRule productAtMost(std::vector<std::string> names, int64_t limit,
   std::string text =
       llvm::join(names, " * ") + " <= " + std::to_string(limit) + " (" + why.str() + ")";
   return {text, names, [names, limit](const Specialization &s) {
-            int64_t product = 1;
+            std::optional<int64_t> product = 1;
             for (const std::string &n : names)
-              if (__builtin_mul_overflow(product, valueOf(s, n), &product))
+              if (!(product = llvm::checkedMul(*product, valueOf(s, n))))
                 return false;
-            return product <= limit;
+            return *product <= limit;
           }};
 }
 

@@ -3,6 +3,7 @@
 #include "BuilderInternal.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 
@@ -47,12 +48,20 @@ Value reduce(tile::ReduceKind kind, const char *what, const Operand &x, int axis
                                         x.value.raw(), axis));
 }
 
-/// An i32 index operand (a number, or an integer scalar Value cast to i32).
-mlir::Value indexOperand(Kernel &k, const Operand &x) {
+/// An i32 index operand named `what`: a number that fits i32, or an integer
+/// scalar Value of at most 32 bits (sign-extended). A wider Value is a
+/// diagnostic: truncating it would silently index elsewhere.
+mlir::Value indexOperand(Kernel &k, const Operand &x, const char *what) {
   Type i32 = k.builder().getI32Type();
   mlir::Value v = materialize(k, x, i32);
-  if (!v.getType().isIntOrIndex() || isa<RankedTensorType>(v.getType())) {
-    k.fail(x.loc, "an offset must be an integer scalar, got " + describe(v));
+  if (!v.getType().isSignlessInteger()) {
+    k.fail(x.loc, std::string(what) + " must be an integer scalar, got " + describe(v));
+    return {};
+  }
+  if (v.getType().getIntOrFloatBitWidth() > 32) {
+    k.fail(x.loc, std::string(what) + " is " + describe(v) +
+                      ", wider than the i32 it takes (convert it with .to(DType::I32) "
+                      "where it is known to fit)");
     return {};
   }
   return castInt(k, v, i32, k.location(x.loc));
@@ -64,7 +73,7 @@ bool indexOperands(Kernel &k, const std::vector<Operand> &offsets,
   for (const Operand &o : offsets) {
     if (!o.number && !o.value.valid())
       return false;
-    mlir::Value v = indexOperand(k, o);
+    mlir::Value v = indexOperand(k, o, "an offset");
     if (!v)
       return false;
     out.push_back(v);
@@ -86,11 +95,13 @@ bool detail::checkShape(Kernel &k, const Shape &shape, const SrcLoc &loc,
       k.fail(loc, std::string(what) + ": tile dimensions must be positive, got " + dims);
       return false;
     }
-    if (__builtin_mul_overflow(elements, d, &elements) || elements > kMaxTileElements) {
+    std::optional<int64_t> product = llvm::checkedMul(elements, d);
+    if (!product || *product > kMaxTileElements) {
       k.fail(loc, std::string(what) + ": a tile of shape " + dims + " holds more than " +
                       std::to_string(kMaxTileElements) + " elements");
       return false;
     }
+    elements = *product;
   }
   return true;
 }
@@ -273,7 +284,8 @@ View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
       return true;
     }
     if (!d.dynamic.valid() || d.dynamic.isTile() ||
-        !d.dynamic.raw().getType().isSignlessInteger())
+        !d.dynamic.raw().getType().isSignlessInteger() ||
+        d.dynamic.raw().getType().getIntOrFloatBitWidth() > type.getIntOrFloatBitWidth())
       return false;
     fixed.push_back(ShapedType::kDynamic);
     dynamic.push_back(castInt(*k, d.dynamic.raw(), type, loc));
@@ -281,8 +293,8 @@ View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
   };
   for (const Dim &d : sizes)
     if (!collect(d, shape, dynSizes, b.getI32Type()))
-      return View(
-          k->fail(ptr.loc, "a view size must be an integer or an integer scalar Value"));
+      return View(k->fail(ptr.loc, "a view size must be an integer or an integer scalar "
+                                   "Value of at most 32 bits (view sizes are i32)"));
   for (const Dim &d : strides)
     if (!collect(d, strideValues, dynStrides, b.getI64Type()))
       return View(k->fail(ptr.loc,
@@ -425,8 +437,15 @@ std::vector<Value> forRange(const Operand &lo, const Operand &hi, const Operand 
   mlir::Value bounds[3];
   const Operand *ops[3] = {&lo, &hi, &step};
   for (int i = 0; i < 3; ++i)
-    if (!(bounds[i] = indexOperand(*k, *ops[i])))
+    if (!(bounds[i] = indexOperand(*k, *ops[i], "a loop bound or step")))
       return {};
+  // scf.for needs a positive step; 0 would loop forever.
+  if (step.number && *step.number < 1) {
+    k->fail(step.loc, "forRange needs a positive step, got " +
+                          (step.isInteger ? std::to_string(step.integer)
+                                          : std::to_string(*step.number)));
+    return {};
+  }
   Location loc = k->location(lo.loc);
   OpBuilder &b = k->builder();
   bool ok = true;

@@ -203,7 +203,8 @@ Value reshape(const Operand &x, const Shape &shape);
 Value transpose(const Operand &x, const std::vector<int32_t> &order);
 
 // Elementwise arithmetic with numpy broadcasting; scalars splat, C++ numbers
-// take the other operand's dtype. Comparisons yield i1.
+// take the other operand's dtype. Comparisons yield i1. A C++ integer added to
+// a pointer is an i32 offset, or an i64 one when it does not fit i32.
 Value operator+(const Operand &a, const Operand &b);
 Value operator-(const Operand &a, const Operand &b);
 Value operator*(const Operand &a, const Operand &b);
@@ -251,6 +252,8 @@ Value dot(const Operand &a, const Operand &b, const Operand &acc);
 
 // Memory through views: a tile of `shape` at `offsets`, masked by the view's
 // bounds (elements outside read `padding`, zero by default, and are not written).
+// Sizes and offsets are i32 (a wider Value is a diagnostic, never truncated),
+// strides i64; the lowering forms each address in i64.
 View makeView(const Operand &ptr, const std::vector<Dim> &sizes,
               const std::vector<Dim> &strides);
 Value load(const View &view, const std::vector<Operand> &offsets, const Shape &shape,
@@ -267,8 +270,8 @@ void store(const Operand &ptrs, const Operand &value,
 // Structured control flow.
 using LoopBody =
     llvm::function_ref<std::vector<Value>(Value iv, std::vector<Value> carried)>;
-/// for (iv = lo; iv < hi; iv += step), threading `init` through the iterations;
-/// returns the final carried values.
+/// for (iv = lo; iv < hi; iv += step) in i32, threading `init` through the
+/// iterations; returns the final carried values. A constant step must be positive.
 std::vector<Value> forRange(const Operand &lo, const Operand &hi, const Operand &step,
                             std::vector<Value> init, LoopBody body);
 /// Runs `body` only where the scalar i1 `cond` holds.

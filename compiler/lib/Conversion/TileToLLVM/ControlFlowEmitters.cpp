@@ -1,8 +1,11 @@
 // Control-flow family: scf.for and scf.if become LLVM blocks whose arguments
-// carry every register of the loop-carried or yielded tiles.
+// carry every register of the loop-carried or yielded tiles. A loop ends as
+// scf.for's exact count says, even where iv + step would wrap.
 #include "Emitter.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 
@@ -34,6 +37,22 @@ void unflatten(Emitter &e, ValueRange values, ArrayRef<unsigned> counts,
 Block *newBlockAfter(Emitter &e, Block *after, TypeRange args, Location loc) {
   SmallVector<Location> locs(args.size(), loc);
   return e.b.createBlock(after->getParent(), std::next(after->getIterator()), args, locs);
+}
+
+/// Whether `iv + step` can wrap for some iv < ub: unless the step is 1, or
+/// both are constants with ub - 1 + step within the type.
+bool stepMayWrap(scf::ForOp loop) {
+  APInt step, ub;
+  if (!matchPattern(loop.getStep(), m_ConstantInt(&step)))
+    return true;
+  if (step.isOne())
+    return false;
+  if (!matchPattern(loop.getUpperBound(), m_ConstantInt(&ub)))
+    return true;
+  std::optional<int64_t> last = llvm::checkedSub(ub.getSExtValue(), int64_t(1));
+  if (last)
+    last = llvm::checkedAdd(*last, step.getSExtValue());
+  return !last || *last > APInt::getSignedMaxValue(ub.getBitWidth()).getSExtValue();
 }
 
 LogicalResult emitFor(Emitter &e, Operation *op) {
@@ -68,7 +87,15 @@ LogicalResult emitFor(Emitter &e, Operation *op) {
   if (failed(e.emitBlock(*loop.getBody())))
     return failure();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  Regs next{LLVM::AddOp::create(b, loc, iv, step)};
+  Value stepped = LLVM::AddOp::create(b, loc, iv, step);
+  if (stepMayWrap(loop)) {
+    // Past the type's maximum, iv + step wraps below ub and the loop would
+    // never end (the interpreter counts exactly and stops): a wrapped step
+    // ends it.
+    Value wrapped = LLVM::ICmpOp::create(b, loc, LLVM::ICmpPredicate::slt, stepped, iv);
+    stepped = LLVM::SelectOp::create(b, loc, wrapped, ub, stepped);
+  }
+  Regs next{stepped};
   Regs carried = flatten(e, yield.getOperands());
   next.append(carried.begin(), carried.end());
   LLVM::BrOp::create(b, loc, next, header);

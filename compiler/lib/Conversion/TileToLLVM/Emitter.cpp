@@ -2,6 +2,10 @@
 // layout indices, shared-memory staging and the per-op dispatch.
 #include "Emitter.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <cassert>
+
 using namespace mlir;
 
 namespace tilejit::lowering {
@@ -120,6 +124,9 @@ Type llvmElementType(MLIRContext *ctx, Type t) {
 Type Emitter::elementType(Type t) { return llvmElementType(ctx, t); }
 
 Value Emitter::i32(int64_t v, Location loc) {
+  // Only layout constants and verified sizes (ViewType bounds them to i32)
+  // come here; a wider value would be truncated to a wrong constant.
+  assert(llvm::isInt<32>(v) && "i32 constant out of range");
   return LLVM::ConstantOp::create(b, loc, b.getI32Type(), b.getI32IntegerAttr(v));
 }
 

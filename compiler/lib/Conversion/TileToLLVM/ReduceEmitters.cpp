@@ -79,7 +79,8 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
     unsigned axisMask = 0;
     for (unsigned bit : warpBits)
       axisMask |= 1u << bit;
-    Value otherWarp = LLVM::AndOp::create(b, loc, e.warp(), e.i32(~axisMask, loc));
+    Value otherWarp =
+        LLVM::AndOp::create(b, loc, e.warp(), e.i32(~int64_t(axisMask), loc));
     int64_t threads = 32 * e.numWarps;
     Value thread = LLVM::AddOp::create(
         b, loc, LLVM::MulOp::create(b, loc, otherWarp, e.i32(32, loc)), e.lane());

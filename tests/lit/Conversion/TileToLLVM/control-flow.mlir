@@ -34,6 +34,44 @@ tile.kernel @accumulate(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<
   tile.return
 }
 
+// A run-time bound with a step of 4: iv + 4 wraps past 2^31 - 1 for a bound
+// near it (the loop would never end); a wrapped step ends the loop at ub.
+// LLVM-LABEL: llvm.func @wrapping_step
+// LLVM: ^bb{{[0-9]+}}(%[[IV:.*]]: i32):
+// LLVM: %[[NEXT:.*]] = llvm.add %[[IV]], %{{.*}} : i32
+// LLVM: %[[WRAPPED:.*]] = llvm.icmp "slt" %[[NEXT]], %[[IV]] : i32
+// LLVM: llvm.select %[[WRAPPED]], %{{.*}}, %[[NEXT]] : i1, i32
+tile.kernel @wrapping_step(%x: !tile.ptr<f32>, %n: i32) attributes {config = #tile.config<tile = [128], warps = 4>} {
+  %c0 = arith.constant 0 : i32
+  %c4 = arith.constant 4 : i32
+  %v = tile.make_view %x sizes(%n) : !tile.ptr<f32> -> !tile.view<?xf32, strides = [1]>
+  %zero = arith.constant dense<0.0> : tensor<128xf32>
+  scf.for %i = %c0 to %n step %c4 : i32 {
+    tile.store %zero, %v[%i] : tensor<128xf32>, !tile.view<?xf32, strides = [1]>
+  }
+  tile.return
+}
+
+// Constant bounds that cannot wrap, or a unit step: no guard.
+// LLVM-LABEL: llvm.func @exact_steps
+// LLVM-NOT: llvm.select
+// LLVM: llvm.return
+tile.kernel @exact_steps(%x: !tile.ptr<f32>, %n: i32) attributes {config = #tile.config<tile = [128], warps = 4>} {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %c128 = arith.constant 128 : i32
+  %c4096 = arith.constant 4096 : i32
+  %v = tile.make_view %x sizes(%n) : !tile.ptr<f32> -> !tile.view<?xf32, strides = [1]>
+  %zero = arith.constant dense<0.0> : tensor<128xf32>
+  scf.for %i = %c0 to %c4096 step %c128 : i32 {
+    tile.store %zero, %v[%i] : tensor<128xf32>, !tile.view<?xf32, strides = [1]>
+  }
+  scf.for %i = %c0 to %n step %c1 : i32 {
+    tile.store %zero, %v[%i] : tensor<128xf32>, !tile.view<?xf32, strides = [1]>
+  }
+  tile.return
+}
+
 // MMA: .entry gemm_bf16
 // MMA: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // MMA8: .entry gemm_e4m3

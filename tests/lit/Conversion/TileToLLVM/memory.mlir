@@ -35,6 +35,26 @@ tile.kernel @dynamic_stride(%src: !tile.ptr<f32>, %dst: !tile.ptr<f32>, %rows: i
   tile.return
 }
 
+// A row index is widened to i64 before its stride multiplies it: 2^20 tokens
+// of in_proj's 10304 bf16 columns lie 2^33 elements deep, past i32. The
+// stride is an i64 constant, never an i32 one.
+// LLVM-LABEL: llvm.func @wide_rows
+// LLVM-NOT: llvm.mlir.constant(10304 : i32)
+// LLVM-DAG: %[[STRIDE:.*]] = llvm.mlir.constant(10304 : i64) : i64
+// LLVM-DAG: %[[ROW:.*]] = llvm.sext %{{.*}} : i32 to i64
+// LLVM: llvm.mul %[[ROW]], %[[STRIDE]] : i64
+// LLVM-NOT: llvm.mlir.constant(10304 : i32)
+// LLVM: llvm.return
+tile.kernel @wide_rows(%src: !tile.ptr<bf16>, %dst: !tile.ptr<bf16>, %tokens: i32) attributes {config = #tile.config<tile = [1, 128], warps = 1, vector = 4>} {
+  %row = tile.program_id 0 : i32
+  %c0 = arith.constant 0 : i32
+  %v = tile.make_view %src sizes(%tokens) : !tile.ptr<bf16> -> !tile.view<?x10304xbf16, strides = [10304, 1]>
+  %w = tile.make_view %dst sizes(%tokens) : !tile.ptr<bf16> -> !tile.view<?x10304xbf16, strides = [10304, 1]>
+  %t = tile.load %v[%row, %c0] : !tile.view<?x10304xbf16, strides = [10304, 1]> -> tensor<1x128xbf16>
+  tile.store %t, %w[%row, %c0] : tensor<1x128xbf16>, !tile.view<?x10304xbf16, strides = [10304, 1]>
+  tile.return
+}
+
 // The example vector add loads and stores 16 bytes per thread access.
 // VEC: .entry vector_add
 // VEC: @%p{{[0-9]+}} ld.global.v4.b32

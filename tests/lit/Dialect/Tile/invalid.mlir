@@ -51,6 +51,24 @@ tile.kernel @view_negative_stride(%p: !tile.ptr<f32>) {
 
 // -----
 
+// 2^32 + 16 rows: truncated to i32, the bound would have been 16.
+tile.kernel @view_size_past_i32(%p: !tile.ptr<f32>) {
+  // expected-error @+1 {{view size 4294967312 does not fit i32 (at most 2147483647)}}
+  %v = tile.make_view %p : !tile.ptr<f32> -> !tile.view<4294967312xf32, strides = [1]>
+  tile.return
+}
+
+// -----
+
+// The last element's byte offset, 3 * 2^61 * 4, wraps i64.
+tile.kernel @view_extent_past_i64(%p: !tile.ptr<f32>) {
+  // expected-error @+1 {{view dimension 1 (size 4, stride 2305843009213693952) reaches past 2^63 bytes from the base}}
+  %v = tile.make_view %p : !tile.ptr<f32> -> !tile.view<8x4xf32, strides = [1, 2305843009213693952]>
+  tile.return
+}
+
+// -----
+
 // expected-error @+1 {{config needs at least one tile size}}
 tile.kernel @config_no_tile() attributes {config = #tile.config<tile = [], warps = 4>} {
   tile.return

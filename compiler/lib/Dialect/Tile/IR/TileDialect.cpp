@@ -6,6 +6,7 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -123,12 +124,33 @@ LogicalResult ViewType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!isScalarElement(elementType))
     return emitError() << "view element must be a scalar element type, got "
                        << elementType;
-  for (int64_t s : shape)
+  for (int64_t s : shape) {
     if (s != kDynamic && s < 0)
       return emitError() << "view size must be non-negative, got " << s;
+    // Sizes are compared with i32 indices (offsets and `?` sizes are i32); the
+    // lowering would truncate a larger one to a wrong bound.
+    if (s != kDynamic && s > INT32_MAX)
+      return emitError() << "view size " << s << " does not fit i32 (at most "
+                         << INT32_MAX << ")";
+  }
   for (int64_t s : strides)
     if (s != kDynamic && s < 0)
       return emitError() << "view stride must be non-negative, got " << s;
+  // The byte offset of the last element of the static dimensions, as the
+  // lowering forms it in i64, must not wrap.
+  const int64_t bytes = std::max<unsigned>(1, elementType.getIntOrFloatBitWidth() / 8);
+  std::optional<int64_t> last = 0;
+  for (auto [dim, size, stride] : llvm::enumerate(shape, strides)) {
+    if (size == kDynamic || stride == kDynamic || size == 0)
+      continue;
+    if (auto step = llvm::checkedMul(size - 1, stride))
+      last = llvm::checkedAdd(*last, *step);
+    else
+      last = std::nullopt;
+    if (!last || !llvm::checkedMul(*last, bytes))
+      return emitError() << "view dimension " << dim << " (size " << size << ", stride "
+                         << stride << ") reaches past 2^63 bytes from the base";
+  }
   return success();
 }
 

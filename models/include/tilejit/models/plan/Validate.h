@@ -10,7 +10,8 @@
 namespace tilejit::models {
 
 /// Checks `plan`: every launch's grid in [1, 2^31 - 1] x [1, 65535] x
-/// [1, 65535], every buffer argument declared, every buffer's bytes its
+/// [1, 65535], every buffer argument declared, every integer argument within
+/// i32 (the type of the kernels' integer parameters), every buffer's bytes its
 /// shape times its element size (overflow-checked), the buffers a run
 /// allocates on the host (allocateHostBuffers) within `hostBytes`, and every
 /// kernel named in `overrides` launched by the plan. Errors name the launch,

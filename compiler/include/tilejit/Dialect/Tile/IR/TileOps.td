@@ -8,7 +8,10 @@
 //   offset touch only the tile elements whose every index lies in
 //   `[0, size)` of the view: masked loads yield the op's padding value (zero
 //   when absent) and masked stores write nothing. An offset may be negative or
-//   past the end; it is never undefined behaviour, only masking.
+//   past the end; it is never undefined behaviour, only masking. Offsets and
+//   sizes are i32 (a static size is at most 2^31 - 1), strides i64; each
+//   address is formed in i64 (index sign-extended, times its stride), and the
+//   byte offset of the last element of a view's static dimensions fits i64.
 // - Pointer loads and stores (`tile.ptr_load`, `tile.ptr_store`) are guarded
 //   by an explicit i1 mask alone: an unmasked out-of-range pointer is the
 //   caller's error (the interpreter reports it; on the GPU it is undefined).
