@@ -306,7 +306,8 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
              // the page (kSpanTailFromPage) or zeros; ssd_prefill writes pages.
              Value flags = load(spanFlags + z), slot = load(spanSlot + z);
              Value starts = (flags & kSpanTailStarts) != 0;
-             Value fromPage = (slot >= 0) & ((flags & kSpanTailFromPage) != 0);
+             // Only a tail that starts here reads the page (the load is empty otherwise).
+             Value fromPage = starts & (slot >= 0) & ((flags & kSpanTailFromPage) != 0);
              Value initElements = where(fromPage, constant(double(size), DType::I32),
                                         constant(0, DType::I32));
              Value initial =
