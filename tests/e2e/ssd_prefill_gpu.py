@@ -5,10 +5,12 @@ padding and short sequences), then timing of each variant (DIR/VARIANT.ptx+json,
 VARIANT = c<chunk>_p<block_p>_w<warps>) against a plain-torch chunked SSD in the
 same run. Usage: ssd_prefill_gpu.py DIR   (DIR/variants.txt lists "NAME CHUNK BLOCK_P" per line; DIR/NAME.ptx + .json
 from `tilejit compile ssd_prefill --arch sm_90a --set dt_stride=10304 --set dt_col=0 ...`)"""
-import json, math, statistics, sys
+import sys
 from pathlib import Path
-import cupy as cp, numpy as np, torch
+import cupy as cp, torch
 from sanitize_support import spans_of
+import ptx_launch
+from ptx_launch import args_of, time_graph
 
 DIR = Path(sys.argv[1])
 dev = "cuda"
@@ -17,18 +19,7 @@ I, Cd, ZW = H * P, H * P + 2 * G * N, 2 * H * P + 2 * G * N + H
 torch.manual_seed(0)
 
 def load(name):
-    meta = json.loads((DIR / f"{name}.json").read_text())
-    fn = cp.RawModule(path=str(DIR / f"{name}.ptx")).get_function(meta["entry"])
-    if meta["shared_bytes"] > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = meta["shared_bytes"]
-    return fn, meta
-
-def args_of(meta, vals):
-    out = []
-    for p, a in zip(meta["params"], vals):
-        k = p["kind"]
-        out.append(np.uint64(a.data_ptr()) if k == "ptr" else np.int32(a) if k == "i32" else np.float32(a))
-    return tuple(out)
+    return ptx_launch.load(DIR, name)
 
 def chunks_of(cu, q):
     seq, beg, end = [], [], []
@@ -248,21 +239,6 @@ for s in range(len(sl)):
 print(f"     slots 1, 5 untouched: {bool(torch.equal(page[1], page0v[1]) and torch.equal(page[5], page0v[5]))}")
 
 # --- timing: 10 launches per CUDA graph replay, 25 replays (events), per launch
-def time_graph(fn_launch, per=10, reps=25):
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        fn_launch(); torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=s):
-            for _ in range(per):
-                fn_launch()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record(); g.replay(); e1.record(); torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1000 / per)
-    return statistics.median(ts), min(ts), max(ts)
-
 bytes_moved = T * (Cd * 2 + H * 2 + I * 2)   # read xBC, dt; write y (state pages are 2 MiB)
 print(f"timing at T={T}, one sequence; bytes {bytes_moved/1e6:.1f} MB (x, B, C, dt read; y written)")
 for name, q, bp, sbp in variants:

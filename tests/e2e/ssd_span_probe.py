@@ -11,9 +11,10 @@ Usage: ssd_span_probe.py DIR   (DIR/variants.txt: "NAME CHUNK BLOCK_P" per line,
 DIR/NAME.ptx + .json from `tilejit compile ssd_prefill --set heads=1024 --set
 groups=128 --set dt_stride=1024 --set dt_col=0 ...`; names starting with r_ are
 compiled at the real H = 64 geometry and run on T = 8192 and T = 512.)"""
-import json, statistics, sys
+import sys
 from pathlib import Path
-import cupy as cp, numpy as np, torch
+import cupy as cp, torch
+from ptx_launch import args_of, load, time_graph
 
 DIR = Path(sys.argv[1])
 dev = "cuda"
@@ -21,32 +22,8 @@ P, N = 64, 128
 torch.manual_seed(0)
 
 
-def load(name):
-    meta = json.loads((DIR / f"{name}.json").read_text())
-    fn = cp.RawModule(path=str(DIR / f"{name}.ptx")).get_function(meta["entry"])
-    if meta["shared_bytes"] > 48 * 1024:
-        fn.max_dynamic_shared_size_bytes = meta["shared_bytes"]
-    return fn, meta
-
-
-def time_graph(launch, per=10, reps=25):
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        launch(); torch.cuda.synchronize()
-        g = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(g, stream=s):
-            for _ in range(per):
-                launch()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record(); g.replay(); e1.record(); torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1000 / per)
-    return statistics.median(ts), min(ts), max(ts)
-
-
 def setup(name, H, G, T, q, bp):
-    fn, meta = load(name)
+    fn, meta = load(DIR, name)
     Cd = H * P + 2 * G * N
     xbc = (torch.rand(T, Cd, device=dev) * 2 - 1).bfloat16()
     dt = (torch.rand(T, H, device=dev) * 3 - 4).bfloat16()
@@ -61,9 +38,7 @@ def setup(name, H, G, T, q, bp):
     y = torch.empty(T, H * P, dtype=torch.bfloat16, device=dev)
     vals = (xbc, dt, a_log, dt_bias, d, cu, slots, init, seq, cb, ce, page, y, len(beg), 0.0,
             float("inf"))
-    args = tuple(np.uint64(a.data_ptr()) if p["kind"] == "ptr" else
-                 np.int32(a) if p["kind"] == "i32" else np.float32(a)
-                 for p, a in zip(meta["params"], vals))
+    args = args_of(meta, vals)
     keep = (xbc, dt, a_log, dt_bias, d, cu, slots, init, seq, cb, ce, page, y)
 
     def launch():
