@@ -9,7 +9,6 @@
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 
-#include "mlir/IR/IRMapping.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "tile-pipeline-dots"
@@ -24,74 +23,16 @@ using namespace tilejit::tile;
 
 namespace {
 
-/// One dot operand the loop loads: load [-> transpose] -> convert_layout.
-struct Staged {
-  LoadOp load;
-  TransposeOp transpose;
-  ConvertLayoutOp convert;
-  Value buffer;
-};
-
-/// The staging of one dot operand: a tile.convert_layout into a
-/// #tile.dot_operand (ldmatrix) or #tile.wgmma_operand (descriptor) layout of
-/// a stageable load. Without one, `why` says what is missing.
-std::optional<Staged> matchOperand(Value operand, unsigned opIdx, scf::ForOp loop,
-                                   std::string &why) {
-  Staged s;
-  s.convert = operand.getDefiningOp<ConvertLayoutOp>();
-  if (!s.convert || s.convert->getBlock() != loop.getBody() || !s.convert->hasOneUse() ||
-      !isa<DotOperandLayoutAttr, WgmmaOperandLayoutAttr>(
-          s.convert.getResult().getType().getEncoding())) {
-    why = "it is not the loop's only conversion of a tile into an operand layout";
-    return std::nullopt;
-  }
-  // ldmatrix fills the standard fragments; kContig ones are loaded directly.
-  if (auto operand =
-          dyn_cast<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
-      operand && operand.getKContig()) {
-    why = "its fragments hold 16 contiguous bytes of K and are loaded straight from "
-          "global memory";
-    return std::nullopt;
-  }
-  Value src = s.convert.getSrc();
-  if ((s.transpose = src.getDefiningOp<TransposeOp>())) {
-    if (!s.transpose->hasOneUse() || s.transpose.getOrder() != ArrayRef<int32_t>{1, 0}) {
-      why = "it is a transpose that is not [1, 0] or has other uses";
-      return std::nullopt;
-    }
-    src = s.transpose.getSrc();
-  }
-  s.load = src.getDefiningOp<LoadOp>();
-  why = s.load ? whyNotStageable(s.load, opIdx, bool(s.transpose), loop)
-               : "it is not loaded from a view";
-  if (!why.empty())
-    return std::nullopt;
-  return s;
-}
-
-/// `v` for the iteration whose induction variable `map` names: values from
-/// outside the loop stay, body ops are cloned at `b`.
-Value recompute(OpBuilder &b, Value v, scf::ForOp loop, IRMapping &map) {
-  if (Value mapped = map.lookupOrNull(v))
-    return mapped;
-  Operation *def = v.getDefiningOp();
-  if (!def || def->getBlock() != loop.getBody())
-    return v;
-  for (Value o : def->getOperands())
-    recompute(b, o, loop, map);
-  return b.clone(*def, map)->getResult(cast<OpResult>(v).getResultNumber());
-}
-
 /// Copies of every staged operand for iteration `iv` into `slot`, one group.
-void issueCopies(OpBuilder &b, Location loc, scf::ForOp loop, ArrayRef<Staged> staged,
-                 Value iv, Value slot) {
+void issueCopies(OpBuilder &b, Location loc, scf::ForOp loop,
+                 ArrayRef<StagedOperand> staged, Value iv, Value slot) {
   IRMapping map;
   map.map(loop.getInductionVar(), iv);
-  for (Staged s : staged) {
-    Value view = recompute(b, s.load.getView(), loop, map);
+  for (StagedOperand s : staged) {
+    Value view = recomputeFor(b, s.load.getView(), loop, map);
     SmallVector<Value> offsets;
     for (Value o : s.load.getOffsets())
-      offsets.push_back(recompute(b, o, loop, map));
+      offsets.push_back(recomputeFor(b, o, loop, map));
     AsyncCopyOp::create(b, loc, view, offsets, s.buffer, slot);
   }
   AsyncCommitOp::create(b, loc);
@@ -142,8 +83,7 @@ void splitIntoSteps(DotOp dot) {
   bLoad.erase();
 }
 
-void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
-  MLIRContext *ctx = loop.getContext();
+void pipelineLoop(scf::ForOp loop, SmallVector<StagedOperand> staged, int64_t stages) {
   Location loc = loop.getLoc();
   LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": staged operands: "
                           << staged.size() << ", slots per ring: " << stages
@@ -151,14 +91,8 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   OpBuilder b(loop);
   Type i32 = b.getI32Type();
   auto constant = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
-  for (Staged &s : staged) {
-    auto tile = s.load.getResult().getType();
-    auto layout = sharedLayoutFor(ctx, tile.getDimSize(1), tile.getElementType());
-    auto type =
-        MemRefType::get({stages, tile.getDimSize(0), tile.getDimSize(1)},
-                        tile.getElementType(), MemRefLayoutAttrInterface(), layout);
-    s.buffer = SharedAllocOp::create(b, loc, type);
-  }
+  for (StagedOperand &s : staged)
+    allocateRing(b, loc, s, stages);
   // Prologue: iterations 0 .. stages-2 into slots 0 .. stages-2. Copies for
   // iterations the loop does not run are never read.
   Value lb = loop.getLowerBound(), step = loop.getStep();
@@ -174,7 +108,7 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
   // wgmma dots read their slots asynchronously: the refill is placed after
   // them, so its copies issue while the tensor cores run (the lowering
   // defers the dot's wait past them).
-  bool asyncDots = llvm::any_of(staged, [](Staged s) {
+  bool asyncDots = llvm::any_of(staged, [](StagedOperand s) {
     return isa<WgmmaOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
   });
   b.setInsertionPointToStart(loop.getBody());
@@ -198,17 +132,8 @@ void pipelineLoop(scf::ForOp loop, SmallVector<Staged> staged, int64_t stages) {
         constant(stages));
     issueCopies(b, loc, loop, staged, ahead, writeSlot);
   }
-  for (Staged &s : staged) {
-    b.setInsertionPoint(s.convert);
-    Value tile =
-        SharedLoadOp::create(b, s.convert.getLoc(), s.convert.getResult().getType(),
-                             s.buffer, readSlot, DenseI64ArrayAttr(), bool(s.transpose));
-    s.convert.getResult().replaceAllUsesWith(tile);
-    s.convert.erase();
-    if (s.transpose)
-      s.transpose.erase();
-    s.load.erase();
-  }
+  for (StagedOperand &s : staged)
+    readFromSlot(b, s, readSlot);
   for (DotOp dot : llvm::to_vector(loop.getBody()->getOps<DotOp>()))
     splitIntoSteps(dot);
   // Copies of iterations past the end may still be in flight.
@@ -242,7 +167,7 @@ struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDots
     int64_t stages = 1;
     if (auto config = kernel.getConfigAttr())
       stages = config.getStages();
-    SmallVector<std::pair<scf::ForOp, SmallVector<Staged>>> loops;
+    SmallVector<std::pair<scf::ForOp, SmallVector<StagedOperand>>> loops;
     kernel.walk([&](scf::ForOp loop) {
       // Slot arithmetic is emitted in i32, the type of tile offsets.
       if (!loop.getInductionVar().getType().isInteger(32)) {
@@ -251,21 +176,7 @@ struct PipelineDotsPass : tilejit::tile::impl::TilePipelineDotsBase<PipelineDots
                    << ": not pipelined, its induction variable is not i32\n");
         return;
       }
-      SmallVector<Staged> staged;
-      for (Operation &op : *loop.getBody())
-        if (auto dot = dyn_cast<DotOp>(op)) {
-          Value operands[] = {dot.getA(), dot.getB()};
-          for (auto [opIdx, operand] : llvm::enumerate(operands)) {
-            std::string why;
-            if (auto s = matchOperand(operand, opIdx, loop, why))
-              staged.push_back(*s);
-            LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": operand " << (opIdx ? "B" : "A")
-                                    << " of the dot at " << dot.getLoc() << ": "
-                                    << (why.empty() ? "staged through shared memory"
-                                                    : "stays in registers, since " + why)
-                                    << "\n");
-          }
-        }
+      SmallVector<StagedOperand> staged = collectStagedOperands(loop, DEBUG_TYPE);
       if (!staged.empty())
         loops.emplace_back(loop, std::move(staged));
     });

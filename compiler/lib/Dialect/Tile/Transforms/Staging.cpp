@@ -1,8 +1,11 @@
-// The staging conditions of tile-pipeline-dots (see Staging.h).
+// The staging conditions and rewrites tile-pipeline-dots and
+// tile-warp-specialize share (see Staging.h).
 #include "Staging.h"
+#include "tilejit/Dialect/Tile/IR/Layouts.h"
 
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/Support/Debug.h"
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
@@ -111,6 +114,94 @@ std::string whyNotWgmma(DotOp dot, int64_t numWarps) {
   if (std::string why = whyNotStageable(bLoad, 1, true, loop); !why.empty())
     return "B cannot be staged: " + why;
   return {};
+}
+
+std::optional<StagedOperand> matchStagedOperand(Value operand, unsigned opIdx,
+                                                scf::ForOp loop, std::string &why) {
+  StagedOperand s;
+  s.convert = operand.getDefiningOp<ConvertLayoutOp>();
+  if (!s.convert || s.convert->getBlock() != loop.getBody() || !s.convert->hasOneUse() ||
+      !isa<DotOperandLayoutAttr, WgmmaOperandLayoutAttr>(
+          s.convert.getResult().getType().getEncoding())) {
+    why = "it is not the loop's only conversion of a tile into an operand layout";
+    return std::nullopt;
+  }
+  // ldmatrix fills the standard fragments; kContig ones are loaded directly.
+  if (auto layout =
+          dyn_cast<DotOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
+      layout && layout.getKContig()) {
+    why = "its fragments hold 16 contiguous bytes of K and are loaded straight from "
+          "global memory";
+    return std::nullopt;
+  }
+  Value src = s.convert.getSrc();
+  if ((s.transpose = src.getDefiningOp<TransposeOp>())) {
+    if (!s.transpose->hasOneUse() || s.transpose.getOrder() != ArrayRef<int32_t>{1, 0}) {
+      why = "it is a transpose that is not [1, 0] or has other uses";
+      return std::nullopt;
+    }
+    src = s.transpose.getSrc();
+  }
+  s.load = src.getDefiningOp<LoadOp>();
+  why = s.load ? whyNotStageable(s.load, opIdx, bool(s.transpose), loop)
+               : "it is not loaded from a view";
+  if (!why.empty())
+    return std::nullopt;
+  return s;
+}
+
+SmallVector<StagedOperand> collectStagedOperands(scf::ForOp loop, StringRef debugType) {
+  SmallVector<StagedOperand> staged;
+  for (Operation &op : *loop.getBody()) {
+    auto dot = dyn_cast<DotOp>(op);
+    if (!dot)
+      continue;
+    Value operands[] = {dot.getA(), dot.getB()};
+    for (auto [opIdx, operand] : llvm::enumerate(operands)) {
+      std::string why;
+      if (auto s = matchStagedOperand(operand, opIdx, loop, why))
+        staged.push_back(*s);
+      DEBUG_WITH_TYPE(debugType.data(),
+                      llvm::dbgs() << debugType << ": operand " << (opIdx ? "B" : "A")
+                                   << " of the dot at " << dot.getLoc() << ": "
+                                   << (why.empty() ? "staged through shared memory"
+                                                   : "stays in registers, since " + why)
+                                   << "\n");
+    }
+  }
+  return staged;
+}
+
+Value recomputeFor(OpBuilder &b, Value v, scf::ForOp loop, IRMapping &map) {
+  if (Value mapped = map.lookupOrNull(v))
+    return mapped;
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != loop.getBody())
+    return v;
+  for (Value o : def->getOperands())
+    recomputeFor(b, o, loop, map);
+  return b.clone(*def, map)->getResult(cast<OpResult>(v).getResultNumber());
+}
+
+void allocateRing(OpBuilder &b, Location loc, StagedOperand &s, int64_t stages) {
+  auto tile = s.load.getResult().getType();
+  auto layout =
+      sharedLayoutFor(b.getContext(), tile.getDimSize(1), tile.getElementType());
+  auto type = MemRefType::get({stages, tile.getDimSize(0), tile.getDimSize(1)},
+                              tile.getElementType(), MemRefLayoutAttrInterface(), layout);
+  s.buffer = SharedAllocOp::create(b, loc, type);
+}
+
+void readFromSlot(OpBuilder &b, StagedOperand &s, Value slot) {
+  b.setInsertionPoint(s.convert);
+  Value tile =
+      SharedLoadOp::create(b, s.convert.getLoc(), s.convert.getResult().getType(),
+                           s.buffer, slot, DenseI64ArrayAttr(), bool(s.transpose));
+  s.convert.getResult().replaceAllUsesWith(tile);
+  s.convert.erase();
+  if (s.transpose)
+    s.transpose.erase();
+  s.load.erase();
 }
 
 } // namespace tilejit::tile

@@ -8,10 +8,43 @@
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 
+#include <optional>
 #include <string>
 
 namespace tilejit::tile {
+
+/// One dot operand a loop loads: load [-> transpose [1, 0]] -> convert_layout
+/// into a #tile.dot_operand or #tile.wgmma_operand layout, and the ring of
+/// shared-memory slots it is staged through once `buffer` is allocated.
+struct StagedOperand {
+  LoadOp load;
+  TransposeOp transpose;
+  ConvertLayoutOp convert;
+  mlir::Value buffer;
+};
+
+/// The staging of operand `opIdx` of a dot in `loop`, or nullopt with `why`
+/// saying what is missing (kContig fragments are never staged: they are
+/// loaded straight from global memory).
+std::optional<StagedOperand> matchStagedOperand(mlir::Value operand, unsigned opIdx,
+                                                mlir::scf::ForOp loop, std::string &why);
+/// Every stageable operand of the dots of `loop`'s body, in order; each
+/// decision is traced under `debugType` (-debug-only).
+llvm::SmallVector<StagedOperand> collectStagedOperands(mlir::scf::ForOp loop,
+                                                       llvm::StringRef debugType);
+/// `v` for the iteration whose induction variable `map` names: values from
+/// outside the loop stay, body ops are cloned at `b`.
+mlir::Value recomputeFor(mlir::OpBuilder &b, mlir::Value v, mlir::scf::ForOp loop,
+                         mlir::IRMapping &map);
+/// Allocates `s.buffer`: `stages` slots of the loaded tile's shape, swizzled
+/// as tile::sharedLayoutFor lays out a staged operand.
+void allocateRing(mlir::OpBuilder &b, mlir::Location loc, StagedOperand &s,
+                  int64_t stages);
+/// Replaces the operand's conversion by a tile.shared_load of slot `slot` and
+/// erases the load (and transpose) it came from.
+void readFromSlot(mlir::OpBuilder &b, StagedOperand &s, mlir::Value slot);
 
 /// True when `v` can be recomputed for another iteration of `loop`: it is
 /// defined outside the loop, is its induction variable, or comes from pure
