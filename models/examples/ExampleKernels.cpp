@@ -75,7 +75,10 @@ void buildGemmE4m3(Kernel &k, const Specialization &spec) {
   Value a = k.ptrParam("a", DType::F8E4M3), w = k.ptrParam("w", DType::F8E4M3);
   Value c = k.ptrParam("c", DType::BF16);
   Value m = k.scalarParam("m", DType::I32), scale = k.scalarParam("scale", DType::F32);
-  k.setConfig({{bm, bn, bk}, spec.get("warps"), spec.get("stages")});
+  Config config{{bm, bn, bk}, spec.get("warps"), spec.get("stages")};
+  config.producer = spec.get("producer");
+  config.persistent = spec.get("persistent");
+  k.setConfig(config);
   View av = makeView(a, {m, kDim}, {kDim, 1}), wv = makeView(w, {n, kDim}, {kDim, 1});
   View cv = makeView(c, {m, n}, {n, 1});
   Value row = programId(0) * bm, col = programId(1) * bn;
@@ -170,7 +173,18 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
         {"block_n", 128, "columns per program", {64, 256}, tile},
         {"block_k", 128, "K per iteration", {64}, tile},
         {"warps", 8, "warps per program", {4}, warps},
-        {"stages", 3, "shared-memory buffers of the K loop", {2, 4}, stages}},
+        {"stages", 3, "shared-memory buffers of the K loop", {2, 4}, stages},
+        {"producer",
+         0,
+         "1: a TMA producer warpgroup feeds the K loop (sm_90a)",
+         {1},
+         R::between(0, 1)},
+        {"persistent",
+         0,
+         "G >= 1: one program per multiprocessor walks the tiles, G rows of tiles at "
+         "a time",
+         {8},
+         R::between(0, 64)}},
        buildGemmE4m3},
       {"read_bytes",
        "reads n f32 words, one partial sum per program (read ceiling)",

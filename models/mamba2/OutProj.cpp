@@ -42,8 +42,12 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     ProjectionOperands p{weightView, a, inner, std::nullopt};
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
-    // Large batches: tensor-core tiles, the weight staged through shared memory.
-    k.setConfig({{bm, bn, bk}, spec.get("warps"), spec.get("stages")});
+    // Large batches: tensor-core tiles, the weight staged through shared memory
+    // (by TMA from a producer warpgroup with `producer`).
+    Config config{{bm, bn, bk}, spec.get("warps"), spec.get("stages")};
+    config.producer = spec.get("producer");
+    config.persistent = spec.get("persistent");
+    k.setConfig(config);
     View aView = makeView(a, {rows, inner}, {inner, 1});
     acc = forRange(0, inner, bk, {zeros({bm, bn}, DType::F32)},
                    [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {

@@ -226,6 +226,21 @@ int runCompile(const tilejit::KernelRegistry &registry) {
     json::Array params;
     for (auto &[name, kind] : compiled->params)
       params.push_back(json::Object{{"name", name}, {"kind", kind}});
+    // A launcher fills a persistent kernel's logical grid, and builds each
+    // tensor map from its source's parameters.
+    if (compiled->gridParams)
+      for (unsigned axis : {0u, 1u})
+        (*params[*compiled->gridParams + axis].getAsObject())["grid_axis"] = axis;
+    for (const tilejit::TensorMapSpec &map : compiled->tensorMaps)
+      *params[map.param].getAsObject() =
+          json::Object{{"name", compiled->params[map.param].first},
+                       {"kind", "tensormap"},
+                       {"base", map.base},
+                       {"sizes", json::Array{map.sizes[0], map.sizes[1]}},
+                       {"size_args", json::Array{map.sizeArgs[0], map.sizeArgs[1]}},
+                       {"row_stride", map.rowStride},
+                       {"box", json::Array{map.box[0], map.box[1]}},
+                       {"element_bytes", map.elementBytes}};
     std::string meta = formatv(
         "{0:2}\n", json::Value(json::Object{{"entry", compiled->name},
                                             {"arch", archName},

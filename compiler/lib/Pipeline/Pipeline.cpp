@@ -32,7 +32,9 @@ void registerCompilerDialects(DialectRegistry &registry) {
 
 void buildTileLayoutPipeline(OpPassManager &pm, llvm::StringRef arch) {
   pm.addNestedPass<tile::KernelOp>(createTileVerifyLowerable());
+  pm.addNestedPass<tile::KernelOp>(tile::createTilePersistent());
   pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts({arch.str()}));
+  pm.addNestedPass<tile::KernelOp>(tile::createTileWarpSpecialize({arch.str()}));
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineDots());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
@@ -149,6 +151,22 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   out.threads = func->getAttrOfType<IntegerAttr>("tile.threads").getInt();
   out.sharedBytes = func->getAttrOfType<IntegerAttr>("tile.shared_bytes").getInt();
   out.reducedSums = func->getAttrOfType<StringAttr>("tile.sums").getValue() == "reduced";
+  if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tile.grid_dims")) {
+    assert(grid.size() == 2 && grid[0] == int64_t(out.params.size()) &&
+           grid[1] == grid[0] + 1 && "the grid parameters follow the caller's");
+    out.gridParams = grid[0];
+    out.params.emplace_back("grid_x", "i32");
+    out.params.emplace_back("grid_y", "i32");
+  }
+  if (auto maps = func->getAttrOfType<ArrayAttr>("tile.tensormaps"))
+    for (Attribute record : maps) {
+      auto spec = TensorMapSpec::fromFields(cast<DenseI64ArrayAttr>(record).asArrayRef());
+      if (!spec)
+        return spec.takeError();
+      assert(spec->param == out.params.size() && "tensor maps are the last parameters");
+      out.params.emplace_back(out.params[spec->base].first + ".tensormap", "tensormap");
+      out.tensorMaps.push_back(*spec);
+    }
   if (opts.dump && opts.dumpLLVM) {
     auto ir = translateToLLVMIR(module, arch, opts.ptx);
     if (!ir)

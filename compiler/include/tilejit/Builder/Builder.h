@@ -122,6 +122,11 @@ struct Config {
   int64_t splitK = 1;
   /// Dot operands straight from memory into mma fragments (#tile.config direct).
   bool direct = false;
+  /// A TMA producer warpgroup feeds the K loop's dots (#tile.config producer).
+  bool producer = false;
+  /// G >= 1: at most one program per multiprocessor walks the output tiles,
+  /// G along grid axis 0 at a time (#tile.config persistent); 0: off.
+  int64_t persistent = 0;
 };
 
 /// A kernel under construction. The constructor makes it the thread's current

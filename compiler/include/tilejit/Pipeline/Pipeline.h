@@ -4,12 +4,14 @@
 #define TILEJIT_PIPELINE_PIPELINE_H
 
 #include "tilejit/Target/PTX/PTXTarget.h"
+#include "tilejit/support/TensorMap.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,9 +25,11 @@ void registerCompilerDialects(mlir::DialectRegistry &registry);
 /// they use, so tilejit-opt can run each of them by name.
 void registerCompilerPasses();
 
-/// tile -> tile with layouts: tile-verify-lowerable, tile-assign-layouts
+/// tile -> tile with layouts: tile-verify-lowerable, tile-persistent
+/// (persistent = G), tile-assign-layouts
 /// (matrix path from `arch`'s capability table; empty: mma.sync),
-/// tile-pipeline-dots, canonicalize, cse.
+/// tile-warp-specialize (producer = 1 on an arch with TMA), tile-pipeline-dots,
+/// canonicalize, cse.
 void buildTileLayoutPipeline(mlir::OpPassManager &pm, llvm::StringRef arch = "");
 /// tile with layouts -> LLVM + NVVM: convert-tile-to-llvm,
 /// convert-arith-to-llvm, reconcile-unrealized-casts, canonicalize, cse.
@@ -40,8 +44,15 @@ struct CompiledKernel {
   /// Whether some dot adds its products with fewer bits than f32 (e4m3
   /// wgmma): its outputs are held to R1h's band, not R1's one ulp.
   bool reducedSums = false;
-  /// Parameters in order: name and kind ("ptr", "i32", "i64", "f32", ...).
+  /// Parameters in order: name and kind ("ptr", "i32", "i64", "f32", ...,
+  /// "tensormap"). The caller's come first; the lowering's follow and the
+  /// runtime fills them at launch: a persistent kernel's logical grid
+  /// (`gridParams`), then the tensor maps it builds from `tensorMaps`.
   std::vector<std::pair<std::string, std::string>> params;
+  /// Index of a persistent kernel's grid_x parameter (grid_y follows): the
+  /// launch runs at most one program per multiprocessor (tile-persistent).
+  std::optional<unsigned> gridParams;
+  std::vector<TensorMapSpec> tensorMaps;
   double lowerMs = 0; ///< the MLIR pipelines
   PTXTimings ptxTimings;
 };

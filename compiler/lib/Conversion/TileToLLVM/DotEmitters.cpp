@@ -99,6 +99,14 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
 
 } // namespace
 
-void populateDotEmitters(EmitterTable &table) { table.add<tile::DotOp>(emitDot); }
+void populateDotEmitters(EmitterTable &table) {
+  table.add<tile::DotOp>(emitDot);
+  table.add<tile::DotAsyncOp>([](Emitter &e, Operation *op) {
+    return emitWgmmaDotAsync(e, cast<tile::DotAsyncOp>(op));
+  });
+  table.add<tile::DotWaitOp>([](Emitter &e, Operation *op) {
+    return emitDotWait(e, cast<tile::DotWaitOp>(op));
+  });
+}
 
 } // namespace tilejit::lowering

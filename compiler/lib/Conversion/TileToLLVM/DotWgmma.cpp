@@ -1,5 +1,6 @@
-// Dot family on sm_90a: tile.dot as wgmma.mma_async m64nNk(32 bytes) with both
-// operands read by the tensor cores from shared memory.
+// Dot family on sm_90a: tile.dot and tile.dot_async as wgmma.mma_async
+// m64nNk(32 bytes) with both operands read by the tensor cores from shared
+// memory, and tile.dot_wait as wgmma.wait_group.
 //
 // tile-pipeline-dots leaves each operand as one slot of a #tile.shared ring
 // stored K-major: rows (M for A, N for B) of K elements, 16-byte chunks
@@ -18,6 +19,7 @@
 // them (PTX ISA, "Register Fragments: wgmma .m64nNk*" accumulator D).
 #include "DotWgmma.h"
 
+#include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
@@ -68,57 +70,73 @@ std::string tiedConstraints(int64_t count, llvm::StringRef inputs) {
   return llvm::join(parts, ",");
 }
 
-} // namespace
+/// One wgmma product on slot descriptors: the checks, the descriptors of
+/// this warpgroup's rows, and the issue of one group of instructions.
+struct WgmmaProduct {
+  Emitter &e;
+  Location loc;
+  const char *types = nullptr;
+  int64_t k = 0, n = 0, bytes = 0, rowBytes = 0, blocks = 0, accPerBlock = 0;
+  Value aDesc, bDesc;
 
-LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
-  Location loc = dot.getLoc();
-  OpBuilder &b = e.b;
-  auto aType = dot.getA().getType(), bType = dot.getB().getType();
-  auto mma = dyn_cast<tile::MmaLayoutAttr>(dot.getAcc().getType().getEncoding());
-  Type element = aType.getElementType();
-  const char *types;
-  if (element.isBF16())
-    types = ".bf16.bf16";
-  else if (element.isF16())
-    types = ".f16.f16";
-  else if (isa<Float8E4M3FNType>(element)) {
-    types = ".e4m3.e4m3";
-    e.reducedSums = true;
-  } else
-    return dot.emitOpError("has no wgmma lowering for ") << element << " operands";
-  int64_t m = aType.getDimSize(0), k = aType.getDimSize(1), n = bType.getDimSize(1);
-  int64_t bytes = element.getIntOrFloatBitWidth() / 8, rowBytes = k * bytes;
-  int64_t warps = e.numWarps;
-  if (!mma || mma.getWpc()[0] != warps || mma.getWpc()[1] != 1 || warps % 4 ||
-      m % (16 * warps) || n % 8 || n > 256 ||
-      (rowBytes != 32 && rowBytes != 64 && rowBytes != 128))
-    return dot.emitOpError("wgmma needs the accumulator in #tile.mma<wpc = [")
-           << warps << ", 1]>, warps a multiple of 4, M % " << 16 * warps
-           << " = 0, N a multiple of 8 up to 256 and rows of 32, 64 or 128 bytes; got "
-           << m << "x" << n << "x" << k;
-  int64_t kInstr = 32 / bytes, blocks = m / (16 * warps), accPerBlock = n / 2;
-  Value aSlot = e.regs(dot.getA())[0], bSlot = e.regs(dot.getB())[0];
-  Regs acc = e.regs(dot.getAcc());
+  WgmmaProduct(Emitter &e, Location loc) : e(e), loc(loc) {}
 
-  // Rows of this warpgroup's first block: 64 * (warp / 4).
-  Value group = LLVM::LShrOp::create(b, loc, e.warp(), e.i32(2, loc));
-  Value aGroupOffset = LLVM::MulOp::create(b, loc, group, e.i32(64 * rowBytes, loc));
-  Value aGroup = LLVM::GEPOp::create(b, loc, aSlot.getType(), b.getI8Type(), aSlot,
-                                     ValueRange{aGroupOffset});
-  Value aDesc = descriptorBase(e, aGroup, rowBytes, loc);
-  Value bDesc = descriptorBase(e, bSlot, rowBytes, loc);
+  /// Checks `a` x `b` -> `acc` and builds the descriptors (before any issue).
+  LogicalResult prepare(Operation *op, Value a, Value b, Value acc) {
+    OpBuilder &builder = e.b;
+    auto aType = cast<RankedTensorType>(a.getType());
+    auto bType = cast<RankedTensorType>(b.getType());
+    auto mma = dyn_cast<tile::MmaLayoutAttr>(
+        cast<RankedTensorType>(acc.getType()).getEncoding());
+    Type element = aType.getElementType();
+    if (element.isBF16())
+      types = ".bf16.bf16";
+    else if (element.isF16())
+      types = ".f16.f16";
+    else if (isa<Float8E4M3FNType>(element)) {
+      types = ".e4m3.e4m3";
+      e.reducedSums = true;
+    } else
+      return op->emitOpError("has no wgmma lowering for ") << element << " operands";
+    int64_t m = aType.getDimSize(0);
+    k = aType.getDimSize(1);
+    n = bType.getDimSize(1);
+    bytes = element.getIntOrFloatBitWidth() / 8;
+    rowBytes = k * bytes;
+    int64_t warps = e.numWarps;
+    if (!mma || mma.getWpc()[0] != warps || mma.getWpc()[1] != 1 || warps % 4 ||
+        m % (16 * warps) || n % 8 || n > 256 ||
+        (rowBytes != 32 && rowBytes != 64 && rowBytes != 128))
+      return op->emitOpError("wgmma needs the accumulator in #tile.mma<wpc = [")
+             << warps << ", 1]>, warps a multiple of 4, M % " << 16 * warps
+             << " = 0, N a multiple of 8 up to 256 and rows of 32, 64 or 128 bytes; got "
+             << m << "x" << n << "x" << k;
+    blocks = m / (16 * warps);
+    accPerBlock = n / 2;
+    Value aSlot = e.regs(a)[0], bSlot = e.regs(b)[0];
+    // Rows of this warpgroup's first block: 64 * (warp / 4).
+    Value group = LLVM::LShrOp::create(builder, loc, e.warp(), e.i32(2, loc));
+    Value aGroupOffset =
+        LLVM::MulOp::create(builder, loc, group, e.i32(64 * rowBytes, loc));
+    Value aGroup = LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(),
+                                       aSlot, ValueRange{aGroupOffset});
+    aDesc = descriptorBase(e, aGroup, rowBytes, loc);
+    bDesc = descriptorBase(e, bSlot, rowBytes, loc);
+    return success();
+  }
 
-  // The slots' cp.async writes were fenced into the async proxy by the
-  // tile.async_wait before this dot; wgmma.fence orders the accumulator
-  // registers' last writes before the tensor cores read them.
-  Type f32 = b.getF32Type();
-  Value one = e.i32(1, loc), zero = e.i32(0, loc);
-  // Issues the K steps of block `block`, columns [col, col + width), on the
-  // registers `d` (width / 2 of them, in wgmma's d fragment order, which
-  // lists 8-column tiles in order), starting from zero when `fromZero`.
-  auto issue = [&](int64_t block, int64_t col, int64_t width, Regs &d, bool fromZero) {
+  /// Issues the K steps of block `block`, columns [col, col + width), on the
+  /// registers `d` (width / 2 of them, in wgmma's d fragment order, which
+  /// lists 8-column tiles in order), starting from zero when `fromZero`;
+  /// closes the group when `commit`.
+  void issue(int64_t block, int64_t col, int64_t width, Regs &d, bool fromZero,
+             bool commit = true) {
+    OpBuilder &b = e.b;
+    // The slots' writes were made visible to the async proxy before this
+    // (tile.async_wait's fence, or the TMA's mbarrier); wgmma.fence orders
+    // the accumulator registers' last writes before the tensor cores read them.
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
-    int64_t count = width / 2;
+    int64_t count = width / 2, kInstr = 32 / bytes;
     std::string shape = "m64n" + std::to_string(width) + "k" + std::to_string(kInstr);
     // 16-bit operands take transpose immediates: 0, both K-major.
     std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(count + 2) +
@@ -127,7 +145,9 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
                        ", $" + std::to_string(count + 1) + ", p, 1, 1" +
                        (bytes == 2 ? ", 0, 0" : "") + ";\n}";
     std::string constraints = tiedConstraints(count, "l,l,r");
-    SmallVector<Type> resultTypes(count, f32);
+    SmallVector<Type> resultTypes(count, b.getF32Type());
+    Value one = e.i32(1, loc), zero = e.i32(0, loc);
+    int64_t warps = e.numWarps;
     for (int64_t s = 0; s < rowBytes / 32; ++s) {
       // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
       // atoms) into the slot.
@@ -138,22 +158,39 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
       args.append(d.begin(), d.end());
       d = e.inlineAsm(text, constraints, resultTypes, args, /*sideEffects=*/true, loc);
     }
-    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  };
-  // The accumulator registers are written asynchronously: a wait passes them
-  // through, so nothing reads them before it.
-  auto wait = [&e, loc](const Regs &d) {
-    SmallVector<Type> resultTypes(d.size(), e.b.getF32Type());
-    return e.inlineAsm("wgmma.wait_group.sync.aligned 0;", tiedConstraints(d.size(), ""),
-                       resultTypes, d, /*sideEffects=*/true, loc);
-  };
+    if (commit)
+      NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  }
+};
+
+/// `d` once at most `pending` wgmma groups of this warpgroup are in flight:
+/// the registers pass through the wait, so nothing reads them before it.
+Regs waitGroups(Emitter &e, const Regs &d, int64_t pending, Location loc) {
+  SmallVector<Type> resultTypes;
+  for (Value v : d)
+    resultTypes.push_back(v.getType());
+  return e.inlineAsm("wgmma.wait_group.sync.aligned " + std::to_string(pending) + ";",
+                     tiedConstraints(d.size(), ""), resultTypes, d, /*sideEffects=*/true,
+                     loc);
+}
+
+} // namespace
+
+LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
+  Location loc = dot.getLoc();
+  WgmmaProduct product(e, loc);
+  if (failed(product.prepare(dot, dot.getA(), dot.getB(), dot.getAcc())))
+    return failure();
+  int64_t n = product.n, blocks = product.blocks, accPerBlock = product.accPerBlock;
+  Regs acc = e.regs(dot.getAcc());
   Value result = dot.getResult();
+  auto wait = [&e, loc](const Regs &d) { return waitGroups(e, d, 0, loc); };
   // The last wait is deferred past the ops that cannot depend on it (the K
   // loop's refill copies), so they issue while the tensor cores run.
-  if (bytes != 1) {
+  if (product.bytes != 1) {
     for (int64_t i = 0; i < blocks; ++i) {
       Regs d(acc.begin() + i * accPerBlock, acc.begin() + (i + 1) * accPerBlock);
-      issue(i, 0, n, d, /*fromZero=*/false);
+      product.issue(i, 0, n, d, /*fromZero=*/false);
       std::copy(d.begin(), d.end(), acc.begin() + i * accPerBlock);
     }
     e.defer([&e, wait, result, acc = std::move(acc)] { e.map(result, wait(acc)); });
@@ -170,10 +207,11 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
   while (n % groups || (n / groups) % 8)
     ++groups;
   int64_t width = n / groups;
+  Type f32 = e.b.getF32Type();
   for (int64_t i = 0; i < blocks; ++i)
     for (int64_t g = 0; g < groups; ++g) {
-      Regs partial(width / 2, LLVM::UndefOp::create(b, loc, f32));
-      issue(i, g * width, width, partial, /*fromZero=*/true);
+      Regs partial(width / 2, LLVM::UndefOp::create(e.b, loc, f32));
+      product.issue(i, g * width, width, partial, /*fromZero=*/true);
       int64_t first = i * accPerBlock + g * width / 2;
       auto promote = [&e, first](Regs &acc, const Regs &done) {
         for (auto [j, products] : llvm::enumerate(done))
@@ -191,6 +229,45 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
         e.map(result, std::move(sums));
       });
     }
+  return success();
+}
+
+LogicalResult emitWgmmaDotAsync(Emitter &e, tile::DotAsyncOp dot) {
+  Location loc = dot.getLoc();
+  WgmmaProduct product(e, loc);
+  if (failed(product.prepare(dot, dot.getA(), dot.getB(), dot.getAcc())))
+    return failure();
+  // A zero accumulator (a K block's products on their own) is never read:
+  // the first instruction starts from zero.
+  Value acc0 = dot.getAcc();
+  if (auto splat = acc0.getDefiningOp<tile::SplatOp>())
+    acc0 = splat.getOperand();
+  bool fromZero = matchPattern(acc0, m_AnyZeroFloat());
+  Regs acc = e.regs(dot.getAcc());
+  int64_t per = product.accPerBlock;
+  for (int64_t i = 0; i < product.blocks; ++i) {
+    Regs d(acc.begin() + i * per, acc.begin() + (i + 1) * per);
+    product.issue(i, 0, product.n, d, fromZero, /*commit=*/i + 1 == product.blocks);
+    std::copy(d.begin(), d.end(), acc.begin() + i * per);
+  }
+  e.map(dot.getResult(), std::move(acc));
+  return success();
+}
+
+LogicalResult emitDotWait(Emitter &e, tile::DotWaitOp wait) {
+  Regs all;
+  SmallVector<unsigned> counts;
+  for (Value v : wait.getValues()) {
+    Regs &r = e.regs(v);
+    all.append(r.begin(), r.end());
+    counts.push_back(r.size());
+  }
+  Regs done = waitGroups(e, all, wait.getPending(), wait.getLoc());
+  unsigned at = 0;
+  for (auto [result, count] : llvm::zip(wait.getResults(), counts)) {
+    e.map(result, Regs(done.begin() + at, done.begin() + at + count));
+    at += count;
+  }
   return success();
 }
 

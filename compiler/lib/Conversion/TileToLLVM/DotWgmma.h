@@ -12,6 +12,12 @@ namespace tilejit::lowering {
 /// descriptors; the wait (Emitter::defer) comes before the first op that may
 /// use the dot's result.
 LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot);
+/// Emits `dot` as one wgmma group with no wait: its result registers are the
+/// instructions' outputs, read only through a tile.dot_wait. A zero
+/// accumulator is never read (the first instruction starts from zero).
+LogicalResult emitWgmmaDotAsync(Emitter &e, tile::DotAsyncOp dot);
+/// wgmma.wait_group with the waited values' registers passed through.
+LogicalResult emitDotWait(Emitter &e, tile::DotWaitOp wait);
 
 } // namespace tilejit::lowering
 

@@ -35,11 +35,18 @@ Emitter::Emitter(tile::KernelOp kernel, LLVM::LLVMFuncOp func, const EmitterTabl
       LLVM::AddressOfOp::create(b, loc, LLVM::LLVMPointerType::get(ctx, 3), kSharedName);
   // Buffers live for the whole kernel: they take the start of the dynamic
   // shared memory (128-byte aligned), the scratch space follows.
-  kernel.walk([&](tile::SharedAllocOp alloc) {
-    auto type = alloc.getResult().getType();
-    bufferOffsets_[alloc] = scratchBase_;
-    int64_t bytes =
-        type.getNumElements() * std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+  kernel.walk([&](Operation *op) {
+    int64_t bytes = 0;
+    if (auto alloc = dyn_cast<tile::SharedAllocOp>(op)) {
+      auto type = alloc.getResult().getType();
+      bytes = type.getNumElements() *
+              std::max<unsigned>(1, type.getElementTypeBitWidth() / 8);
+    } else if (auto ring = dyn_cast<tile::MbarrierAllocOp>(op)) {
+      bytes = 8 * ring.getResult().getType().getCount();
+    } else {
+      return;
+    }
+    bufferOffsets_[op] = scratchBase_;
     scratchBase_ = llvm::alignTo(scratchBase_ + bytes, 128);
   });
   sharedBytes = scratchBase_;
@@ -236,7 +243,16 @@ Value Emitter::sharedBuffer(Operation *alloc, Location loc) {
                              ArrayRef<LLVM::GEPArg>{LLVM::GEPArg(int32_t(offset))});
 }
 
-void Emitter::barrier(Location loc) { NVVM::Barrier0Op::create(b, loc); }
+void Emitter::barrier(Location loc) {
+  if (!barrierThreads) {
+    NVVM::Barrier0Op::create(b, loc);
+    return;
+  }
+  // Barrier 1, counting only the threads that reach it (barrier 0 is the
+  // whole program's).
+  inlineAsm("bar.sync 1, " + std::to_string(barrierThreads) + ";", "", {}, {},
+            /*sideEffects=*/true, loc);
+}
 
 Value Emitter::sharedAddress(Value linear, Type llvmType, int64_t offset, Location loc) {
   Value base = shared_;

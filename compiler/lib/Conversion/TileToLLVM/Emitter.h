@@ -48,6 +48,7 @@ void populateReduceEmitters(EmitterTable &table);
 void populateDotEmitters(EmitterTable &table);
 void populateControlFlowEmitters(EmitterTable &table);
 void populateSharedEmitters(EmitterTable &table);
+void populateAsyncEmitters(EmitterTable &table);
 
 /// Every op family's emitters.
 EmitterTable makeEmitterTable();
@@ -87,6 +88,10 @@ public:
   int64_t numWarps;
   /// Bytes of dynamic shared memory the kernel needs (max over ops).
   int64_t sharedBytes = 0;
+  /// Threads a barrier() waits for: 0 for the whole program; the consumer
+  /// warps' count inside a tile.warp_specialize consumer region (the producer
+  /// warpgroup never reaches those barriers).
+  int64_t barrierThreads = 0;
   /// Set when a dot was lowered to a tensor-core instruction that adds its
   /// products with fewer bits than f32 (e4m3 wgmma); the runtime's checks
   /// choose the wider R1h band from it (docs/numerics.md).
@@ -122,9 +127,9 @@ public:
   Value lane() const { return lane_; }
   Value warp() const { return warp_; }
 
-  // Shared memory: tile.shared_alloc buffers at fixed offsets from the start,
-  // then the scratch space.
-  /// Base address (!llvm.ptr<3>) of a tile.shared_alloc buffer.
+  // Shared memory: tile.shared_alloc and tile.mbarrier_alloc buffers at fixed
+  // offsets from the start, then the scratch space.
+  /// Base address (!llvm.ptr<3>) of a tile.shared_alloc or mbarrier buffer.
   Value sharedBuffer(Operation *alloc, Location loc);
 
   // Shared memory scratch (one buffer reused by every op, between barriers).

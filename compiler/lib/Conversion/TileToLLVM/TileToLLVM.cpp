@@ -30,15 +30,53 @@ struct ConvertTileToLLVMPass
         return signalPassFailure();
       SmallVector<Type> params;
       for (Type t : kernel.getArgumentTypes())
-        params.push_back(llvmElementType(ctx, t));
+        params.push_back(isa<tile::TensorMapType>(t) ? LLVM::LLVMPointerType::get(ctx)
+                                                     : llvmElementType(ctx, t));
       OpBuilder b(kernel);
       auto func = LLVM::LLVMFuncOp::create(
           b, kernel.getLoc(), kernel.getSymName(),
           LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params));
-      int64_t threads = 32 * tile::getNumWarps(kernel);
+      SmallVector<Attribute> tensorMaps;
+      SmallVector<int64_t> gridDims;
+      for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
+        if (kernel.getArgAttr(i, "tile.grid_dim"))
+          gridDims.push_back(i);
+        auto map = dyn_cast<tile::TensorMapType>(t);
+        if (!map)
+          continue;
+        // TMA reads the descriptor from the parameter itself: 128 bytes by
+        // value, 64-byte aligned, never copied to local memory.
+        func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                        TypeAttr::get(LLVM::LLVMArrayType::get(b.getI8Type(), 128)));
+        func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                        b.getI64IntegerAttr(64));
+        func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), b.getUnitAttr());
+        auto source = kernel.getArgAttrOfType<tile::TensorMapSourceAttr>(
+            i, "tile.tensormap_source");
+        int64_t bytes =
+            std::max<int64_t>(1, map.getElementType().getIntOrFloatBitWidth() / 8);
+        // What the runtime builds the descriptor from (CompiledKernel::tensorMaps).
+        tensorMaps.push_back(b.getDenseI64ArrayAttr(
+            {int64_t(i), source.getBase(), source.getSizes()[0], source.getSizeArgs()[0],
+             source.getSizes()[1], source.getSizeArgs()[1], source.getStrides()[0],
+             map.getBox()[0], map.getBox()[1], bytes}));
+      }
+      // A producer warpgroup (tile-warp-specialize) runs beside the config's
+      // warps; setmaxnreg needs the register cap one program per
+      // multiprocessor gives at entry.
+      auto config = kernel.getConfigAttr();
+      bool producer = config && config.getProducer();
+      int64_t threads = 32 * (tile::getNumWarps(kernel) + (producer ? 4 : 0));
       func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
+      if (producer)
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+      if (!tensorMaps.empty())
+        func->setAttr("tile.tensormaps", b.getArrayAttr(tensorMaps));
+      // tile-persistent's logical grid parameters (axis 0, then 1).
+      if (!gridDims.empty())
+        func->setAttr("tile.grid_dims", b.getDenseI64ArrayAttr(gridDims));
       Emitter emitter(kernel, func, table);
       if (failed(emitter.run()))
         return signalPassFailure();

@@ -27,6 +27,7 @@ EmitterTable makeEmitterTable() {
   populateDotEmitters(table);
   populateControlFlowEmitters(table);
   populateSharedEmitters(table);
+  populateAsyncEmitters(table);
   return table;
 }
 
@@ -40,7 +41,7 @@ bool isRegisterScalar(Type t) {
 }
 
 bool isLowerableType(Type t) {
-  if (isa<tile::PointerType, tile::ViewType>(t))
+  if (isa<tile::PointerType, tile::ViewType, tile::BarriersType, tile::TensorMapType>(t))
     return true;
   if (auto memref = dyn_cast<MemRefType>(t)) // a tile.shared_alloc buffer
     return memref.hasStaticShape() &&

@@ -118,7 +118,7 @@ tile.kernel @config_split_k() attributes {config = #tile.config<tile = [64], war
 
 // -----
 
-// expected-error @+1 {{unknown config key 'unroll' (expected stages, vector, split_k or direct)}}
+// expected-error @+1 {{unknown config key 'unroll' (expected stages, vector, split_k, direct, producer or persistent)}}
 tile.kernel @config_unknown_key() attributes {config = #tile.config<tile = [64], warps = 4, unroll = 2>} {
   tile.return
 }

@@ -215,7 +215,8 @@ void ViewType::print(AsmPrinter &printer) const {
 
 LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> tile, int64_t warps, int64_t stages,
-                                 int64_t vector, int64_t splitK, int64_t direct) {
+                                 int64_t vector, int64_t splitK, int64_t direct,
+                                 int64_t producer, int64_t persistent) {
   if (tile.empty())
     return emitError() << "config needs at least one tile size";
   for (int64_t t : tile)
@@ -233,14 +234,26 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "], got " << splitK;
   if (direct != 0 && direct != 1)
     return emitError() << "config direct must be 0 or 1, got " << direct;
+  if (producer != 0 && producer != 1)
+    return emitError() << "config producer must be 0 or 1, got " << producer;
+  // The producer warpgroup comes on top of whole consumer warpgroups.
+  if (producer && (warps % 4 || warps > 16))
+    return emitError() << "config producer = 1 needs warps a multiple of 4 up to 16 "
+                          "(whole consumer warpgroups), got "
+                       << warps;
+  if (persistent < 0 || persistent > 64)
+    return emitError() << "config persistent must be 0 (off) or a tile group of 1 to 64, "
+                          "got "
+                       << persistent;
   return success();
 }
 
 // #tile.config<tile = [128, 64], warps = 4[, stages = N][, vector = N][, split_k = N]
-//              [, direct = 0|1]>
+//              [, direct = 0|1][, producer = 0|1][, persistent = G]>
 Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> tile;
-  int64_t warps = 0, stages = 1, vector = 1, splitK = 1, direct = 0;
+  int64_t warps = 0, stages = 1, vector = 1, splitK = 1, direct = 0, producer = 0,
+          persistent = 0;
   if (parser.parseLess() || parser.parseKeyword("tile") || parser.parseEqual() ||
       parser.parseCommaSeparatedList(
           AsmParser::Delimiter::Square,
@@ -259,10 +272,13 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
                         .Case("vector", &vector)
                         .Case("split_k", &splitK)
                         .Case("direct", &direct)
+                        .Case("producer", &producer)
+                        .Case("persistent", &persistent)
                         .Default(nullptr);
     if (!slot) {
-      parser.emitError(loc) << "unknown config key '" << key
-                            << "' (expected stages, vector, split_k or direct)";
+      parser.emitError(loc)
+          << "unknown config key '" << key
+          << "' (expected stages, vector, split_k, direct, producer or persistent)";
       return {};
     }
     if (!seen.insert(key).second) {
@@ -275,7 +291,7 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   return parser.getChecked<ConfigAttr>(parser.getContext(), tile, warps, stages, vector,
-                                       splitK, direct);
+                                       splitK, direct, producer, persistent);
 }
 
 void ConfigAttr::print(AsmPrinter &printer) const {
@@ -290,6 +306,10 @@ void ConfigAttr::print(AsmPrinter &printer) const {
     printer << ", split_k = " << getSplitK();
   if (getDirect() != 0)
     printer << ", direct = " << getDirect();
+  if (getProducer() != 0)
+    printer << ", producer = " << getProducer();
+  if (getPersistent() != 0)
+    printer << ", persistent = " << getPersistent();
   printer << ">";
 }
 

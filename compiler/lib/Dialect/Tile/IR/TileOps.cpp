@@ -79,6 +79,26 @@ LogicalResult KernelOp::verify() {
     return emitOpError("kernels return nothing, got ")
            << getResultTypes().size() << " result(s)";
   for (auto [i, t] : llvm::enumerate(getArgumentTypes())) {
+    // A tensor map is built by the runtime from the view its source names.
+    if (isa<TensorMapType>(t)) {
+      auto source = getArgAttrOfType<TensorMapSourceAttr>(i, "tile.tensormap_source");
+      if (!source)
+        return emitOpError("parameter ")
+               << i << " is a !tile.tensormap without a tile.tensormap_source";
+      int64_t n = getArgumentTypes().size();
+      auto isParam = [&](int64_t index, auto pred) {
+        return index >= 0 && index < n && pred(getArgumentTypes()[index]);
+      };
+      if (!isParam(source.getBase(), [](Type p) { return isa<PointerType>(p); }))
+        return emitOpError("tensor map parameter ")
+               << i << " names parameter " << source.getBase()
+               << " as its base, which is not a pointer";
+      for (int64_t arg : source.getSizeArgs())
+        if (arg >= 0 && !isParam(arg, [](Type p) { return p.isInteger(32); }))
+          return emitOpError("tensor map parameter ")
+                 << i << " takes a size from parameter " << arg << ", which is not i32";
+      continue;
+    }
     bool ok = isa<PointerType>(t) || isa<Float32Type, Float16Type, BFloat16Type>(t) ||
               t.isInteger(1) || t.isInteger(8) || t.isInteger(32) || t.isInteger(64);
     if (!ok)

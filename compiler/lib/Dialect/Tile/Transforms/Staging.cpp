@@ -43,7 +43,7 @@ bool isRecomputable(Value v, scf::ForOp loop) {
   if (v == loop.getInductionVar() || !loop->isAncestor(v.getParentBlock()->getParentOp()))
     return true;
   Operation *def = v.getDefiningOp();
-  return def && def->getBlock() == loop.getBody() && isPure(def) &&
+  return def && def->getBlock() == loop.getBody() && isMemoryEffectFree(def) &&
          def->getNumRegions() == 0 && llvm::all_of(def->getOperands(), [&](Value o) {
            return isRecomputable(o, loop);
          });

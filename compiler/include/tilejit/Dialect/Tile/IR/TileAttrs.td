@@ -29,12 +29,19 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     `direct` (1: dot operands are loaded from memory straight into their
     mma.sync fragments, `#tile.dot_operand<..., kContig = true>`, with no
     shared-memory staging: for operands each program reads once, such as a
-    streamed weight). A heuristic or the tuner writes it on the `tile.kernel`;
-    lowering only reads it, so tests can check what was chosen.
+    streamed weight), `producer` (1: warp specialization on an arch with TMA:
+    a fifth warpgroup, beyond `warps`, copies the K loop's dot operands by
+    TMA into an mbarrier ring that the `warps` consume, see
+    `tile-warp-specialize`) and `persistent` (G >= 1: a grid of at most one
+    program per multiprocessor walks the output tiles, in groups of G along
+    grid axis 0, see `tile-persistent`).
+    A heuristic or the tuner writes it on the `tile.kernel`; lowering only
+    reads it, so tests can check what was chosen.
 
     ```mlir
     #tile.config<tile = [128, 64, 32], warps = 4, stages = 3, vector = 8>
     #tile.config<tile = [16, 8, 256], warps = 4, split_k = 4, direct = 1>
+    #tile.config<tile = [128, 128, 128], warps = 8, stages = 4, producer = 1, persistent = 8>
     ```
   }];
   let parameters = (ins
@@ -43,7 +50,9 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     DefaultValuedParameter<"int64_t", "1">:$stages,
     DefaultValuedParameter<"int64_t", "1">:$vector,
     DefaultValuedParameter<"int64_t", "1">:$splitK,
-    DefaultValuedParameter<"int64_t", "0">:$direct);
+    DefaultValuedParameter<"int64_t", "0">:$direct,
+    DefaultValuedParameter<"int64_t", "0">:$producer,
+    DefaultValuedParameter<"int64_t", "0">:$persistent);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
@@ -214,6 +223,35 @@ def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
   let parameters = (ins "int64_t":$vec, "int64_t":$perPhase, "int64_t":$maxPhase);
   let assemblyFormat = [{
     `<` `vec` `=` $vec `,` `perPhase` `=` $perPhase `,` `maxPhase` `=` $maxPhase `>`
+  }];
+  let genVerifyDecl = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// TMA descriptors (kernel parameters the runtime builds)
+//===----------------------------------------------------------------------===//
+
+def Tile_TensorMapSourceAttr : AttrDef<Tile_Dialect, "TensorMapSource"> {
+  let mnemonic = "tensormap_source";
+  let summary = "The global view a `!tile.tensormap` parameter describes";
+  let description = [{
+    The argument attribute `tile.tensormap_source` of a `!tile.tensormap`
+    kernel parameter, which `tile-warp-specialize` adds: the runtime builds
+    the descriptor at launch from the caller's arguments. `base` is the index
+    of the pointer parameter; per dimension (row-major, the last contiguous)
+    `sizes` holds a static size or -1, and then `size_args` the index of the
+    i32 parameter holding it (else -1); `strides` are static, in elements.
+
+    ```mlir
+    #tile.tensormap_source<base = 0, sizes = [-1, 4096], size_args = [3, -1], strides = [4096, 1]>
+    ```
+  }];
+  let parameters = (ins "int64_t":$base, ArrayRefParameter<"int64_t">:$sizes,
+                        ArrayRefParameter<"int64_t">:$sizeArgs,
+                        ArrayRefParameter<"int64_t">:$strides);
+  let assemblyFormat = [{
+    `<` `base` `=` $base `,` `sizes` `=` `[` $sizes `]` `,` `size_args` `=` `[` $sizeArgs `]`
+        `,` `strides` `=` `[` $strides `]` `>`
   }];
   let genVerifyDecl = 1;
 }

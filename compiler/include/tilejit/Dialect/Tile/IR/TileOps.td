@@ -534,4 +534,6 @@ def Tile_SharedLoadOp : Tile_Op<"shared_load", [MemoryEffects<[MemRead]>]> {
   let hasVerifier = 1;
 }
 
+include "tilejit/Dialect/Tile/IR/TileAsyncOps.td"
+
 #endif // TILEJIT_TILE_OPS_TD

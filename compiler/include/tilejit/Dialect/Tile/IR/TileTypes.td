@@ -64,6 +64,50 @@ def Tile_ViewType : Tile_Type<"View", "view"> {
   }];
 }
 
+def Tile_BarriersType : Tile_Type<"Barriers", "barriers"> {
+  let summary = "A ring of mbarriers in shared memory";
+  let description = [{
+    `count` hardware barriers (PTX `mbarrier`, 8 bytes each) that track the
+    arrivals of threads and the bytes of asynchronous copies (TMA) for a ring
+    of `count` shared-memory slots: barrier i guards slot i. A barrier
+    completes a phase when its expected arrivals and bytes are all in; waits
+    name the phase by its parity. Made by `tile.mbarrier_alloc`.
+
+    ```mlir
+    !tile.barriers<4>
+    ```
+  }];
+  let parameters = (ins "int64_t":$count);
+  let assemblyFormat = "`<` $count `>`";
+  let genVerifyDecl = 1;
+}
+
+def Tile_TensorMapType : Tile_Type<"TensorMap", "tensormap"> {
+  let summary = "A TMA tensor map of a 2-D view (a by-value kernel parameter)";
+  let description = [{
+    The 128-byte descriptor the tensor-memory accelerator (TMA,
+    `cp.async.bulk.tensor`, sm_90) copies with: a 2-D global view and the
+    `box` (rows x columns) one copy moves into a shared-memory slot, with the
+    slot's swizzle (rows of 32, 64 or 128 bytes: that many bytes' swizzle,
+    as `#tile.shared` lays out a staged dot operand). Out-of-bounds elements
+    of a box are filled with zeros. A kernel receives it as a parameter that
+    the runtime builds at launch (`cuTensorMapEncodeTiled`) from the view its
+    `tile.tensormap_source` argument attribute describes; callers never pass
+    it.
+
+    ```mlir
+    !tile.tensormap<[128, 128], f8E4M3FN>
+    ```
+  }];
+  let parameters = (ins ArrayRefParameter<"int64_t">:$box, "::mlir::Type":$elementType);
+  let assemblyFormat = "`<` `[` $box `]` `,` $elementType `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes one copy of the box moves (the mbarrier's expected transaction).
+    int64_t getBoxBytes() const;
+  }];
+}
+
 // Element types a tile may hold.
 def Tile_AnyFloat : AnyTypeOf<[F32, F16, BF16, F8E4M3FN]>;
 def Tile_AnyInt : AnyTypeOf<[I1, I8, I32, I64]>;

@@ -43,4 +43,47 @@ def TilePipelineDots : Pass<"tile-pipeline-dots", "::tilejit::tile::KernelOp"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileWarpSpecialize : Pass<"tile-warp-specialize", "::tilejit::tile::KernelOp"> {
+  let summary = "Feed a K loop's dots from a TMA producer warpgroup through mbarrier rings";
+  let description = [{
+    For a kernel whose `#tile.config` has `producer = 1`, on an arch whose
+    capability table has TMA and wgmma (sm_90a). Runs after
+    `tile-assign-layouts` and before `tile-pipeline-dots`. The top-level
+    `scf.for` whose dot operands `tile-pipeline-dots` could stage gets, per
+    operand, a `!tile.tensormap` kernel parameter (the runtime builds it from
+    the view's `tile.make_view`: a parameter pointer, constant or parameter
+    sizes, static strides) and a ring of `stages` slots; `tile.mbarrier_alloc`
+    makes a "full" ring (one arrival: the producer's expected bytes) and an
+    "empty" ring (one arrival per consumer warpgroup). The kernel body becomes
+    the consumer region of a `tile.warp_specialize`; its loop waits for each
+    slot, reads it with `tile.shared_load` and releases it with
+    `tile.mbarrier_arrive` after its dots. The producer region walks the same
+    iterations: wait for an empty slot, expect its bytes, `tile.tma_copy`
+    each operand. Elsewhere (no TMA or wgmma) the pass drops `producer` from
+    the config and `tile-pipeline-dots` stages the operands by cp.async.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+           "Exact target arch whose capabilities decide whether TMA is used">
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
+def TilePersistent : Pass<"tile-persistent", "::tilejit::tile::KernelOp"> {
+  let summary = "Walk a grid's tiles with at most one program per multiprocessor";
+  let description = [{
+    For a kernel whose `#tile.config` has `persistent = G` (G >= 1). Runs
+    before `tile-assign-layouts`. The body becomes one `scf.for` (marked
+    `tile.tile_loop`) over tile indices from `tile.program_id 0` to
+    grid_x * grid_y in steps of `tile.num_programs 0`; inside it
+    `tile.program_id` and `tile.num_programs` of axes 0 and 1 read tile t's
+    coordinates and the logical grid, taken in groups of G along axis 0.
+    The logical grid comes in two i32 parameters appended to the kernel
+    (`tile.grid_dim` 0 and 1), which the runtime fills from the caller's grid
+    while it launches min(tiles, multiprocessors) programs. A kernel that
+    reads axis 2 is refused.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];
+}
+
 #endif // TILEJIT_TILE_PASSES_TD

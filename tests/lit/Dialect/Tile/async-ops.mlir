@@ -1,0 +1,154 @@
+// Round trip of Hopper's asynchronous pipeline ops (mbarrier rings, TMA copies,
+// tile.warp_specialize) and their types and attributes, then the diagnostics
+// of their verifiers.
+// RUN: tilejit-opt %s -split-input-file -allow-unregistered-dialect -verify-diagnostics | FileCheck %s
+
+#shared = #tile.shared<vec = 16, perPhase = 1, maxPhase = 8>
+// CHECK-LABEL: tile.kernel @pipeline
+// CHECK-SAME: %{{.*}}: !tile.tensormap<[64, 128], f8E4M3FN> {tile.name = "a.tensormap", tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [-1, 4096], size_args = [1, -1], strides = [4096, 1]>}
+// CHECK-SAME: #tile.config<tile = [64, 64, 128], warps = 4, stages = 2, producer = 1>
+// CHECK: %[[FULL:.*]] = tile.mbarrier_alloc arrivals = 1 : <2>
+// CHECK: %[[EMPTY:.*]] = tile.mbarrier_alloc arrivals = 1 : <2>
+// CHECK: tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+// CHECK: tile.mbarrier_wait %[[EMPTY]][%{{.*}}], %{{.*}} : <2>
+// CHECK: tile.mbarrier_expect_tx %[[FULL]][%{{.*}}], 8192 : <2>
+// CHECK: tile.tma_copy %{{.*}}[%{{.*}}, %{{.*}}], %{{.*}}[%{{.*}}], %[[FULL]] : <[64, 128], f8E4M3FN>, memref<2x64x128xf8E4M3FN
+// CHECK: } consumer {
+// CHECK: tile.mbarrier_wait %[[FULL]]
+// CHECK: tile.mbarrier_arrive %[[EMPTY]][%{{.*}}] : <2>
+tile.kernel @pipeline(%a: !tile.ptr<f8E4M3FN> {tile.name = "a"}, %m: i32,
+    %map: !tile.tensormap<[64, 128], f8E4M3FN> {tile.name = "a.tensormap", tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [-1, 4096], size_args = [1, -1], strides = [4096, 1]>})
+    attributes {config = #tile.config<tile = [64, 64, 128], warps = 4, stages = 2, producer = 1>} {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x128xf8E4M3FN, #shared>
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  %empty = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+    tile.mbarrier_wait %empty[%c0], %c0 : !tile.barriers<2>
+    tile.mbarrier_expect_tx %full[%c0], 8192 : !tile.barriers<2>
+    tile.tma_copy %map[%c0, %c0], %buf[%c0], %full : !tile.tensormap<[64, 128], f8E4M3FN>, memref<2x64x128xf8E4M3FN, #shared>, !tile.barriers<2>
+  } consumer {
+    tile.mbarrier_wait %full[%c0], %c0 : !tile.barriers<2>
+    tile.mbarrier_arrive %empty[%c0] : !tile.barriers<2>
+  }
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{a tensor map's box rows must be 32, 64 or 128 bytes (one swizzle span), got 256}}
+"test.op"() {t = !tile.tensormap<[64, 128], bf16>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{a tensor map holds bf16, f16 or f8E4M3FN, got 'f32'}}
+"test.op"() {t = !tile.tensormap<[64, 32], f32>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{a ring of mbarriers needs 1 to 32 of them, got 0}}
+"test.op"() {t = !tile.barriers<0>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{tensormap source dimension 0 needs a static size or a size parameter, got size -1 and size_arg -1}}
+"test.op"() {s = #tile.tensormap_source<base = 0, sizes = [-1, 64], size_args = [-1, -1], strides = [64, 1]>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{config producer = 1 needs warps a multiple of 4 up to 16 (whole consumer warpgroups), got 2}}
+"test.op"() {c = #tile.config<tile = [64, 64, 64], warps = 2, producer = 1>} : () -> ()
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op parameter 1 is a !tile.tensormap without a tile.tensormap_source}}
+tile.kernel @unsourced(%a: !tile.ptr<bf16>, %map: !tile.tensormap<[64, 64], bf16>) {
+  tile.return
+}
+
+// -----
+
+// expected-error @+1 {{'tile.kernel' op tensor map parameter 1 names parameter 0 as its base, which is not a pointer}}
+tile.kernel @badbase(%n: i32, %map: !tile.tensormap<[64, 64], bf16> {tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [64, 64], size_args = [-1, -1], strides = [64, 1]>}) {
+  tile.return
+}
+
+// -----
+
+tile.kernel @outside(%a: !tile.ptr<bf16>, %map: !tile.tensormap<[64, 64], bf16> {tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [64, 64], size_args = [-1, -1], strides = [64, 1]>}) {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  // expected-error @+1 {{'tile.tma_copy' op must be in the producer region of a tile.warp_specialize (one thread issues the copy)}}
+  tile.tma_copy %map[%c0, %c0], %buf[%c0], %full : !tile.tensormap<[64, 64], bf16>, memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>, !tile.barriers<2>
+  tile.return
+}
+
+// -----
+
+tile.kernel @mismatch(%a: !tile.ptr<bf16>, %map: !tile.tensormap<[32, 64], bf16> {tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [64, 64], size_args = [-1, -1], strides = [64, 1]>}) attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+    // expected-error @+1 {{'tile.tma_copy' op box 32x64 differs from the slot 64x64}}
+    tile.tma_copy %map[%c0, %c0], %buf[%c0], %full : !tile.tensormap<[32, 64], bf16>, memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>, !tile.barriers<2>
+  } consumer {
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @budget() attributes {config = #tile.config<tile = [64, 64, 64], warps = 8, stages = 2, producer = 1>} {
+  // expected-error @+1 {{'tile.warp_specialize' op asks for 68608 registers (128 producer threads x 40 + 256 consumer threads x 248), more than the 65536 of a multiprocessor}}
+  tile.warp_specialize producer_regs = 40, consumer_regs = 248 producer {
+  } consumer {
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @noproducer() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2>} {
+  // expected-error @+1 {{'tile.warp_specialize' op needs a kernel whose #tile.config has producer = 1}}
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+  } consumer {
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @notlast() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  // expected-error @+1 {{'tile.warp_specialize' op must be the kernel's last op before tile.return: its warps part here}}
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+  } consumer {
+  }
+  %c0 = arith.constant 0 : i32
+  tile.return
+}
+
+// -----
+
+tile.kernel @expectoutside() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  %c0 = arith.constant 0 : i32
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+  } consumer {
+    // expected-error @+1 {{'tile.mbarrier_expect_tx' op must be in the producer region of a tile.warp_specialize (one thread arrives)}}
+    tile.mbarrier_expect_tx %full[%c0], 128 : !tile.barriers<2>
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @nested() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
+  } consumer {
+    // expected-error @+1 {{'tile.mbarrier_alloc' op must be at the top level of a kernel: every thread initializes the ring together}}
+    %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  }
+  tile.return
+}

@@ -1,0 +1,97 @@
+// tile-warp-specialize (producer = 1): on sm_90a the K loop's staged dot
+// operands come by TMA from a producer warpgroup through mbarrier rings: one
+// !tile.tensormap parameter per operand (sourced from the make_view), rings
+// of `stages` slots, a "full" ring of one arrival and an "empty" ring of one
+// arrival per consumer warpgroup; the kernel body is the consumer region,
+// which waits for each slot and releases it after its dots. Without TMA
+// (sm_121a) the config's producer is dropped and cp.async stages the operands.
+// Lowering: the warp branch with setmaxnreg, mbarrier waits that spin on
+// try_wait, one elected thread issuing cp.async.bulk.tensor, the tensor maps as
+// 64-byte aligned grid-constant parameters, and barrier 1 for the consumers.
+// RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90a | FileCheck %s
+// RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_121a | FileCheck %s --check-prefix=NOTMA
+// RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90a --tile-to-llvm-pipeline | FileCheck %s --check-prefix=LLVM
+// RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set stages=4 --stage ptx | FileCheck %s --check-prefix=PTX
+
+// CHECK-LABEL: tile.kernel @gemm_ws
+// CHECK-SAME: %{{.*}}: !tile.tensormap<[128, 128], f8E4M3FN> {tile.name = "a.tensormap", tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [-1, 512], size_args = [3, -1], strides = [512, 1]>}
+// CHECK-SAME: %{{.*}}: !tile.tensormap<[64, 128], f8E4M3FN> {tile.name = "w.tensormap", tile.tensormap_source = #tile.tensormap_source<base = 1, sizes = [64, 512], size_args = [-1, -1], strides = [512, 1]>}
+// CHECK-DAG: %[[ABUF:.*]] = tile.shared_alloc : memref<3x128x128xf8E4M3FN, #tile.shared<vec = 16, perPhase = 1, maxPhase = 8>>
+// CHECK-DAG: %[[WBUF:.*]] = tile.shared_alloc : memref<3x64x128xf8E4M3FN, #tile.shared<vec = 16, perPhase = 1, maxPhase = 8>>
+// CHECK: %[[FULL:.*]] = tile.mbarrier_alloc arrivals = 1 : <3>
+// CHECK: %[[EMPTY:.*]] = tile.mbarrier_alloc arrivals = 2 : <3>
+// CHECK: tile.warp_specialize producer_regs = 40, consumer_regs = 232 producer {
+// CHECK: scf.for
+// CHECK: %[[PARITY:.*]] = arith.xori
+// CHECK: tile.mbarrier_wait %[[EMPTY]][%[[SLOT:.*]]], %[[PARITY]]
+// CHECK-NEXT: tile.mbarrier_expect_tx %[[FULL]][%[[SLOT]]], 24576
+// CHECK: tile.tma_copy %{{.*}}[%{{.*}}, %{{.*}}], %[[ABUF]][%[[SLOT]]], %[[FULL]]
+// CHECK: tile.tma_copy %{{.*}}[%{{.*}}, %{{.*}}], %[[WBUF]][%[[SLOT]]], %[[FULL]]
+// CHECK: } consumer {
+// CHECK-NOT: tile.load
+// CHECK: scf.for
+// CHECK: tile.mbarrier_wait %[[FULL]][%[[CSLOT:.*]]], %{{.*}}
+// CHECK-NEXT: tile.shared_load %[[ABUF]][%[[CSLOT]]] : {{.*}} -> tensor<128x128xf8E4M3FN, #tile.wgmma_operand<opIdx = 0>>
+// CHECK-NEXT: tile.shared_load %[[WBUF]][%[[CSLOT]]] transpose : {{.*}} -> tensor<128x64xf8E4M3FN, #tile.wgmma_operand<opIdx = 1>>
+// CHECK-NEXT: tile.dot
+// CHECK-NEXT: tile.mbarrier_arrive %[[EMPTY]][%[[CSLOT]]]
+// CHECK-NEXT: scf.yield
+// CHECK: tile.store
+// CHECK-NEXT: }
+// CHECK-NEXT: tile.return
+
+// NOTMA-LABEL: tile.kernel @gemm_ws
+// NOTMA-NOT: tensormap
+// NOTMA-SAME: config = #tile.config<tile = [128, 64, 128], warps = 8, stages = 3>
+// NOTMA-NOT: tile.warp_specialize
+// NOTMA: tile.async_copy
+
+// LLVM-LABEL: llvm.func @gemm_ws
+// LLVM-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
+// LLVM-SAME: nvvm.minctasm = 1 : i32
+// LLVM-SAME: nvvm.reqntid = array<i32: 384, 1, 1>
+// LLVM-SAME: tile.tensormaps = [array<i64: 4, 0, -1, 3, 512, -1, 512, 128, 128, 1>, array<i64: 5, 1, 64, -1, 512, -1, 512, 64, 128, 1>]
+// LLVM-COUNT-3: mbarrier.init.shared::cta.b64
+// LLVM: fence.mbarrier_init.release.cluster
+// LLVM-NEXT: nvvm.barrier0
+// LLVM: setmaxnreg.dec.sync.aligned.u32 40;
+// LLVM: mbarrier.try_wait.parity.shared::cta.b64
+// LLVM: mbarrier.arrive.expect_tx.shared::cta.b64
+// LLVM: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// LLVM: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// LLVM: setmaxnreg.inc.sync.aligned.u32 232;
+// LLVM: mbarrier.try_wait.parity.shared::cta.b64
+// LLVM: wgmma.mma_async
+// LLVM: wgmma.wait_group.sync.aligned 0;
+// LLVM: mbarrier.arrive.shared::cta.b64
+
+// PTX: .entry gemm_e4m3(
+// PTX: .param .align 64 .b8 gemm_e4m3_param_5[128],
+// PTX-NEXT: .param .align 64 .b8 gemm_e4m3_param_6[128]
+// PTX: .reqntid 384, 1, 1
+// PTX-NEXT: .minnctapersm 1
+// PTX: setmaxnreg.dec.sync.aligned.u32 40;
+// PTX: cvta.param.u64
+// PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX: setmaxnreg.inc.sync.aligned.u32 232;
+// PTX: wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3
+tile.kernel @gemm_ws(%a: !tile.ptr<f8E4M3FN> {tile.name = "a"}, %w: !tile.ptr<f8E4M3FN> {tile.name = "w"}, %c: !tile.ptr<f32> {tile.name = "c"}, %m: i32 {tile.name = "m"}) attributes {config = #tile.config<tile = [128, 64, 128], warps = 8, stages = 3, producer = 1>} {
+  %c0 = arith.constant 0 : i32
+  %c128 = arith.constant 128 : i32
+  %c512 = arith.constant 512 : i32
+  %zero = arith.constant dense<0.0> : tensor<128x64xf32>
+  %av = tile.make_view %a sizes(%m) : !tile.ptr<f8E4M3FN> -> !tile.view<?x512xf8E4M3FN, strides = [512, 1]>
+  %wv = tile.make_view %w : !tile.ptr<f8E4M3FN> -> !tile.view<64x512xf8E4M3FN, strides = [512, 1]>
+  %cv = tile.make_view %c sizes(%m) : !tile.ptr<f32> -> !tile.view<?x64xf32, strides = [64, 1]>
+  %pid = tile.program_id 0 : i32
+  %row = arith.muli %pid, %c128 : i32
+  %acc = scf.for %k = %c0 to %c512 step %c128 iter_args(%sum = %zero) -> (tensor<128x64xf32>) : i32 {
+    %at = tile.load %av[%row, %k] : !tile.view<?x512xf8E4M3FN, strides = [512, 1]> -> tensor<128x128xf8E4M3FN>
+    %wt = tile.load %wv[%c0, %k] : !tile.view<64x512xf8E4M3FN, strides = [512, 1]> -> tensor<64x128xf8E4M3FN>
+    %bt = tile.transpose %wt [1, 0] : tensor<64x128xf8E4M3FN> -> tensor<128x64xf8E4M3FN>
+    %d = tile.dot %at, %bt, %sum : tensor<128x128xf8E4M3FN>, tensor<128x64xf8E4M3FN> -> tensor<128x64xf32>
+    scf.yield %d : tensor<128x64xf32>
+  }
+  tile.store %acc, %cv[%row, %c0] : tensor<128x64xf32>, !tile.view<?x64xf32, strides = [64, 1]>
+  tile.return
+}
