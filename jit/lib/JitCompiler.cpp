@@ -41,7 +41,8 @@ std::string fileNameSafe(llvm::StringRef name) {
 
 llvm::Expected<std::vector<runtime::KernelParam>>
 mapParams(llvm::StringRef kernel,
-          llvm::ArrayRef<std::pair<std::string, std::string>> params) {
+          llvm::ArrayRef<std::pair<std::string, std::string>> params,
+          llvm::ArrayRef<TensorMapSpec> tensorMaps, std::optional<unsigned> gridParams) {
   std::vector<runtime::KernelParam> mapped;
   for (const auto &[name, kindName] : params) {
     auto kind = runtime::parseParamKind(kindName);
@@ -52,6 +53,11 @@ mapParams(llvm::StringRef kernel,
           kernel.str().c_str(), name.c_str(), kindName.c_str());
     mapped.push_back({name, *kind, runtime::paramKindSize(*kind)});
   }
+  for (const TensorMapSpec &map : tensorMaps)
+    mapped[map.param].tensorMap = map;
+  if (gridParams)
+    for (uint8_t axis : {0, 1})
+      mapped[*gridParams + axis].gridAxis = axis;
   return mapped;
 }
 
@@ -142,7 +148,8 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
         "kernel '%s' for %s: %s\n%s", request.kernelName.c_str(), request.arch.c_str(),
         llvm::toString(compiled.takeError()).c_str(), diagnostics.c_str());
 
-  auto params = mapParams(request.kernelName, compiled->params);
+  auto params = mapParams(request.kernelName, compiled->params, compiled->tensorMaps,
+                          compiled->gridParams);
   if (!params)
     return params.takeError();
   runtime::CompiledKernel result;

@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
+#include <cassert>
 #include <cstring>
 
 using namespace llvm;
@@ -21,7 +22,7 @@ constexpr KindRow kindTable[] = {
     {ParamKind::I16, "i16", 2},     {ParamKind::I32, "i32", 4},
     {ParamKind::I64, "i64", 8},     {ParamKind::F16, "f16", 2},
     {ParamKind::BF16, "bf16", 2},   {ParamKind::F32, "f32", 4},
-    {ParamKind::F64, "f64", 8},
+    {ParamKind::F64, "f64", 8},     {ParamKind::TensorMap, "tensormap", 128},
 };
 
 const KindRow &row(ParamKind kind) {
@@ -44,6 +45,8 @@ std::optional<ParamKind> parseParamKind(StringRef name) {
 }
 
 KernelArg KernelArg::bits(ParamKind kind, uint64_t pattern) {
+  assert(kind != ParamKind::TensorMap &&
+         "a tensor map is passed by KernelArg::tensorMap");
   uint32_t size = paramKindSize(kind);
   uint64_t mask = size == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * size)) - 1;
   return KernelArg(kind, pattern & mask);
@@ -64,6 +67,8 @@ KernelArg KernelArg::f64(double v) {
 std::string formatSignature(ArrayRef<KernelParam> params) {
   std::string text = "(";
   for (const KernelParam &param : params) {
+    if (param.isSupplied())
+      continue;
     if (text.size() > 1)
       text += ", ";
     text += formatv("{0}: {1}", param.name, paramKindName(param.kind));
@@ -71,8 +76,10 @@ std::string formatSignature(ArrayRef<KernelParam> params) {
   return text + ")";
 }
 
-Error checkArguments(StringRef kernel, ArrayRef<KernelParam> params,
+Error checkArguments(StringRef kernel, ArrayRef<KernelParam> allParams,
                      ArrayRef<KernelArg> args) {
+  ArrayRef<KernelParam> params =
+      allParams.take_while([](const KernelParam &p) { return !p.isSupplied(); });
   if (params.size() != args.size())
     return createStringError(inconvertibleErrorCode(),
                              formatv("kernel '{0}' takes {1} arguments {2}, got {3}",

@@ -67,10 +67,23 @@ parseEntries(StringRef ptx) {
     for (StringRef param : params) {
       SmallVector<StringRef> tokens;
       SplitString(param, tokens);
-      if (tokens.size() < 3 || tokens[0] != ".param" || !ptxTypeSize(tokens[1]))
+      // ".param [.align N] .type name[[count]]" (a by-value array such as a
+      // tensor map: .align 64 .b8 name[128]).
+      ArrayRef<StringRef> rest = tokens;
+      if (rest.size() >= 3 && rest[1] == ".align")
+        rest = rest.drop_front(2);
+      unsigned count = 1;
+      if (rest.size() == 3 && rest[2].ends_with("]")) {
+        StringRef name = rest[2];
+        size_t bracket = name.find('[');
+        if (bracket == StringRef::npos ||
+            name.slice(bracket + 1, name.size() - 1).getAsInteger(10, count) || !count)
+          count = 0;
+      }
+      if (rest.size() != 3 || rest[0] != ".param" || !ptxTypeSize(rest[1]) || !count)
         return driverError("cuModuleLoadDataEx", "CUDA_ERROR_INVALID_PTX",
                            "unsupported parameter '" + param.trim() + "'");
-      sizes.push_back(ptxTypeSize(tokens[1]));
+      sizes.push_back(ptxTypeSize(rest[1]) * count);
     }
     entries.emplace_back(rest.take_front(open).rtrim().str(), std::move(sizes));
   }
@@ -389,6 +402,35 @@ Error FakeDevice::checkLaunch(const Function &function, const LaunchConfig &conf
                                "limit of {1}",
                                config.dynamicSharedBytes, function.sharedLimit));
   return Error::success();
+}
+
+Error FakeDevice::encodeTensorMap(const TensorMapSpec &spec, DevicePtr base,
+                                  uint64_t rows, uint64_t cols, TensorMapBytes &out) {
+  std::lock_guard<std::mutex> lock(mutex);
+  const char *call = "cuTensorMapEncodeTiled";
+  size_t offset = 0;
+  if (base % 16 || !findMemory(base, 1, offset))
+    return driverError(call, "CUDA_ERROR_INVALID_VALUE",
+                       formatv("global address {0:x} is not a 16-byte aligned address "
+                               "inside a live allocation",
+                               base));
+  if (rows == 0 || cols == 0 || rows > (uint64_t(1) << 32) || cols > (uint64_t(1) << 32))
+    return driverError(call, "CUDA_ERROR_INVALID_VALUE",
+                       formatv("global extents {0} x {1} outside [1, 2^32]", rows, cols));
+  if (Error err = spec.validate())
+    return driverError(call, "CUDA_ERROR_INVALID_VALUE", toString(std::move(err)));
+  // What a test can recognize: the base and extents, little-endian.
+  out = TensorMapBytes{};
+  std::memcpy(out.bytes, &base, 8);
+  std::memcpy(out.bytes + 8, &rows, 8);
+  std::memcpy(out.bytes + 16, &cols, 8);
+  ++encodes;
+  return Error::success();
+}
+
+uint64_t FakeDevice::tensorMapsEncoded() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return encodes;
 }
 
 Error FakeDevice::launch(FunctionHandle handle, const LaunchConfig &config,

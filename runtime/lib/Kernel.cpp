@@ -185,12 +185,71 @@ Error Kernel::launch(const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args) 
   }
   if (Error err = checkArguments(spec.name, kernel->params, args))
     return err;
+  SmallVector<KernelArg, 16> all;
+  if (Error err = withSupplied(args, grid, all))
+    return err;
   LaunchConfig config{grid, Dim3{kernel->launch.threadsPerBlock, 1, 1},
                       kernel->launch.dynamicSharedBytes, stream.handle()};
-  if (Error err = runtime.device().launch(*ready, config, args))
+  if (Error err = runtime.device().launch(*ready, config, all))
     return createStringError(
         inconvertibleErrorCode(),
         formatv("launching kernel '{0}': {1}", spec.name, toString(std::move(err))));
+  return Error::success();
+}
+
+Error Kernel::withSupplied(ArrayRef<KernelArg> args, Dim3 &grid,
+                           SmallVectorImpl<KernelArg> &all) {
+  all.assign(args.begin(), args.end());
+  Dim3 logical = grid;
+  for (const KernelParam &param : kernel->params) {
+    if (param.gridAxis) {
+      uint32_t extent = *param.gridAxis ? logical.y : logical.x;
+      if (logical.z != 1 || extent > uint32_t(INT32_MAX))
+        return createStringError(
+            inconvertibleErrorCode(),
+            formatv("kernel '{0}' walks a 2-D grid of tiles, got {1} x {2} x {3}",
+                    spec.name, logical.x, logical.y, logical.z));
+      all.push_back(KernelArg::i32(int32_t(extent)));
+      uint64_t tiles = uint64_t(logical.x) * logical.y;
+      grid = Dim3{uint32_t(std::min<uint64_t>(
+                      tiles, std::max(1u, runtime.device().info().smCount))),
+                  1, 1};
+      continue;
+    }
+    if (!param.tensorMap)
+      continue;
+    const TensorMapSpec &map = *param.tensorMap;
+    auto extent = [&](int d) -> uint64_t {
+      if (map.sizes[d] >= 0)
+        return uint64_t(map.sizes[d]);
+      // checkArguments saw an i32 there; a negative size views nothing.
+      return uint64_t(std::max<int64_t>(0, int32_t(args[map.sizeArgs[d]].pattern())));
+    };
+    DevicePtr base = args[map.base].pattern();
+    uint64_t rows = extent(0), cols = extent(1);
+    auto same = [&](const std::unique_ptr<BuiltTensorMap> &built) {
+      return built->param == map.param && built->base == base && built->rows == rows &&
+             built->cols == cols;
+    };
+    auto it = llvm::find_if(tensorMaps, same);
+    if (it == tensorMaps.end()) {
+      auto built = std::make_unique<BuiltTensorMap>(
+          BuiltTensorMap{map.param, base, rows, cols, TensorMapBytes{}});
+      if (Error err =
+              runtime.device().encodeTensorMap(map, base, rows, cols, built->bytes))
+        return createStringError(
+            inconvertibleErrorCode(),
+            formatv("kernel '{0}': the tensor map of '{1}' ({2} x {3} at {4:x}): {5}",
+                    spec.name, param.name, rows, cols, base, toString(std::move(err))));
+      // Views come and go with activations; weights stay, found at the front.
+      constexpr size_t kKept = 64;
+      if (tensorMaps.size() == kKept)
+        tensorMaps.erase(tensorMaps.begin() + kKept / 2);
+      tensorMaps.push_back(std::move(built));
+      it = std::prev(tensorMaps.end());
+    }
+    all.push_back(KernelArg::tensorMap((*it)->bytes));
+  }
   return Error::success();
 }
 

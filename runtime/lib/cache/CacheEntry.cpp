@@ -77,6 +77,9 @@ private:
   std::string failure;
 };
 
+/// A parameter that holds no grid axis.
+constexpr uint32_t noGridAxis = ~uint32_t(0);
+
 Error corrupt(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
@@ -96,6 +99,8 @@ std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) 
     putString(payload, param.name);
     putString(payload, paramKindName(param.kind));
     putU32(payload, param.size);
+    putString(payload, param.tensorMap ? param.tensorMap->toString() : "");
+    putU32(payload, param.gridAxis ? *param.gridAxis : noGridAxis);
   }
   putString(payload, kernel.ptx);
 
@@ -148,16 +153,24 @@ Expected<std::pair<EntryMeta, CompiledKernel>> parseEntry(StringRef bytes) {
   reader.u32(sums, "the sum precision");
   uint32_t paramCount = 0;
   reader.u32(paramCount, "the parameter count");
-  std::vector<std::string> kinds;
-  // Bounded by the payload: each parameter takes at least 12 bytes.
-  for (uint32_t i = 0; i < paramCount && i <= payload.size() / 12; ++i) {
+  std::vector<std::string> kinds, maps;
+  // Bounded by the payload: each parameter takes at least 20 bytes.
+  for (uint32_t i = 0; i < paramCount && i <= payload.size() / 20; ++i) {
     KernelParam param{"", ParamKind::Pointer, 0};
-    std::string kind;
+    std::string kind, map;
+    uint32_t gridAxis = noGridAxis;
     reader.string(param.name, "a parameter name");
     reader.string(kind, "a parameter kind");
     reader.u32(param.size, "a parameter size");
+    reader.string(map, "a tensor map");
+    reader.u32(gridAxis, "a grid axis");
+    if (gridAxis > 1 && gridAxis != noGridAxis)
+      return corrupt(formatv("malformed payload: grid axis {0}", gridAxis));
+    if (gridAxis != noGridAxis)
+      param.gridAxis = uint8_t(gridAxis);
     kernel.params.push_back(std::move(param));
     kinds.push_back(std::move(kind));
+    maps.push_back(std::move(map));
   }
   reader.string(kernel.ptx, "the PTX");
   if (Error err = reader.finish())
@@ -167,11 +180,21 @@ Expected<std::pair<EntryMeta, CompiledKernel>> parseEntry(StringRef bytes) {
   kernel.sums = SumPrecision(sums);
   if (kernel.params.size() != paramCount)
     return corrupt(formatv("malformed payload: {0} parameters", paramCount));
-  for (auto [param, kind] : llvm::zip_equal(kernel.params, kinds)) {
+  for (auto [param, kind, map] : llvm::zip_equal(kernel.params, kinds, maps)) {
     std::optional<ParamKind> parsed = parseParamKind(kind);
     if (!parsed)
       return corrupt(formatv("malformed payload: parameter kind '{0}'", kind));
     param.kind = *parsed;
+    if ((param.kind == ParamKind::TensorMap) != !map.empty())
+      return corrupt(formatv("malformed payload: parameter '{0}' of kind '{1}' with "
+                             "tensor map '{2}'",
+                             param.name, kind, map));
+    if (map.empty())
+      continue;
+    auto spec = TensorMapSpec::parse(map);
+    if (!spec)
+      return corrupt("malformed payload: " + toString(spec.takeError()));
+    param.tensorMap = *spec;
   }
   return std::make_pair(std::move(meta), std::move(kernel));
 }

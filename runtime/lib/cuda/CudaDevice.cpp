@@ -187,6 +187,27 @@ public:
                       static_cast<int>(bytes));
   }
 
+  Error encodeTensorMap(const TensorMapSpec &spec, DevicePtr base, uint64_t rows,
+                        uint64_t cols, TensorMapBytes &out) override {
+    static_assert(sizeof(CUtensorMap) == sizeof(TensorMapBytes));
+    // A plain copy: the element width is all TMA needs. Innermost first.
+    CUtensorMapDataType type = spec.elementBytes == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8
+                                                      : CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    cuuint64_t dims[2] = {cols, rows};
+    cuuint64_t strides[1] = {cuuint64_t(spec.rowStride) * spec.elementBytes};
+    cuuint32_t box[2] = {spec.box[1], spec.box[0]};
+    cuuint32_t elementStrides[2] = {1, 1};
+    uint32_t rowBytes = spec.box[1] * spec.elementBytes;
+    CUtensorMapSwizzle swizzle = rowBytes == 128  ? CU_TENSOR_MAP_SWIZZLE_128B
+                                 : rowBytes == 64 ? CU_TENSOR_MAP_SWIZZLE_64B
+                                                  : CU_TENSOR_MAP_SWIZZLE_32B;
+    return TILEJIT_CU(driver, tensorMapEncodeTiled, reinterpret_cast<CUtensorMap *>(&out),
+                      type, cuuint32_t(2), reinterpret_cast<void *>(base), dims, strides,
+                      box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle,
+                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                      CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  }
+
   Error launch(FunctionHandle function, const LaunchConfig &config,
                ArrayRef<KernelArg> args) override {
     if (Error err = makeCurrent())

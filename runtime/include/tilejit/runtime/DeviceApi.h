@@ -121,6 +121,12 @@ public:
   /// Raises the function's dynamic shared memory limit to `bytes`.
   virtual llvm::Error setMaxDynamicSharedBytes(FunctionHandle function,
                                                uint32_t bytes) = 0;
+  /// Builds the TMA descriptor of `spec`'s view at `base`, `rows` x `cols`
+  /// elements (host work, allowed during capture). Errors name what the
+  /// driver refused (alignment, extents, strides).
+  virtual llvm::Error encodeTensorMap(const TensorMapSpec &spec, DevicePtr base,
+                                      uint64_t rows, uint64_t cols,
+                                      TensorMapBytes &out) = 0;
   /// Launches with `args` already checked against the kernel's signature.
   virtual llvm::Error launch(FunctionHandle function, const LaunchConfig &config,
                              llvm::ArrayRef<KernelArg> args) = 0;

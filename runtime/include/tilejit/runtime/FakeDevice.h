@@ -51,6 +51,8 @@ public:
   size_t liveAllocationCount() const;
   uint64_t modulesLoaded() const;
   uint64_t modulesUnloaded() const;
+  /// How many tensor maps encodeTensorMap has built.
+  uint64_t tensorMapsEncoded() const;
   /// The module id `loadModule` gave `module` (ids start at 1, never reused).
   uint64_t moduleId(ModuleHandle module) const;
   /// Bytes copied host -> device, device -> host and device -> device so far.
@@ -91,6 +93,10 @@ public:
   llvm::Expected<FunctionHandle> getFunction(ModuleHandle module,
                                              llvm::StringRef entry) override;
   llvm::Error setMaxDynamicSharedBytes(FunctionHandle function, uint32_t bytes) override;
+  /// Checks what the driver checks (a live, aligned base; extents; the spec)
+  /// and writes the base and extents into the first 24 bytes.
+  llvm::Error encodeTensorMap(const TensorMapSpec &spec, DevicePtr base, uint64_t rows,
+                              uint64_t cols, TensorMapBytes &out) override;
   llvm::Error launch(FunctionHandle function, const LaunchConfig &config,
                      llvm::ArrayRef<KernelArg> args) override;
 
@@ -125,7 +131,7 @@ private:
   std::vector<std::unique_ptr<Object>> objects;
   std::map<void *, std::unique_ptr<Graph>> capturing;
   std::vector<FakeLaunch> recorded;
-  uint64_t loads = 0, unloads = 0;
+  uint64_t loads = 0, unloads = 0, encodes = 0;
   CopiedBytes copied;
 };
 

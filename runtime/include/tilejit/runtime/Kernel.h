@@ -77,6 +77,22 @@ private:
   std::optional<FunctionHandle> readyFunction();
   /// Loads the compiled module into the context and the module cache.
   llvm::Error load();
+  /// `args` followed by what the launcher supplies: a persistent kernel's
+  /// logical grid (`grid`, which then becomes at most one program per
+  /// multiprocessor), and the tensor maps, each built from the view its spec
+  /// names in `args` (TensorMapSpec), or taken from `tensorMaps` when that
+  /// view's base and extents were seen before.
+  llvm::Error withSupplied(llvm::ArrayRef<KernelArg> args, Dim3 &grid,
+                           llvm::SmallVectorImpl<KernelArg> &all);
+
+  /// A built descriptor (heap-held: launch arguments point at its bytes).
+  struct BuiltTensorMap {
+    uint32_t param;
+    DevicePtr base;
+    uint64_t rows, cols;
+    TensorMapBytes bytes;
+  };
+  std::vector<std::unique_ptr<BuiltTensorMap>> tensorMaps;
 
   JitRuntime &runtime;
   KernelSpec spec;

@@ -3,6 +3,8 @@
 #ifndef TILEJIT_RUNTIME_KERNELSIGNATURE_H
 #define TILEJIT_RUNTIME_KERNELSIGNATURE_H
 
+#include "tilejit/support/TensorMap.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -16,9 +18,26 @@ namespace tilejit::runtime {
 /// An address in device memory (a CUdeviceptr).
 using DevicePtr = uint64_t;
 
-/// What a kernel parameter holds. Pointers are device addresses; every other
-/// kind is a scalar passed by value.
-enum class ParamKind : uint8_t { Pointer, I8, I16, I32, I64, F16, BF16, F32, F64 };
+/// What a kernel parameter holds. Pointers are device addresses; a tensor map
+/// is a 128-byte TMA descriptor the runtime builds at launch; every other kind
+/// is a scalar passed by value.
+enum class ParamKind : uint8_t {
+  Pointer,
+  I8,
+  I16,
+  I32,
+  I64,
+  F16,
+  BF16,
+  F32,
+  F64,
+  TensorMap
+};
+
+/// The bytes of one TMA descriptor (CUtensorMap: 128 bytes, 64-byte aligned).
+struct alignas(64) TensorMapBytes {
+  uint8_t bytes[128] = {};
+};
 
 /// "ptr", "i32", "bf16", ...: the spelling used in messages and cache entries.
 llvm::StringRef paramKindName(ParamKind kind);
@@ -33,6 +52,17 @@ struct KernelParam {
   ParamKind kind;
   /// Size in bytes as the kernel's PTX declares it.
   uint32_t size;
+  /// For a tensor map: what the runtime builds it from. Callers pass no
+  /// argument for it; the launcher appends it.
+  std::optional<TensorMapSpec> tensorMap = std::nullopt;
+  /// For a persistent kernel's logical grid (an i32): the axis (0 or 1) of the
+  /// caller's grid it holds. Appended by the launcher, which then runs at most
+  /// one program per multiprocessor.
+  std::optional<uint8_t> gridAxis = std::nullopt;
+
+  /// Whether the launcher supplies this parameter (callers pass the others,
+  /// which come first).
+  bool isSupplied() const { return tensorMap || gridAxis; }
 
   bool operator==(const KernelParam &other) const = default;
 };
@@ -56,16 +86,23 @@ public:
   }
   static KernelArg f32(float v);
   static KernelArg f64(double v);
+  /// A tensor map's 128 bytes, which must outlive the launch call.
+  static KernelArg tensorMap(const TensorMapBytes &descriptor) {
+    return KernelArg(ParamKind::TensorMap, reinterpret_cast<uintptr_t>(&descriptor));
+  }
   /// A value of `kind` given by its bit pattern in the low paramKindSize(kind)
   /// bytes (how f16 and bf16 scalars are passed).
   static KernelArg bits(ParamKind kind, uint64_t pattern);
 
   ParamKind kind() const { return argKind; }
   uint32_t size() const { return paramKindSize(argKind); }
-  /// The bit pattern, zero-extended to 64 bits.
+  /// The bit pattern, zero-extended to 64 bits (a tensor map's: its address).
   uint64_t pattern() const { return payload; }
   /// The address of the value as the driver reads it (little-endian host).
-  const void *data() const { return &payload; }
+  const void *data() const {
+    return argKind == ParamKind::TensorMap ? reinterpret_cast<const void *>(payload)
+                                           : &payload;
+  }
 
 private:
   KernelArg(ParamKind kind, uint64_t payload) : argKind(kind), payload(payload) {}
@@ -74,10 +111,12 @@ private:
   uint64_t payload;
 };
 
-/// "(x: ptr, n: i32, scale: f32)": a signature for messages.
+/// "(x: ptr, n: i32, scale: f32)": a signature for messages (the parameters
+/// a caller passes: tensor maps are left out).
 std::string formatSignature(llvm::ArrayRef<KernelParam> params);
 
-/// Checks a launch's arguments against the kernel's parameters: the count,
+/// Checks a launch's arguments against the kernel's parameters that callers
+/// pass (those before the first the launcher supplies): the count,
 /// then each argument's kind and size, and that pointers are non-null and
 /// 16-byte aligned (the compiled code's vector accesses assume it). The error
 /// names the kernel, the argument (position and name) and both kinds and
