@@ -140,12 +140,15 @@ loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
     weights.push_back(std::move(*layer));
   }
   outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
-                    "in {4}, bf16 in {5}, mixed in {6}{7}\n",
+                    "in {4}, bf16 in {5}, mixed in {6}{7}{8}\n",
                     modelDir, describeLayers(config), weights.size(), mamba.size(), fp8,
                     bf16, mixed,
                     checkpoint->quantization().declared()
                         ? "; quantization from " + checkpoint->quantization().origin
-                        : std::string());
+                        : std::string(),
+                    checkpoint->tensorPrefix().empty()
+                        ? std::string()
+                        : "; tensors under '" + checkpoint->tensorPrefix() + "'");
   return weights;
 }
 
