@@ -6,9 +6,10 @@ CMAKE_FLAGS ?=
 
 # Debian packages the build and the tests need (LLVM/MLIR 22 from Debian).
 # python3-torch (1.13, CPU) serves tests/python/test_ops.py on the interpreter;
-# venv, pip, setuptools and wheel the `pip install .` test.
+# venv, pip, setuptools and wheel the `pip install .` test; libfmt-dev (fmt 9,
+# header-only) the embedding API (embed/).
 APT_PACKAGES := cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools \
-  llvm-22-tools catch2 pybind11-dev python3-dev python3-numpy \
+  llvm-22-tools catch2 libfmt-dev pybind11-dev python3-dev python3-numpy \
   python3-pytest python3-torch python3-venv python3-pip python3-setuptools python3-wheel \
   zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev clang-format-22
 
