@@ -39,8 +39,13 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The tuning database `make run` configures its GPU kernels from: the one
+# exported on an H200 (tests/e2e/gpu_session.sh tunedb, docs/tune.md), unless
+# TILEJIT_TUNE_DB names another. `tilejit run` says which it uses.
+TUNE_DB ?= $(CURDIR)/tunedb/h200.tune.json
+
 run: build
-	$(BUILD)/bin/tilejit run
+	TILEJIT_TUNE_DB="$${TILEJIT_TUNE_DB:-$(TUNE_DB)}" $(BUILD)/bin/tilejit run
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

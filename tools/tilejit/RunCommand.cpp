@@ -7,6 +7,7 @@
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/plan/Validate.h"
 #include "tilejit/runtime/CudaDevice.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -225,6 +226,14 @@ int runMain(const KernelRegistry &registry) {
   if (!w)
     return fail(toString(w.takeError()));
   outs() << formatv("load {0:f1} ms\n", msSince(start));
+  // Which tuning database the GPU plans are configured from (`make run` names
+  // the shipped one), and whether this build measured its entries.
+  if (auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment())
+    outs() << tuning::describeTuneDb(runtimeOptions->tuneDbPath,
+                                     tuning::tuneVersion(*JitCompiler::fromEnvironment()))
+           << (device ? "" : " (the interpreter runs the registered defaults)") << "\n";
+  else
+    consumeError(runtimeOptions.takeError());
   std::vector<MambaLayerWeights> planted;
   if (options.defect != Defect::None) {
     outs() << "planted defect: " << defectName(options.defect)
