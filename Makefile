@@ -55,9 +55,11 @@ clean:
 
 # Portable bundle: LLVM/MLIR and libstdc++ linked statically (only libc, libm, libz,
 # libzstd stay dynamic), stripped, packed as bundle/tilejit-bundle.tar.xz. Static links
-# need several GiB each: the link pool runs one at a time.
+# need several GiB each: the link pool runs one at a time. Beside the CLI and the GPU
+# tests: examples/embed, and the generator of the published-layout test checkpoint
+# (the GPU session's model part runs both).
 STATIC_BUILD ?= build-static
-BUNDLE_BINS := tilejit tilejit-gpu-tests
+BUNDLE_BINS ?= tilejit tilejit-gpu-tests tilejit-embed-example tilejit-test-checkpoint
 BUNDLE_STAGE := $(STATIC_BUILD)/bundle-stage
 BUNDLE_DYNAMIC_OK := linux-vdso|ld-linux|libc\.so|libm\.so|libz\.so|libzstd\.so|libpthread\.so|libdl\.so|librt\.so
 
