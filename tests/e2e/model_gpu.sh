@@ -22,7 +22,7 @@ one() { # name command...
   ok=no
   [ "$rc" = 0 ] && ok=yes
   printf '%-28s (%s s) exit %s (want 0, %s)\n' "$name" "$(($(date +%s) - start))" "$rc" "$ok"
-  grep -E '^(weights: [^g]|model:|engine:|tuning database|prefill:|decode:|step B=|prefill T=[0-9]+ L=[0-9]+: median)' \
+  grep -E '^(weights: [^g0-9]|model:|engine:|tuning database|prefill:|decode:|step B=|prefill T=[0-9]+ L=[0-9]+: median)' \
     "$out/$name.log" | sed 's/^/    /'
   echo "    last: $(tail -n 1 "$out/$name.log")"
 }

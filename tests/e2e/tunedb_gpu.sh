@@ -21,6 +21,7 @@ one() { # name command...
   rc=$?
   printf '%-24s (%s s) exit %s: %s\n' "$name" "$(($(date +%s) - start))" "$rc" \
     "$(grep -E '^(winner|default|tuned|recorded)' "$out/$name.log" | tr '\n' ' ' | cut -c1-300)"
+  [ "$rc" = 0 ] || echo "    last: $(tail -n 1 "$out/$name.log")"
   return $rc
 }
 for rows in ${TUNE_ROWS:-1 8 64 256}; do

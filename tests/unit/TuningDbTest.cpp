@@ -84,9 +84,7 @@ TEST_CASE("describeTuneDb: what a database holds and whether this build measured
           "[tuning]") {
   TempDir dir;
   const std::string path = dir.sub("tune.json");
-  CHECK(describeTuneDb(path, "v2") ==
-        "tuning database " + path +
-            ": none there; the kernels keep their registered defaults");
+  CHECK(describeTuneDb(path, "v2") == "tuning database " + path + ": none there");
   TuneDb db;
   db.record(sampleEntry("v2"));
   TuneEntry small = sampleEntry("v2");
@@ -109,7 +107,7 @@ TEST_CASE("describeTuneDb: what a database holds and whether this build measured
   }
   CHECK_THAT(describeTuneDb(path, "v2"),
              Catch::StartsWith("tuning database '" + path + "': ") &&
-                 Catch::EndsWith("; the kernels keep their registered defaults"));
+                 Catch::EndsWith("; nothing tuned is used"));
 }
 
 TEST_CASE("tuning database: malformed files are errors that say why", "[tuning]") {

@@ -44,14 +44,12 @@ TuneDb loadTuneDb(runtime::JitRuntime &jit) {
 
 std::string describeTuneDb(StringRef path, StringRef currentVersion) {
   if (path.empty())
-    return "tuning database: none configured; the kernels keep their registered defaults";
+    return "tuning database: none configured";
   Expected<TuneDb> db = TuneDb::load(path);
   if (!db)
-    return toString(db.takeError()) + "; the kernels keep their registered defaults";
+    return toString(db.takeError()) + "; nothing tuned is used";
   if (db->entries().empty())
-    return formatv("tuning database {0}: none there; the kernels keep their registered "
-                   "defaults",
-                   path);
+    return formatv("tuning database {0}: none there", path);
   // Buckets per kernel and device, in the order the entries were recorded.
   std::vector<std::pair<std::string, std::vector<std::string>>> targets;
   std::set<std::string> others;

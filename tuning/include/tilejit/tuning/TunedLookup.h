@@ -32,8 +32,8 @@ TuneDb loadTuneDb(runtime::JitRuntime &jit);
 /// entries, 5 of them measured by this build (<currentVersion>): in_proj_conv
 /// on sm_90a (132 SMs) at rows<=1, rows<=8; ...", with the other versions
 /// named when some entries are not this build's; "... none there" for a
-/// missing or empty file; the reading error (which names the file) for a
-/// file that cannot be read.
+/// missing or empty file (the kernels keep their registered defaults); the
+/// reading error (which names the file) for a file that cannot be read.
 std::string describeTuneDb(llvm::StringRef path, llvm::StringRef currentVersion);
 
 /// `def` at `constants` ("name=value") with every tunable constant at its
