@@ -152,6 +152,24 @@ TEST_CASE("embedding API: each refusal is an error value naming its numbers",
   CHECK(tooMany.error().message() ==
         "layers = 6: the model has 5 Mamba layer(s) (10 layers: 5 Mamba, 4 MoE, 1 "
         "attention)");
+  // The published config with every Mamba layer made an MLP layer.
+  tilejit::testing::TempDir noMamba;
+  REQUIRE(!writeSafetensors(noMamba.file("model.safetensors"),
+                            {fx::bf16Zeros("lm_head.weight", {2, 200})}));
+  {
+    std::string text = fx::smallPublishedConfig(false);
+    text.replace(text.find(fx::kSmallPattern), 10, "-E-E-*E-E-");
+    std::error_code ec;
+    llvm::raw_fd_ostream os(noMamba.file("config.json"), ec);
+    REQUIRE(!ec);
+    os << text;
+  }
+  auto none = embed::Model::load({std::string(noMamba.path)});
+  REQUIRE(!none);
+  CHECK(none.error().kind() == embed::ErrorKind::Checkpoint);
+  CHECK(none.error().message() ==
+        std::string(noMamba.path) +
+            ": the model has no Mamba layer (10 layers: 4 MoE, 1 attention, 5 MLP)");
   auto missing = embed::Model::load({dir.file("nothing-here")});
   REQUIRE(!missing);
   CHECK(missing.error().kind() == embed::ErrorKind::Checkpoint);

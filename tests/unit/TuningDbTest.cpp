@@ -84,6 +84,7 @@ TEST_CASE("describeTuneDb: what a database holds and whether this build measured
           "[tuning]") {
   TempDir dir;
   const std::string path = dir.sub("tune.json");
+  CHECK(describeTuneDb("", "v2") == "tuning database: none configured");
   CHECK(describeTuneDb(path, "v2") == "tuning database " + path + ": none there");
   TuneDb db;
   db.record(sampleEntry("v2"));
