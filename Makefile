@@ -6,9 +6,10 @@ CMAKE_FLAGS ?=
 
 # Debian packages the build and the tests need (LLVM/MLIR 22 from Debian).
 # python3-torch (1.13, CPU) serves tests/python/test_ops.py on the interpreter;
-# venv, pip, setuptools and wheel the `pip install .` test.
+# venv, pip, setuptools and wheel the `pip install .` test; libfmt-dev (fmt 9,
+# header-only) the embedding API (embed/).
 APT_PACKAGES := cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools \
-  llvm-22-tools catch2 pybind11-dev python3-dev python3-numpy \
+  llvm-22-tools catch2 libfmt-dev pybind11-dev python3-dev python3-numpy \
   python3-pytest python3-torch python3-venv python3-pip python3-setuptools python3-wheel \
   zlib1g-dev libzstd-dev clang-22 libclang-rt-22-dev clang-format-22
 
@@ -38,8 +39,13 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The tuning database `make run` configures its GPU kernels from: the one
+# exported on an H200 (tests/e2e/gpu_session.sh tunedb, docs/tune.md), unless
+# TILEJIT_TUNE_DB names another. `tilejit run` says which it uses.
+TUNE_DB ?= $(CURDIR)/tunedb/h200.tune.json
+
 run: build
-	$(BUILD)/bin/tilejit run
+	TILEJIT_TUNE_DB="$${TILEJIT_TUNE_DB:-$(TUNE_DB)}" $(BUILD)/bin/tilejit run
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
@@ -49,9 +55,11 @@ clean:
 
 # Portable bundle: LLVM/MLIR and libstdc++ linked statically (only libc, libm, libz,
 # libzstd stay dynamic), stripped, packed as bundle/tilejit-bundle.tar.xz. Static links
-# need several GiB each: the link pool runs one at a time.
+# need several GiB each: the link pool runs one at a time. Beside the CLI and the GPU
+# tests: examples/embed, and the generator of the published-layout test checkpoint
+# (the GPU session's model part runs both).
 STATIC_BUILD ?= build-static
-BUNDLE_BINS := tilejit tilejit-gpu-tests
+BUNDLE_BINS ?= tilejit tilejit-gpu-tests tilejit-embed-example tilejit-test-checkpoint
 BUNDLE_STAGE := $(STATIC_BUILD)/bundle-stage
 BUNDLE_DYNAMIC_OK := linux-vdso|ld-linux|libc\.so|libm\.so|libz\.so|libzstd\.so|libpthread\.so|libdl\.so|librt\.so
 

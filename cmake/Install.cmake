@@ -6,7 +6,7 @@ include(CMakePackageConfigHelpers)
 
 set(TILEJIT_LIBRARIES TilejitSupport TilejitTileDialect TilejitTileTransforms
   TilejitTileToLLVM TilejitPTXTarget TilejitPipeline TilejitBuilder TilejitInterpreter
-  TilejitRuntime TilejitJit TilejitTuning TilejitModels)
+  TilejitRuntime TilejitJit TilejitTuning TilejitModels TilejitEmbed)
 set(TILEJIT_CMAKE_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilejit)
 
 install(TARGETS ${TILEJIT_LIBRARIES} EXPORT tilejitTargets
@@ -15,7 +15,7 @@ install(TARGETS ${TILEJIT_LIBRARIES} EXPORT tilejitTargets
 install(EXPORT tilejitTargets NAMESPACE tilejit:: DESTINATION ${TILEJIT_CMAKE_INSTALL_DIR})
 
 # The public headers of every component, and the compiler's generated ones.
-foreach(dir support runtime jit tuning models compiler)
+foreach(dir support runtime jit tuning models embed compiler)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir}/include/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
 endforeach()

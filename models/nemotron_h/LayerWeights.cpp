@@ -7,6 +7,7 @@
 #include "tilejit/support/Json.h"
 
 #include "HuggingFaceJson.h"
+#include "TensorNames.h"
 
 #include "llvm/Support/Path.h"
 
@@ -55,10 +56,6 @@ shardsOfIndex(llvm::StringRef dir, const support::InputFile &index) {
 }
 
 } // namespace
-
-std::string mambaTensorName(int64_t layer, llvm::StringRef suffix) {
-  return "backbone.layers." + std::to_string(layer) + ".mixer." + suffix.str();
-}
 
 llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef dir) {
   NemotronHCheckpoint checkpoint;
@@ -113,6 +110,10 @@ llvm::Expected<NemotronHCheckpoint> NemotronHCheckpoint::open(llvm::StringRef di
                                        dir.str().c_str(), entry.getKey().str().c_str());
     checkpoint.shards.push_back(std::move(*shard));
   }
+  auto prefix = findTensorPrefix(dir, checkpoint.shardOf, checkpoint.cfg);
+  if (!prefix)
+    return prefix.takeError();
+  checkpoint.prefix = std::move(*prefix);
   return checkpoint;
 }
 
@@ -124,6 +125,20 @@ struct TensorReader {
   const std::vector<SafetensorsFile> &shards;
   const QuantizationConfig &quant;
   llvm::StringRef dir;
+  /// What precedes the published names in this checkpoint (findTensorPrefix).
+  llvm::StringRef prefix;
+
+  /// The checkpoint's name of Mamba layer `layer`'s tensor `suffix`.
+  std::string name(int64_t layer, llvm::StringRef suffix) const {
+    return prefix.str() + mambaTensorName(layer, suffix);
+  }
+
+  /// Whether the quantization config leaves `module` unquantized: its
+  /// exclusions may name modules with the wrapper's prefix or without it.
+  bool excluded(llvm::StringRef module) const {
+    return quant.excludes(module) ||
+           (!prefix.empty() && quant.excludes(module.drop_front(prefix.size())));
+  }
 
   struct Found {
     const SafetensorsFile *file;
@@ -238,7 +253,7 @@ struct TensorReader {
     }
     if (!quant.declared() || (dtype != "BF16" && dtype != "F8_E4M3"))
       return llvm::Error::success();
-    const bool excluded = quant.excludes(module);
+    const bool excluded = this->excluded(module);
     if (dtype == "BF16" && !excluded)
       return llvm::createStringError(
           "tensor '%s' is BF16, but %s quantizes '%s' to FP8 (no exclusion names it)",
@@ -251,13 +266,13 @@ struct TensorReader {
   }
 
   /// in_proj or out_proj: an F8_E4M3 weight with both scales, or a BF16 weight.
-  llvm::Expected<Projection> readProjection(int64_t layer, llvm::StringRef prefix,
+  llvm::Expected<Projection> readProjection(int64_t layer, const std::string &module,
                                             std::vector<int64_t> shape) const {
-    std::string name = mambaTensorName(layer, prefix.str() + ".weight");
+    std::string name = this->name(layer, module + ".weight");
     auto found = find(name);
     if (!found)
       return found.takeError();
-    if (auto err = checkScheme(mambaTensorName(layer, prefix), *found, shape[0]))
+    if (auto err = checkScheme(this->name(layer, module), *found, shape[0]))
       return std::move(err);
     Projection projection;
     if (found->tensor->dtype == "BF16") {
@@ -272,12 +287,10 @@ struct TensorReader {
     auto weight = read<uint8_t>(name, "F8_E4M3", {shape});
     if (!weight)
       return weight.takeError();
-    auto weightScale =
-        readScale(name, mambaTensorName(layer, prefix.str() + ".weight_scale"));
+    auto weightScale = readScale(name, this->name(layer, module + ".weight_scale"));
     if (!weightScale)
       return weightScale.takeError();
-    auto inputScale =
-        readScale(name, mambaTensorName(layer, prefix.str() + ".input_scale"));
+    auto inputScale = readScale(name, this->name(layer, module + ".input_scale"));
     if (!inputScale)
       return inputScale.takeError();
     // The kernels compute with s_x * s_w and 1 / s_x in f32 (R1): a product
@@ -306,11 +319,11 @@ NemotronHCheckpoint::loadMambaLayer(int64_t layer) const {
     return llvm::createStringError(
         "%s: layer %lld is not a Mamba layer (hybrid_override_pattern '%s')", dir.c_str(),
         (long long)layer, cfg.layerPattern.c_str());
-  const TensorReader reader{shardOf, shards, quant, dir};
+  const TensorReader reader{shardOf, shards, quant, dir, prefix};
   const int64_t Cd = cfg.convChannels(), K = cfg.convKernel, H = cfg.numHeads;
   MambaLayerWeights w;
   w.layer = layer;
-  auto name = [&](llvm::StringRef suffix) { return mambaTensorName(layer, suffix); };
+  auto name = [&](llvm::StringRef suffix) { return reader.name(layer, suffix); };
   auto inProj =
       reader.readProjection(layer, "in_proj", {cfg.inProjRows(), cfg.hiddenSize});
   if (!inProj)

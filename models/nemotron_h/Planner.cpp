@@ -330,7 +330,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/false))
       return std::move(err);
   }
-  if (auto err = validatePlan(plan, options.overrides))
+  if (auto err = validatePlan(plan, options.overridesMustApply ? options.overrides
+                                                               : KernelOverrides()))
     return std::move(err);
   return plan;
 }
@@ -513,7 +514,9 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))
       return std::move(err);
   }
-  if (auto err = validatePlan(result.plan, options.overrides))
+  if (auto err =
+          validatePlan(result.plan, options.overridesMustApply ? options.overrides
+                                                               : KernelOverrides()))
     return std::move(err);
   return result;
 }

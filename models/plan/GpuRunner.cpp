@@ -23,8 +23,8 @@ using namespace tilejit::runtime;
 struct GpuRunner::Impl {
   JitRuntime &jit;
   StepPlan plan;
-  std::map<int64_t, std::unique_ptr<WeightSlot>> slots; // by layer
-  std::map<std::string, DeviceBuffer> buffers;          // non-weight buffers
+  std::shared_ptr<GpuSharedState> shared;      // weight slots and pages
+  std::map<std::string, DeviceBuffer> buffers; // the other non-weight buffers
   std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
   std::vector<runtime::Kernel *> launchKernels; // per plan launch
   std::vector<int32_t> deviceSlots;             // what the "slots" buffer holds
@@ -35,15 +35,60 @@ struct GpuRunner::Impl {
   std::optional<Event> callerStepDone;
   bool callerStepPending = false;
 
-  Impl(JitRuntime &jit, StepPlan plan) : jit(jit), plan(std::move(plan)) {}
+  Impl(JitRuntime &jit, StepPlan plan, std::shared_ptr<GpuSharedState> shared)
+      : jit(jit), plan(std::move(plan)), shared(std::move(shared)) {}
+
+  /// Non-weight buffer `name` (a page from the shared state), or null.
+  DeviceBuffer *buffer(const std::string &name) {
+    auto it = buffers.find(name);
+    if (it != buffers.end())
+      return &it->second;
+    auto page = shared->pages.find(name);
+    return page != shared->pages.end() ? &page->second : nullptr;
+  }
 
   /// The device address of a buffer argument (a weight: its layer's slot part).
   llvm::Expected<DevicePtr> address(const PlannedLaunch &launch,
                                     const std::string &name) {
     const PlanBuffer &buffer = plan.buffers.at(name);
     if (buffer.role == PlanBuffer::Role::Weight)
-      return slots.at(buffer.layer)->address(name);
-    return buffers.at(name).address();
+      return shared->slots.at(buffer.layer)->address(name);
+    return this->buffer(name)->address();
+  }
+
+  /// Uploads weight `name` into its layer's slot unless a runner sharing the
+  /// slot did.
+  llvm::Error addWeight(const std::string &name, const PlanBuffer &buffer) {
+    auto &slot = shared->slots[buffer.layer];
+    if (!slot)
+      slot = jit.createWeightSlot(llvm::formatv("layer {0}", buffer.layer).str());
+    llvm::ArrayRef<uint8_t> bytes = buffer.hostWeight;
+    if (bytes.size() != buffer.bytes)
+      return llvm::createStringError(
+          llvm::formatv("plan: weight '{0}' has {1} bytes, the plan expects {2}", name,
+                        bytes.size(), buffer.bytes));
+    if (slot->has(name))
+      return llvm::Error::success();
+    return slot->upload(name, bytes).takeError();
+  }
+
+  /// Allocates non-weight buffer `name`; a page is taken from the shared
+  /// state when a runner sharing it allocated one.
+  llvm::Error addBuffer(const std::string &name, const PlanBuffer &buffer) {
+    const bool page = buffer.role == PlanBuffer::Role::State;
+    if (page)
+      if (auto it = shared->pages.find(name); it != shared->pages.end()) {
+        if (it->second.size() == buffer.bytes)
+          return llvm::Error::success();
+        return llvm::createStringError(llvm::formatv(
+            "plan: page '{0}' has {1} bytes in the shared state, the plan expects {2}",
+            name, it->second.size(), buffer.bytes));
+      }
+    auto device = jit.allocate(buffer.bytes);
+    if (!device)
+      return device.takeError();
+    (page ? shared->pages : buffers).emplace(name, std::move(*device));
+    return llvm::Error::success();
   }
 
   llvm::Expected<std::vector<KernelArg>> arguments(const PlannedLaunch &launch) {
@@ -95,36 +140,24 @@ GpuRunner::~GpuRunner() = default;
 
 llvm::Expected<std::unique_ptr<GpuRunner>>
 GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPlan &plan,
-                  llvm::raw_ostream &log) {
-  auto impl = std::make_unique<Impl>(jit, plan);
+                  llvm::raw_ostream &log, std::shared_ptr<GpuSharedState> shared) {
+  auto impl = std::make_unique<Impl>(
+      jit, plan, shared ? std::move(shared) : std::make_shared<GpuSharedState>());
   auto stream = Stream::create(jit.device());
   if (!stream)
     return stream.takeError();
   impl->stream.emplace(std::move(*stream));
 
-  for (const auto &[name, buffer] : plan.buffers) {
-    if (buffer.role == PlanBuffer::Role::Weight) {
-      auto &slot = impl->slots[buffer.layer];
-      if (!slot)
-        slot = jit.createWeightSlot(llvm::formatv("layer {0}", buffer.layer).str());
-      llvm::ArrayRef<uint8_t> bytes = buffer.hostWeight;
-      if (bytes.size() != buffer.bytes)
-        return llvm::createStringError(
-            llvm::formatv("plan: weight '{0}' has {1} bytes, the plan expects {2}", name,
-                          bytes.size(), buffer.bytes));
-      if (auto ptr = slot->upload(name, bytes); !ptr)
-        return ptr.takeError();
-      continue;
-    }
-    auto device = jit.allocate(buffer.bytes);
-    if (!device)
-      return device.takeError();
-    impl->buffers.emplace(name, std::move(*device));
-  }
+  for (const auto &[name, buffer] : plan.buffers)
+    if (auto err = buffer.role == PlanBuffer::Role::Weight
+                       ? impl->addWeight(name, buffer)
+                       : impl->addBuffer(name, buffer))
+      return err;
 
   for (const PlannedLaunch &launch : plan.launches) {
-    const WeightSlot *slot =
-        launch.weightSlot >= 0 ? impl->slots.at(launch.weightSlot).get() : nullptr;
+    const WeightSlot *slot = launch.weightSlot >= 0
+                                 ? impl->shared->slots.at(launch.weightSlot).get()
+                                 : nullptr;
     std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",") +
                       (slot ? "|slot" + std::to_string(launch.weightSlot) : "");
     auto &kernel = impl->kernels[key];
@@ -177,19 +210,19 @@ llvm::Error GpuRunner::upload(const HostBuffers &buffers) {
   if (auto err = checkSlots({first, size_t(impl->plan.rows)}, impl->plan.numSlots))
     return err;
   for (const auto &[name, bytes] : buffers) {
-    auto it = impl->buffers.find(name);
-    if (it == impl->buffers.end())
+    DeviceBuffer *device = impl->buffer(name);
+    if (!device)
       return llvm::createStringError("plan: no buffer '" + name + "'");
-    if (bytes.size() != it->second.size())
+    if (bytes.size() != device->size())
       return llvm::createStringError(
           llvm::formatv("plan: buffer '{0}' has {1} bytes, the plan expects {2}", name,
-                        bytes.size(), it->second.size()));
+                        bytes.size(), device->size()));
   }
   if (auto err = impl->waitForCallerStep())
     return err;
   impl->deviceSlots.assign(first, first + impl->plan.rows);
   for (const auto &[name, bytes] : buffers)
-    if (auto err = impl->buffers.at(name).upload(bytes, impl->stream->handle()))
+    if (auto err = impl->buffer(name)->upload(bytes, impl->stream->handle()))
       return err;
   return impl->stream->synchronize();
 }
@@ -198,11 +231,11 @@ llvm::Error GpuRunner::download(HostBuffers &buffers) {
   if (auto err = impl->waitForCallerStep())
     return err;
   for (auto &[name, bytes] : buffers) {
-    auto it = impl->buffers.find(name);
-    if (it == impl->buffers.end())
+    DeviceBuffer *device = impl->buffer(name);
+    if (!device)
       return llvm::createStringError("plan: no buffer '" + name + "'");
-    bytes.resize(it->second.size());
-    if (auto err = it->second.download(bytes, impl->stream->handle()))
+    bytes.resize(device->size());
+    if (auto err = device->download(bytes, impl->stream->handle()))
       return err;
   }
   return impl->stream->synchronize();
@@ -281,10 +314,10 @@ llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slo
 }
 
 llvm::Expected<DevicePtr> GpuRunner::bufferAddress(llvm::StringRef name) const {
-  auto it = impl->buffers.find(name.str());
-  if (it == impl->buffers.end())
+  const DeviceBuffer *device = impl->buffer(name.str());
+  if (!device)
     return llvm::createStringError("plan: no non-weight buffer '" + name + "'");
-  return it->second.address();
+  return device->address();
 }
 
 llvm::Expected<StepTimes> GpuRunner::time(int replays) {

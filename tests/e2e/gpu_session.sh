@@ -9,6 +9,10 @@
 #   opsbench tests/e2e/ops_torch_bench.py (tilejit.ops next to plain torch)
 #   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
 #            SANITIZE_TIMEOUT, default 400 s)
+#   model    tests/e2e/model_gpu.sh (the published-layout checkpoint, generated here,
+#            through `tilejit run --model` and examples/embed)
+#   tunedb   tests/e2e/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
+#            $OUT/h200.tune.json: commit it as tunedb/h200.tune.json)
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/ carried)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,6 +44,9 @@ for part in "$@"; do
            grep -E "outside one ulp" "$out/python.log") ;;
   opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/tests/e2e/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
+  model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
+  tunedb) "$root/tests/e2e/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
+            "${OUT:-$work}/h200.tune.json" ;;
   sanitize) OUT=$out timeout "${SANITIZE_TIMEOUT:-400}" "$root/tests/e2e/sanitize_gpu.sh" \
               >"$out/sanitize.log" 2>&1; echo "sanitize: exit $?"; tail -n 12 "$out/sanitize.log" ;;
   esac

@@ -80,6 +80,37 @@ TEST_CASE("tuning database: JSON and file round trip", "[tuning]") {
   CHECK(back.entries()[1].rejected == "wrong results");
 }
 
+TEST_CASE("describeTuneDb: what a database holds and whether this build measured it",
+          "[tuning]") {
+  TempDir dir;
+  const std::string path = dir.sub("tune.json");
+  CHECK(describeTuneDb("", "v2") == "tuning database: none configured");
+  CHECK(describeTuneDb(path, "v2") == "tuning database " + path + ": none there");
+  TuneDb db;
+  db.record(sampleEntry("v2"));
+  TuneEntry small = sampleEntry("v2");
+  small.key.shapeBucket = shapeBucket({{"m", 64}});
+  db.record(small);
+  TuneEntry other = sampleEntry("v1", 78);
+  other.key.kernel = "softmax";
+  db.record(other);
+  REQUIRE(!db.save(path));
+  CHECK(describeTuneDb(path, "v2") ==
+        "tuning database " + path +
+            ": 3 entries, 2 of them measured by this build (v2), the others by v1 (used "
+            "after 'tilejit tune --revalidate'): gemm_bf16 on sm_90a (132 SMs) at "
+            "m<=4096, m<=64; softmax on sm_90a (78 SMs) at m<=4096");
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    REQUIRE(!ec);
+    os << "{";
+  }
+  CHECK_THAT(describeTuneDb(path, "v2"),
+             Catch::StartsWith("tuning database '" + path + "': ") &&
+                 Catch::EndsWith("; nothing tuned is used"));
+}
+
 TEST_CASE("tuning database: malformed files are errors that say why", "[tuning]") {
   CHECK(toString(TuneDb::fromJSON(llvm::json::Object{{"entries", llvm::json::Array{}}})
                      .takeError()) ==

@@ -7,6 +7,7 @@
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/plan/Validate.h"
 #include "tilejit/runtime/CudaDevice.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -140,12 +141,15 @@ loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
     weights.push_back(std::move(*layer));
   }
   outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
-                    "in {4}, bf16 in {5}, mixed in {6}{7}\n",
+                    "in {4}, bf16 in {5}, mixed in {6}{7}{8}\n",
                     modelDir, describeLayers(config), weights.size(), mamba.size(), fp8,
                     bf16, mixed,
                     checkpoint->quantization().declared()
                         ? "; quantization from " + checkpoint->quantization().origin
-                        : std::string());
+                        : std::string(),
+                    checkpoint->tensorPrefix().empty()
+                        ? std::string()
+                        : "; tensors under '" + checkpoint->tensorPrefix() + "'");
   return weights;
 }
 
@@ -222,6 +226,14 @@ int runMain(const KernelRegistry &registry) {
   if (!w)
     return fail(toString(w.takeError()));
   outs() << formatv("load {0:f1} ms\n", msSince(start));
+  // Which tuning database the GPU plans are configured from (`make run` names
+  // the shipped one), and whether this build measured its entries.
+  if (auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment())
+    outs() << tuning::describeTuneDb(runtimeOptions->tuneDbPath,
+                                     tuning::tuneVersion(*JitCompiler::fromEnvironment()))
+           << (device ? "" : " (the interpreter runs the registered defaults)") << "\n";
+  else
+    consumeError(runtimeOptions.takeError());
   std::vector<MambaLayerWeights> planted;
   if (options.defect != Defect::None) {
     outs() << "planted defect: " << defectName(options.defect)

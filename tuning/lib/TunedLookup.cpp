@@ -8,6 +8,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <set>
+
 using namespace llvm;
 
 namespace tilejit::tuning {
@@ -38,6 +40,46 @@ TuneDb loadTuneDb(runtime::JitRuntime &jit) {
     return std::move(*db);
   jit.warn(toString(db.takeError()) + "; no tuned configuration is used");
   return TuneDb();
+}
+
+std::string describeTuneDb(StringRef path, StringRef currentVersion) {
+  if (path.empty())
+    return "tuning database: none configured";
+  Expected<TuneDb> db = TuneDb::load(path);
+  if (!db)
+    return toString(db.takeError()) + "; nothing tuned is used";
+  if (db->entries().empty())
+    return formatv("tuning database {0}: none there", path);
+  // Buckets per kernel and device, in the order the entries were recorded.
+  std::vector<std::pair<std::string, std::vector<std::string>>> targets;
+  std::set<std::string> others;
+  size_t current = 0;
+  for (const TuneEntry &e : db->entries()) {
+    std::string target =
+        formatv("{0} on {1} ({2} SMs)", e.key.kernel, e.key.arch, e.key.smCount);
+    auto it = find_if(targets, [&](const auto &t) { return t.first == target; });
+    if (it == targets.end())
+      it = targets.insert(targets.end(), {target, {}});
+    it->second.push_back(e.key.shapeBucket);
+    if (e.key.version == currentVersion)
+      ++current;
+    else
+      others.insert(e.key.version);
+  }
+  std::string text =
+      formatv("tuning database {0}: {1} entr{2}, {3} of them measured by "
+              "this build ({4})",
+              path, db->entries().size(), db->entries().size() == 1 ? "y" : "ies",
+              current, currentVersion);
+  if (!others.empty())
+    text += formatv(", the others by {0} (used after 'tilejit tune --revalidate')",
+                    join(others, ", "));
+  const char *sep = ": ";
+  for (const auto &[target, buckets] : targets) {
+    text += formatv("{0}{1} at {2}", sep, target, join(buckets, ", "));
+    sep = "; ";
+  }
+  return text;
 }
 
 Expected<Specialization> tuningBase(const KernelDef &def,

@@ -39,6 +39,8 @@ public:
   llvm::Expected<DevicePtr> upload(llvm::StringRef part, llvm::ArrayRef<uint8_t> bytes);
   /// The device address of an uploaded part.
   llvm::Expected<DevicePtr> address(llvm::StringRef part) const;
+  /// Whether `part` has been uploaded.
+  bool has(llvm::StringRef part) const { return parts.count(part) != 0; }
   /// Bytes held on the device over all parts.
   uint64_t deviceBytes() const;
 

@@ -27,6 +27,15 @@ llvm::Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &t
 /// through the runtime's warnings and treated as empty.
 TuneDb loadTuneDb(runtime::JitRuntime &jit);
 
+/// One line naming the database at `path` and what it holds, for a program
+/// configured from it to say so (`tilejit run` does): "tuning database P: 5
+/// entries, 5 of them measured by this build (<currentVersion>): in_proj_conv
+/// on sm_90a (132 SMs) at rows<=1, rows<=8; ...", with the other versions
+/// named when some entries are not this build's; "... none there" for a
+/// missing or empty file (the kernels keep their registered defaults); the
+/// reading error (which names the file) for a file that cannot be read.
+std::string describeTuneDb(llvm::StringRef path, llvm::StringRef currentVersion);
+
 /// `def` at `constants` ("name=value") with every tunable constant at its
 /// default: the instance `tilejit tune` keys its entry by.
 llvm::Expected<Specialization> tuningBase(const KernelDef &def,

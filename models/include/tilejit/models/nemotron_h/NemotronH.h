@@ -160,12 +160,19 @@ struct QuantizationConfig {
 };
 
 /// A checkpoint directory: config.json plus model.safetensors, or the shards
-/// listed by model.safetensors.index.json.
+/// listed by model.safetensors.index.json. Tensors are found under their
+/// published names, or under one prefix a wrapper adds to all of them
+/// ("language_model.backbone.layers.0.mixer...", "model.backbone..."); a
+/// checkpoint where none or several prefixes hold the Mamba layers is refused
+/// when it opens, with the names it holds.
 class NemotronHCheckpoint {
 public:
   static llvm::Expected<NemotronHCheckpoint> open(llvm::StringRef dir);
   const NemotronHConfig &config() const { return cfg; }
   const QuantizationConfig &quantization() const { return quant; }
+  /// What precedes the published tensor names in this checkpoint: empty, or a
+  /// wrapper's prefix such as "language_model." (found when it opens).
+  const std::string &tensorPrefix() const { return prefix; }
   /// Loads Mamba layer `layer`. A missing, misshapen or wrongly typed tensor,
   /// or an FP8 projection without its scales, is an error naming the tensor
   /// and the expected and actual shape or dtype; nothing is returned then.
@@ -175,6 +182,7 @@ private:
   NemotronHConfig cfg;
   QuantizationConfig quant;
   std::string dir;
+  std::string prefix;
   std::vector<SafetensorsFile> shards;
   llvm::StringMap<size_t> shardOf;
 };

@@ -32,6 +32,11 @@ struct PlanOptions {
   /// over the stream (on the H200 the same chunk steps took 400 instead of
   /// 670 us, tests/e2e/ssd_span_probe.py) and the state pass 16 steps.
   int64_t ssdSpanTokens = 512;
+  /// Whether an override of a kernel the plan does not launch is an error, as
+  /// for `tilejit run --set` (a setting that changes nothing is a mistake).
+  /// The embedding API's session settings serve its decode and prefill steps
+  /// alike: each plan takes those of the kernels it launches.
+  bool overridesMustApply = true;
 };
 
 /// Plans one decode step through `layers` (in order, each reading the

@@ -8,6 +8,7 @@
 #include "tilejit/models/plan/StepPlan.h"
 #include "tilejit/runtime/CompilerInterface.h"
 #include "tilejit/runtime/DeviceApi.h"
+#include "tilejit/runtime/WeightSlot.h"
 
 #include <memory>
 
@@ -58,16 +59,29 @@ struct StepTimes {
   int replays = 0;
 };
 
+/// Device memory that GpuRunners of one model can share: a weight slot per
+/// layer, each weight uploaded by the first runner that needs it, and the
+/// pages (the plans' State buffers), so a prefill and a decode runner over the
+/// same layers hold one copy of the weights and carry the same sequences.
+/// Runners that share it must be planned from the same weights and page
+/// geometry (a size that disagrees is an error). Each runner keeps it alive;
+/// it must not outlive its JitRuntime.
+struct GpuSharedState {
+  std::map<int64_t, std::unique_ptr<runtime::WeightSlot>> slots; ///< by layer
+  std::map<std::string, runtime::DeviceBuffer> pages;            ///< by buffer name
+};
+
 /// Runs plans on the GPU: weights uploaded once into one weight slot per
 /// layer, projection kernels specialized to their layer's slot, every kernel
 /// compiled (in parallel) and loaded before the step is captured as a graph.
 class GpuRunner {
 public:
-  /// Uploads the plan's weights and compiles every kernel of `plan`.
-  static llvm::Expected<std::unique_ptr<GpuRunner>> create(runtime::JitRuntime &jit,
-                                                           const KernelRegistry &registry,
-                                                           const StepPlan &plan,
-                                                           llvm::raw_ostream &log);
+  /// Uploads the plan's weights and compiles every kernel of `plan`. With
+  /// `shared`, weights and pages already there are used, the others are
+  /// added to it; without, the runner keeps its own.
+  static llvm::Expected<std::unique_ptr<GpuRunner>>
+  create(runtime::JitRuntime &jit, const KernelRegistry &registry, const StepPlan &plan,
+         llvm::raw_ostream &log, std::shared_ptr<GpuSharedState> shared = nullptr);
   ~GpuRunner();
 
   /// Copies the non-weight buffers in `buffers` to the device (states too).
