@@ -150,6 +150,7 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(out.name);
   out.threads = func->getAttrOfType<IntegerAttr>("tile.threads").getInt();
   out.sharedBytes = func->getAttrOfType<IntegerAttr>("tile.shared_bytes").getInt();
+  out.programsPerSM = func->getAttrOfType<IntegerAttr>("tile.programs_per_sm").getInt();
   out.reducedSums = func->getAttrOfType<StringAttr>("tile.sums").getValue() == "reduced";
   if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tile.grid_dims")) {
     assert(grid.size() == 2 && grid[0] == int64_t(out.params.size()) &&

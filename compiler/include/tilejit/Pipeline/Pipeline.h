@@ -41,6 +41,9 @@ struct CompiledKernel {
   std::string ptx;
   int64_t threads = 0;     ///< per program (CTA)
   int64_t sharedBytes = 0; ///< dynamic shared memory per program
+  /// Programs a multiprocessor holds at once by the kernel's register split
+  /// (a persistent grid launches this many per multiprocessor).
+  int64_t programsPerSM = 1;
   /// Whether some dot adds its products with fewer bits than f32 (e4m3
   /// wgmma): its outputs are held to R1h's band, not R1's one ulp.
   bool reducedSums = false;

@@ -21,6 +21,7 @@
 
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 
@@ -54,18 +55,22 @@ Value advance(Emitter &e, Value descriptor, int64_t bytes, Location loc) {
 
 /// "{$first, ..., $(first+count-1)}"
 std::string registerList(int64_t first, int64_t count) {
-  SmallVector<std::string> names;
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "{";
   for (int64_t i = 0; i < count; ++i)
-    names.push_back("$" + std::to_string(first + i));
-  return "{" + llvm::join(names, ", ") + "}";
+    os << (i ? ", $" : "$") << first + i;
+  os << "}";
+  return text;
 }
 
-/// `count` "=f" outputs, the `inputs` constraints, then the outputs tied.
-std::string tiedConstraints(int64_t count, llvm::StringRef inputs) {
+/// `count` "=f" outputs, the `inputs` constraints, then (when `tied`) the
+/// outputs tied as inputs.
+std::string tiedConstraints(int64_t count, llvm::StringRef inputs, bool tied = true) {
   SmallVector<std::string> parts(count, "=f");
   if (!inputs.empty())
     parts.push_back(inputs.str());
-  for (int64_t i = 0; i < count; ++i)
+  for (int64_t i = 0; tied && i < count; ++i)
     parts.push_back(std::to_string(i));
   return llvm::join(parts, ",");
 }
@@ -137,13 +142,13 @@ struct WgmmaProduct {
     // the accumulator registers' last writes before the tensor cores read them.
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     int64_t count = width / 2, kInstr = 32 / bytes;
-    std::string shape = "m64n" + std::to_string(width) + "k" + std::to_string(kInstr);
+    std::string shape = llvm::formatv("m64n{0}k{1}", width, kInstr);
     // 16-bit operands take transpose immediates: 0, both K-major.
-    std::string text = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(count + 2) +
-                       ", 0;\nwgmma.mma_async.sync.aligned." + shape + ".f32" + types +
-                       " " + registerList(0, count) + ", $" + std::to_string(count) +
-                       ", $" + std::to_string(count + 1) + ", p, 1, 1" +
-                       (bytes == 2 ? ", 0, 0" : "") + ";\n}";
+    std::string text = llvm::formatv("{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, "
+                                     "0;\nwgmma.mma_async.sync.aligned.{1}.f32{2} "
+                                     "{3}, ${4}, ${5}, p, 1, 1{6};\n}",
+                                     count + 2, shape, types, registerList(0, count),
+                                     count, count + 1, bytes == 2 ? ", 0, 0" : "");
     std::string constraints = tiedConstraints(count, "l,l,r");
     SmallVector<Type> resultTypes(count, b.getF32Type());
     Value one = e.i32(1, loc), zero = e.i32(0, loc);
@@ -155,8 +160,13 @@ struct WgmmaProduct {
           advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc),
           advance(e, bDesc, col * rowBytes + 32 * s, loc),
           fromZero && s == 0 ? zero : one};
-      args.append(d.begin(), d.end());
-      d = e.inlineAsm(text, constraints, resultTypes, args, /*sideEffects=*/true, loc);
+      // Starting from zero (scale-d = 0) reads no accumulator: its registers
+      // are outputs only, so nothing writes them before the instruction.
+      bool readsD = !(fromZero && s == 0);
+      if (readsD)
+        args.append(d.begin(), d.end());
+      d = e.inlineAsm(text, readsD ? constraints : tiedConstraints(count, "l,l,r", false),
+                      resultTypes, args, /*sideEffects=*/true, loc);
     }
     if (commit)
       NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);

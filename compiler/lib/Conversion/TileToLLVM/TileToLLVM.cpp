@@ -62,16 +62,26 @@ struct ConvertTileToLLVMPass
              map.getBox()[0], map.getBox()[1], bytes}));
       }
       // A producer warpgroup (tile-warp-specialize) runs beside the config's
-      // warps; setmaxnreg needs the register cap one program per
-      // multiprocessor gives at entry.
-      auto config = kernel.getConfigAttr();
-      bool producer = config && config.getProducer();
-      int64_t threads = 32 * (tile::getNumWarps(kernel) + (producer ? 4 : 0));
+      // warps. setmaxnreg moves registers within the share the entry cap
+      // gives a program: as many programs per multiprocessor as the split's
+      // registers allow fit in the register file.
+      tile::WarpSpecializeOp ws;
+      kernel.walk([&](tile::WarpSpecializeOp op) { ws = op; });
+      int64_t warps = tile::getNumWarps(kernel);
+      int64_t threads = 32 * (warps + (ws ? 4 : 0));
       func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
-      if (producer)
-        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(), b.getI32IntegerAttr(1));
+      int64_t programsPerSM = 1;
+      if (ws) {
+        int64_t split = 128 * int64_t(ws.getProducerRegs()) +
+                        32 * warps * int64_t(ws.getConsumerRegs());
+        programsPerSM = 65536 / split;
+        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                      b.getI32IntegerAttr(int32_t(programsPerSM)));
+      }
+      // A persistent grid launches this many programs per multiprocessor.
+      func->setAttr("tile.programs_per_sm", b.getI64IntegerAttr(programsPerSM));
       if (!tensorMaps.empty())
         func->setAttr("tile.tensormaps", b.getArrayAttr(tensorMaps));
       // tile-persistent's logical grid parameters (axis 0, then 1).

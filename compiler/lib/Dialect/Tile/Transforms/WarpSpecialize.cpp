@@ -27,15 +27,20 @@ using namespace tilejit::tile;
 
 namespace {
 
-/// Registers per producer thread: it only walks the K loop and issues copies.
-constexpr int64_t kProducerRegs = 40;
-/// At most this many per consumer thread (setmaxnreg takes multiples of 8).
-constexpr int64_t kMaxConsumerRegs = 240;
-
-/// The consumer budget: what the register file leaves after the producer.
-int64_t consumerRegs(int64_t warps) {
-  int64_t perThread = (65536 - 128 * kProducerRegs) / (32 * warps);
-  return std::min(kMaxConsumerRegs, perThread / 8 * 8);
+/// The register split of a warp-specialized program: the producer thread
+/// only walks the K loop and issues copies; the consumers take the rest of
+/// the program's share of the register file. One consumer warpgroup shares a
+/// multiprocessor with a second program (the two overlap each other's waits
+/// for the tensor cores, as two consumer warpgroups of one program do);
+/// more take it alone. setmaxnreg takes multiples of 8 up to 256.
+struct RegisterSplit {
+  int64_t producer, consumer;
+};
+RegisterSplit registerSplit(int64_t warps) {
+  if (warps == 4)
+    return {24, (32768 - 128 * 24) / 128 / 8 * 8}; // two programs: 232
+  int64_t perThread = (65536 - 128 * 40) / (32 * warps);
+  return {40, std::min<int64_t>(240, perThread / 8 * 8)};
 }
 
 std::optional<int64_t> constantInt(Value v) {
@@ -119,6 +124,16 @@ struct RingPosition {
   Value tileIv, tileLb, tileStep;
 };
 
+/// K iterations of the loop `at` describes: ceil((ub - lb) / step).
+Value tripCount(OpBuilder &b, Location loc, const RingPosition &at) {
+  Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
+  return arith::DivSIOp::create(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, at.kUb, at.kLb),
+                            arith::SubIOp::create(b, loc, at.kStep, one)),
+      at.kStep);
+}
+
 /// (slot, parity) of an iteration in a ring of `stages`: its sequence number
 /// i, i % stages and (i / stages) % 2, flipped for a producer, whose first
 /// pass waits for nothing.
@@ -131,12 +146,7 @@ std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, const RingPosi
   };
   Value index = indexOf(at.kIv, at.kLb, at.kStep);
   if (at.tileIv) {
-    // trip = ceil((ub - lb) / step)
-    Value trip = arith::DivSIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, at.kUb, at.kLb),
-                              arith::SubIOp::create(b, loc, at.kStep, c(1))),
-        at.kStep);
+    Value trip = tripCount(b, loc, at);
     index = arith::AddIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, indexOf(at.tileIv, at.tileLb, at.tileStep), trip),
@@ -150,6 +160,22 @@ std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, const RingPosi
   return {slot, parity};
 }
 
+/// After a loop that releases each slot one iteration late: the release of
+/// its last iteration's slot, which a persistent program's next tile needs
+/// (none when the loop did not run).
+void releaseLast(OpBuilder &b, Location loc, Value empty, RingPosition at,
+                 int64_t stages) {
+  Type i32 = b.getI32Type();
+  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
+  Value trip = tripCount(b, loc, at);
+  at.kIv = arith::AddIOp::create(
+      b, loc, at.kLb,
+      arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, trip, c(1)), at.kStep));
+  Value lastSlot = slotAndParity(b, loc, at, stages, /*producer=*/false).first;
+  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trip, c(0));
+  MbarrierArriveOp::create(b, loc, empty, lastSlot, ran);
+}
+
 /// Keeps one wgmma group in flight across the consumer loop's iterations:
 /// the loop's single dot (both operands in wgmma layouts, its accumulator
 /// the loop's only iter_arg use) becomes a tile.dot_async chaining the
@@ -158,9 +184,11 @@ std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, const RingPosi
 /// never wait for a release. Not for e4m3: its reduced sums (R1h) are
 /// promoted to f32 after every K block, and reading one block's finished
 /// products while the next block's wgmma runs makes ptxas serialize every
-/// wgmma (warning C7514, seen with the loop unrolled by two so that nothing
-/// copies registers in flight); two consumer warpgroups overlap each other's
-/// promotion instead. Returns whether the loop was rewritten.
+/// wgmma (warning C7514; seen with the loop unrolled by two so that nothing
+/// copies registers in flight, and with the next block's partial sums
+/// starting from zero without a register write); two consumer warpgroups, or
+/// two programs per multiprocessor, overlap each other's promotion instead.
+/// Returns whether the loop was rewritten.
 bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stages,
                           RingPosition at) {
   auto dots = llvm::to_vector(loop.getBody()->getOps<DotOp>());
@@ -172,9 +200,14 @@ bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stag
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   if (dot.getAcc() != accArg || !accArg.hasOneUse() ||
       yield.getOperand(0) != dot.getResult() || !dot->hasOneUse() ||
-      !isa<WgmmaOperandLayoutAttr>(dot.getA().getType().getEncoding()) ||
-      isa<Float8E4M3FNType>(dot.getA().getType().getElementType()))
+      !isa<WgmmaOperandLayoutAttr>(dot.getA().getType().getEncoding()))
     return false;
+  if (isa<Float8E4M3FNType>(dot.getA().getType().getElementType())) {
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": e4m3 dot at " << dot.getLoc()
+                            << " stays synchronous: its products are promoted to f32 "
+                               "after every K block\n");
+    return false;
+  }
   Location loc = dot.getLoc();
   auto accType = dot.getResult().getType();
   OpBuilder b(dot);
@@ -201,20 +234,8 @@ bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stag
   auto last =
       DotWaitOp::create(b, loc, TypeRange{accType}, ValueRange{loop.getResult(0)}, 0u);
   loop.getResult(0).replaceAllUsesExcept(last.getResult(0), last);
-  if (at.tileIv) {
-    Value trip = arith::DivSIOp::create(
-        b, loc,
-        arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, at.kUb, at.kLb),
-                              arith::SubIOp::create(b, loc, at.kStep, c(1))),
-        at.kStep);
-    at.kIv = arith::AddIOp::create(
-        b, loc, at.kLb,
-        arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, trip, c(1)),
-                              at.kStep));
-    Value lastSlot = slotAndParity(b, loc, at, stages, /*producer=*/false).first;
-    Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trip, c(0));
-    MbarrierArriveOp::create(b, loc, empty, lastSlot, ran);
-  }
+  if (at.tileIv)
+    releaseLast(b, loc, empty, at, stages);
   LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc
                           << ": one wgmma group in flight, chained accumulator\n");
   return true;
@@ -324,8 +345,9 @@ struct WarpSpecializePass
     // Everything else the kernel did becomes the consumers' region.
     Operation *ret = body.getTerminator();
     b.setInsertionPoint(ret);
-    auto ws = WarpSpecializeOp::create(b, loc, uint32_t(kProducerRegs),
-                                       uint32_t(consumerRegs(warps)));
+    RegisterSplit split = registerSplit(warps);
+    auto ws = WarpSpecializeOp::create(b, loc, uint32_t(split.producer),
+                                       uint32_t(split.consumer));
     Block *consumer = new Block(), *producer = new Block();
     ws.getConsumer().push_back(consumer);
     ws.getProducer().push_back(producer);
