@@ -92,6 +92,11 @@ public:
                                        uint32_t bytes) override {
     return device->setMaxDynamicSharedBytes(function, bytes);
   }
+  llvm::Error encodeTensorMap(const TensorMapSpec &spec, runtime::DevicePtr base,
+                              uint64_t rows, uint64_t cols,
+                              runtime::TensorMapBytes &out) override {
+    return device->encodeTensorMap(spec, base, rows, cols, out);
+  }
   llvm::Error launch(runtime::FunctionHandle function,
                      const runtime::LaunchConfig &config,
                      llvm::ArrayRef<runtime::KernelArg> args) override {

@@ -67,20 +67,21 @@ parseEntries(StringRef ptx) {
     for (StringRef param : params) {
       SmallVector<StringRef> tokens;
       SplitString(param, tokens);
-      // ".param [.align N] .type name[[count]]" (a by-value array such as a
-      // tensor map: .align 64 .b8 name[128]).
+      // ".param [.align N] .type [qualifiers] name[[count]]": a pointer
+      // (.u64 .ptr .global .align 1 name) or a by-value array such as a tensor
+      // map (.align 64 .b8 name[128]).
+      if (tokens.size() >= 4 && tokens[1] == ".align")
+        tokens.erase(tokens.begin() + 1, tokens.begin() + 3);
       ArrayRef<StringRef> rest = tokens;
-      if (rest.size() >= 3 && rest[1] == ".align")
-        rest = rest.drop_front(2);
       unsigned count = 1;
-      if (rest.size() == 3 && rest[2].ends_with("]")) {
-        StringRef name = rest[2];
+      if (rest.size() >= 3 && rest.back().ends_with("]")) {
+        StringRef name = rest.back();
         size_t bracket = name.find('[');
         if (bracket == StringRef::npos ||
             name.slice(bracket + 1, name.size() - 1).getAsInteger(10, count) || !count)
           count = 0;
       }
-      if (rest.size() != 3 || rest[0] != ".param" || !ptxTypeSize(rest[1]) || !count)
+      if (rest.size() < 3 || rest[0] != ".param" || !ptxTypeSize(rest[1]) || !count)
         return driverError("cuModuleLoadDataEx", "CUDA_ERROR_INVALID_PTX",
                            "unsupported parameter '" + param.trim() + "'");
       sizes.push_back(ptxTypeSize(rest[1]) * count);

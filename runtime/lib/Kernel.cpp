@@ -211,9 +211,9 @@ Error Kernel::withSupplied(ArrayRef<KernelArg> args, Dim3 &grid,
                     spec.name, logical.x, logical.y, logical.z));
       all.push_back(KernelArg::i32(int32_t(extent)));
       uint64_t tiles = uint64_t(logical.x) * logical.y;
-      grid = Dim3{uint32_t(std::min<uint64_t>(
-                      tiles, std::max(1u, runtime.device().info().smCount))),
-                  1, 1};
+      uint64_t programs = uint64_t(std::max(1u, runtime.device().info().smCount)) *
+                          std::max(1u, kernel->launch.programsPerSM);
+      grid = Dim3{uint32_t(std::min(tiles, programs)), 1, 1};
       continue;
     }
     if (!param.tensorMap)

@@ -68,7 +68,7 @@ llvm::Expected<TensorMapSpec> TensorMapSpec::parse(llvm::StringRef text) {
   llvm::SmallVector<int64_t, 10> fields;
   for (llvm::StringRef part : parts) {
     int64_t v;
-    if (part.getAsInteger(10, v))
+    if (part.getAsInteger(10, v) || parts.size() != 10)
       return llvm::createStringError("tensor map: '" + text.str() +
                                      "' is not ten integers");
     fields.push_back(v);

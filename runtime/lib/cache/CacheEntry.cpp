@@ -93,6 +93,7 @@ std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) 
   putString(payload, kernel.entryName);
   putU32(payload, kernel.launch.threadsPerBlock);
   putU32(payload, kernel.launch.dynamicSharedBytes);
+  putU32(payload, kernel.launch.programsPerSM);
   putU32(payload, uint32_t(kernel.sums));
   putU32(payload, kernel.params.size());
   for (const KernelParam &param : kernel.params) {
@@ -149,6 +150,7 @@ Expected<std::pair<EntryMeta, CompiledKernel>> parseEntry(StringRef bytes) {
   reader.string(kernel.entryName, "the entry name");
   reader.u32(kernel.launch.threadsPerBlock, "the block size");
   reader.u32(kernel.launch.dynamicSharedBytes, "the shared size");
+  reader.u32(kernel.launch.programsPerSM, "the programs per multiprocessor");
   uint32_t sums = 0;
   reader.u32(sums, "the sum precision");
   uint32_t paramCount = 0;

@@ -45,6 +45,9 @@ struct LaunchInfo {
   /// Dynamic shared memory per block, in bytes. Above 48 KiB the launcher
   /// raises the function's limit first (the device's opt-in maximum caps it).
   uint32_t dynamicSharedBytes = 0;
+  /// Programs one multiprocessor holds at once (a persistent kernel's grid is
+  /// at most this many per multiprocessor).
+  uint32_t programsPerSM = 1;
 
   bool operator==(const LaunchInfo &other) const = default;
 };
