@@ -2,48 +2,21 @@
 // parallel (cold), then loaded from the disk cache (warm); on a GPU also a launch
 // checked against the host, weight slots across engines and graph capture. Without
 // a GPU the [gpu] cases print why they are skipped; [jit] runs on the FakeDevice.
-#include "tilejit/jit/JitCompiler.h"
-#include "tilejit/models/mamba2/Kernels.h"
-#include "tilejit/runtime/CudaDevice.h"
+#include "GpuTestSupport.h"
 #include "tilejit/runtime/FakeDevice.h"
-#include "tilejit/runtime/Jit.h"
 
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
-#include "llvm/Support/raw_ostream.h"
-
-#include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <cstring>
-#include <mutex>
 
 using tilejit::buildCanonicalIR;
 using tilejit::JitCompiler;
 using tilejit::KernelDef;
-using tilejit::KernelRegistry;
 using tilejit::makeKernelSpec;
-namespace models = tilejit::models;
-using namespace tilejit::runtime;
+using namespace tilejit::gputest;
 
 namespace {
-
-const KernelRegistry &registry() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::cantFail(models::registerModelKernels(KernelRegistry::global()));
-    llvm::cantFail(models::registerExampleKernels(KernelRegistry::global()));
-  });
-  return KernelRegistry::global();
-}
-
-/// A new temporary directory.
-std::string freshCacheDirectory() {
-  llvm::SmallString<128> dir;
-  REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-cache", dir));
-  return dir.str().str();
-}
 
 /// A new directory under $TILEJIT_CACHE_DIR when set (a GPU host's disk of
 /// choice), else under the temporary directory: each case's first compile must
@@ -56,31 +29,6 @@ std::string coldCacheDirectory() {
   llvm::SmallString<128> cold;
   REQUIRE(!llvm::sys::fs::createUniqueDirectory(*dir + "/cold", cold));
   return cold.str().str();
-}
-
-/// The GPU, or null after printing why the case is skipped.
-std::unique_ptr<DeviceApi> openGpuOrSkip() {
-  auto device = openCudaDevice(0);
-  if (!device) {
-    std::string reason = llvm::toString(device.takeError());
-    WARN("skipped: no GPU: " << reason);
-    llvm::outs() << "skipped: no GPU: " << reason << "\n";
-    return nullptr;
-  }
-  return std::move(*device);
-}
-
-std::unique_ptr<JitRuntime> makeRuntime(std::unique_ptr<DeviceApi> device,
-                                        const std::string &cacheDir) {
-  auto options = RuntimeOptions::fromEnvironment();
-  REQUIRE(!!options);
-  options->cacheDirectory = cacheDir;
-  options->useDiskCache = true;
-  auto jit = JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
-                                std::move(*options));
-  if (!jit)
-    FAIL(llvm::toString(jit.takeError()));
-  return std::move(*jit);
 }
 
 /// Every registered kernel at its default specialization.
@@ -148,32 +96,6 @@ void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
                                 "{3:f2} ms, max {4:f2} ms\n",
                                 registry().all().size(), warm.size(), s.median, s.min,
                                 s.max);
-}
-
-std::vector<uint8_t> asBytes(const std::vector<float> &v) {
-  std::vector<uint8_t> bytes(v.size() * sizeof(float));
-  std::memcpy(bytes.data(), v.data(), bytes.size());
-  return bytes;
-}
-
-std::vector<float> download(DeviceBuffer &buffer, size_t count) {
-  std::vector<uint8_t> bytes(count * sizeof(float));
-  llvm::cantFail(buffer.download(bytes));
-  std::vector<float> out(count);
-  std::memcpy(out.data(), bytes.data(), bytes.size());
-  return out;
-}
-
-void requireOk(llvm::Error err) {
-  if (err)
-    FAIL(llvm::toString(std::move(err)));
-}
-
-DeviceBuffer allocateOrFail(JitRuntime &jit, size_t bytes) {
-  auto buffer = jit.allocate(bytes);
-  if (!buffer)
-    FAIL(llvm::toString(buffer.takeError()));
-  return std::move(*buffer);
 }
 
 Kernel vectorAdd(JitRuntime &jit, const WeightSlot *slot = nullptr) {

@@ -92,7 +92,8 @@ class Kernel:
         for p in self.params[len(self.user_params):]:
             if "grid_axis" in p:
                 holders.append(ctypes.c_int32(grid[p["grid_axis"]]))
-                launch_grid = (min(grid[0] * grid[1], self._sms), 1, 1)
+                programs = self._sms * self.meta.get("programs_per_sm", 1)
+                launch_grid = (min(grid[0] * grid[1], programs), 1, 1)
         addresses = [ctypes.addressof(h) for h in holders]
         for p in self.params[len(self.user_params):]:
             if p["kind"] == "tensormap":

@@ -12,6 +12,40 @@
 // RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_121a | FileCheck %s --check-prefix=NOTMA
 // RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90a --tile-to-llvm-pipeline | FileCheck %s --check-prefix=LLVM
 // RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set stages=4 --stage ptx | FileCheck %s --check-prefix=PTX
+// RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set warps=4 --set block_m=64 --stage ptx | FileCheck %s --check-prefix=PAIR
+// RUN: tilejit dump out_proj --arch sm_90a --set fp8=0 --set block_m=128 --set block_n=128 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --set persistent=8 --stage mlir | FileCheck %s --check-prefix=BF16
+
+// One consumer warpgroup: two programs share a multiprocessor, so each gives
+// its producer 24 registers and its consumers 232 within half the file.
+// PAIR: .reqntid 256, 1, 1
+// PAIR-NEXT: .minnctapersm 2
+// PAIR: setmaxnreg.dec.sync.aligned.u32 24;
+// PAIR: setmaxnreg.inc.sync.aligned.u32 232;
+
+// bf16 sums are exact: the wgmma chains its accumulator and one group stays in
+// flight; the previous slot is released once its group is done (predicated:
+// not in a tile's first iteration), the last after the loop. Persistent: the
+// producer and the consumers walk the same tile loop, and each K iteration's
+// ring position counts on across tiles.
+// BF16: // ----- mlir.tile-warp-specialize -----
+// BF16: tile.warp_specialize producer_regs = 40, consumer_regs = 232 producer {
+// BF16: scf.for %[[T:.*]] =
+// BF16: scf.for
+// BF16: arith.muli
+// BF16: tile.mbarrier_wait
+// BF16: tile.tma_copy
+// BF16: } consumer {
+// BF16: scf.for
+// BF16: scf.for
+// BF16: tile.mbarrier_wait
+// BF16: %[[D:.*]] = tile.dot_async
+// BF16-NEXT: tile.dot_wait {pending = 1 : i32}
+// BF16: tile.mbarrier_arrive %{{.*}}[%{{.*}}] if %{{.*}}
+// BF16-NEXT: scf.yield %[[D]]
+// BF16: tile.dot_wait %{{.*}} {pending = 0 : i32}
+// BF16: tile.mbarrier_arrive %{{.*}}[%{{.*}}] if %{{.*}}
+// BF16: } {tile.tile_loop}
+// BF16: // ----- mlir.tile-pipeline-dots -----
 
 // CHECK-LABEL: tile.kernel @gemm_ws
 // CHECK-SAME: %{{.*}}: !tile.tensormap<[128, 128], f8E4M3FN> {tile.name = "a.tensormap", tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [-1, 512], size_args = [3, -1], strides = [512, 1]>}

@@ -1,0 +1,258 @@
+// The Hopper GEMM pipeline through the runtime (issue 20): on the FakeDevice,
+// what the launcher supplies (a persistent kernel's grid, the TMA tensor maps,
+// built once per base and extents, kept in disk cache entries); on the GPU,
+// the e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, with and without
+// persistent tiles, against the f64 product, with partial tiles in M, N and K.
+#include "GpuTestSupport.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/support/FloatFormats.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <random>
+
+using tilejit::bf16ToF32;
+using tilejit::e4m3ToF32;
+using tilejit::f32ToBF16;
+using tilejit::KernelDef;
+using tilejit::makeKernelSpec;
+using namespace tilejit::gputest;
+
+namespace {
+
+Kernel gemmKernel(JitRuntime &jit, llvm::StringRef name,
+                  std::vector<std::string> overrides) {
+  const KernelDef *def = registry().find(name);
+  REQUIRE(def);
+  auto spec = def->specialize(overrides);
+  if (!spec)
+    FAIL(llvm::toString(spec.takeError()));
+  return Kernel(jit, makeKernelSpec(*def, std::move(*spec)));
+}
+
+std::string messageOf(llvm::Error err) {
+  return err ? llvm::toString(std::move(err)) : std::string();
+}
+
+uint64_t fieldAt(const KernelArg &arg, unsigned offset) {
+  uint64_t v;
+  std::memcpy(&v, static_cast<const uint8_t *>(arg.data()) + offset, 8);
+  return v;
+}
+
+// M, N, K: none a multiple of its block, so the last tile of each is partial.
+constexpr int32_t kM = 200, kN = 300, kK = 320;
+
+std::vector<std::string> e4m3Constants(bool persistent) {
+  std::vector<std::string> c = {"n=300",       "k=320",   "block_m=128", "block_n=128",
+                                "block_k=128", "warps=8", "stages=4",    "producer=1"};
+  if (persistent)
+    c.push_back("persistent=8");
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("the launcher supplies a persistent kernel's grid and its TMA tensor maps, "
+          "each built once per base and extents",
+          "[jit][hopper]") {
+  std::string cacheDir = freshCacheDirectory();
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice &fake = *device;
+  auto jit = makeRuntime(std::move(device), cacheDir);
+  REQUIRE(jit->targetArch().name() == "sm_90a");
+  Kernel gemm = gemmKernel(*jit, "gemm_e4m3", e4m3Constants(/*persistent=*/true));
+  DeviceBuffer a = allocateOrFail(*jit, kM * kK), w = allocateOrFail(*jit, kN * kK),
+               c = allocateOrFail(*jit, kM * kN * 2), a2 = allocateOrFail(*jit, kM * kK);
+  auto stream = Stream::create(jit->device());
+  REQUIRE(!!stream);
+  auto args = [&](DeviceBuffer &in, int32_t m) {
+    return std::vector<KernelArg>{
+        KernelArg::pointer(in.address()), KernelArg::pointer(w.address()),
+        KernelArg::pointer(c.address()), KernelArg::i32(m), KernelArg::f32(0.5f)};
+  };
+  // The caller's grid: 2 x 3 tiles of 128 x 128.
+  requireOk(gemm.launch(*stream, {2, 3, 1}, args(a, kM)));
+  CHECK(formatSignature(gemm.compiled()->params) ==
+        "(a: ptr, w: ptr, c: ptr, m: i32, scale: f32)");
+  std::vector<FakeLaunch> launches = fake.launches();
+  REQUIRE(launches.size() == 1);
+  const FakeLaunch &first = launches[0];
+  CHECK(first.config.grid.x == 6); // min(tiles, multiprocessors)
+  CHECK(first.config.grid.y == 1);
+  CHECK(first.config.block.x == 384); // 8 consumer warps + a producer warpgroup
+  REQUIRE(first.args.size() == 9);
+  CHECK(first.args[5].pattern() == 2); // grid_x
+  CHECK(first.args[6].pattern() == 3); // grid_y
+  REQUIRE(first.args[7].kind() == ParamKind::TensorMap);
+  REQUIRE(first.args[8].kind() == ParamKind::TensorMap);
+  CHECK(fieldAt(first.args[7], 0) == a.address());
+  CHECK(fieldAt(first.args[7], 8) == uint64_t(kM)); // rows from the m argument
+  CHECK(fieldAt(first.args[7], 16) == uint64_t(kK));
+  CHECK(fieldAt(first.args[8], 0) == w.address());
+  CHECK(fieldAt(first.args[8], 8) == uint64_t(kN));
+  CHECK(fake.tensorMapsEncoded() == 2);
+
+  // The same views again: no new descriptor; a new activation: one.
+  requireOk(gemm.launch(*stream, {2, 3, 1}, args(a, kM)));
+  CHECK(fake.tensorMapsEncoded() == 2);
+  requireOk(gemm.launch(*stream, {2, 3, 1}, args(a2, kM)));
+  CHECK(fake.tensorMapsEncoded() == 3);
+  // A view of no rows has no descriptor: the launch says which and why.
+  std::string empty = messageOf(gemm.launch(*stream, {1, 3, 1}, args(a, 0)));
+  CHECK_THAT(empty, Catch::Contains("kernel 'gemm_e4m3': the tensor map of 'a.tensormap' "
+                                    "(0 x 320 at "));
+  CHECK_THAT(empty, Catch::Contains("global extents 0 x 320 outside [1, 2^32]"));
+  CHECK(fake.launches().size() == 3);
+  // A grid of more than two axes is not a grid of tiles.
+  CHECK_THAT(messageOf(gemm.launch(*stream, {2, 3, 2}, args(a, kM))),
+             Catch::Contains("walks a 2-D grid of tiles, got 2 x 3 x 2"));
+
+  // A second process finds the entry on disk with what the launcher supplies.
+  auto again = makeRuntime(std::make_unique<FakeDevice>(), cacheDir);
+  Kernel cached = gemmKernel(*again, "gemm_e4m3", e4m3Constants(/*persistent=*/true));
+  requireOk(cached.compile());
+  CHECK(cached.origin() == CompileOrigin::Disk);
+  CHECK(cached.compiled()->params == gemm.compiled()->params);
+  REQUIRE(cached.compiled()->params.size() == 9);
+  CHECK(cached.compiled()->params[5].gridAxis == std::optional<uint8_t>(0));
+  CHECK(cached.compiled()->params[8].tensorMap->box == std::array<uint32_t, 2>{128, 128});
+}
+
+namespace {
+
+/// One GEMM on the GPU: y[m, n] = bf16(scale * sum_k a[m, k] w[n, k]) (no
+/// scale: bf16 operands); outputs start as NaN, so an unwritten one fails.
+std::vector<uint16_t> runGemm(JitRuntime &jit, Kernel &kernel, bool mMajorGrid,
+                              const std::vector<uint8_t> &a,
+                              const std::vector<uint8_t> &w, std::optional<float> scale) {
+  DeviceBuffer da = allocateOrFail(jit, a.size()), dw = allocateOrFail(jit, w.size()),
+               dc = allocateOrFail(jit, size_t(kM) * kN * 2);
+  requireOk(da.upload(a));
+  requireOk(dw.upload(w));
+  requireOk(dc.upload(std::vector<uint8_t>(size_t(kM) * kN * 2, 0xFF)));
+  auto stream = Stream::create(jit.device());
+  REQUIRE(!!stream);
+  std::vector<KernelArg> args = {KernelArg::pointer(da.address()),
+                                 KernelArg::pointer(dw.address()),
+                                 KernelArg::pointer(dc.address()), KernelArg::i32(kM)};
+  if (scale)
+    args.push_back(KernelArg::f32(*scale));
+  uint32_t gm = (kM + 127) / 128, gn = (kN + 127) / 128;
+  requireOk(kernel.launch(*stream, mMajorGrid ? Dim3{gm, gn, 1} : Dim3{gn, gm, 1}, args));
+  requireOk(stream->synchronize());
+  return download<uint16_t>(dc, size_t(kM) * kN);
+}
+
+/// Outputs outside |y - ref| <= ulp(ref) + sumBand * sum|a*w| (and NaN).
+int64_t outsideBand(const std::vector<uint16_t> &y, const std::vector<double> &ref,
+                    const std::vector<double> &absum, double sumBand) {
+  int64_t outside = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    double ulp = std::ldexp(1.0, std::ilogb(std::max(std::abs(ref[i]), 0x1p-126)) - 7);
+    double err = std::abs(double(bf16ToF32(y[i])) - ref[i]);
+    outside += !(err <= ulp + sumBand * absum[i]);
+  }
+  return outside;
+}
+
+} // namespace
+
+TEST_CASE("GPU: e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, persistent or not, "
+          "against f64 with partial tiles in M, N and K",
+          "[gpu][hopper]") {
+  auto device = openGpuOrSkip();
+  if (!device)
+    return;
+  auto jit = makeRuntime(std::move(device), freshCacheDirectory());
+  if (jit->targetArch().name() != "sm_90a") {
+    WARN("skipped: the TMA pipeline is sm_90a's, the GPU is "
+         << jit->targetArch().name().str());
+    return;
+  }
+  std::mt19937 rng(20);
+  // e4m3: every finite code with a random sign (the full range R1h covers).
+  std::uniform_int_distribution<int> code(0, 0x7E), sign(0, 1);
+  auto e4m3Codes = [&](size_t count) {
+    std::vector<uint8_t> v(count);
+    for (uint8_t &x : v)
+      x = uint8_t(code(rng) | (sign(rng) << 7));
+    return v;
+  };
+  std::vector<uint8_t> a = e4m3Codes(size_t(kM) * kK), w = e4m3Codes(size_t(kN) * kK);
+  const float scale = 1e-3f;
+  std::vector<double> ref(size_t(kM) * kN), absum(ref.size()), dropped(ref.size());
+  for (int32_t m = 0; m < kM; ++m)
+    for (int32_t n = 0; n < kN; ++n) {
+      double sum = 0, abs = 0, lastStep = 0;
+      for (int32_t k = 0; k < kK; ++k) {
+        double p = double(e4m3ToF32(a[m * kK + k])) * e4m3ToF32(w[n * kK + k]);
+        sum += p;
+        abs += std::abs(p);
+        lastStep += k >= kK - 32 ? p : 0;
+      }
+      ref[m * kN + n] = scale * sum;
+      absum[m * kN + n] = scale * abs;
+      dropped[m * kN + n] = scale * (sum - lastStep);
+    }
+  // R1h's band (the e4m3 wgmma sums with fewer bits) rejects a dropped K step.
+  const double r1h = std::ldexp(1.0, -8);
+  std::vector<uint16_t> droppedBf16(dropped.size());
+  for (size_t i = 0; i < dropped.size(); ++i)
+    droppedBf16[i] = f32ToBF16(float(dropped[i]));
+  int64_t separated = outsideBand(droppedBf16, ref, absum, r1h);
+  INFO("a dropped K step (32 columns) is outside the band on " << separated << " of "
+                                                               << ref.size());
+  CHECK(separated > int64_t(ref.size()) / 2);
+  for (bool persistent : {false, true}) {
+    Kernel gemm = gemmKernel(*jit, "gemm_e4m3", e4m3Constants(persistent));
+    std::vector<uint16_t> y = runGemm(*jit, gemm, true, a, w, scale);
+    REQUIRE(gemm.compiled()->sums == SumPrecision::Reduced);
+    int64_t outside = outsideBand(y, ref, absum, r1h);
+    llvm::outs() << llvm::formatv("gemm_e4m3 TMA producer{0}, {1}x{2}x{3}: {4} of {5} "
+                                  "outside R1h's band\n",
+                                  persistent ? ", persistent" : "", kM, kN, kK, outside,
+                                  y.size());
+    CHECK(outside == 0);
+  }
+
+  // bf16 (R1b, exact products, f32 sums in any order: K * 2^-24 of sum|a*w|),
+  // the out_proj kernel the prefill plan runs, its wgmma kept in flight.
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  auto bf16Values = [&](size_t count) {
+    std::vector<uint16_t> v(count);
+    for (uint16_t &x : v)
+      x = f32ToBF16(normal(rng));
+    return v;
+  };
+  std::vector<uint16_t> ab = bf16Values(size_t(kM) * kK),
+                        wb = bf16Values(size_t(kN) * kK);
+  for (int32_t m = 0; m < kM; ++m)
+    for (int32_t n = 0; n < kN; ++n) {
+      double sum = 0, abs = 0;
+      for (int32_t k = 0; k < kK; ++k) {
+        double p = double(bf16ToF32(ab[m * kK + k])) * bf16ToF32(wb[n * kK + k]);
+        sum += p;
+        abs += std::abs(p);
+      }
+      ref[m * kN + n] = sum;
+      absum[m * kN + n] = abs;
+    }
+  for (bool persistent : {false, true}) {
+    std::vector<std::string> constants = {"inner=320",   "hidden=300",  "fp8=0",
+                                          "block_m=128", "block_n=128", "block_k=64",
+                                          "warps=8",     "stages=4",    "producer=1"};
+    if (persistent)
+      constants.push_back("persistent=8");
+    Kernel gemm = gemmKernel(*jit, "out_proj", constants);
+    std::vector<uint16_t> y =
+        runGemm(*jit, gemm, false, asBytes(ab), asBytes(wb), std::nullopt);
+    int64_t outside = outsideBand(y, ref, absum, kK * std::ldexp(1.0, -24));
+    llvm::outs() << llvm::formatv(
+        "out_proj bf16 TMA producer{0}, {1}x{2}x{3}: {4} of {5} "
+        "outside the f32 band\n",
+        persistent ? ", persistent" : "", kM, kN, kK, outside, y.size());
+    CHECK(outside == 0);
+  }
+}
