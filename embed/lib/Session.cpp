@@ -165,9 +165,11 @@ models::PlanOptions planOptions(const Session::State &s, const KernelRegistry &r
   models::PlanOptions options;
   options.overrides = s.overrides;
   options.overridesMustApply = false;
-  if (s.engine->jit)
+  if (s.engine->jit) {
     options.tuned =
         models::tunedFromDatabase(*s.engine->jit, registry, rows, tokens, log);
+    options.arch = s.engine->jit->targetArch();
+  }
   return options;
 }
 } // namespace

@@ -101,6 +101,7 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
     PlanOptions planOptions{in.options.overrides,
                             tunedFromDatabase(**jit, in.registry, 0, total, outs()),
                             perLayer};
+    planOptions.arch = (*jit)->targetArch();
     auto plan =
         planPrefill(in.registry, in.config, layersToRun, b, total, 8, planOptions);
     if (!plan)

@@ -246,6 +246,7 @@ int runCompile(const tilejit::KernelRegistry &registry) {
                                             {"arch", archName},
                                             {"threads", compiled->threads},
                                             {"shared_bytes", compiled->sharedBytes},
+                                            {"programs_per_sm", compiled->programsPerSM},
                                             {"params", std::move(params)}}));
     if (Error err = tilejit::support::writeOutputFile(metaFile, meta, "launch metadata"))
       return fail(toString(std::move(err)));

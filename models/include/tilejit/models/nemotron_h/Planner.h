@@ -37,6 +37,10 @@ struct PlanOptions {
   /// The embedding API's session settings serve its decode and prefill steps
   /// alike: each plan takes those of the kernels it launches.
   bool overridesMustApply = true;
+  /// The arch the plan's kernels compile for, when known (a GPU runtime's
+  /// target): its capability table picks the prefill GEMMs' pipeline. Without
+  /// one, the tiles every arch runs.
+  std::optional<Arch> arch;
 };
 
 /// Plans one decode step through `layers` (in order, each reading the
