@@ -37,3 +37,15 @@
 // RUN: not tilejit list 2>&1 >/dev/full | FileCheck %s --check-prefix=STDOUT
 // STDOUT-NOT: LLVM ERROR
 // STDOUT: tilejit: error: cannot write standard output: No space left on device
+//
+// tilejit-opt reads and writes the same way: a device as input is refused (it
+// read /dev/zero for ever), and a failed write is an error (it was LLVM's
+// fatal "IO failure on output stream").
+// RUN: not tilejit-opt /dev/zero 2>&1 | FileCheck %s --check-prefix=OPTIN
+// OPTIN: tilejit-opt: error: IR file '/dev/zero' is a character device, not a regular file
+// RUN: not tilejit-opt %s -o /dev/full 2>&1 | FileCheck %s --check-prefix=OPTOUT
+// OPTOUT-NOT: LLVM ERROR
+// OPTOUT: tilejit-opt: error: cannot write output '/dev/full': No space left on device
+// RUN: not tilejit-opt %s 2>&1 >/dev/full | FileCheck %s --check-prefix=OPTSTDOUT
+// OPTSTDOUT-NOT: LLVM ERROR
+// OPTSTDOUT: tilejit-opt: error: cannot write standard output: No space left on device
