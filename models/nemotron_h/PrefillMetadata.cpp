@@ -47,16 +47,20 @@ llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
   m.chunkSequence.assign(chunks->chunkSequence.begin(), chunks->chunkSequence.end());
   m.chunkBegin.assign(chunks->chunkBegin.begin(), chunks->chunkBegin.end());
   m.chunkEnd.assign(chunks->chunkEnd.begin(), chunks->chunkEnd.end());
+  // Each sequence's first chunk: chunks tile a sequence from its first token,
+  // in order. Found once, not by walking back from each span's tail, which
+  // was quadratic in one long sequence's chunks (2^31 tokens never finished).
+  std::vector<int64_t> firstChunk(sequences, -1);
+  for (int64_t c = m.numChunks() - 1; c >= 0; --c)
+    firstChunk[m.chunkSequence[c]] = c;
   // Spans: windows of consecutive chunks, each with its tail's sequence.
   m.spanChunk.push_back(0);
   for (int64_t c = 0; c < m.numChunks(); c += spanChunks) {
     const int64_t end = std::min<int64_t>(c + spanChunks, m.numChunks());
     const int32_t seq = m.chunkSequence[end - 1];
-    // The tail starts at a sequence start when its sequence's first chunk
-    // (chunks tile a sequence from its first token) is in the window.
-    int64_t firstOfSeq = end - 1;
-    while (firstOfSeq > 0 && m.chunkSequence[firstOfSeq - 1] == seq)
-      --firstOfSeq;
+    // The tail starts at a sequence start when its sequence's first chunk is
+    // in the window.
+    const int64_t firstOfSeq = firstChunk[seq];
     m.spanChunk.push_back(int32_t(end));
     m.spanSlot.push_back(m.slots[seq] < 0 ? -1 : m.slots[seq]);
     m.spanFlags.push_back((firstOfSeq >= c ? kSpanTailStarts : 0) |

@@ -1,29 +1,19 @@
 // Plan checks (plan/Validate.h), run by every planner when it builds a plan.
 #include "tilejit/models/plan/Validate.h"
 #include "tilejit/models/reference/HostTensor.h"
+#include "tilejit/support/HostMemory.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <set>
-#include <unistd.h>
 
 namespace tilejit::models {
 namespace {
 
 /// CUDA's grid limits (x, y, z).
 constexpr int64_t kMaxGrid[3] = {(int64_t(1) << 31) - 1, 65535, 65535};
-
-std::string bytesText(uint64_t bytes) {
-  const char *units[] = {"bytes", "KB", "MB", "GB", "TB", "PB"};
-  double value = double(bytes);
-  int unit = 0;
-  while (value >= 1000 && unit < 5)
-    value /= 1000, ++unit;
-  return unit == 0 ? llvm::formatv("{0} bytes", bytes).str()
-                   : llvm::formatv("{0:f1} {1}", value, units[unit]).str();
-}
 
 std::string launchName(const StepPlan &plan, size_t i) {
   const PlannedLaunch &l = plan.launches[i];
@@ -61,8 +51,8 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
     return llvm::createStringError(llvm::formatv(
         "plan: its buffers need {0} of host memory (the largest, '{1}' {2}, {3}), more "
         "than the {4} available: use fewer rows or tokens",
-        bytesText(host), largest->first, formatShape(largest->second.shape),
-        bytesText(largest->second.bytes), bytesText(hostBytes)));
+        support::formatBytes(host), largest->first, formatShape(largest->second.shape),
+        support::formatBytes(largest->second.bytes), support::formatBytes(hostBytes)));
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const PlannedLaunch &launch = plan.launches[i];
     for (int axis = 0; axis < 3; ++axis) {
@@ -103,10 +93,7 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
 }
 
 llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides) {
-  const long pages = sysconf(_SC_PHYS_PAGES), pageBytes = sysconf(_SC_PAGESIZE);
-  const uint64_t physical =
-      pages > 0 && pageBytes > 0 ? uint64_t(pages) * uint64_t(pageBytes) : UINT64_MAX;
-  return validatePlan(plan, overrides, physical);
+  return validatePlan(plan, overrides, support::physicalMemoryBytes());
 }
 
 llvm::Error checkOverrideNames(const KernelRegistry &registry,

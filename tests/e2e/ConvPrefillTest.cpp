@@ -503,6 +503,36 @@ TEST_CASE(
                              "continue flags"));
 }
 
+TEST_CASE("prefill metadata: each span's tail sequence and flags, in time linear in the "
+          "chunks",
+          "[e2e][prefill]") {
+  // Lengths 1, 13, 8 in chunks of 8: chunks of sequences 0, 1, 1, 2.
+  const ref::PrefillBatch b = makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true});
+  auto one = llvm::cantFail(prefillMetadata(b, 22, 4, 8, 0, /*spanChunks=*/1));
+  CHECK(one.spanChunk == std::vector<int32_t>{0, 1, 2, 3, 4});
+  CHECK(one.spanSlot == std::vector<int32_t>{3, -1, -1, 0});
+  // Sequence 1's second chunk does not start it; sequences 0 and 2 continue.
+  CHECK(one.spanFlags == std::vector<int32_t>{kSpanTailStarts | kSpanTailFromPage,
+                                              kSpanTailStarts, 0,
+                                              kSpanTailStarts | kSpanTailFromPage});
+  auto two = llvm::cantFail(prefillMetadata(b, 22, 4, 8, 0, /*spanChunks=*/2));
+  CHECK(two.spanChunk == std::vector<int32_t>{0, 2, 4});
+  CHECK(two.spanSlot == std::vector<int32_t>{-1, 0});
+  CHECK(two.spanFlags ==
+        std::vector<int32_t>{kSpanTailStarts, kSpanTailStarts | kSpanTailFromPage});
+
+  // One sequence of 2^20 one-token chunks, a span each: each span's tail used
+  // to walk back to its sequence's first chunk, 2^39 steps here (`tilejit run
+  // --mode prefill --tokens 2147483647` never reached the plan's size check).
+  const int64_t n = int64_t(1) << 20;
+  auto longOne =
+      llvm::cantFail(prefillMetadata(makeBatch({n}, {0}, {true}), n, 1, 1, 0, 1));
+  REQUIRE(longOne.spanFlags.size() == size_t(n));
+  CHECK(longOne.spanFlags.front() == (kSpanTailStarts | kSpanTailFromPage));
+  CHECK(std::count(longOne.spanFlags.begin(), longOne.spanFlags.end(),
+                   int32_t(kSpanTailFromPage)) == n - 1);
+}
+
 TEST_CASE("conv_prefill: a bad block_t or rows_per_step is refused naming them",
           "[e2e][prefill]") {
   const KernelDef *def = modelRegistry().find("conv_prefill");

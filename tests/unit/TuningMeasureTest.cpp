@@ -4,6 +4,7 @@
 // no winner, no database entry.
 #include "runtime/RuntimeTestSupport.h"
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/models/TuneProblems.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/tuning/Tuner.h"
 
@@ -92,4 +93,41 @@ TEST_CASE("measureCandidates records every failure as a result", "[tuning]") {
                                            "measure 2/2"});
   llvm::json::Value json = report->toJSON();
   CHECK(json.getAsObject()->getArray("candidates")->size() == 3);
+}
+
+TEST_CASE("launch sizes from the command line or a database are checked before anything "
+          "is allocated",
+          "[tuning]") {
+  KernelRegistry registry;
+  llvm::cantFail(models::registerExampleKernels(registry));
+  TuneProblemRegistry problems;
+  llvm::cantFail(models::registerExampleTuneProblems(problems));
+  auto targetAt = [&](int64_t m) {
+    return makeTuneTarget(registry, problems, "gemm_bf16", {}, {{"m", m}});
+  };
+  // A negative size made a negative buffer (an allocation that ended the
+  // process); one past i32 reached the kernel's i32 argument truncated.
+  for (int64_t m : {int64_t(-5), int64_t(0), int64_t(1) << 31}) {
+    auto target = targetAt(m);
+    REQUIRE_FALSE(bool(target));
+    CHECK(llvm::toString(target.takeError()) ==
+          "kernel 'gemm_bf16': launch size 'm' is " + std::to_string(m) +
+              "; it must be in [1, 2147483647] (kernels take their sizes as i32)");
+  }
+
+  // In range, but its buffers (m x k bf16 in, m x n bf16 out) exceed any host.
+  auto target = targetAt(2147483647);
+  REQUIRE(bool(target));
+  TempDir dir;
+  auto jit = llvm::cantFail(runtime::JitRuntime::create(
+      std::make_unique<runtime::FakeDevice>(), std::make_shared<JitCompiler>(),
+      runtime::testing::optionsFor(dir.sub("cache"))));
+  auto session = MeasureSession::create(*jit, *target, TuneOptions());
+  REQUIRE_FALSE(bool(session));
+  std::string message = llvm::toString(session.takeError());
+  CHECK_THAT(message,
+             Catch::StartsWith("gemm_bf16 at m=2147483647: its arguments need "));
+  CHECK_THAT(message,
+             Catch::Contains("TB of host memory (the largest, argument 0, 17.6 TB)"));
+  CHECK_THAT(message, Catch::EndsWith("available: tune at smaller launch sizes"));
 }

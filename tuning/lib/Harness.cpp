@@ -5,6 +5,7 @@
 #include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/support/FloatFormats.h"
+#include "tilejit/support/HostMemory.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -118,6 +119,33 @@ bool isWritten(const TuneArg &a) {
 }
 
 } // namespace
+
+Error checkArgBytes(const std::vector<TuneArg> &args, uint64_t hostBytes,
+                    StringRef what) {
+  uint64_t total = 0, largest = 0;
+  size_t largestIndex = 0;
+  for (auto [i, a] : llvm::enumerate(args)) {
+    if (!isBuffer(a))
+      continue;
+    uint64_t bytes;
+    if (a.elements < 0 ||
+        __builtin_mul_overflow(uint64_t(a.elements), elementBytes(a.dtype), &bytes))
+      return createStringError(
+          formatv("{0}: argument {1} has {2} elements, no representable size", what, i,
+                  a.elements));
+    if (__builtin_add_overflow(total, bytes, &total))
+      total = UINT64_MAX;
+    if (bytes > largest)
+      largest = bytes, largestIndex = i;
+  }
+  if (total > hostBytes)
+    return createStringError(formatv(
+        "{0}: its arguments need {1} of host memory (the largest, argument {2}, {3}), "
+        "more than the {4} available: tune at smaller launch sizes",
+        what, support::formatBytes(total), largestIndex, support::formatBytes(largest),
+        support::formatBytes(hostBytes)));
+  return Error::success();
+}
 
 std::vector<HostArg> makeHostArgs(const std::vector<TuneArg> &args, uint64_t seed) {
   std::mt19937_64 rng(seed);

@@ -13,6 +13,12 @@ struct HostArg {
   std::vector<uint8_t> bytes;
 };
 
+/// Refuses arguments whose buffers need more than `hostBytes` of host memory
+/// (they are held on the host and on the device) or have no representable
+/// size, before anything is allocated; `what` names the launch.
+llvm::Error checkArgBytes(const std::vector<TuneArg> &args, uint64_t hostBytes,
+                          llvm::StringRef what);
+
 /// Inputs drawn from N(0, 1) * scale with `seed`, outputs poisoned (all bits set).
 std::vector<HostArg> makeHostArgs(const std::vector<TuneArg> &args, uint64_t seed);
 

@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 namespace tilejit::tuning {
 
@@ -72,6 +73,14 @@ llvm::Expected<TuneTarget> makeTuneTarget(const KernelRegistry &kernels,
       return llvm::createStringError("kernel '%s' has no launch size '%s' (it has: %s)",
                                      kernel.str().c_str(), name.c_str(),
                                      formatNamedValues(target.problem->shape).c_str());
+    // Every kernel takes its sizes as i32 arguments, and the harness sizes
+    // host buffers from them: a size outside [1, 2^31) would reach the
+    // kernel truncated or make a negative allocation.
+    if (value < 1 || !llvm::isInt<32>(value))
+      return llvm::createStringError(
+          llvm::formatv("kernel '{0}': launch size '{1}' is {2}; it must be in [1, {3}] "
+                        "(kernels take their sizes as i32)",
+                        kernel, name, value, INT32_MAX));
     target.shape[name] = value;
   }
   return target;

@@ -3,6 +3,7 @@
 #include "Harness.h"
 
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/support/HostMemory.h"
 #include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -138,6 +139,13 @@ Expected<std::unique_ptr<MeasureSession>>
 MeasureSession::create(JitRuntime &jit, const TuneTarget &target,
                        const TuneOptions &options) {
   const TuneProblem &problem = *target.problem;
+  // Sizes first: launch sizes from the command line or a database entry must
+  // not end the process in an allocation.
+  std::vector<TuneArg> timedArgs = problem.args(target.base, target.shape);
+  if (Error err = checkArgBytes(
+          timedArgs, support::physicalMemoryBytes(),
+          formatv("{0} at {1}", target.def->name, formatNamedValues(target.shape)).str()))
+    return std::move(err);
   // The reference: the interpreter runs the base configuration (every
   // configuration computes the same function) on the check inputs.
   std::vector<HostArg> checkHost =
@@ -156,9 +164,8 @@ MeasureSession::create(JitRuntime &jit, const TuneTarget &target,
   if (!check)
     return check.takeError();
   // Timing inputs: other random values, at the tuned sizes.
-  Expected<DeviceArgs> timed = uploadArgs(
-      jit, makeHostArgs(problem.args(target.base, target.shape), options.seed + 1),
-      *stream);
+  Expected<DeviceArgs> timed =
+      uploadArgs(jit, makeHostArgs(timedArgs, options.seed + 1), *stream);
   if (!timed)
     return timed.takeError();
   std::unique_ptr<MeasureSession> session(new MeasureSession(jit, target, options));

@@ -1,7 +1,8 @@
 // The CLI on bad input (issue #23, docs/hardening.md): a constant outside its
-// range, a --set naming nothing, an output that cannot be written, a plan too
-// big for the host. Each is one "tilejit: error:" line and exit 1, never an
-// assert, a hang or LLVM's fatal "IO failure on output stream".
+// range, a --set naming nothing, a launch size outside i32, an output that
+// cannot be written, a plan too big for the host. Each is one "tilejit: error:"
+// line and exit 1, never an assert, a hang or LLVM's fatal "IO failure on
+// output stream".
 //
 // RUN: not tilejit compile gemm_bf16 --set k=-64 -o %t.ptx 2>&1 | FileCheck %s --check-prefix=RANGE
 // RANGE: tilejit: error: kernel 'gemm_bf16': constant 'k' is -64; it must be in [1, 1048576]
@@ -20,6 +21,9 @@
 // RUN: not tilejit run --backend interp --batch 2000000000 2>&1 | FileCheck %s --check-prefix=HOST
 // HOST: tilejit: error: plan: its buffers need {{.*}} PB of host memory (the largest, 'l0.ssm_page' [2000000002, 64, 64, 128]
 //
+// RUN: not tilejit tune gemm_bf16 --dry-run --shape m=-5 2>&1 | FileCheck %s --check-prefix=SHAPE
+// SHAPE: tilejit: error: kernel 'gemm_bf16': launch size 'm' is -5; it must be in [1, 2147483647] (kernels take their sizes as i32)
+//
 // RUN: not tilejit compile vector_add --arch sm_90a -o /dev/full 2>&1 | FileCheck %s --check-prefix=FULL
 // FULL-NOT: LLVM ERROR
 // FULL: tilejit: error: cannot write PTX '/dev/full': No space left on device
@@ -33,3 +37,15 @@
 // RUN: not tilejit list 2>&1 >/dev/full | FileCheck %s --check-prefix=STDOUT
 // STDOUT-NOT: LLVM ERROR
 // STDOUT: tilejit: error: cannot write standard output: No space left on device
+//
+// tilejit-opt reads and writes the same way: a device as input is refused (it
+// read /dev/zero for ever), and a failed write is an error (it was LLVM's
+// fatal "IO failure on output stream").
+// RUN: not tilejit-opt /dev/zero 2>&1 | FileCheck %s --check-prefix=OPTIN
+// OPTIN: tilejit-opt: error: IR file '/dev/zero' is a character device, not a regular file
+// RUN: not tilejit-opt %s -o /dev/full 2>&1 | FileCheck %s --check-prefix=OPTOUT
+// OPTOUT-NOT: LLVM ERROR
+// OPTOUT: tilejit-opt: error: cannot write output '/dev/full': No space left on device
+// RUN: not tilejit-opt %s 2>&1 >/dev/full | FileCheck %s --check-prefix=OPTSTDOUT
+// OPTSTDOUT-NOT: LLVM ERROR
+// OPTSTDOUT: tilejit-opt: error: cannot write standard output: No space left on device
