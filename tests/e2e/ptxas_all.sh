@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Every registered kernel, for every arch: `tilejit compile` writes PTX whose
-# .target is the exact arch, and ptxas for that arch assembles it.
+# .target is the exact arch, and ptxas for that arch assembles it; so do the
+# prefill GEMMs fed by a TMA producer warpgroup, persistent or not (on the
+# arches without TMA the capability table keeps cp.async: the PTX assembles
+# there too).
 # Exit 77 (CTest: skipped) with the reason when ptxas is not installed.
 set -euo pipefail
 tilejit="$1"
@@ -20,6 +23,17 @@ for kernel in $("$tilejit" list --names); do
       { echo "FAIL: $kernel $arch: no '.target $arch' line"; exit 1; }
     "$ptxas" -arch="$arch" "$dir/$kernel.$arch.ptx" -o "$dir/$kernel.$arch.cubin" ||
       { echo "FAIL: ptxas -arch=$arch rejected $kernel"; exit 1; }
+    count=$((count + 1))
+  done
+done
+for producer in "gemm_e4m3 --set producer=1 --set block_n=256 --set stages=4" \
+  "gemm_e4m3 --set producer=1 --set persistent=8 --set warps=4 --set block_m=64" \
+  "out_proj --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --set persistent=8"; do
+  for arch in sm_90 sm_90a sm_110a sm_121a; do
+    # shellcheck disable=SC2086
+    "$tilejit" compile $producer --arch "$arch" -o "$dir/producer.$arch.ptx"
+    "$ptxas" -arch="$arch" "$dir/producer.$arch.ptx" -o "$dir/producer.$arch.cubin" ||
+      { echo "FAIL: ptxas -arch=$arch rejected $producer"; exit 1; }
     count=$((count + 1))
   done
 done

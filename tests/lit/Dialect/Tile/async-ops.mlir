@@ -152,3 +152,34 @@ tile.kernel @nested() attributes {config = #tile.config<tile = [64, 64, 64], war
   }
   tile.return
 }
+
+// -----
+
+#mma = #tile.mma<wpc = [2, 2]>
+%a = "test.a"() : () -> tensor<64x32xbf16, #tile.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>>
+%b = "test.b"() : () -> tensor<32x64xbf16, #tile.dot_operand<opIdx = 1, parent = #mma, kWidth = 2>>
+%c = "test.c"() : () -> tensor<64x64xf32, #mma>
+// expected-error @+1 {{'tile.dot_async' op needs #tile.wgmma_operand operands (only wgmma runs asynchronously)}}
+%d = tile.dot_async %a, %b, %c : tensor<64x32xbf16, #tile.dot_operand<opIdx = 0, parent = #mma, kWidth = 2>>, tensor<32x64xbf16, #tile.dot_operand<opIdx = 1, parent = #mma, kWidth = 2>> -> tensor<64x64xf32, #mma>
+
+// -----
+
+#mma = #tile.mma<wpc = [4, 1]>
+%a = "test.a"() : () -> tensor<64x32xbf16, #tile.wgmma_operand<opIdx = 0>>
+%b = "test.b"() : () -> tensor<16x64xbf16, #tile.wgmma_operand<opIdx = 1>>
+%c = "test.c"() : () -> tensor<64x64xf32, #mma>
+// expected-error @+1 {{'tile.dot_async' op needs a MxK x KxN product of one element type into a MxN accumulator}}
+%d = tile.dot_async %a, %b, %c : tensor<64x32xbf16, #tile.wgmma_operand<opIdx = 0>>, tensor<16x64xbf16, #tile.wgmma_operand<opIdx = 1>> -> tensor<64x64xf32, #mma>
+
+// -----
+
+// CHECK: %[[D:.*]] = tile.dot_async
+// CHECK: tile.dot_wait {pending = 1 : i32}
+// CHECK: tile.dot_wait %[[D]] {pending = 0 : i32}
+#mma = #tile.mma<wpc = [4, 1]>
+%a = "test.a"() : () -> tensor<64x32xbf16, #tile.wgmma_operand<opIdx = 0>>
+%b = "test.b"() : () -> tensor<32x64xbf16, #tile.wgmma_operand<opIdx = 1>>
+%c = "test.c"() : () -> tensor<64x64xf32, #mma>
+%d = tile.dot_async %a, %b, %c : tensor<64x32xbf16, #tile.wgmma_operand<opIdx = 0>>, tensor<32x64xbf16, #tile.wgmma_operand<opIdx = 1>> -> tensor<64x64xf32, #mma>
+tile.dot_wait {pending = 1 : i32}
+%e = tile.dot_wait %d {pending = 0 : i32} : tensor<64x64xf32, #mma>
