@@ -9,6 +9,8 @@
 #   opsbench tests/e2e/ops_torch_bench.py (tilejit.ops next to plain torch)
 #   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
 #            SANITIZE_TIMEOUT, default 400 s)
+#   hoppersan compute-sanitizer memcheck, racecheck and synccheck over the
+#            bundle's [gpu][hopper] test (the TMA / mbarrier GEMMs)
 #   model    tests/e2e/model_gpu.sh (the published-layout checkpoint, generated here,
 #            through `tilejit run --model` and examples/embed)
 #   tunedb   tests/e2e/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
@@ -47,6 +49,15 @@ for part in "$@"; do
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
   tunedb) "$root/tests/e2e/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
             "${OUT:-$work}/h200.tune.json" ;;
+  # The TMA / mbarrier GEMMs under compute-sanitizer (issue 20): each tool over
+  # the bundle's [hopper] GPU test (e4m3 and bf16, persistent or not).
+  hoppersan) for tool in memcheck racecheck synccheck; do
+               (cd "$work" && rm -rf "$work/cache-san" && mkdir -p "$work/cache-san" &&
+                TILEJIT_CACHE_DIR=$work/cache-san timeout 200 compute-sanitizer --tool "$tool" \
+                  "$work/tilejit-bundle/bin/tilejit-gpu-tests" '[gpu][hopper]' \
+                  >"$out/hoppersan-$tool.log" 2>&1
+                echo "compute-sanitizer $tool: exit $?"; grep -E 'ERROR SUMMARY|HAZARD|RACECHECK SUMMARY|test cases' "$out/hoppersan-$tool.log" | tail -3)
+             done ;;
   sanitize) OUT=$out timeout "${SANITIZE_TIMEOUT:-400}" "$root/tests/e2e/sanitize_gpu.sh" \
               >"$out/sanitize.log" 2>&1; echo "sanitize: exit $?"; tail -n 12 "$out/sanitize.log" ;;
   esac
