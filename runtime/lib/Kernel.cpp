@@ -211,6 +211,12 @@ Error Kernel::withSupplied(ArrayRef<KernelArg> args, Dim3 &grid,
                     spec.name, logical.x, logical.y, logical.z));
       all.push_back(KernelArg::i32(int32_t(extent)));
       uint64_t tiles = uint64_t(logical.x) * logical.y;
+      // The kernel counts tiles in i32.
+      if (tiles > uint64_t(INT32_MAX))
+        return createStringError(
+            inconvertibleErrorCode(),
+            formatv("kernel '{0}' walks {1} x {2} tiles, more than 2^31 - 1", spec.name,
+                    logical.x, logical.y));
       uint64_t programs = uint64_t(std::max(1u, runtime.device().info().smCount)) *
                           std::max(1u, kernel->launch.programsPerSM);
       grid = Dim3{uint32_t(std::min(tiles, programs)), 1, 1};

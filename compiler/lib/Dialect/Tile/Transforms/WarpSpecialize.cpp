@@ -58,7 +58,9 @@ FailureOr<TensorMapSourceAttr> tensorMapSource(Value view, KernelOp kernel,
   auto make = view.getDefiningOp<MakeViewOp>();
   auto kernelArg = [&](Value v) -> int64_t {
     auto arg = dyn_cast<BlockArgument>(v);
-    return arg && arg.getOwner() == &kernel.getBody().front() ? arg.getArgNumber() : -1;
+    return arg && arg.getOwner() == &kernel.getBody().front()
+               ? int64_t(arg.getArgNumber())
+               : int64_t(-1);
   };
   if (!make || kernelArg(make.getBase()) < 0) {
     why = "its view is not made from a kernel parameter";
@@ -90,8 +92,8 @@ FailureOr<TensorMapSourceAttr> tensorMapSource(Value view, KernelOp kernel,
     return failure();
   }
   int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
-  if ((type.getStrides()[0] * bytes) % 16) {
-    why = "its rows do not start on 16-byte boundaries";
+  if (type.getStrides()[0] < 1 || (type.getStrides()[0] * bytes) % 16) {
+    why = "its rows do not start on 16-byte boundaries one after another";
     return failure();
   }
   return TensorMapSourceAttr::get(kernel.getContext(), kernelArg(make.getBase()), sizes,
@@ -312,9 +314,16 @@ struct WarpSpecializePass
       auto source = tensorMapSource(s.load.getView(), kernel, why);
       if (failed(source))
         return s.load.emitOpError("cannot be copied by TMA for producer = 1: ") << why;
+      // A box TMA cannot copy (over 256 rows, rows that are not one swizzle
+      // span) is the load's diagnostic, as the type's verifier words it.
       auto tile = s.load.getResult().getType();
-      auto type =
-          TensorMapType::get(&getContext(), tile.getShape(), tile.getElementType());
+      auto type = TensorMapType::getChecked(
+          [&] {
+            return s.load.emitOpError("cannot be copied by TMA for producer = 1: ");
+          },
+          &getContext(), tile.getShape(), tile.getElementType());
+      if (!type)
+        return failure();
       unsigned index = kernel.getNumArguments();
       auto baseName = kernel.getArgAttrOfType<StringAttr>(source->getBase(), "tile.name");
       std::string name =
