@@ -51,9 +51,9 @@ for part in "$@"; do
             "${OUT:-$work}/h200.tune.json" ;;
   # The TMA / mbarrier GEMMs under compute-sanitizer (issue 20): each tool over
   # the bundle's [hopper] GPU test (e4m3 and bf16, persistent or not).
-  hoppersan) for tool in memcheck racecheck synccheck; do
+  hoppersan) for tool in ${SANITIZE_TOOLS:-memcheck racecheck synccheck}; do
                (cd "$work" && rm -rf "$work/cache-san" && mkdir -p "$work/cache-san" &&
-                TILEJIT_CACHE_DIR=$work/cache-san timeout 200 compute-sanitizer --tool "$tool" \
+                TILEJIT_CACHE_DIR=$work/cache-san timeout "${SANITIZE_TIMEOUT:-150}" compute-sanitizer --tool "$tool" \
                   "$work/tilejit-bundle/bin/tilejit-gpu-tests" '[gpu][hopper]' \
                   >"$out/hoppersan-$tool.log" 2>&1
                 echo "compute-sanitizer $tool: exit $?"; grep -E 'ERROR SUMMARY|HAZARD|RACECHECK SUMMARY|test cases' "$out/hoppersan-$tool.log" | tail -3)
