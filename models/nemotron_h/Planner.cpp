@@ -28,9 +28,13 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 /// step for bf16. With TMA and wgmma (sm_90a): 128 x 256 tiles fed by a TMA
 /// producer warpgroup, 4 stages, were the fastest at both NemotronH shapes on
 /// the H200 (docs/BENCHMARKS.md, issue 20); elsewhere 64 x 128, 4 warps, 3
-/// stages of cp.async (72 KiB: within GB10's 99 KiB per program).
-std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch) {
-  if (arch && arch->capabilities().tma && arch->capabilities().wgmma)
+/// stages of cp.async (72 KiB: within GB10's 99 KiB per program), and where
+/// rows of `inner` elements do not start on 16 bytes.
+std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch,
+                                   int64_t inner) {
+  // TMA copies rows that start on 16 bytes (a checkpoint's reduced K need not).
+  bool tmaRows = (inner * (fp8 ? 1 : 2)) % 16 == 0;
+  if (arch && arch->capabilities().tma && arch->capabilities().wgmma && tmaRows)
     return {kv("block_m", 128), kv("block_n", 256), kv("block_k", fp8 ? 128 : 64),
             kv("warps", 8),     kv("stages", 4),    kv("producer", 1)};
   return {kv("block_m", 64), kv("block_n", 128), kv("block_k", fp8 ? 128 : 64),
@@ -189,7 +193,7 @@ public:
     std::vector<std::string> outGeometry = {kv("inner", I), kv("hidden", hidden),
                                             kv("fp8", fp8)};
     if (gemm) {
-      for (std::string &t : gemmTiles(fp8, options.arch))
+      for (std::string &t : gemmTiles(fp8, options.arch, I))
         outGeometry.push_back(t);
     } else if (directProjection(options.overrides, "out_proj", rows, fp8)) {
       for (std::string &t : directTiles(rows))
@@ -450,7 +454,7 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     // kernels read at. The GEMM is the out_proj kernel at these dimensions.
     std::vector<std::string> inGeometry = {kv("inner", hidden), kv("hidden", outCols),
                                            kv("fp8", fp8)};
-    for (std::string &t : gemmTiles(fp8, options.arch))
+    for (std::string &t : gemmTiles(fp8, options.arch, hidden))
       inGeometry.push_back(t);
     auto inProj = builder.kernel("out_proj", inGeometry);
     if (!inProj)

@@ -201,3 +201,46 @@ TEST_CASE(
   INFO(reportOf(*check));
   CHECK(check->ok());
 }
+
+TEST_CASE("prefill plan: the GEMMs take the TMA producer tiles on an arch with TMA and "
+          "wgmma where their rows start on 16 bytes, the cp.async tiles elsewhere",
+          "[e2e][prefill][plan]") {
+  NemotronHConfig c = smallConfig(); // hidden 200: FP8 in_proj rows of 200 bytes
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  auto gemmConstants = [&](std::optional<Arch> arch) {
+    PlanOptions options = kSmall;
+    options.arch = arch;
+    auto plan = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, options);
+    INFO((plan ? "" : llvm::toString(plan.takeError())));
+    REQUIRE(bool(plan));
+    std::map<std::string, std::string> byRole; // "in_proj fp8=1" -> its constants
+    for (const PlannedLaunch &l : plan->plan.launches)
+      if (l.role == "in_proj" || l.role == "out_proj") {
+        std::string all;
+        for (const std::string &kv : l.constants)
+          all += kv + " ";
+        byRole[l.role + " layer " + std::to_string(l.layer)] = all;
+      }
+    return byRole;
+  };
+  auto hopper = gemmConstants(llvm::cantFail(Arch::parse("sm_90a")));
+  REQUIRE(!hopper.empty());
+  for (const auto &[role, constants] : hopper) {
+    INFO(role << ": " << constants);
+    // The FP8 in_proj's rows (K = 200 bytes) do not start on 16 bytes: cp.async.
+    bool fp8InProj =
+        role.starts_with("in_proj") && constants.find("fp8=1") != std::string::npos;
+    CHECK((constants.find("producer=1") != std::string::npos) == !fp8InProj);
+    CHECK((constants.find("block_n=256") != std::string::npos) == !fp8InProj);
+  }
+  for (const char *arch : {"sm_90", "sm_121a"})
+    for (const auto &[role, constants] :
+         gemmConstants(llvm::cantFail(Arch::parse(arch)))) {
+      INFO(arch << " " << role << ": " << constants);
+      CHECK(constants.find("producer=1") == std::string::npos);
+      CHECK(constants.find("block_m=64") != std::string::npos);
+    }
+  for (const auto &[role, constants] : gemmConstants(std::nullopt))
+    CHECK(constants.find("producer=1") == std::string::npos);
+}
