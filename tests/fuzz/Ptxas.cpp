@@ -32,9 +32,13 @@ void checkPtxAssembles(llvm::StringRef ptx, llvm::StringRef arch) {
   std::string archArg = ("-arch=" + arch).str();
   std::optional<llvm::StringRef> redirects[] = {std::nullopt, log.str(), log.str()};
   std::string error;
+  // No wait bound of LLVM's own: it would install its SIGALRM handler and end
+  // with alarm(0), which cancels libFuzzer's -timeout timer for the rest of
+  // the run (a hang would never be reported). A ptxas that hangs is that
+  // timer's to report, as any slow input is.
   int rc = llvm::sys::ExecuteAndWait(
       *ptxas, {*ptxas, archArg, input.str(), "-o", "/dev/null"}, std::nullopt, redirects,
-      /*SecondsToWait=*/60, /*MemoryLimit=*/0, &error);
+      /*SecondsToWait=*/0, /*MemoryLimit=*/0, &error);
   if (rc == 0)
     return;
   auto message = llvm::MemoryBuffer::getFile(log);

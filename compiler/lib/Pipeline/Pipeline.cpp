@@ -112,6 +112,23 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
     return llvm::createStringError(
         "compileToPTX needs a module with exactly one tile.kernel");
   tile::KernelOp kernel = *kernels.begin();
+  // Tensor maps and the logical grid's sizes are parameters the pipeline
+  // appends itself (tile-warp-specialize, tile-persistent) and the runtime
+  // fills at launch; the launch metadata below is built on that. A kernel
+  // that arrives with them is refused, as a caller cannot pass them.
+  for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
+    if (isa<tile::TensorMapType>(t))
+      return llvm::createStringError(
+          "kernel '%s': parameter %zu is a !tile.tensormap; tensor maps are added by "
+          "the pipeline (tile-warp-specialize) and built by the runtime, never passed in",
+          kernel.getSymName().str().c_str(), i);
+    if (kernel.getArgAttr(i, "tile.grid_dim"))
+      return llvm::createStringError(
+          "kernel '%s': parameter %zu carries tile.grid_dim; the logical grid's sizes "
+          "are added by the pipeline (tile-persistent) and filled by the runtime, never "
+          "passed in",
+          kernel.getSymName().str().c_str(), i);
+  }
   CompiledKernel out;
   out.name = kernel.getSymName().str();
   for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
