@@ -183,3 +183,40 @@ tile.kernel @nested() attributes {config = #tile.config<tile = [64, 64, 64], war
 %d = tile.dot_async %a, %b, %c : tensor<64x32xbf16, #tile.wgmma_operand<opIdx = 0>>, tensor<32x64xbf16, #tile.wgmma_operand<opIdx = 1>> -> tensor<64x64xf32, #mma>
 tile.dot_wait {pending = 1 : i32}
 %e = tile.dot_wait %d {pending = 0 : i32} : tensor<64x64xf32, #mma>
+
+// -----
+
+tile.kernel @waitslot(%x: f32) {
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  %c0 = arith.constant 0 : i32
+  // expected-error @+1 {{'tile.mbarrier_wait' op operand #1 must be 32-bit signless integer, but got 'f32'}}
+  "tile.mbarrier_wait"(%full, %x, %c0) : (!tile.barriers<2>, f32, i32) -> ()
+  tile.return
+}
+
+// -----
+
+tile.kernel @arrivepredicate(%c: i32) {
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  // expected-error @+1 {{'tile.mbarrier_arrive' op operand #2 must be 1-bit signless integer, but got 'i32'}}
+  "tile.mbarrier_arrive"(%full, %c, %c) : (!tile.barriers<2>, i32, i32) -> ()
+  tile.return
+}
+
+// -----
+
+tile.kernel @noarrivals() {
+  // expected-error @+1 {{'tile.mbarrier_alloc' op attribute 'arrivals' failed to satisfy constraint: 32-bit signless integer attribute whose minimum value is 1}}
+  %full = tile.mbarrier_alloc arrivals = 0 : !tile.barriers<2>
+  tile.return
+}
+
+// -----
+
+tile.kernel @oddregs() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  // expected-error @+1 {{'tile.warp_specialize' op register budgets must be multiples of 8, got 36 and 240}}
+  tile.warp_specialize producer_regs = 36, consumer_regs = 240 producer {
+  } consumer {
+  }
+  tile.return
+}
