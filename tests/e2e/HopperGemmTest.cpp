@@ -44,8 +44,8 @@ uint64_t fieldAt(const KernelArg &arg, unsigned offset) {
 // M, N, K: none a multiple of its block, so the last tile of each is partial.
 constexpr int32_t kM = 200, kN = 300, kK = 320;
 
-// block_n 128: K blocks promoted in pairs (three blocks: one pair, then the
-// last on its own); 256: no registers for that, every block synchronous.
+// block_n 128 and 256: the accumulator stored as whole rows through shared
+// memory (128) or, where the ring leaves no room for that, directly (256).
 std::vector<std::string> e4m3Constants(bool persistent, int blockN = 128) {
   std::vector<std::string> c = {
       "n=300",       "k=320",   "block_m=128", "block_n=" + std::to_string(blockN),

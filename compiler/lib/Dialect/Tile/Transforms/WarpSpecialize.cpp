@@ -11,7 +11,6 @@
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/support/Arch.h"
 
-#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Debug.h"
@@ -185,11 +184,17 @@ void releaseLast(OpBuilder &b, Location loc, Value empty, RingPosition at,
 /// accumulator, and a tile.dot_wait {pending = 1} lets the previous
 /// iteration's group finish before its slot is released, so the tensor cores
 /// never wait for a release. Not for e4m3: its reduced sums (R1h) are
-/// promoted to f32 after every K block, and ptxas serializes every wgmma
-/// (warning C7514) of a loop in which a group is still running at the back
-/// edge while another block's products are read, even with the loop unrolled
-/// by two so that no register is copied in flight: e4m3 takes
-/// promoteInPairs instead. Returns whether the loop was rewritten.
+/// promoted to f32 after every K block, and reading one block's finished
+/// products while the next block's wgmma runs makes ptxas serialize every
+/// wgmma (warning C7514; seen with the loop unrolled by two so that nothing
+/// copies registers in flight, and with the next block's partial sums
+/// starting from zero without a register write); two consumer warpgroups, or
+/// two programs per multiprocessor, overlap each other's promotion instead.
+/// Pairs of K blocks per iteration (the first promoted while the second runs,
+/// nothing in flight at the back edge) pass ptxas but measured no faster on
+/// the H200, whose main loop already runs near the tensor rate
+/// (docs/BENCHMARKS.md, issue 20, session 3).
+/// Returns whether the loop was rewritten.
 bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stages,
                           RingPosition at) {
   auto dots = llvm::to_vector(loop.getBody()->getOps<DotOp>());
@@ -239,70 +244,6 @@ bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stag
     releaseLast(b, loc, empty, at, stages);
   LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc
                           << ": one wgmma group in flight, chained accumulator\n");
-  return true;
-}
-
-/// e4m3 sums are promoted to f32 after every K block (R1h). With the loop
-/// unrolled by two, each iteration starts both blocks' products from zero
-/// (two groups in flight), adds the first while the second runs, then waits
-/// for the second: the tensor cores work through one block of the promotion
-/// in two, and nothing is in flight at the back edge (see
-/// keepOneGroupInFlight for why that matters). Each block's slot is
-/// released once its group has finished. A remainder iteration stays
-/// synchronous. Needs three accumulator-sized tiles per thread (the sums and
-/// two blocks' products) next to about 40 registers of addresses and loop
-/// state; where they do not fit `consumerRegs`, the dot stays synchronous
-/// and two consumer warpgroups, or two programs per multiprocessor, overlap
-/// each other's promotion. Returns whether the loop was rewritten.
-bool promoteInPairs(scf::ForOp loop, int64_t consumerThreads, int64_t consumerRegs) {
-  auto dots = llvm::to_vector(loop.getBody()->getOps<DotOp>());
-  auto arrives = llvm::to_vector(loop.getBody()->getOps<MbarrierArriveOp>());
-  if (dots.size() != 1 || arrives.size() != 1 || loop.getNumRegionIterArgs() != 1 ||
-      !isa<WgmmaOperandLayoutAttr>(dots[0].getA().getType().getEncoding()) ||
-      !isa<Float8E4M3FNType>(dots[0].getA().getType().getElementType()))
-    return false;
-  DotOp dot = dots.front();
-  Location loc = dot.getLoc();
-  auto accType = dot.getResult().getType();
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  if (dot.getAcc() != loop.getRegionIterArgs()[0] ||
-      yield.getOperand(0) != dot.getResult() || !dot->hasOneUse())
-    return false;
-  int64_t accRegs = accType.getNumElements() / consumerThreads;
-  if (3 * accRegs + 40 > consumerRegs) {
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": e4m3 dot at " << loc
-                            << " stays synchronous: three " << accRegs
-                            << "-register accumulator tiles do not fit " << consumerRegs
-                            << " registers\n");
-    return false;
-  }
-  auto unrolled = loopUnrollByFactor(loop, 2);
-  if (failed(unrolled) || !unrolled->mainLoopOp)
-    return false;
-  scf::ForOp pairs = *unrolled->mainLoopOp;
-  dots = llvm::to_vector(pairs.getBody()->getOps<DotOp>());
-  arrives = llvm::to_vector(pairs.getBody()->getOps<MbarrierArriveOp>());
-  if (dots.size() != 2 || arrives.size() != 2)
-    return false; // the trip count was below two: nothing was unrolled
-  OpBuilder b(pairs);
-  Value zero = SplatOp::create(
-      b, loc, accType, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)));
-  b.setInsertionPoint(dots[0]);
-  Value first = DotAsyncOp::create(b, loc, accType, dots[0].getA(), dots[0].getB(), zero);
-  b.setInsertionPoint(dots[1]);
-  Value second =
-      DotAsyncOp::create(b, loc, accType, dots[1].getA(), dots[1].getB(), zero);
-  auto firstDone = DotWaitOp::create(b, loc, TypeRange{accType}, ValueRange{first}, 1u);
-  Value sums = arith::AddFOp::create(b, loc, dots[0].getAcc(), firstDone.getResult(0));
-  arrives[0]->moveBefore(dots[1]);
-  auto secondDone = DotWaitOp::create(b, loc, TypeRange{accType}, ValueRange{second}, 0u);
-  sums = arith::AddFOp::create(b, loc, sums, secondDone.getResult(0));
-  dots[1].getResult().replaceAllUsesWith(sums);
-  dots[1].erase();
-  dots[0].erase();
-  LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": e4m3 dot at " << loc
-                          << ": K blocks in pairs, the first promoted while the second "
-                             "runs\n");
   return true;
 }
 
@@ -489,8 +430,7 @@ struct WarpSpecializePass
       readFromSlot(b, s, cSlot);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     MbarrierArriveOp::create(b, loc, empty, cSlot, Value());
-    bool inFlight = keepOneGroupInFlight(loop, empty, cSlot, stages, cAt) ||
-                    promoteInPairs(loop, 32 * warps, split.consumer);
+    bool inFlight = keepOneGroupInFlight(loop, empty, cSlot, stages, cAt);
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << staged.size()
                             << " operands by TMA, " << stages << " slots, " << txBytes
                             << " bytes per step, " << warps << " consumer warps"
