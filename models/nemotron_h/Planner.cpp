@@ -25,9 +25,10 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 }
 
 /// Tensor-core GEMM tiles of the prefill projections (M = tokens), half the K
-/// step for bf16. With TMA and wgmma (sm_90a): 128 x 256 tiles fed by a TMA
-/// producer warpgroup, 4 stages, were the fastest at both NemotronH shapes on
-/// the H200 (docs/BENCHMARKS.md, issue 20); elsewhere 64 x 128, 4 warps, 3
+/// step for bf16. With TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed
+/// by a TMA producer warpgroup, 3 stages, which leave the shared memory to
+/// store the accumulator as whole rows, were the fastest at both NemotronH
+/// shapes on the H200 (docs/BENCHMARKS.md, issue 20); elsewhere 64 x 128, 4 warps, 3
 /// stages of cp.async (72 KiB: within GB10's 99 KiB per program), and where
 /// rows of `inner` elements do not start on 16 bytes.
 std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch,
@@ -36,7 +37,8 @@ std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch,
   bool tmaRows = (inner * (fp8 ? 1 : 2)) % 16 == 0;
   if (arch && arch->capabilities().tma && arch->capabilities().wgmma && tmaRows)
     return {kv("block_m", 128), kv("block_n", 256), kv("block_k", fp8 ? 128 : 64),
-            kv("warps", 8),     kv("stages", 4),    kv("producer", 1)};
+            kv("warps", 8),     kv("stages", 3),    kv("producer", 1),
+            kv("persistent", 8)};
   return {kv("block_m", 64), kv("block_n", 128), kv("block_k", fp8 ? 128 : 64),
           kv("warps", 4), kv("stages", 3)};
 }

@@ -25,20 +25,21 @@ ArrayRef<Arch> Arch::all() {
   // Capabilities follow the design table. cp.async (PTX: sm_80 and later) is
   // listed on sm_90 and inherited by every later arch. TMA is kept to the
   // sm_90a fast path together with wgmma, which exists only on sm_90a;
-  // sm_110a and sm_121a have no TMA lowering yet.
+  // sm_110a and sm_121a have no TMA lowering yet. Shared memory per program:
+  // 227 KiB on Hopper and Thor, 99 KiB on GB10.
   static const Arch table[] = {
       Arch("sm_90", 90, /*archSpecific=*/false, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/false, /*cpAsync=*/true}),
+            /*tma=*/false, /*cpAsync=*/true, /*sharedBytesPerBlock=*/227 * 1024}),
       Arch("sm_90a", 90, /*archSpecific=*/true, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/true,
-            /*tma=*/true, /*cpAsync=*/true}),
+            /*tma=*/true, /*cpAsync=*/true, /*sharedBytesPerBlock=*/227 * 1024}),
       Arch("sm_110a", 110, /*archSpecific=*/true, "+ptx90", 90,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/false, /*cpAsync=*/true}),
+            /*tma=*/false, /*cpAsync=*/true, /*sharedBytesPerBlock=*/227 * 1024}),
       Arch("sm_121a", 121, /*archSpecific=*/true, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/false, /*cpAsync=*/true}),
+            /*tma=*/false, /*cpAsync=*/true, /*sharedBytesPerBlock=*/99 * 1024}),
   };
   return table;
 }

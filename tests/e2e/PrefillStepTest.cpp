@@ -202,9 +202,10 @@ TEST_CASE(
   CHECK(check->ok());
 }
 
-TEST_CASE("prefill plan: the GEMMs take the TMA producer tiles on an arch with TMA and "
-          "wgmma where their rows start on 16 bytes, the cp.async tiles elsewhere",
-          "[e2e][prefill][plan]") {
+TEST_CASE(
+    "prefill plan: the GEMMs take the persistent TMA producer tiles on an arch with "
+    "TMA and wgmma where their rows start on 16 bytes, the cp.async tiles elsewhere",
+    "[e2e][prefill][plan]") {
   NemotronHConfig c = smallConfig(); // hidden 200: FP8 in_proj rows of 200 bytes
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
@@ -233,6 +234,10 @@ TEST_CASE("prefill plan: the GEMMs take the TMA producer tiles on an arch with T
         role.starts_with("in_proj") && constants.find("fp8=1") != std::string::npos;
     CHECK((constants.find("producer=1") != std::string::npos) == !fp8InProj);
     CHECK((constants.find("block_n=256") != std::string::npos) == !fp8InProj);
+    // Persistent, and 3 slots: the rings leave room to store the
+    // accumulator as whole rows.
+    CHECK((constants.find("persistent=8") != std::string::npos) == !fp8InProj);
+    CHECK(constants.find("stages=3") != std::string::npos);
   }
   for (const char *arch : {"sm_90", "sm_121a"})
     for (const auto &[role, constants] :

@@ -10,10 +10,9 @@ namespace tilejit::tuning {
 StaticLimits limitsForArch(const Arch &arch) {
   StaticLimits limits;
   limits.caps = arch.capabilities();
-  // The opt-in maximum per block: 227 KiB on Hopper and on Thor's Blackwell
-  // SM; 99 KiB on the GB10's consumer Blackwell SM (sm_12x). A device, when
-  // present, replaces this with the driver's number.
-  limits.maxSharedBytes = arch.smVersion() >= 120 ? 99 * 1024 : 227 * 1024;
+  // The opt-in maximum per block (the capability table's); a device, when
+  // present, replaces it with the driver's number.
+  limits.maxSharedBytes = arch.capabilities().sharedBytesPerBlock;
   return limits;
 }
 

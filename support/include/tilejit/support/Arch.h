@@ -8,6 +8,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <string>
 
 namespace tilejit {
@@ -26,6 +27,8 @@ struct ArchCapabilities {
   bool tma;
   /// Ampere-style asynchronous global-to-shared copies (cp.async).
   bool cpAsync;
+  /// Shared memory one program may use (its dynamic limit raised to the most).
+  int64_t sharedBytesPerBlock;
 };
 
 /// One exact compilation target, e.g. `sm_90a`. A value type: cheap to copy,

@@ -13,6 +13,10 @@
 // RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90a --tile-to-llvm-pipeline | FileCheck %s --check-prefix=LLVM
 // RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set stages=4 --stage ptx | FileCheck %s --check-prefix=PTX
 // RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set warps=4 --set block_m=64 --stage ptx | FileCheck %s --check-prefix=PAIR
+// RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set block_n=128 --set stages=4 --stage mlir | FileCheck %s --check-prefix=ROWS
+// RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set block_n=128 --set stages=4 --stage ptx | FileCheck %s --check-prefix=ROWSPTX
+// RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set block_n=256 --set stages=4 --stage mlir | FileCheck %s --check-prefix=DIRECT
+// RUN: tilejit dump gemm_e4m3 --arch sm_90a --set block_n=128 --set stages=3 --stage mlir | FileCheck %s --check-prefix=DIRECT
 // RUN: tilejit dump out_proj --arch sm_90a --set fp8=0 --set block_m=128 --set block_n=128 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --set persistent=8 --stage mlir | FileCheck %s --check-prefix=BF16
 
 // One consumer warpgroup: two programs share a multiprocessor, so each gives
@@ -46,6 +50,22 @@
 // BF16: tile.mbarrier_arrive %{{.*}}[%{{.*}}] if %{{.*}}
 // BF16: } {tile.tile_loop}
 // BF16: // ----- mlir.tile-pipeline-dots -----
+
+// A producer GEMM stores its accumulator as whole rows (16 bytes a thread)
+// through shared memory when the rings leave room for the tile: 4 slots of
+// 32 KiB leave 98 KiB for a 32 KiB 128x128 bf16 tile; the consumers meet at
+// barrier 1 around the scratch. 4 slots of 48 KiB (128x256) leave 34 KiB, too
+// few for 64 KiB: direct stores, as without a producer warpgroup.
+// ROWS: // ----- mlir.tile-assign-layouts -----
+// ROWS: tile.convert_layout %{{.*}} : tensor<128x128xbf16, #tile.mma<wpc = [8, 1]>> -> tensor<128x128xbf16, #tile.blocked<spt = [1, 8], tpw = [2, 16], wpc = [8, 1], order = [1, 0]>>
+// ROWS-NEXT: tile.store
+// ROWSPTX: wgmma.mma_async
+// ROWSPTX: bar.sync 1, 256;
+// ROWSPTX: st.global.v4.b32
+// DIRECT: // ----- mlir.tile-assign-layouts -----
+// DIRECT-NOT: #tile.mma<wpc = [{{[0-9]+}}, 1]>> -> tensor<{{.*}}xbf16, #tile.blocked
+// DIRECT: tile.store %{{.*}} : tensor<128x{{128|256}}xbf16, #tile.mma<wpc = [{{[0-9]+}}, 1]>>
+// DIRECT: // ----- mlir.tile-warp-specialize -----
 
 // CHECK-LABEL: tile.kernel @gemm_ws
 // CHECK-SAME: %{{.*}}: !tile.tensormap<[128, 128], f8E4M3FN> {tile.name = "a.tensormap", tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [-1, 512], size_args = [3, -1], strides = [512, 1]>}

@@ -66,12 +66,25 @@ bool isRematerializable(Value v) {
 
 class Assigner {
 public:
-  Assigner(KernelOp kernel, bool hasWgmma)
+  /// `ringBytes`: the shared memory a producer warpgroup's rings may take
+  /// on the target (0: it has no TMA and wgmma, so no rings).
+  Assigner(KernelOp kernel, bool hasWgmma, int64_t ringBytes)
       : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)), hasWgmma(hasWgmma) {
     if (auto config = kernel.getConfigAttr()) {
       configVector = config.getVector();
       splitK = config.getSplitK();
       direct = config.getDirect() != 0;
+      // What tile-warp-specialize's rings (`stages` slots of every dot
+      // operand, and their mbarriers) leave of the program's shared memory.
+      if (config.getProducer() && ringBytes > 0) {
+        int64_t ring = 1024;
+        kernel.walk([&](DotOp dot) {
+          for (Value operand : {dot.getA(), dot.getB()})
+            ring +=
+                config.getStages() * tileBytes(cast<RankedTensorType>(operand.getType()));
+        });
+        rowStoreBudget = ringBytes - ring;
+      }
     }
   }
 
@@ -236,8 +249,8 @@ private:
       return;
     if (!isa<DotOp>(op))
       sumPartialOperands(op);
-    if (isa<StoreOp>(op))
-      return;
+    if (auto store = dyn_cast<StoreOp>(op))
+      return storeRows(store);
     if (auto store = dyn_cast<PtrStoreOp>(op)) {
       if (auto layout = layoutOf(store.getPtrs()))
         for (OpOperand &operand : op->getOpOperands().drop_front())
@@ -318,6 +331,35 @@ private:
       }
   }
 
+  static int64_t tileBytes(RankedTensorType t) {
+    return t.getNumElements() * std::max<int64_t>(8, t.getElementTypeBitWidth()) / 8;
+  }
+
+  /// A warp-specialized GEMM's accumulator (a wgmma layout: each thread 4 or
+  /// 8 bytes of a row at a time) is stored as whole rows, 16 bytes a thread,
+  /// through the shared-memory scratch, where the rings leave room for it
+  /// (the tile and up to 16 bytes of padding a row). Direct stores cost a
+  /// 128x256 e4m3 GEMM on the H200 a sixth of its time (docs/BENCHMARKS.md,
+  /// issue 20, session 3). Elsewhere stores keep their value's layout.
+  void storeRows(StoreOp store) {
+    auto t = cast<RankedTensorType>(store.getValue().getType());
+    if (rowStoreBudget < 0 || !isa<MmaLayoutAttr>(layoutOf(store.getValue())) ||
+        t.getRank() != 2)
+      return;
+    int64_t scratch = tileBytes(t) + t.getDimSize(0) * 16;
+    if (scratch > rowStoreBudget) {
+      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": store at " << store.getLoc()
+                              << " stays direct: its rows need " << scratch
+                              << " bytes of shared memory, the rings leave "
+                              << rowStoreBudget << "\n");
+      return;
+    }
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": store at " << store.getLoc()
+                            << " goes as whole rows through " << scratch
+                            << " bytes of shared memory\n");
+    convertOperand(store.getValueMutable(), defaultLayout(t));
+  }
+
 public:
   bool hadError = false; ///< a diagnostic was emitted
 
@@ -327,6 +369,7 @@ private:
   bool hasWgmma;
   int64_t configVector = 1, splitK = 1;
   bool direct = false;
+  int64_t rowStoreBudget = -1; ///< bytes for storeRows; -1: no producer rings
   llvm::DenseMap<Operation *, bool> wgmmaDots;
 };
 
@@ -447,6 +490,7 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
   void runOnOperation() override {
     KernelOp kernel = getOperation();
     bool hasWgmma = false;
+    int64_t ringBytes = 0;
     if (!arch.empty()) {
       auto target = tilejit::Arch::parse(arch);
       if (!target) {
@@ -454,7 +498,10 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
             << llvm::toString(target.takeError());
         return signalPassFailure();
       }
-      hasWgmma = target->capabilities().wgmma;
+      tilejit::ArchCapabilities caps = target->capabilities();
+      hasWgmma = caps.wgmma;
+      if (caps.wgmma && caps.tma)
+        ringBytes = caps.sharedBytesPerBlock;
     }
     // Register layouts enumerate a thread's registers over power-of-two bases
     // (Layouts.cpp): a tile dimension of another size has no layout, and a
@@ -500,7 +547,7 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ", "
                             << numWarps << " warps, arch '" << arch << "'"
                             << (hasWgmma ? " (wgmma)" : "") << "\n");
-    Assigner assigner(kernel, hasWgmma);
+    Assigner assigner(kernel, hasWgmma, ringBytes);
     assigner.processBlock(kernel.getBody().front());
     if (assigner.hadError)
       return signalPassFailure();
