@@ -1,7 +1,8 @@
 // R3d (docs/numerics.md#r3d-conv-update-decode): one token per sequence through the
 // causal depthwise conv and SiLU; the conv state page [slots, channels, 3] (oldest tap
 // first) is shifted in place. A negative slot is a padding row: state untouched, output
-// 0. `x_stride` reads x in place from a wider row; `state_layout` 1 takes vLLM's
+// 0. `x_stride` and `x_col` read x in place from a wider row (decode's in_proj
+// output, z | xBC | dt); `state_layout` 1 takes vLLM's
 // channel-last page ([slots, 3, channels] in memory).
 #include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
@@ -11,9 +12,11 @@ namespace tilejit::models {
 void buildConvUpdate(Kernel &k, const Specialization &spec) {
   const int64_t channels = spec.get("channels"), block = spec.get("block");
   const int64_t xStride = spec.get("x_stride") ? spec.get("x_stride") : channels;
+  const int64_t xCol = spec.get("x_col");
   const bool channelLast = spec.get("state_layout") != 0;
-  Value x = k.ptrParam("x", DType::BF16,
-                       {"?", xStride}); // [batch, x_stride]: x in columns [0, channels)
+  Value x =
+      k.ptrParam("x", DType::BF16,
+                 {"?", xStride}); // [batch, x_stride]: x in columns x_col + [0, channels)
   Value state = k.ptrParam(
       "conv_state", DType::BF16,
       channelLast ? std::vector<ParamDim>{"?", 3, channels}
@@ -29,7 +32,7 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   Value cols = programId(1) * block + arange(0, block);
   Value inRange = cols < channels;
   Value seq64 = seq.to(DType::I64);
-  Value xt = load(x + seq64 * xStride + cols, inRange, 0.0);
+  Value xt = load(x + seq64 * xStride + (xCol ? cols + xCol : cols), inRange, 0.0);
   ConvOperands conv{state, weight, bias, channels, channelLast};
   store(out + seq64 * channels + cols,
         convUpdate(conv, slot, slot >= 0, cols, inRange, xt), inRange);

@@ -81,6 +81,21 @@ ConstantRule zeroOrAtLeast(llvm::StringRef stride, llvm::StringRef width) {
           }};
 }
 
+/// Columns `col` + [0, width) lie within a row of `stride` (0: of width, so
+/// `col` must be 0): a kernel reading a slice of a wider row in place.
+ConstantRule columnsWithin(llvm::StringRef col, llvm::StringRef width,
+                           llvm::StringRef stride) {
+  return {(col + " + " + width + " <= " + stride + " (" + width + " when " + stride +
+           " is 0)")
+              .str(),
+          {col.str(), width.str(), stride.str()},
+          [col = col.str(), width = width.str(),
+           stride = stride.str()](const Specialization &s) {
+            int64_t row = s.get(stride) ? s.get(stride) : s.get(width);
+            return s.get(col) + s.get(width) <= row;
+          }};
+}
+
 /// A row stride (0: the default width), or a count of columns around the ones
 /// a kernel reads where none is allowed (tilejit.ops' causal_conv1d_fn passes
 /// an xBC row without z or dt): up to kSize.
@@ -186,6 +201,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                          aLog(),
                          dtSoftplus(),
                          {"dt_stride", 0, "row stride of dt; 0: heads", {}, kColumns},
+                         {"dt_col", 0, "first dt column in that row", {}, kColumns},
                          yF32(),
                          {"dst_slots",
                           0,
@@ -196,6 +212,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                         [] {
                           std::vector<ConstantRule> rules = pageRules();
                           rules.push_back(zeroOrAtLeast("dt_stride", "heads"));
+                          rules.push_back(columnsWithin("dt_col", "heads", "dt_stride"));
                           return rules;
                         }()}))
     return err;
@@ -377,9 +394,11 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
          "row stride of x; 0: channels (x read in place from a wider row)",
          {},
          kColumns},
+        {"x_col", 0, "first x column in that row", {}, kColumns},
         stateLayout()},
        buildConvUpdate,
-       {zeroOrAtLeast("x_stride", "channels")}});
+       {zeroOrAtLeast("x_stride", "channels"),
+        columnsWithin("x_col", "channels", "x_stride")}});
 }
 
 } // namespace tilejit::models

@@ -6,7 +6,8 @@
 // geometry serve callers with other conventions (tilejit.ops'
 // selective_state_update): A itself instead of A_log, dt without softplus, dt
 // rows of any stride, an f32 y, and a second slot list the new state is
-// written to (read from `slots`, written to `dst_slots`).
+// written to (read from `slots`, written to `dst_slots`). `dt_col` reads dt in
+// place from decode's in_proj output row (z | xBC | dt).
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -18,13 +19,14 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   const int64_t inner = heads * headDim, channels = inner + 2 * groups * stateSize;
   const bool aIsLog = spec.get("a_log") != 0, softplusDt = spec.get("dt_softplus") != 0;
   const int64_t dtStride = spec.get("dt_stride") ? spec.get("dt_stride") : heads;
+  const int64_t dtCol = spec.get("dt_col");
   const DType yType = spec.get("y_f32") ? DType::F32 : DType::BF16;
   const bool dstSlots = spec.get("dst_slots") != 0;
 
   Value xBC =
       k.ptrParam("xbc", DType::BF16, {"?", channels}); // [rows, channels], after the conv
   Value dtRaw = k.ptrParam(
-      "dt", DType::BF16, {"?", dtStride}); // [rows, dt_stride]: dt at columns [0, heads)
+      "dt", DType::BF16, {"?", dtStride}); // [rows, dt_stride]: dt at dt_col + [0, heads)
   Value aParam = k.ptrParam(aIsLog ? "a_log" : "a", DType::F32, {heads}); // [heads]
   Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads});              // [heads]
   Value dSkip = k.ptrParam("d", DType::F32, {heads});                     // [heads]
@@ -55,7 +57,8 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   ifThen(padding, [&] { store(yView, {p0}, zeros({bp}, yType)); });
   ifThen(live, [&] {
     // R4: dt' = clamp(softplus(dt + dt_bias)); the decay exp(A dt'), A = -exp(A_log).
-    Value dtIn = load(dtRaw + row64 * dtStride + h).to(DType::F32) + load(dtBias + h);
+    Value dtIn = load(dtRaw + row64 * dtStride + (dtCol ? h + dtCol : h)).to(DType::F32) +
+                 load(dtBias + h);
     Value dt = minimum(maximum(softplusDt ? softplus(dtIn) : dtIn, dtMin), dtMax);
     Value decay = aIsLog ? exp(-exp(load(aParam + h)) * dt) : exp(load(aParam + h) * dt);
     // x, B and C are read as [bp, N] views with a zero stride (x[p] along n,

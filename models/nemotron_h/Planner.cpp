@@ -180,6 +180,46 @@ public:
     return int64_t(plan.buffers.at(arg.buffer).bytes);
   }
 
+  /// in_proj as prefill runs it, for `rows` rows: R1 (the static quant,
+  /// then the e4m3 GEMM) or R1b, into `zxbcdt` [rows, z | xBC | dt]; the
+  /// split (R2) is the column offsets the next kernels read at. The GEMM is
+  /// the out_proj kernel at these dimensions, on gemmTiles.
+  llvm::Error addInProjGemm(const MambaLayerWeights &w, const LayerArgs &args,
+                            const PlanArg &in, const PlanArg &zxbcdt) {
+    const bool fp8 = w.inProj.isFP8;
+    const int64_t hidden = c.hiddenSize, outCols = c.inProjRows();
+    std::vector<std::string> inGeometry = {kv("inner", hidden), kv("hidden", outCols),
+                                           kv("fp8", fp8)};
+    for (std::string &t : gemmTiles(fp8, options.arch, hidden))
+      inGeometry.push_back(t);
+    auto inProj = kernel("out_proj", inGeometry);
+    if (!inProj)
+      return inProj.takeError();
+    const PlanArg count = PlanArg::integer(rows);
+    PlanArg gemmInput = in;
+    std::vector<PlanArg> inExtra;
+    if (fp8) {
+      auto quant = kernel("quantize_e4m3", {kv("width", hidden)});
+      if (!quant)
+        return quant.takeError();
+      PlanArg quantized = intermediate(w.layer, "act_q", Type::E4M3, {rows, hidden});
+      launch(w, "quant", "quantize_e4m3", *quant,
+             {llvm::divideCeilSigned(hidden, quant->spec.get("block")), rows, 1},
+             {in, quantized, count, PlanArg::real(w.inProj.inputScale)},
+             rows * hidden * 2, rows * hidden);
+      gemmInput = quantized;
+      inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+    }
+    std::vector<PlanArg> inArgs = {gemmInput, args.inW, zxbcdt, count};
+    inArgs.insert(inArgs.end(), inExtra.begin(), inExtra.end());
+    launch(w, "in_proj", "out_proj", *inProj,
+           {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
+            llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
+           inArgs, rows * hidden * (fp8 ? 1 : 2) + bytes(args.inW), rows * outCols * 2,
+           /*specializedToWeights=*/true);
+    return llvm::Error::success();
+  }
+
   /// R6's gated RMSNorm of `io.y` by `io.z` into `io.normed` (e4m3 at the
   /// out_proj input scale before an FP8 out_proj), then out_proj into
   /// `io.out`: the tail both modes share. `gemm`: prefill's tensor-core tiles.
@@ -258,6 +298,26 @@ std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
   return options.perLayerActivations ? StepPlan::layerBuffer(layer, name) : name.str();
 }
 
+/// Whether decode's in_proj runs as prefill's GEMM (addInProjGemm,
+/// gemmTiles) for `rows` rows: from kDecodeGemmRows rows on, where those are
+/// the TMA producer tiles (sm_90a, rows of `hidden` starting on 16 bytes),
+/// unless the caller sets constants of in_proj_conv, which keeps the fused
+/// kernel. On the H200 the fused in_proj_conv took 171 / 542 us (FP8) at 64 /
+/// 256 rows, 14 / 35 x its floor, the GEMM 17.9 / 18.8 us. out_proj (K =
+/// 4096, N = 2688: 11 column tiles of 256) fills the multiprocessors only
+/// from kDecodeOutGemmRows rows on: at 64 its GEMM took 23.8 (FP8) and 42.7 us
+/// (bf16) against 22.5 and 23.3 on the decode tiles; at 256, 24.2 and 43.1
+/// against 41.3 and 43.4 (docs/BENCHMARKS.md, issue 20, session 3).
+constexpr int64_t kDecodeGemmRows = 64, kDecodeOutGemmRows = 256;
+bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
+  if (rows < kDecodeGemmRows || options.overrides.count("in_proj_conv"))
+    return false;
+  for (const std::string &t : gemmTiles(fp8, options.arch, hidden))
+    if (t == kv("producer", 1))
+      return true;
+  return false;
+}
+
 llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
                                         const NemotronHConfig &c,
                                         const std::vector<MambaLayerWeights> &layers,
@@ -285,51 +345,78 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     const LayerArgs args = builder.addLayerBuffers(w);
     const bool fp8 = w.inProj.isFP8;
     LayerIO io = builder.layerIO(i, rows, slots);
-    io.z = builder.intermediate(w.layer, "z", Type::BF16, {rows, I});
     PlanArg xBC = builder.intermediate(w.layer, "xbc", Type::BF16, {rows, Cd});
-    PlanArg dt = builder.intermediate(w.layer, "dt", Type::BF16, {rows, H});
     io.y = builder.intermediate(w.layer, "y", Type::BF16, {rows, I});
     io.normed = builder.normed(w, {rows, I});
-
-    // One row streams the weight as a GEMV; a few rows on read it once with
-    // direct tensor-core operands (directProjection); otherwise, from 16 rows
-    // on, tensor-core tiles read it once per 16 rows. bf16 weights take twice the
-    // bytes per element: half the GEMV rows per program keeps one 16-byte
-    // load per thread and K step. in_proj's conv epilogue spills at 16 x 64
-    // (ptxas -v): 16 x 32 tiles.
-    std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
-                                           kv("channels", Cd), kv("heads", H),
-                                           kv("fp8", fp8)};
-    if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
-      for (std::string &t : directTiles(rows))
-        inGeometry.push_back(t);
-    else if (rows >= 16)
-      inGeometry.insert(inGeometry.end(),
-                        {kv("block_m", 16), kv("block_n", 32), kv("block_k", 64)});
-    else
-      inGeometry.push_back(kv("block_n", fp8 ? 16 : 8));
-    auto inProj = builder.kernel("in_proj_conv", inGeometry);
-    auto ssm = builder.kernel("ssm_update", {kv("heads", H), kv("head_dim", P),
-                                             kv("state", N), kv("groups", G)});
-    if (!inProj || !ssm)
-      return llvm::joinErrors(inProj.takeError(), ssm.takeError());
-
-    std::vector<PlanArg> inArgs = {
-        io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
-        io.z,  xBC,      dt,    PlanArg::integer(rows)};
-    if (fp8) {
-      inArgs.push_back(PlanArg::real(w.inProj.inputScale));
-      inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
-    }
+    std::vector<std::string> ssmGeometry = {kv("heads", H), kv("head_dim", P),
+                                            kv("state", N), kv("groups", G)};
+    PlanArg dt;
     const int64_t convRows = rows * Cd * 3 * 2; // the rows' conv taps, bf16
-    builder.launch(w, "in_proj", "in_proj_conv", *inProj,
-                   {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
-                    llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
-                   inArgs,
-                   builder.bytes(args.inW) + rows * hidden * 2 + convRows +
-                       builder.bytes(args.convW) + builder.bytes(args.convB),
-                   rows * outCols * 2 + convRows, /*specializedToWeights=*/true);
+    const bool gemm = decodeGemm(options, rows, hidden, fp8);
+    if (gemm) {
+      // Prefill's in_proj GEMM into zxbcdt [rows, z | xBC | dt]; the conv,
+      // the state update and the gated norm read their columns in place.
+      PlanArg zxbcdt =
+          builder.intermediate(w.layer, "zxbcdt", Type::BF16, {rows, outCols});
+      io.z = dt = zxbcdt;
+      io.zStride = outCols;
+      ssmGeometry.insert(ssmGeometry.end(),
+                         {kv("dt_stride", outCols), kv("dt_col", I + Cd)});
+      if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt))
+        return std::move(err);
+      auto conv = builder.kernel(
+          "conv_update", {kv("channels", Cd), kv("x_stride", outCols), kv("x_col", I)});
+      if (!conv)
+        return conv.takeError();
+      builder.launch(w, "conv", "conv_update", *conv,
+                     {rows, llvm::divideCeilSigned(Cd, conv->spec.get("block")), 1},
+                     {zxbcdt, args.convPage, slots, args.convW, args.convB, xBC},
+                     rows * Cd * 2 + convRows + builder.bytes(args.convW) +
+                         builder.bytes(args.convB),
+                     rows * Cd * 2 + convRows);
+    } else {
+      io.z = builder.intermediate(w.layer, "z", Type::BF16, {rows, I});
+      dt = builder.intermediate(w.layer, "dt", Type::BF16, {rows, H});
+      // One row streams the weight as a GEMV; a few rows on read it once with
+      // direct tensor-core operands (directProjection); otherwise, from 16
+      // rows on, tensor-core tiles read it once per 16 rows. bf16 weights take
+      // twice the bytes per element: half the GEMV rows per program keeps one
+      // 16-byte load per thread and K step. in_proj's conv epilogue spills at
+      // 16 x 64 (ptxas -v): 16 x 32 tiles.
+      std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
+                                             kv("channels", Cd), kv("heads", H),
+                                             kv("fp8", fp8)};
+      if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
+        for (std::string &t : directTiles(rows))
+          inGeometry.push_back(t);
+      else if (rows >= 16)
+        inGeometry.insert(inGeometry.end(),
+                          {kv("block_m", 16), kv("block_n", 32), kv("block_k", 64)});
+      else
+        inGeometry.push_back(kv("block_n", fp8 ? 16 : 8));
+      auto inProj = builder.kernel("in_proj_conv", inGeometry);
+      if (!inProj)
+        return inProj.takeError();
+      std::vector<PlanArg> inArgs = {
+          io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
+          io.z,  xBC,      dt,    PlanArg::integer(rows)};
+      if (fp8) {
+        inArgs.push_back(PlanArg::real(w.inProj.inputScale));
+        inArgs.push_back(
+            PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+      }
+      builder.launch(w, "in_proj", "in_proj_conv", *inProj,
+                     {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
+                      llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
+                     inArgs,
+                     builder.bytes(args.inW) + rows * hidden * 2 + convRows +
+                         builder.bytes(args.convW) + builder.bytes(args.convB),
+                     rows * outCols * 2 + convRows, /*specializedToWeights=*/true);
+    }
 
+    auto ssm = builder.kernel("ssm_update", ssmGeometry);
+    if (!ssm)
+      return ssm.takeError();
     const int64_t stateRows = rows * H * P * N * 4; // the rows' SSM states, f32
     builder.launch(w, "ssm_update", "ssm_update", *ssm,
                    {llvm::divideCeilSigned(P, ssm->spec.get("block_p")), H, rows},
@@ -337,7 +424,9 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
                     PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
                    stateRows + rows * (Cd + H) * 2, stateRows + rows * I * 2);
 
-    if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/false))
+    const bool outGemm =
+        rows >= kDecodeOutGemmRows && decodeGemm(options, rows, I, w.outProj.isFP8);
+    if (auto err = builder.addNormAndOutProj(w, args, io, outGemm))
       return std::move(err);
   }
   if (auto err = validatePlan(plan, options.overridesMustApply ? options.overrides
@@ -434,14 +523,12 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   PlanArg spanChunk = input("span_chunk", spans + 1),
           spanSlot = input("span_slot", spans), spanFlags = input("span_flags", spans);
   plan.addBuffer(StepPlan::activation(0), Role::Input, Type::BF16, {tokens, hidden});
-  const PlanArg rows = PlanArg::integer(tokens);
   // The bytes of the sequences' pages: their slots read (when continued) and written.
   const int64_t convPages = sequences * Cd * 3 * 2, ssmPages = sequences * H * P * N * 4;
 
   for (size_t i = 0; i < layers.size(); ++i) {
     const MambaLayerWeights &w = layers[i];
     const LayerArgs args = builder.addLayerBuffers(w);
-    const bool fp8 = w.inProj.isFP8;
     LayerIO io = builder.layerIO(i, tokens, slots);
     PlanArg zxbcdt =
         builder.intermediate(w.layer, "zxbcdt", Type::BF16, {tokens, outCols});
@@ -451,39 +538,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     io.zStride = outCols;
     io.normed = builder.normed(w, {tokens, I});
 
-    // in_proj: R1 (static quant, then the e4m3 GEMM) or R1b, into zxbcdt
-    // [T, z | xBC | dt]; the split (R2) is the column offsets the next
-    // kernels read at. The GEMM is the out_proj kernel at these dimensions.
-    std::vector<std::string> inGeometry = {kv("inner", hidden), kv("hidden", outCols),
-                                           kv("fp8", fp8)};
-    for (std::string &t : gemmTiles(fp8, options.arch, hidden))
-      inGeometry.push_back(t);
-    auto inProj = builder.kernel("out_proj", inGeometry);
-    if (!inProj)
-      return inProj.takeError();
-    PlanArg gemmInput = io.in;
-    std::vector<PlanArg> inExtra;
-    if (fp8) {
-      auto quant = builder.kernel("quantize_e4m3", {kv("width", hidden)});
-      if (!quant)
-        return quant.takeError();
-      PlanArg quantized =
-          builder.intermediate(w.layer, "act_q", Type::E4M3, {tokens, hidden});
-      builder.launch(
-          w, "quant", "quantize_e4m3", *quant,
-          {llvm::divideCeilSigned(hidden, quant->spec.get("block")), tokens, 1},
-          {io.in, quantized, rows, PlanArg::real(w.inProj.inputScale)},
-          tokens * hidden * 2, tokens * hidden);
-      gemmInput = quantized;
-      inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
-    }
-    std::vector<PlanArg> inArgs = {gemmInput, args.inW, zxbcdt, rows};
-    inArgs.insert(inArgs.end(), inExtra.begin(), inExtra.end());
-    builder.launch(w, "in_proj", "out_proj", *inProj,
-                   {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
-                    llvm::divideCeilSigned(tokens, inProj->spec.get("block_m")), 1},
-                   inArgs, tokens * hidden * (fp8 ? 1 : 2) + builder.bytes(args.inW),
-                   tokens * outCols * 2, /*specializedToWeights=*/true);
+    if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt))
+      return std::move(err);
 
     builder.launch(w, "conv", "conv_prefill", *conv,
                    {llvm::divideCeilSigned(Cd, conv->spec.get("block_c")), chunks, 1},

@@ -63,7 +63,8 @@ bool StepCheck::ok() const {
   for (const ProjectionCheck &p : projections)
     good &= p.ok();
   for (const NormCheck &n : norms)
-    good &= n.checked > 0 && n.outside == 0;
+    good &= n.checked > 0 && n.outside == 0 &&
+            (!n.e4m3 || n.droppedScale >= kMinDroppedInputScale * n.checked);
   return good;
 }
 
@@ -83,12 +84,18 @@ void StepCheck::print(llvm::raw_ostream &os) const {
         kOutRtol, l.convMaxError, l.convNotIdentical);
   for (const ProjectionCheck &p : projections)
     p.print(os);
-  for (const NormCheck &n : norms)
+  for (const NormCheck &n : norms) {
     os << llvm::formatv(
         "  layer {0} gated norm ({1}): {2} outputs, {3} outside R6's band{4} "
-        "(worst {5:f2})\n",
+        "(worst {5:f2})",
         n.layer, n.e4m3 ? "e4m3 codes, decoded" : "bf16", n.checked, n.outside,
         n.e4m3 ? " + one e4m3 step" : "", n.worst);
+    if (n.e4m3 && n.checked)
+      os << llvm::formatv(
+          "; a dropped input_scale puts {0:f1} % outside (needs {1:f0} %)",
+          100.0 * n.droppedScale / n.checked, 100 * kMinDroppedInputScale);
+    os << "\n";
+  }
   if (quantChecked)
     os << llvm::formatv(
         "  activation quant: {0} codes, {1} neither e4m3(x / s_x) nor "
@@ -293,6 +300,11 @@ Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
         reference = std::clamp(reference, -448 * s, 448 * s);
         got = ref::e4m3Value(normed[i]) * s;
         extra = e4m3Step(reference / s) * s;
+        const double dropped =
+            ref::e4m3Value(ref::e4m3Code(std::clamp(want.data[i], -448.0, 448.0))) * s;
+        n.droppedScale +=
+            !(std::abs(dropped - reference) <=
+              StepCheck::kOutAtol + extra + StepCheck::kOutRtol * std::abs(reference));
       } else {
         uint16_t bits;
         std::memcpy(&bits, &normed[2 * i], 2);
@@ -306,7 +318,11 @@ Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
   return ref::toBF16(want);
 }
 
-/// out_proj of layer `w` against the f64 linear of the backend's normed.
+/// out_proj of layer `w` against the f64 linear of the backend's normed. A
+/// reduced band (R1h) cannot see a dropped input scale (the codes keep their
+/// relative precision at any scale short of saturation, and the output scale
+/// drops it again): that defect is left to the norm's quant check, as the
+/// activation quant's is for in_proj.
 void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w,
                   const StepPlan &plan, const LaunchSums &sums,
                   const std::vector<uint8_t> &normed, Tensor<uint16_t> unquantized,
@@ -315,17 +331,55 @@ void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w,
   const int64_t rows = int64_t(skip.size()), I = c.intermediate();
   LinearOperands ops;
   ops.projection = &w.outProj;
+  const runtime::SumPrecision precision = sumsOf(plan, sums, w.layer, "out_proj");
   if (w.outProj.isFP8) {
     ops.codes = Tensor<uint8_t>({rows, I});
     std::memcpy(ops.codes.data.data(), normed.data(), ops.codes.data.size());
-    ops.unquantized = std::move(unquantized);
+    if (precision == runtime::SumPrecision::Exact)
+      ops.unquantized = std::move(unquantized);
   } else {
     ops.bf16 = tensorOf<uint16_t>(normed, {rows, I});
   }
   check.projections.push_back(
       checkProjection(llvm::formatv("layer {0} out_proj", w.layer).str(), ops, {},
-                      tensorOf<uint16_t>(out, {rows, c.hiddenSize}), skip,
-                      sumsOf(plan, sums, w.layer, "out_proj")));
+                      tensorOf<uint16_t>(out, {rows, c.hiddenSize}), skip, precision));
+}
+
+/// in_proj as a GEMM into zxbcdt (prefill, and decode from its GEMM rows
+/// on): the quant's codes when FP8, then the GEMM over every row (padding
+/// rows too: the GEMM does not know them) from the codes it read. Returns
+/// zxbcdt.
+Tensor<uint16_t> checkInProjGemm(const NemotronHConfig &c, const MambaLayerWeights &w,
+                                 const StepPlan &plan, const LaunchSums &sums,
+                                 const HostBuffers &b, const Tensor<uint16_t> &x,
+                                 StepCheck &check) {
+  LinearOperands ops;
+  ops.projection = &w.inProj;
+  if (w.inProj.isFP8) {
+    const std::vector<uint8_t> &q = layerIntermediate(b, w, "act_q");
+    ops.codes = Tensor<uint8_t>(x.shape);
+    std::memcpy(ops.codes.data.data(), q.data(), ops.codes.data.size());
+    for (size_t i = 0; i < x.data.size(); ++i) {
+      const uint8_t want = ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale),
+                    alternative = reciprocalCode(x.data[i], w.inProj.inputScale),
+                    unscaled = ref::e4m3Code(ref::bf16Value(x.data[i]));
+      ++check.quantChecked;
+      check.quantBad += q[i] != want && q[i] != alternative;
+      check.quantDroppedScale += unscaled != want && unscaled != alternative;
+    }
+    // The GEMM reads the codes checked here, so a dropped input_scale can
+    // only act in this quant: the code check above is its guard, not the
+    // GEMM's band (which, reduced, cannot see a rescaled quant: e4m3 keeps
+    // its relative precision at any scale short of saturation).
+  } else {
+    ops.bf16 = x;
+  }
+  Tensor<uint16_t> zxbcdt =
+      tensorOf<uint16_t>(layerIntermediate(b, w, "zxbcdt"), {x.shape[0], c.inProjRows()});
+  check.projections.push_back(checkProjection(
+      llvm::formatv("layer {0} in_proj", w.layer).str(), ops, {}, zxbcdt,
+      std::vector<bool>(x.shape[0], false), sumsOf(plan, sums, w.layer, "in_proj")));
+  return zxbcdt;
 }
 
 } // namespace
@@ -357,37 +411,42 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
     const std::vector<bool> &skip = lockstep.padding;
     Tensor<uint16_t> x =
         tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {rows, c.hiddenSize});
-    // in_proj: its z and dt columns leave the fused kernel as they are (xBC
-    // goes through the conv first). The kernel quantizes x by the reciprocal.
-    LinearOperands ops;
-    ops.projection = &w.inProj;
-    if (w.inProj.isFP8) {
-      ops.codes = Tensor<uint8_t>(x.shape);
-      ops.alternative = Tensor<uint8_t>(x.shape);
-      for (size_t i = 0; i < x.data.size(); ++i) {
-        ops.codes.data[i] =
-            ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale);
-        ops.alternative.data[i] = reciprocalCode(x.data[i], w.inProj.inputScale);
-      }
-      ops.unquantized = x;
+    Tensor<uint16_t> z;
+    if (b.count(StepPlan::layerBuffer(w.layer, "zxbcdt"))) {
+      z = sliceColumns(checkInProjGemm(c, w, plan, sums, b, x, check), 0, I);
     } else {
-      ops.bf16 = x;
+      // in_proj: its z and dt columns leave the fused kernel as they are (xBC
+      // goes through the conv first). The kernel quantizes x by the reciprocal.
+      LinearOperands ops;
+      ops.projection = &w.inProj;
+      if (w.inProj.isFP8) {
+        ops.codes = Tensor<uint8_t>(x.shape);
+        ops.alternative = Tensor<uint8_t>(x.shape);
+        for (size_t i = 0; i < x.data.size(); ++i) {
+          ops.codes.data[i] =
+              ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale);
+          ops.alternative.data[i] = reciprocalCode(x.data[i], w.inProj.inputScale);
+        }
+        ops.unquantized = x;
+      } else {
+        ops.bf16 = x;
+      }
+      std::vector<int64_t> columns;
+      for (int64_t n = 0; n < I; ++n)
+        columns.push_back(n);
+      for (int64_t n = I + Cd; n < I + Cd + H; ++n)
+        columns.push_back(n);
+      z = tensorOf<uint16_t>(layerIntermediate(b, w, "z"), {rows, I});
+      Tensor<uint16_t> dt = tensorOf<uint16_t>(layerIntermediate(b, w, "dt"), {rows, H});
+      Tensor<uint16_t> zdt({rows, I + H});
+      for (int64_t r = 0; r < rows; ++r) {
+        std::copy_n(&z.data[r * I], I, &zdt.data[r * (I + H)]);
+        std::copy_n(&dt.data[r * H], H, &zdt.data[r * (I + H) + I]);
+      }
+      check.projections.push_back(
+          checkProjection(llvm::formatv("layer {0} in_proj (z, dt)", w.layer).str(), ops,
+                          columns, zdt, skip, sumsOf(plan, sums, w.layer, "in_proj")));
     }
-    std::vector<int64_t> columns;
-    for (int64_t n = 0; n < I; ++n)
-      columns.push_back(n);
-    for (int64_t n = I + Cd; n < I + Cd + H; ++n)
-      columns.push_back(n);
-    Tensor<uint16_t> z = tensorOf<uint16_t>(layerIntermediate(b, w, "z"), {rows, I});
-    Tensor<uint16_t> dt = tensorOf<uint16_t>(layerIntermediate(b, w, "dt"), {rows, H});
-    Tensor<uint16_t> zdt({rows, I + H});
-    for (int64_t r = 0; r < rows; ++r) {
-      std::copy_n(&z.data[r * I], I, &zdt.data[r * (I + H)]);
-      std::copy_n(&dt.data[r * H], H, &zdt.data[r * (I + H) + I]);
-    }
-    check.projections.push_back(
-        checkProjection(llvm::formatv("layer {0} in_proj (z, dt)", w.layer).str(), ops,
-                        columns, zdt, skip, sumsOf(plan, sums, w.layer, "in_proj")));
     Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {rows, I});
     const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");
     Tensor<uint16_t> reference = checkNorm(c, w, y, z, normed, skip, check);
@@ -408,7 +467,7 @@ llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
     return std::move(err);
   HostBuffers buffers = allocateHostBuffers(plan);
   prefill.writeInputs(buffers);
-  const int64_t tokens = prefill.tokens, I = c.intermediate(), outCols = c.inProjRows();
+  const int64_t tokens = prefill.tokens, I = c.intermediate();
   Lockstep lockstep{c, layers, plan, tokens};
   lockstep.padding.assign(tokens, false);
   for (size_t s = 0; s < batch.slots.size(); ++s) {
@@ -427,35 +486,7 @@ llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
     const std::vector<bool> none(tokens, false);
     Tensor<uint16_t> x =
         tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {tokens, c.hiddenSize});
-    // The quant's codes, then in_proj over every row (padding rows too: the
-    // GEMM does not know them) from the codes it read.
-    LinearOperands ops;
-    ops.projection = &w.inProj;
-    if (w.inProj.isFP8) {
-      const std::vector<uint8_t> &q = layerIntermediate(b, w, "act_q");
-      ops.codes = Tensor<uint8_t>(x.shape);
-      std::memcpy(ops.codes.data.data(), q.data(), ops.codes.data.size());
-      for (size_t i = 0; i < x.data.size(); ++i) {
-        const uint8_t want =
-                          ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale),
-                      alternative = reciprocalCode(x.data[i], w.inProj.inputScale),
-                      unscaled = ref::e4m3Code(ref::bf16Value(x.data[i]));
-        ++check.quantChecked;
-        check.quantBad += q[i] != want && q[i] != alternative;
-        check.quantDroppedScale += unscaled != want && unscaled != alternative;
-      }
-      // The GEMM reads the codes checked here, so a dropped input_scale can
-      // only act in this quant: the code check above is its guard, not the
-      // GEMM's band (which, reduced, cannot see a rescaled quant: e4m3 keeps
-      // its relative precision at any scale short of saturation).
-    } else {
-      ops.bf16 = x;
-    }
-    Tensor<uint16_t> zxbcdt =
-        tensorOf<uint16_t>(layerIntermediate(b, w, "zxbcdt"), {tokens, outCols});
-    check.projections.push_back(
-        checkProjection(llvm::formatv("layer {0} in_proj", w.layer).str(), ops, {},
-                        zxbcdt, none, sumsOf(plan, sums, w.layer, "in_proj")));
+    Tensor<uint16_t> zxbcdt = checkInProjGemm(c, w, plan, sums, b, x, check);
     Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {tokens, I});
     Tensor<uint16_t> z = sliceColumns(zxbcdt, 0, I);
     const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");

@@ -115,6 +115,61 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   CHECK(wrong->outBad > wrong->outChecked / 4);
 }
 
+TEST_CASE("decode step from 64 rows on sm_90a: prefill's GEMMs, the conv and the state "
+          "update reading zxbcdt in place, on the interpreter against f64",
+          "[e2e][interp][decode]") {
+  NemotronHConfig c = smallConfig(); // hidden 200: FP8 rows of 200 bytes
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  const int64_t rows = 64, numSlots = rows + 4;
+  const std::vector<int32_t> slots = randomDecodeSlots(rows, numSlots, 77);
+  PlanOptions options{{}, nullptr, /*perLayerActivations=*/true};
+  options.arch = llvm::cantFail(Arch::parse("sm_90a"));
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots, options);
+  REQUIRE(bool(plan));
+  // The bf16 layer (rows of 400 bytes) takes the producer GEMMs; the FP8 one,
+  // whose rows TMA cannot copy, keeps the fused in_proj_conv.
+  std::map<std::pair<int64_t, std::string>, std::string> kernelOf;
+  for (const PlannedLaunch &l : plan->launches)
+    kernelOf[{l.layer, l.role}] = l.kernel;
+  const int64_t fp8Layer = (*layers)[0].layer, bf16Layer = (*layers)[1].layer;
+  CHECK(kernelOf[{fp8Layer, "in_proj"}] == "in_proj_conv");
+  CHECK(kernelOf.count({fp8Layer, "conv"}) == 0);
+  CHECK(kernelOf[{bf16Layer, "in_proj"}] == "out_proj");
+  CHECK(kernelOf[{bf16Layer, "conv"}] == "conv_update");
+  // out_proj's 11 column tiles would leave most multiprocessors idle below
+  // 256 rows: it keeps the decode tiles.
+  for (const PlannedLaunch &l : plan->launches)
+    if (l.layer == bf16Layer && (l.role == "in_proj" || l.role == "out_proj")) {
+      INFO(l.role);
+      CHECK(llvm::is_contained(l.constants, "producer=1") == (l.role == "in_proj"));
+    }
+  // From 256 rows out_proj is the GEMM too (planned only).
+  auto wide = planDecodeStep(modelRegistry(), c, *layers, 256, 260, options);
+  REQUIRE(bool(wide));
+  for (const PlannedLaunch &l : wide->launches)
+    if (l.layer == bf16Layer && l.role == "out_proj")
+      CHECK(llvm::is_contained(l.constants, "producer=1"));
+  InterpreterRunner runner(modelRegistry());
+  auto check = checkDecodeSteps(c, *layers, *plan, {}, slots, 2, 63,
+                                [&](HostBuffers &b) { return runner.run(*plan, b); });
+  INFO((check ? "" : llvm::toString(check.takeError())));
+  REQUIRE(bool(check));
+  INFO(reportOf(*check));
+  CHECK(check->ok());
+  CHECK(check->outBad == 0);
+  CHECK(check->paddingNonZero == 0);
+  CHECK(check->untouchedSlotsDiffering == 0);
+  for (const StepCheck::Layer &l : check->layers) {
+    CHECK(l.ssmBad == 0);
+    CHECK(l.convBad == 0);
+  }
+  for (const ProjectionCheck &p : check->projections) {
+    INFO(p.what);
+    CHECK(p.outside == 0);
+  }
+}
+
 TEST_CASE("decode step: FP8 and bf16 projections mixed within a layer are planned and "
           "pass the check",
           "[e2e][interp][decode]") {
@@ -493,16 +548,31 @@ TEST_CASE(
   const std::vector<Bad> cases = {
       {with(hiddenRef, [](TensorRef &t) { t.type = "f32"; }), outRef, fine,
        "tensor 'hidden' (plan buffer 'act0') must be bf16, got f32"},
-      {hiddenRef, with(outRef, [](TensorRef &t) { t.shape = {3, 199}; }), fine,
-       "tensor 'out' (plan buffer 'act2') must have shape [3, 200], got [3, 199]"},
-      {with(hiddenRef, [](TensorRef &t) { t.shape = {200, 3}, t.strides = {1, 200}; }),
+      {hiddenRef,
+       with(outRef,
+            [](TensorRef &t) {
+              t.shape = {3, 199};
+            }),
+       fine, "tensor 'out' (plan buffer 'act2') must have shape [3, 200], got [3, 199]"},
+      {with(hiddenRef,
+            [](TensorRef &t) {
+              t.shape = {200, 3}, t.strides = {1, 200};
+            }),
        outRef, fine, "must have shape [3, 200], got [200, 3]"},
-      {with(hiddenRef, [](TensorRef &t) { t.strides = {1, 3}; }), outRef, fine,
+      {with(hiddenRef,
+            [](TensorRef &t) {
+              t.strides = {1, 3};
+            }),
+       outRef, fine,
        "tensor 'hidden' (plan buffer 'act0') must be contiguous (row-major): strides [1, "
        "3] "
        "(elements) for shape [3, 200], expected [200, 1]"},
-      {hiddenRef, with(outRef, [](TensorRef &t) { t.strides = {400, 1}; }), fine,
-       "strides [400, 1] (elements) for shape [3, 200], expected [200, 1]"},
+      {hiddenRef,
+       with(outRef,
+            [](TensorRef &t) {
+              t.strides = {400, 1};
+            }),
+       fine, "strides [400, 1] (elements) for shape [3, 200], expected [200, 1]"},
       {with(hiddenRef, [](TensorRef &t) { t.device = -1; }), outRef, fine,
        "tensor 'hidden' (plan buffer 'act0') must be on cuda:0, got the host"},
       {hiddenRef, with(outRef, [](TensorRef &t) { t.device = 1; }), fine,

@@ -70,6 +70,7 @@ TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
                 {{"channels", 6144, ""},
                  {"block", 256, ""},
                  {"x_stride", 0, ""},
+                 {"x_col", 0, ""},
                  {"state_layout", 0, ""}},
                 models::buildConvUpdate};
   auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));

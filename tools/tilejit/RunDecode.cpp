@@ -76,6 +76,7 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
     PlanOptions planOptions{in.options.overrides,
                             tunedFromDatabase(**jit, in.registry, rows, 0, outs()),
                             perLayer};
+    planOptions.arch = (*jit)->targetArch();
     auto plan = planDecodeStep(in.registry, in.config, layersToRun, rows,
                                std::max<int64_t>(int64_t(rows) + 2, 8), planOptions);
     if (!plan)

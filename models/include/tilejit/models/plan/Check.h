@@ -91,6 +91,10 @@ struct NormCheck {
   int64_t layer = 0;
   bool e4m3 = false;
   int64_t checked = 0, outside = 0;
+  /// e4m3: the outputs the band rejects when the quant drops the out_proj
+  /// input scale (codes of the unscaled value, decoded as usual). The guard of
+  /// that defect where a reduced out_proj band cannot see it (R1h).
+  int64_t droppedScale = 0;
   double worst = 0;
 };
 
