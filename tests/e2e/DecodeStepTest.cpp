@@ -548,31 +548,16 @@ TEST_CASE(
   const std::vector<Bad> cases = {
       {with(hiddenRef, [](TensorRef &t) { t.type = "f32"; }), outRef, fine,
        "tensor 'hidden' (plan buffer 'act0') must be bf16, got f32"},
-      {hiddenRef,
-       with(outRef,
-            [](TensorRef &t) {
-              t.shape = {3, 199};
-            }),
-       fine, "tensor 'out' (plan buffer 'act2') must have shape [3, 200], got [3, 199]"},
-      {with(hiddenRef,
-            [](TensorRef &t) {
-              t.shape = {200, 3}, t.strides = {1, 200};
-            }),
+      {hiddenRef, with(outRef, [](TensorRef &t) { t.shape = {3, 199}; }), fine,
+       "tensor 'out' (plan buffer 'act2') must have shape [3, 200], got [3, 199]"},
+      {with(hiddenRef, [](TensorRef &t) { t.shape = {200, 3}, t.strides = {1, 200}; }),
        outRef, fine, "must have shape [3, 200], got [200, 3]"},
-      {with(hiddenRef,
-            [](TensorRef &t) {
-              t.strides = {1, 3};
-            }),
-       outRef, fine,
+      {with(hiddenRef, [](TensorRef &t) { t.strides = {1, 3}; }), outRef, fine,
        "tensor 'hidden' (plan buffer 'act0') must be contiguous (row-major): strides [1, "
        "3] "
        "(elements) for shape [3, 200], expected [200, 1]"},
-      {hiddenRef,
-       with(outRef,
-            [](TensorRef &t) {
-              t.strides = {400, 1};
-            }),
-       fine, "strides [400, 1] (elements) for shape [3, 200], expected [200, 1]"},
+      {hiddenRef, with(outRef, [](TensorRef &t) { t.strides = {400, 1}; }), fine,
+       "strides [400, 1] (elements) for shape [3, 200], expected [200, 1]"},
       {with(hiddenRef, [](TensorRef &t) { t.device = -1; }), outRef, fine,
        "tensor 'hidden' (plan buffer 'act0') must be on cuda:0, got the host"},
       {hiddenRef, with(outRef, [](TensorRef &t) { t.device = 1; }), fine,
