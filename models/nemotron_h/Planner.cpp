@@ -31,11 +31,17 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 /// shapes on the H200 (docs/BENCHMARKS.md, issue 20); elsewhere 64 x 128, 4 warps, 3
 /// stages of cp.async (72 KiB: within GB10's 99 KiB per program), and where
 /// rows of `inner` elements do not start on 16 bytes.
+/// Whether gemmTiles gives the TMA producer tiles: an arch with TMA and wgmma,
+/// and rows of `inner` elements that start on 16 bytes, which TMA copies (a
+/// checkpoint's reduced K need not).
+bool producerTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner) {
+  return arch && arch->capabilities().tma && arch->capabilities().wgmma &&
+         (inner * (fp8 ? 1 : 2)) % 16 == 0;
+}
+
 std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch,
                                    int64_t inner) {
-  // TMA copies rows that start on 16 bytes (a checkpoint's reduced K need not).
-  bool tmaRows = (inner * (fp8 ? 1 : 2)) % 16 == 0;
-  if (arch && arch->capabilities().tma && arch->capabilities().wgmma && tmaRows)
+  if (producerTiles(fp8, arch, inner))
     return {kv("block_m", 128), kv("block_n", 256), kv("block_k", fp8 ? 128 : 64),
             kv("warps", 8),     kv("stages", 3),    kv("producer", 1),
             kv("persistent", 8)};
@@ -220,6 +226,51 @@ public:
     return llvm::Error::success();
   }
 
+  /// Decode's fused in_proj_conv for `rows` rows: R1 or R1b, the split, and
+  /// the conv update on the xBC columns, writing `io.z`, `xBC` and `dt`. One
+  /// row streams the weight as a GEMV; a few rows on read it once with direct
+  /// tensor-core operands (directProjection); otherwise, from 16 rows on,
+  /// tensor-core tiles read it once per 16 rows. bf16 weights take twice the
+  /// bytes per element: half the GEMV rows per program keeps one 16-byte load
+  /// per thread and K step. Its conv epilogue spills at 16 x 64 (ptxas -v):
+  /// 16 x 32 tiles.
+  llvm::Error addInProjConv(const MambaLayerWeights &w, const LayerArgs &args,
+                            const LayerIO &io, const PlanArg &slots, const PlanArg &xBC,
+                            const PlanArg &dt) {
+    const bool fp8 = w.inProj.isFP8;
+    const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+    std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
+                                           kv("channels", Cd), kv("heads", c.numHeads),
+                                           kv("fp8", fp8)};
+    if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
+      for (std::string &t : directTiles(rows))
+        inGeometry.push_back(t);
+    else if (rows >= 16)
+      inGeometry.insert(inGeometry.end(),
+                        {kv("block_m", 16), kv("block_n", 32), kv("block_k", 64)});
+    else
+      inGeometry.push_back(kv("block_n", fp8 ? 16 : 8));
+    auto inProj = kernel("in_proj_conv", inGeometry);
+    if (!inProj)
+      return inProj.takeError();
+    std::vector<PlanArg> inArgs = {
+        io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
+        io.z,  xBC,      dt,    PlanArg::integer(rows)};
+    if (fp8) {
+      inArgs.push_back(PlanArg::real(w.inProj.inputScale));
+      inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+    }
+    const int64_t convRows = rows * Cd * 3 * 2; // the rows' conv taps, bf16
+    launch(w, "in_proj", "in_proj_conv", *inProj,
+           {llvm::divideCeilSigned(c.inProjRows(), inProj->spec.get("block_n")),
+            llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
+           inArgs,
+           bytes(args.inW) + rows * hidden * 2 + convRows + bytes(args.convW) +
+               bytes(args.convB),
+           rows * c.inProjRows() * 2 + convRows, /*specializedToWeights=*/true);
+    return llvm::Error::success();
+  }
+
   /// R6's gated RMSNorm of `io.y` by `io.z` into `io.normed` (e4m3 at the
   /// out_proj input scale before an FP8 out_proj), then out_proj into
   /// `io.out`: the tail both modes share. `gemm`: prefill's tensor-core tiles.
@@ -310,12 +361,8 @@ std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
 /// against 41.3 and 43.4 (docs/BENCHMARKS.md, issue 20, session 3).
 constexpr int64_t kDecodeGemmRows = 64, kDecodeOutGemmRows = 256;
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
-  if (rows < kDecodeGemmRows || options.overrides.count("in_proj_conv"))
-    return false;
-  for (const std::string &t : gemmTiles(fp8, options.arch, hidden))
-    if (t == kv("producer", 1))
-      return true;
-  return false;
+  return rows >= kDecodeGemmRows && !options.overrides.count("in_proj_conv") &&
+         producerTiles(fp8, options.arch, hidden);
 }
 
 llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
@@ -377,41 +424,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     } else {
       io.z = builder.intermediate(w.layer, "z", Type::BF16, {rows, I});
       dt = builder.intermediate(w.layer, "dt", Type::BF16, {rows, H});
-      // One row streams the weight as a GEMV; a few rows on read it once with
-      // direct tensor-core operands (directProjection); otherwise, from 16
-      // rows on, tensor-core tiles read it once per 16 rows. bf16 weights take
-      // twice the bytes per element: half the GEMV rows per program keeps one
-      // 16-byte load per thread and K step. in_proj's conv epilogue spills at
-      // 16 x 64 (ptxas -v): 16 x 32 tiles.
-      std::vector<std::string> inGeometry = {kv("hidden", hidden), kv("inner", I),
-                                             kv("channels", Cd), kv("heads", H),
-                                             kv("fp8", fp8)};
-      if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
-        for (std::string &t : directTiles(rows))
-          inGeometry.push_back(t);
-      else if (rows >= 16)
-        inGeometry.insert(inGeometry.end(),
-                          {kv("block_m", 16), kv("block_n", 32), kv("block_k", 64)});
-      else
-        inGeometry.push_back(kv("block_n", fp8 ? 16 : 8));
-      auto inProj = builder.kernel("in_proj_conv", inGeometry);
-      if (!inProj)
-        return inProj.takeError();
-      std::vector<PlanArg> inArgs = {
-          io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
-          io.z,  xBC,      dt,    PlanArg::integer(rows)};
-      if (fp8) {
-        inArgs.push_back(PlanArg::real(w.inProj.inputScale));
-        inArgs.push_back(
-            PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
-      }
-      builder.launch(w, "in_proj", "in_proj_conv", *inProj,
-                     {llvm::divideCeilSigned(outCols, inProj->spec.get("block_n")),
-                      llvm::divideCeilSigned(rows, inProj->spec.get("block_m")), 1},
-                     inArgs,
-                     builder.bytes(args.inW) + rows * hidden * 2 + convRows +
-                         builder.bytes(args.convW) + builder.bytes(args.convB),
-                     rows * outCols * 2 + convRows, /*specializedToWeights=*/true);
+      if (auto err = builder.addInProjConv(w, args, io, slots, xBC, dt))
+        return std::move(err);
     }
 
     auto ssm = builder.kernel("ssm_update", ssmGeometry);
