@@ -66,6 +66,30 @@ Value projectDirect(View input, View weightT, std::optional<Value> inverseScale,
   return acc;
 }
 
+OpCheck OpCheck::declare(Kernel &k, const Specialization &spec) {
+  OpCheck check;
+  check.enabled = spec.get("checked") != 0;
+  if (check.enabled) {
+    check.errors = k.ptrParam("errors", DType::I64, {1});
+    check.op = k.scalarParam("op", DType::I32);
+  }
+  return check;
+}
+
+void OpCheck::record(Value when, OpError error, Value index) const {
+  if (!enabled)
+    return;
+  ifThen(when, [&] {
+    Value word = (op.to(DType::I64) * (int64_t(1) << 40)) + (int64_t(error) << 32) +
+                 (index.to(DType::I64) & int64_t(0xffffffff));
+    store(errors, word);
+  });
+}
+
+DType slotType(const Specialization &spec) {
+  return spec.get("slots_i64") ? DType::I64 : DType::I32;
+}
+
 std::pair<int64_t, int64_t> convStateStrides(const ConvOperands &conv) {
   return conv.channelLast ? std::pair<int64_t, int64_t>{conv.channels, 1}
                           : std::pair<int64_t, int64_t>{1, 3};

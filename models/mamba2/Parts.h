@@ -5,6 +5,8 @@
 #define TILEJIT_MODELS_MAMBA2_PARTS_H
 
 #include "tilejit/Builder/Builder.h"
+#include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/models/mamba2/OpChecks.h"
 
 #include <optional>
 
@@ -63,6 +65,24 @@ std::pair<int64_t, int64_t> convStateStrides(const ConvOperands &conv);
 /// `inRange & live`.
 Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Value inRange,
                  Value xt);
+
+/// The device-side checks of a kernel built with `checked` = 1 for tilejit.ops
+/// (OpChecks.h): the parameters `errors` (!tile.ptr<i64>, the error word) and
+/// `op` (i32, the launching op's number), declared last; inert when unchecked.
+struct OpCheck {
+  bool enabled = false;
+  Value errors, op;
+
+  /// Declares the two parameters when `spec`'s `checked` is set.
+  static OpCheck declare(Kernel &k, const Specialization &spec);
+  /// Stores the error word of `error` at `index` (i32 or i64) where `when`
+  /// holds. Programs that find the same error store the same word.
+  void record(Value when, OpError error, Value index) const;
+};
+
+/// The dtype of a kernel's slot tables: i64 with `slots_i64` (torch's default
+/// index type, read as given: never truncated to 32 bits on the way in).
+DType slotType(const Specialization &spec);
 
 /// Elements per 16-byte access of `t`.
 int64_t vectorWidth(DType t);

@@ -7,6 +7,7 @@
 
 #include "HuggingFaceJson.h"
 #include "tilejit/support/InputFile.h"
+#include "tilejit/support/Json.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
@@ -84,18 +85,71 @@ llvm::Error checkCompressedTensorsGroup(llvm::StringRef origin, llvm::StringRef 
   return llvm::Error::success();
 }
 
-/// The string entries of `array` (a list of module patterns), or an error.
+/// The bounds a `re:` pattern must keep before it reaches the regex compiler,
+/// which recurses once per nested group and copies a group once per bounded
+/// repetition: input-controlled depth or copies would exhaust the stack or the
+/// memory. Real exclusion patterns ("re:.*mixer\.(in|out)_proj") are far inside.
+constexpr size_t kMaxRegexLength = 1024;
+constexpr int kMaxRegexDepth = 16, kMaxRegexRepetitions = 4;
+
+/// Why `regex` is outside those bounds; empty when inside.
+std::string regexBeyondBounds(llvm::StringRef regex) {
+  if (regex.size() > kMaxRegexLength)
+    return "it is " + std::to_string(regex.size()) + " characters long, over " +
+           std::to_string(kMaxRegexLength);
+  int depth = 0, deepest = 0, repetitions = 0;
+  bool inBracket = false;
+  for (size_t i = 0; i < regex.size(); ++i) {
+    const char c = regex[i];
+    if (c == '\\') {
+      ++i; // an escaped character is a literal
+    } else if (inBracket) {
+      inBracket = c != ']';
+    } else if (c == '[') {
+      inBracket = true;
+      if (i + 1 < regex.size() && regex[i + 1] == ']')
+        ++i; // "[]...]": the first ']' is a member
+    } else if (c == '(') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ')') {
+      depth = std::max(depth - 1, 0);
+    } else if (c == '{') {
+      ++repetitions;
+    }
+  }
+  if (deepest > kMaxRegexDepth)
+    return "its groups nest " + std::to_string(deepest) + " deep, over " +
+           std::to_string(kMaxRegexDepth);
+  if (repetitions > kMaxRegexRepetitions)
+    return "it has " + std::to_string(repetitions) + " bounded repetitions ({m,n}), over " +
+           std::to_string(kMaxRegexRepetitions);
+  return {};
+}
+
+/// The string entries of `value` (a list of module patterns; absent or null
+/// is none), or an error.
 llvm::Error readPatterns(llvm::StringRef origin, llvm::StringRef key,
-                         const llvm::json::Array *array,
+                         const llvm::json::Value *value,
                          std::vector<std::string> &patterns) {
-  if (!array)
+  if (!value || value->kind() == llvm::json::Value::Null)
     return llvm::Error::success();
+  const llvm::json::Array *array = value->getAsArray();
+  if (!array)
+    return llvm::createStringError("%s: %s must be a list of module patterns, got %s",
+                                   origin.str().c_str(), key.str().c_str(),
+                                   support::jsonKindName(*value));
   for (const llvm::json::Value &entry : *array) {
     std::optional<llvm::StringRef> pattern = entry.getAsString();
     if (!pattern)
       return llvm::createStringError("%s: %s has an entry that is not a string",
                                      origin.str().c_str(), key.str().c_str());
     if (pattern->starts_with("re:")) {
+      if (std::string why = regexBeyondBounds(pattern->drop_front(3)); !why.empty())
+        return llvm::createStringError(
+            "%s: %s entry '%s' is a regular expression tilejit does not compile: %s",
+            origin.str().c_str(), key.str().c_str(),
+            pattern->take_front(64).str().append(pattern->size() > 64 ? "..." : "").c_str(),
+            why.c_str());
       std::string error;
       if (!llvm::Regex(pattern->drop_front(3)).isValid(error))
         return llvm::createStringError(
@@ -137,7 +191,7 @@ llvm::Expected<QuantizationConfig> parseDeclaration(llvm::StringRef origin,
     if (auto err = checkModelOptAlgorithm(origin, *name))
       return std::move(err);
     for (llvm::StringRef key : {"exclude_modules", "ignore"})
-      if (auto err = readPatterns(origin, key, body->getArray(key), config.excluded))
+      if (auto err = readPatterns(origin, key, body->get(key), config.excluded))
         return std::move(err);
     return config;
   }
@@ -155,7 +209,7 @@ llvm::Expected<QuantizationConfig> parseDeclaration(llvm::StringRef origin,
         return std::move(err);
     }
     if (auto err =
-            readPatterns(origin, "ignore", root.getArray("ignore"), config.excluded))
+            readPatterns(origin, "ignore", root.get("ignore"), config.excluded))
       return std::move(err);
     return config;
   }
@@ -168,7 +222,7 @@ llvm::Expected<QuantizationConfig> parseDeclaration(llvm::StringRef origin,
       return unsupported(origin, "FP8 projections with " + activations.str() +
                                      " activation scales (activation_scheme)");
     for (llvm::StringRef key : {"ignored_layers", "modules_to_not_convert"})
-      if (auto err = readPatterns(origin, key, root.getArray(key), config.excluded))
+      if (auto err = readPatterns(origin, key, root.get(key), config.excluded))
         return std::move(err);
     return config;
   }

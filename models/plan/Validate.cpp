@@ -93,7 +93,7 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
 }
 
 llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides) {
-  return validatePlan(plan, overrides, support::physicalMemoryBytes());
+  return validatePlan(plan, overrides, support::allocatableMemoryBytes());
 }
 
 llvm::Error checkOverrideNames(const KernelRegistry &registry,

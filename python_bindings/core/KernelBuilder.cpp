@@ -100,17 +100,36 @@ struct KernelBuilder::State {
                   "kernel '" + name + "' is being built on another thread");
     return *kernel;
   }
+  /// for_range and if_then bodies being built: finish() inside one would
+  /// destroy the kernel under the builder frames that are building it.
+  int openBodies = 0;
+
   ValueId add(Value v) {
     values.push_back(v);
     return ValueId(values.size() - 1);
   }
+  /// A value of this kernel. Its IR lives in the kernel's context, which a
+  /// finished kernel has handed to its module (freed with it) or, after a
+  /// failed finish(), holds erased: either way it is refused, never read.
   const Value &at(ValueId id) const {
+    if (!kernel)
+      throw Error(ErrorKind::Build,
+                  "kernel '" + name + "' is finished: its values cannot be used any more");
     if (id < 0 || size_t(id) >= values.size())
       throw Error(ErrorKind::Argument,
                   "value #" + std::to_string(id) + " does not exist");
     return values[id];
   }
 };
+
+namespace {
+/// Counts a body being built for the length of a for_range or if_then call.
+struct OpenBody {
+  explicit OpenBody(int &count) : count(count) { ++count; }
+  ~OpenBody() { --count; }
+  int &count;
+};
+} // namespace
 
 KernelBuilder::KernelBuilder(const std::string &name, const Location &loc)
     : state(std::make_unique<State>()) {
@@ -173,6 +192,8 @@ ElementType KernelBuilder::dtype(ValueId v) const {
 }
 
 std::string KernelBuilder::describe(ValueId v) const {
+  if (finished())
+    return "<of finished kernel '" + state->name + "'>";
   if (!valid(v))
     return "<invalid>";
   return tile::describeType(state->at(v).raw().getType());
@@ -368,6 +389,7 @@ std::vector<ValueId> KernelBuilder::forRange(const Operand &lo, const Operand &h
   std::vector<Value> inits;
   for (ValueId id : init)
     inits.push_back(call.value(id));
+  OpenBody open(state->openBodies);
   auto wrapped = [&](Value iv, std::vector<Value> carried) {
     std::vector<ValueId> carriedIds;
     for (const Value &v : carried)
@@ -391,11 +413,16 @@ std::vector<ValueId> KernelBuilder::forRange(const Operand &lo, const Operand &h
 void KernelBuilder::ifThen(const Operand &cond, const std::function<void()> &body) {
   state->active();
   CallScope call(state->values);
+  OpenBody open(state->openBodies);
   tilejit::ifThen(call.operand(cond), [&] { body(); });
 }
 
 std::shared_ptr<KernelModule> KernelBuilder::finish() {
   Kernel &kernel = state->active();
+  if (state->openBodies)
+    throw Error(ErrorKind::Build, "kernel '" + state->name +
+                                      "': finish() called inside a for_range or if_then "
+                                      "body; finish the kernel after its loops and branches");
   auto module = kernel.finish();
   // The kernel stops being the thread's current one whatever the outcome.
   state->kernel.reset();

@@ -369,11 +369,14 @@ void bindBuilder(py::module_ &m) {
         auto b = kernelFor({cond});
         Location loc = callerLocation();
         std::optional<py::error_already_set> raised;
+        // As in for_range, nothing may unwind through the builder's frames.
         b->ifThen(toOperand(b, cond, loc), [&] {
           try {
             body();
           } catch (py::error_already_set &e) {
             raised = std::move(e);
+          } catch (const std::exception &e) {
+            b->fail(loc, std::string("the if_then body failed: ") + e.what());
           }
         });
         if (raised) {

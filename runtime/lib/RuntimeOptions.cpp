@@ -50,17 +50,40 @@ Expected<std::string> tuneDbPathFromEnvironment() {
   return std::string(path);
 }
 
-Expected<RuntimeOptions> RuntimeOptions::fromEnvironment() {
+/// A boolean variable: unset or empty is `unset`; 1/true/yes/on and
+/// 0/false/no/off (any case) are read as such; anything else is an error, so a
+/// value the user meant one way is never read the other.
+static Expected<bool> booleanEnvironment(const char *name, bool unset) {
+  StringRef value = environment(name).trim();
+  if (value.empty())
+    return unset;
+  std::string lower = value.lower();
+  for (StringRef yes : {"1", "true", "yes", "on"})
+    if (lower == yes)
+      return true;
+  for (StringRef no : {"0", "false", "no", "off"})
+    if (lower == no)
+      return false;
+  return createStringError(inconvertibleErrorCode(),
+                           "%s='%s': expected 1, true, yes or on, or 0, false, no or off",
+                           name, value.str().c_str());
+}
+
+Expected<RuntimeOptions> RuntimeOptions::fromEnvironment(bool archGiven) {
   RuntimeOptions options;
-  if (StringRef arch = environment("TILEJIT_ARCH"); !arch.empty()) {
+  // A caller that names its arch never reads TILEJIT_ARCH, so a stale value
+  // there cannot break it.
+  if (StringRef arch = environment("TILEJIT_ARCH"); !archGiven && !arch.empty()) {
     Expected<Arch> parsed = Arch::parse(arch);
     if (!parsed)
       return createStringError(inconvertibleErrorCode(),
                                "TILEJIT_ARCH: " + toString(parsed.takeError()));
     options.archOverride = arch.str();
   }
-  StringRef noCache = environment("TILEJIT_NO_CACHE");
-  options.useDiskCache = noCache.empty() || noCache == "0";
+  Expected<bool> noCache = booleanEnvironment("TILEJIT_NO_CACHE", false);
+  if (!noCache)
+    return noCache.takeError();
+  options.useDiskCache = !*noCache;
   if (options.useDiskCache) {
     Expected<std::string> dir = cacheDirectoryFromEnvironment();
     if (!dir)

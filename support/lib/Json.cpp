@@ -1,6 +1,7 @@
 // parseJson: a linear scan for nesting depth and duplicate keys (strings are
 // skipped whole, so brackets inside them do not count), then llvm::json::parse.
 #include "tilejit/support/Json.h"
+#include "TextPosition.h"
 
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -9,17 +10,6 @@
 
 namespace tilejit::support {
 namespace {
-
-/// "[line:column, byte=N]: message", as llvm::json::ParseError prints.
-llvm::Error errorAt(llvm::StringRef text, size_t offset, const llvm::Twine &message) {
-  size_t line = 1, lineStart = 0;
-  for (size_t i = 0; i < offset; ++i)
-    if (text[i] == '\n')
-      ++line, lineStart = i + 1;
-  return llvm::createStringError(
-      std::make_error_code(std::errc::invalid_argument),
-      llvm::formatv("[{0}:{1}, byte={2}]: ", line, offset - lineStart, offset) + message);
-}
 
 /// One open array or object; an object remembers its keys.
 struct Frame {
@@ -78,6 +68,24 @@ llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text, unsigned maxDe
   if (llvm::Error err = scan(text, maxDepth))
     return std::move(err);
   return llvm::json::parse(text);
+}
+
+const char *jsonKindName(const llvm::json::Value &value) {
+  switch (value.kind()) {
+  case llvm::json::Value::Null:
+    return "null";
+  case llvm::json::Value::Boolean:
+    return "a boolean";
+  case llvm::json::Value::Number:
+    return "a number";
+  case llvm::json::Value::String:
+    return "a string";
+  case llvm::json::Value::Array:
+    return "an array";
+  case llvm::json::Value::Object:
+    return "an object";
+  }
+  return "a JSON value";
 }
 
 } // namespace tilejit::support

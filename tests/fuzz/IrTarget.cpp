@@ -5,6 +5,7 @@
 #include "FuzzContext.h"
 #include "FuzzTargets.h"
 
+#include "tilejit/support/IrText.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -56,6 +57,11 @@ void runIr(llvm::ArrayRef<uint8_t> input) {
   // (tilejit-opt) and std::string (the JIT) have it, libFuzzer's input does
   // not (parsing "t" in place was a heap-buffer-overflow in the lexer).
   const std::string text(reinterpret_cast<const char *>(input.data()), input.size());
+  // As tilejit-opt reads its input: too deep a nesting is refused unparsed.
+  if (llvm::Error err = support::checkIrNesting(text)) {
+    llvm::consumeError(std::move(err));
+    return;
+  }
   mlir::OwningOpRef<mlir::ModuleOp> module = parse(*context, text);
   if (!module)
     return;

@@ -9,6 +9,7 @@
 #include "FuzzTargets.h"
 #include "Ptxas.h"
 
+#include "tilejit/support/IrText.h"
 #include "tilejit/Pipeline/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -44,6 +45,10 @@ void runPipeline(llvm::ArrayRef<uint8_t> input) {
   // NUL-terminated, as the parser needs (see the `ir` target).
   const std::string text(reinterpret_cast<const char *>(input.data()) + 1,
                          input.size() - 1);
+  if (llvm::Error err = support::checkIrNesting(text)) {
+    llvm::consumeError(std::move(err));
+    return;
+  }
   auto module =
       mlir::parseSourceString<mlir::ModuleOp>(text, mlir::ParserConfig(context));
   if (!module)

@@ -1,6 +1,7 @@
 # lit configuration of tilejit's IR tests: every .mlir file under this
 # directory is a test, run through tilejit-opt and FileCheck.
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -23,3 +24,5 @@ llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(["not", "count"], config.llvm_tools_dir)
 # tilejit and tilejit-opt from this build tree, never ones found on PATH.
 llvm_config.add_tool_substitutions(["tilejit", "tilejit-opt"], [config.tilejit_tools_dir])
+# Tests that generate their input (IR too large to keep in a file) run Python.
+config.substitutions.append(("%python", sys.executable))

@@ -59,6 +59,59 @@ def test_one_kernel_at_a_time_and_no_use_after_finish():
         tj.program_id(0)
 
 
+def test_values_outlive_neither_their_module_nor_a_failed_finish():
+    # Issue #33: each of these read freed or erased IR (a crash of the process).
+    import gc
+
+    k = tj.Kernel("freed")
+    x = k.ptr_param("x", tj.f32)
+    v = x + tj.arange(0, 4)
+    tj.store(v, 1.0)
+    module = k.finish()
+    del module
+    gc.collect()
+    for use in (lambda: v.shape, lambda: v.dtype, lambda: v.is_tile, lambda: v.valid,
+                lambda: v.to(tj.f16)):
+        with pytest.raises(tj.BuildError, match="kernel 'freed' is finished"):
+            use()
+    assert "finished kernel 'freed'" in repr(v)
+
+    k = tj.Kernel("failed")
+    x = k.ptr_param("x", tj.f32)
+    w = tj.arange(0, 128) + tj.arange(0, 64)  # a shape mistake: finish() fails
+    with pytest.raises(tj.BuildError):
+        k.finish()
+    with pytest.raises(tj.BuildError, match="kernel 'failed' is finished"):
+        w.shape
+    with pytest.raises(tj.BuildError, match="kernel 'failed' is finished"):
+        x + 1
+
+
+def test_finish_inside_a_body_is_refused_and_fails_the_kernel():
+    for build in ("for_range", "if_then"):
+        k = tj.Kernel("inside_" + build)
+        x = k.ptr_param("x", tj.f32)
+
+        def body(*_):
+            k.finish()
+            return [tj.zeros([4], tj.f32)]
+
+        with pytest.raises(tj.BuildError, match="finish\\(\\) called inside a for_range or "
+                                                "if_then body"):
+            if build == "for_range":
+                tj.for_range(0, 4, 1, [tj.zeros([4], tj.f32)], body)
+            else:
+                tj.if_then(tj.program_id(0) < 1, body)
+        raised = "the loop body raised" if build == "for_range" else "the if_then body raised"
+        with pytest.raises(tj.BuildError, match=raised):
+            k.finish()
+    # The kernel after them builds again: nothing of the failed ones is left current.
+    k = tj.Kernel("after")
+    x = k.ptr_param("x", tj.f32)
+    tj.store(x + tj.arange(0, 4), 1.0)
+    k.finish()
+
+
 def test_a_raising_loop_body_propagates_and_fails_the_kernel():
     k = tj.Kernel("raising_loop")
     x = k.ptr_param("x", tj.f32)

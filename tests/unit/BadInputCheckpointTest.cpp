@@ -4,6 +4,7 @@
 // that are FIFOs or nest JSON a million deep, configs whose eps or dt clamp is
 // not finite, and FP8 scales whose product or reciprocal is not finite in f32.
 // Each is an error naming its numbers; none loads, hangs or crashes.
+#include "../fixtures/PublishedCheckpoint.h"
 #include "CheckpointTestSupport.h"
 
 #include <catch2/catch.hpp>
@@ -25,6 +26,23 @@ std::string twoTensors(const std::string &path, std::pair<int, int> first,
                        std::to_string(second.second) + "]}}";
   writeRaw(path, header.size(), header, data);
   return openError(path);
+}
+
+/// The error of opening the reduced published checkpoint written with
+/// `exclusions` as hf_quant_config.json's exclude_modules (any JSON), or of
+/// loading its first Mamba layer; empty when both succeed.
+std::string quantConfigError(const TempDir &dir, const std::string &exclusions) {
+  std::string quant = fixtures::kSmallQuantConfig;
+  const std::string key = "\"exclude_modules\": ";
+  size_t from = quant.find(key) + key.size(), to = quant.find("]", from) + 1;
+  quant.replace(from, to - from, exclusions);
+  REQUIRE(!fixtures::writePublishedCheckpoint(dir.path, fixtures::smallPublishedConfig(false),
+                                              quant));
+  auto checkpoint = NemotronHCheckpoint::open(dir.path);
+  if (!checkpoint)
+    return llvm::toString(checkpoint.takeError());
+  auto layer = checkpoint->loadMambaLayer(0);
+  return layer ? std::string() : llvm::toString(layer.takeError());
 }
 
 std::string configError(llvm::StringRef from, llvm::StringRef to) {
@@ -158,4 +176,50 @@ TEST_CASE("FP8 scales whose product or reciprocal is not finite in f32 are refus
       dir.path.str().str() + ": FP8 tensor '" + weight +
           "': its scales s_x = 7.34684e-40 and s_w = 1 give s_x * s_w = 7.34684e-40 and "
           "1 / s_x = inf in f32, which must be finite and nonzero");
+}
+
+TEST_CASE("exclusion patterns the regex compiler would recurse or blow up on are refused",
+          "[checkpoint][badinput]") {
+  TempDir dir;
+  const std::string quant = dir.file("hf_quant_config.json");
+  // 100,000 nested groups overflowed the stack inside the regex compiler.
+  std::string nested = "re:" + std::string(100000, '(') + "a" + std::string(100000, ')');
+  CHECK(quantConfigError(dir, "[\"" + nested + "\"]") ==
+        quant + ": exclude_modules entry '" + nested.substr(0, 64) +
+            "...' is a regular expression tilejit does not compile: it is 200001 characters "
+            "long, over 1024");
+  std::string deep = "re:" + std::string(17, '(') + "a" + std::string(17, ')');
+  CHECK(quantConfigError(dir, "[\"" + deep + "\"]") ==
+        quant + ": exclude_modules entry '" + deep +
+            "' is a regular expression tilejit does not compile: its groups nest 17 deep, "
+            "over 16");
+  // Each bounded repetition copies its group: five nested {255} are 255^5 copies.
+  CHECK(quantConfigError(dir, R"x(["re:((((((a){255}){255}){255}){255}){255})"])x") ==
+        quant + ": exclude_modules entry 're:((((((a){255}){255}){255}){255}){255})' is a "
+                "regular expression tilejit does not compile: it has 5 bounded repetitions "
+                "({m,n}), over 4");
+  // Escaped and bracketed parentheses are literals, not groups: 18 of each
+  // stay inside the bounds, as does the fixture's own list (the counterfactual).
+  const std::string kept = R"("lm_head", "backbone.layers.4.mixer*", )"
+                           R"("backbone.layers.5.mixer*", "backbone.layers.7.mixer.out_proj", )"
+                           R"("*.mixer.gate")";
+  std::string escaped = "\"re:", bracketed = "\"re:[";
+  for (int i = 0; i < 18; ++i)
+    escaped += "\\\\(", bracketed += "(";
+  CHECK(quantConfigError(dir, "[" + escaped + "\", " + bracketed + "]x\", " + kept + "]") ==
+        "");
+  CHECK(quantConfigError(dir, "[" + kept + "]") == "");
+}
+
+TEST_CASE("an exclusion list that is not a list is refused, never ignored",
+          "[checkpoint][badinput]") {
+  TempDir dir;
+  const std::string quant = dir.file("hf_quant_config.json");
+  // A single pattern as a string used to be ignored, quantizing what it names.
+  CHECK(quantConfigError(dir, R"("backbone.layers.4.mixer*")") ==
+        quant + ": exclude_modules must be a list of module patterns, got a string");
+  CHECK(quantConfigError(dir, "7") ==
+        quant + ": exclude_modules must be a list of module patterns, got a number");
+  CHECK(quantConfigError(dir, R"({"a": 1})") ==
+        quant + ": exclude_modules must be a list of module patterns, got an object");
 }

@@ -8,6 +8,8 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
+
 using namespace tilejit;
 using namespace tilejit::tuning;
 using namespace tilejit::runtime::testing;
@@ -120,7 +122,7 @@ TEST_CASE("tuning database: malformed files are errors that say why", "[tuning]"
   llvm::json::Value broken = one.toJSON();
   (*(*broken.getAsObject()->getArray("entries"))[0].getAsObject())["sm_count"] = "many";
   CHECK(toString(TuneDb::fromJSON(broken).takeError()) ==
-        "entry 0: 'sm_count' must be an integer");
+        "entry 0: 'sm_count' must be an integer in [0, 65536]");
   TempDir dir;
   std::string path = dir.sub("tune.json");
   {
@@ -130,6 +132,78 @@ TEST_CASE("tuning database: malformed files are errors that say why", "[tuning]"
   }
   std::string err = toString(TuneDb::load(path).takeError());
   CHECK(llvm::StringRef(err).starts_with("tuning database '" + path + "': "));
+}
+
+TEST_CASE("tuning database: every number is read in its range, never through a wrap",
+          "[tuning][bad-input]") {
+  TuneDb one;
+  one.record(sampleEntry("v1"));
+  auto withField = [&](const char *field, llvm::json::Value value, bool provenance = false) {
+    llvm::json::Value v = one.toJSON();
+    llvm::json::Object *entry = (*v.getAsObject()->getArray("entries"))[0].getAsObject();
+    if (provenance)
+      entry = entry->getObject("provenance");
+    (*entry)[field] = std::move(value);
+    return v;
+  };
+  // 2^32 + 132 SMs would read as 132 through a cast to unsigned.
+  CHECK(toString(TuneDb::fromJSON(withField("sm_count", int64_t(4294967428))).takeError()) ==
+        "entry 0: 'sm_count' must be an integer in [0, 65536]");
+  CHECK(toString(TuneDb::fromJSON(withField("sm_count", -1)).takeError()) ==
+        "entry 0: 'sm_count' must be an integer in [0, 65536]");
+  CHECK(toString(TuneDb::fromJSON(withField("samples", int64_t(1) << 32)).takeError()) ==
+        "entry 0: 'samples' must be an integer in [0, 4294967295]");
+  CHECK(toString(TuneDb::fromJSON(withField("driver", int64_t(4294980296), true))
+                     .takeError()) ==
+        "entry 0 provenance: 'driver' must be an integer in [0, 2147483647]");
+  // A time beyond the double range parses as infinity.
+  llvm::Expected<llvm::json::Value> huge = llvm::json::parse(R"({"t": 1e400})");
+  REQUIRE(bool(huge));
+  CHECK(toString(TuneDb::fromJSON(withField("median_ms", *huge->getAsObject()->get("t")))
+                     .takeError()) ==
+        "entry 0: 'median_ms' must be a finite number of milliseconds, at least 0");
+  CHECK(toString(TuneDb::fromJSON(withField("min_ms", -0.5)).takeError()) ==
+        "entry 0: 'min_ms' must be a finite number of milliseconds, at least 0");
+  // A rejection reason of another type is not read as "not rejected".
+  CHECK(toString(TuneDb::fromJSON(withField("rejected", true)).takeError()) ==
+        "entry 0: 'rejected' must be a string when present");
+  CHECK(toString(TuneDb::fromJSON(withField("rejected", 1)).takeError()) ==
+        "entry 0: 'rejected' must be a string when present");
+  // The counterfactual: the same entry with its own values loads.
+  CHECK(bool(TuneDb::fromJSON(one.toJSON())));
+}
+
+TEST_CASE("tuning database: two entries with one key are refused, naming both",
+          "[tuning][bad-input]") {
+  TuneDb one;
+  one.record(sampleEntry("v1"));
+  llvm::json::Value v = one.toJSON();
+  llvm::json::Array &entries = *v.getAsObject()->getArray("entries");
+  entries.push_back(entries[0]);
+  std::string id = sampleEntry("v1").key.id();
+  CHECK(toString(TuneDb::fromJSON(v).takeError()) ==
+        "entry 1 has the key of entry 0 (" + id + ", version v1)");
+  // The same problem measured by two versions is two entries, as import keeps them.
+  TuneDb two;
+  two.record(sampleEntry("v1"));
+  TuneDb other;
+  other.record(sampleEntry("v2"));
+  two.merge(other, "v2");
+  CHECK(llvm::cantFail(TuneDb::fromJSON(two.toJSON())).entries().size() == 2);
+}
+
+TEST_CASE("tuning database: a time no JSON reader accepts is never written",
+          "[tuning][bad-input]") {
+  TempDir dir;
+  std::string path = dir.sub("tune.json");
+  TuneDb db;
+  TuneEntry e = sampleEntry("v1");
+  e.medianMs = INFINITY;
+  db.record(e);
+  CHECK(toString(db.save(path)) ==
+        "tuning database '" + path +
+            "': entry 0 (gemm_bf16) has a time of inf ms, which a database cannot hold");
+  CHECK_FALSE(llvm::sys::fs::exists(path));
 }
 
 TEST_CASE("tuning database: lookup by version, record supersedes", "[tuning]") {

@@ -4,6 +4,7 @@
 // fatal "IO failure on output stream".
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/support/InputFile.h"
+#include "tilejit/support/IrText.h"
 #include "tilejit/support/OutputFile.h"
 
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -72,6 +73,17 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readInput(llvm::StringRef pa
   return llvm::MemoryBuffer::getMemBufferCopy(*text, path);
 }
 
+/// The input, refused when it nests deeper than MLIR's recursion can take.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readCheckedInput(llvm::StringRef path) {
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input = readInput(path);
+  if (!input)
+    return input.takeError();
+  if (llvm::Error err = tilejit::support::checkIrNesting((*input)->getBuffer()))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   path + llvm::Twine(": ") + llvm::toString(std::move(err)));
+  return std::move(*input);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -88,7 +100,7 @@ int main(int argc, char **argv) {
         mlir::MlirOptMain(argc, argv, inputPath, outputPath, registry));
 
   llvm::InitLLVM init(argc, argv);
-  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input = readInput(inputPath);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input = readCheckedInput(inputPath);
   if (!input)
     return fail(input.takeError());
   // The result is held until it is complete, then written and checked. As

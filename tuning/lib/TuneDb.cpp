@@ -16,12 +16,17 @@
 #include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+#include <map>
+
 using namespace llvm;
 
 namespace tilejit::tuning {
 
 /// The "format" field of every database file; bumped when the layout changes.
 static constexpr StringLiteral dbFormat = "tilejit-tune-db/1";
+/// Far above any GPU's multiprocessor count; the key holds it as unsigned.
+static constexpr int64_t kMaxSmCount = 1 << 16;
 
 std::string TuneKey::id() const {
   return formatv("{0}|{1}|{2}|{3}|{4}", kernel, irHash, shapeBucket, arch, smCount);
@@ -73,17 +78,31 @@ public:
     fail(name, "a string");
     return {};
   }
-  int64_t integer(StringRef name) {
-    if (std::optional<int64_t> i = object.getInteger(name))
+  /// An integer in [lo, hi]: a field narrower than 64 bits is range-checked
+  /// here, never wrapped by a cast.
+  int64_t integer(StringRef name, int64_t lo, int64_t hi) {
+    if (std::optional<int64_t> i = object.getInteger(name); i && *i >= lo && *i <= hi)
       return *i;
-    fail(name, "an integer");
+    fail(name, formatv("an integer in [{0}, {1}]", lo, hi).str());
     return 0;
   }
-  double number(StringRef name) {
-    if (std::optional<double> d = object.getNumber(name))
+  /// A time in ms: finite and not negative (a JSON number beyond the double
+  /// range reads as infinity, which could not be written back).
+  double milliseconds(StringRef name) {
+    if (std::optional<double> d = object.getNumber(name); d && std::isfinite(*d) && *d >= 0)
       return *d;
-    fail(name, "a number");
+    fail(name, "a finite number of milliseconds, at least 0");
     return 0;
+  }
+  /// A string field that may be absent (empty then), but is never another type.
+  std::string optionalString(StringRef name) {
+    const json::Value *v = object.get(name);
+    if (!v)
+      return {};
+    if (std::optional<StringRef> s = v->getAsString())
+      return s->str();
+    fail(name, "a string when present");
+    return {};
   }
   NamedValues named(StringRef name) {
     NamedValues out;
@@ -158,23 +177,22 @@ Expected<TuneEntry> entryFromJSON(const json::Value &value, size_t index) {
   e.key.irHash = r.string("ir_hash");
   e.key.shapeBucket = r.string("shape_bucket");
   e.key.arch = r.string("arch");
-  e.key.smCount = unsigned(r.integer("sm_count"));
+  e.key.smCount = unsigned(r.integer("sm_count", 0, kMaxSmCount));
   e.key.version = r.string("tilejit_version");
   e.constants = r.named("constants");
   e.shape = r.named("shape");
   e.config = r.named("config");
-  e.medianMs = r.number("median_ms");
-  e.minMs = r.number("min_ms");
-  e.maxMs = r.number("max_ms");
-  e.samples = unsigned(r.integer("samples"));
-  e.defaultMedianMs = r.number("default_median_ms");
-  if (std::optional<StringRef> rejected = object->getString("rejected"))
-    e.rejected = rejected->str();
+  e.medianMs = r.milliseconds("median_ms");
+  e.minMs = r.milliseconds("min_ms");
+  e.maxMs = r.milliseconds("max_ms");
+  e.samples = unsigned(r.integer("samples", 0, UINT32_MAX));
+  e.defaultMedianMs = r.milliseconds("default_median_ms");
+  e.rejected = r.optionalString("rejected");
   if (const json::Object *p = r.object_("provenance")) {
     FieldReader pr(*p, where + " provenance");
     e.provenance.date = pr.string("date");
     e.provenance.device = pr.string("device");
-    e.provenance.driverVersion = int(pr.integer("driver"));
+    e.provenance.driverVersion = int(pr.integer("driver", 0, INT32_MAX));
     e.provenance.clocks = pr.string("clocks");
     if (Error err = pr.takeError())
       return std::move(err);
@@ -204,10 +222,19 @@ Expected<TuneDb> TuneDb::fromJSON(const json::Value &value) {
   if (!entries)
     return createStringError(inconvertibleErrorCode(), "'entries' must be an array");
   TuneDb db;
+  // Entries are unique by (id, version): a second one would be shadowed by the
+  // first at every lookup, so a file holding two is refused, naming both.
+  std::map<std::pair<std::string, std::string>, size_t> seen;
   for (size_t i = 0; i < entries->size(); ++i) {
     Expected<TuneEntry> e = entryFromJSON((*entries)[i], i);
     if (!e)
       return e.takeError();
+    auto [at, added] = seen.try_emplace({e->key.id(), e->key.version}, i);
+    if (!added)
+      return createStringError(
+          inconvertibleErrorCode(),
+          formatv("entry {0} has the key of entry {1} ({2}, version {3})", i, at->second,
+                  e->key.id(), e->key.version));
     db.all.push_back(std::move(*e));
   }
   return db;
@@ -231,6 +258,15 @@ Expected<TuneDb> TuneDb::load(StringRef path) {
 }
 
 Error TuneDb::save(StringRef path) const {
+  // JSON has no infinity or NaN: such a time would be written as a literal no
+  // reader accepts, so it never reaches the file.
+  for (auto [index, e] : llvm::enumerate(all))
+    for (double ms : {e.medianMs, e.minMs, e.maxMs, e.defaultMedianMs})
+      if (!std::isfinite(ms) || ms < 0)
+        return createStringError(inconvertibleErrorCode(),
+                                 "tuning database '%s': entry %zu (%s) has a time of %g ms, "
+                                 "which a database cannot hold",
+                                 path.str().c_str(), index, e.key.kernel.c_str(), ms);
   if (Error err = support::checkReplaceable(path, "tuning database"))
     return err;
   StringRef dir = sys::path::parent_path(path);

@@ -143,7 +143,7 @@ MeasureSession::create(JitRuntime &jit, const TuneTarget &target,
   // not end the process in an allocation.
   std::vector<TuneArg> timedArgs = problem.args(target.base, target.shape);
   if (Error err = checkArgBytes(
-          timedArgs, support::physicalMemoryBytes(),
+          timedArgs, support::allocatableMemoryBytes(),
           formatv("{0} at {1}", target.def->name, formatNamedValues(target.shape)).str()))
     return std::move(err);
   // The reference: the interpreter runs the base configuration (every

@@ -200,10 +200,14 @@ llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Fra
       return kernelError(name, what + " needs an integer scalar, got " + given);
     int64_t value = arg.getInt();
     unsigned width = param.bitWidth;
-    if (width < 64 && (value < -(int64_t(1) << (width - 1)) ||
-                       value > int64_t((uint64_t(1) << width) - 1)))
-      return kernelError(name, what + " = " + std::to_string(value) +
-                                   " does not fit in " + std::to_string(width) + " bits");
+    // Integer parameters are signed, as the GPU launch path reads them: an i32
+    // takes [-2^31, 2^31 - 1], so 2^32 - 1 is refused, never read as -1. An i1
+    // takes 0 and 1.
+    const int64_t lo = width == 1 ? 0 : width < 64 ? -(int64_t(1) << (width - 1)) : INT64_MIN;
+    const int64_t hi = width == 1 ? 1 : width < 64 ? (int64_t(1) << (width - 1)) - 1 : INT64_MAX;
+    if (value < lo || value > hi)
+      return kernelError(name, what + " = " + std::to_string(value) + " is outside [" +
+                                   std::to_string(lo) + ", " + std::to_string(hi) + "]");
     slot.i.assign(1, signExtend(uint64_t(value), width));
     return llvm::Error::success();
   }
@@ -222,6 +226,32 @@ llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Fra
   default:
     return kernelError(name, what + " cannot be passed to the interpreter");
   }
+}
+
+/// The grids a GPU launch takes (CUDA's limits per axis), and at most
+/// kMaxPrograms in all: the interpreter runs programs one after another, so a
+/// grid the GPU takes in stride would run here for days.
+static llvm::Error checkGrid(const std::string &name, const Grid &grid) {
+  static constexpr int64_t kMaxExtent[3] = {INT32_MAX, 65535, 65535};
+  auto shown = [&] {
+    return "(" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) + ", " +
+           std::to_string(grid[2]) + ")";
+  };
+  int64_t programs = 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (grid[axis] < 0 || grid[axis] > kMaxExtent[axis])
+      return kernelError(name, "grid " + shown() + ": axis " + "xyz"[axis] +
+                                   " must be in [0, " + std::to_string(kMaxExtent[axis]) +
+                                   "] (CUDA's limit)");
+    programs = grid[axis] == 0 ? 0 : programs > kMaxPrograms / grid[axis] ? kMaxPrograms + 1
+                                                                          : programs * grid[axis];
+  }
+  if (programs > kMaxPrograms)
+    return kernelError(name, "grid " + shown() + " has more than " +
+                                 std::to_string(kMaxPrograms) +
+                                 " programs, the most the interpreter runs (one after "
+                                 "another) in one launch");
+  return llvm::Error::success();
 }
 
 CompiledKernel::CompiledKernel(std::unique_ptr<CompiledKernelImpl> impl)
@@ -275,11 +305,8 @@ llvm::Error CompiledKernel::run(const Grid &grid, llvm::ArrayRef<Arg> args) cons
   if (args.size() != k.params.size())
     return kernelError(k.name, "takes " + std::to_string(k.params.size()) +
                                    " argument(s), got " + std::to_string(args.size()));
-  for (int64_t extent : grid)
-    if (extent < 0)
-      return kernelError(
-          k.name, "grid extents must be >= 0, got (" + std::to_string(grid[0]) + ", " +
-                      std::to_string(grid[1]) + ", " + std::to_string(grid[2]) + ")");
+  if (llvm::Error err = checkGrid(k.name, grid))
+    return err;
   Memory memory;
   Frame frame;
   frame.slots.resize(k.numSlots);

@@ -124,6 +124,27 @@ TEST_CASE("TILEJIT_ARCH overrides the device's arch; one it cannot run fails at 
                Catch::StartsWith("TILEJIT_ARCH: arch 'sm_110' is not supported"));
   }
   {
+    // A caller that names its arch does not read a bad TILEJIT_ARCH.
+    ScopedEnv arch("TILEJIT_ARCH", "sm_110");
+    RuntimeOptions options = llvm::cantFail(RuntimeOptions::fromEnvironment(true));
+    CHECK(options.archOverride.empty());
+  }
+  {
+    // TILEJIT_NO_CACHE: booleans in either spelling; anything else is an error.
+    ScopedEnv dir("TILEJIT_CACHE_DIR", "/tmp/tilejit-env-test");
+    for (const char *off : {"1", "true", "YES", "on"}) {
+      ScopedEnv noCache("TILEJIT_NO_CACHE", off);
+      CHECK_FALSE(llvm::cantFail(RuntimeOptions::fromEnvironment()).useDiskCache);
+    }
+    for (const char *on : {"", "0", "false", "No", "off"}) {
+      ScopedEnv noCache("TILEJIT_NO_CACHE", on);
+      CHECK(llvm::cantFail(RuntimeOptions::fromEnvironment()).useDiskCache);
+    }
+    ScopedEnv noCache("TILEJIT_NO_CACHE", "nope");
+    CHECK(message(RuntimeOptions::fromEnvironment().takeError()) ==
+          "TILEJIT_NO_CACHE='nope': expected 1, true, yes or on, or 0, false, no or off");
+  }
+  {
     ScopedEnv arch("TILEJIT_ARCH", "sm_121a");
     ScopedEnv dir("TILEJIT_CACHE_DIR", "/tmp/tilejit-env-test");
     ScopedEnv off("TILEJIT_NO_CACHE", nullptr);

@@ -91,6 +91,11 @@ private:
 /// nothing).
 using Grid = std::array<int64_t, 3>;
 
+/// The most programs one interpreter launch runs (2^24): programs run one
+/// after another on one thread, so a larger grid is refused rather than left
+/// running for days. Each axis also keeps CUDA's limit (2^31 - 1, 65535, 65535).
+inline constexpr int64_t kMaxPrograms = int64_t(1) << 24;
+
 class CompiledKernelImpl;
 
 /// A kernel translated once into a list of whole-tile instructions (one per
@@ -103,7 +108,9 @@ public:
   static llvm::Expected<CompiledKernel> compile(tile::KernelOp kernel);
 
   /// Runs the body once per program id of `grid` (axis 0 fastest), in order,
-  /// on one thread. `args` must match the kernel parameters in count and kind.
+  /// on one thread. `args` must match the kernel parameters in count and kind;
+  /// an integer scalar must fit its parameter as a signed value (0 or 1 for
+  /// i1); a grid past CUDA's limits or kMaxPrograms is refused before it runs.
   /// The first failing access or op stops the run with an error naming the
   /// op's location and the program id. Each run has its own state, so runs
   /// of one compiled kernel may proceed concurrently on several threads.

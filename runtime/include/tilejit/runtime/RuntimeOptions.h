@@ -18,8 +18,8 @@ struct RuntimeOptions {
   /// the device's arch-specific target. Code the device cannot run is an error
   /// when it is launched, not when it is compiled.
   std::string archOverride;
-  /// Read and write the disk cache; TILEJIT_NO_CACHE=1 turns it off. The memory
-  /// cache is always on.
+  /// Read and write the disk cache; TILEJIT_NO_CACHE=1 (or true, yes, on) turns
+  /// it off. The memory cache is always on.
   bool useDiskCache = true;
   /// The disk cache directory (TILEJIT_CACHE_DIR and its defaults).
   std::string cacheDirectory;
@@ -35,9 +35,11 @@ struct RuntimeOptions {
   DiagnosticHandler notes;
 
   /// The settings the environment selects. Errors: an unknown TILEJIT_ARCH
-  /// (the message lists the known arches), no cache directory to be found
+  /// (the message lists the known arches; not read when `archGiven`, for a
+  /// caller that names its arch itself), a TILEJIT_NO_CACHE that is not a
+  /// boolean (1/true/yes/on, 0/false/no/off), no cache directory to be found
   /// while the disk cache is on.
-  static llvm::Expected<RuntimeOptions> fromEnvironment();
+  static llvm::Expected<RuntimeOptions> fromEnvironment(bool archGiven = false);
 };
 
 /// TILEJIT_CACHE_DIR, else $XDG_CACHE_HOME/tilejit, else $HOME/.cache/tilejit.

@@ -12,6 +12,12 @@ namespace tilejit::support {
 /// The host's physical memory in bytes; UINT64_MAX when the system cannot say.
 uint64_t physicalMemoryBytes();
 
+/// What this process may still allocate: the least of the physical memory, the
+/// memory the kernel reports available, what the address-space and data
+/// rlimits leave, and what the process's cgroup (v2) leaves. The number every
+/// check that refuses work too large for the host compares against.
+uint64_t allocatableMemoryBytes();
+
 /// `bytes` for a message, in decimal units: "512 bytes", "3.2 GB", "1.1 PB".
 std::string formatBytes(uint64_t bytes);
 

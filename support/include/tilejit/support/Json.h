@@ -20,6 +20,9 @@ inline constexpr unsigned kMaxJsonDepth = 64;
 llvm::Expected<llvm::json::Value> parseJson(llvm::StringRef text,
                                             unsigned maxDepth = kMaxJsonDepth);
 
+/// What `value` is, for a message: "a string", "an array", "null", ...
+const char *jsonKindName(const llvm::json::Value &value);
+
 } // namespace tilejit::support
 
 #endif // TILEJIT_SUPPORT_JSON_H
