@@ -76,13 +76,10 @@ Result<Model> Model::load(const ModelOptions &options) {
   if (checkpoint) {
     info.quantization = checkpoint->quantization().origin;
     info.tensorPrefix = checkpoint->tensorPrefix();
-    for (int i = 0; i < count; ++i) {
-      auto layer = checkpoint->loadMambaLayer(mamba[size_t(i)]);
-      if (!layer)
-        return toError(ErrorKind::Checkpoint, layer.takeError());
-      state->weights.push_back(std::move(*layer));
-      progress(i + 1, count);
-    }
+    auto layers = checkpoint->loadMambaLayers(count, progress);
+    if (!layers)
+      return toError(ErrorKind::Checkpoint, layers.takeError());
+    state->weights = std::move(*layers);
   } else {
     auto layers =
         models::syntheticMambaLayers(config, count, models::kSyntheticSeed, progress);

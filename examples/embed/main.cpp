@@ -115,6 +115,12 @@ embed::Status run(const Options &o) {
   auto session = embed::Session::create(*engine, *model, sessionOptions);
   if (!session)
     return session.error();
+  // The decode step first: planning it refuses a row count whose pages and
+  // buffers the machine cannot hold, before this program sizes anything by it.
+  auto start = std::chrono::steady_clock::now();
+  auto decode = session->decode(o.rows);
+  if (!decode)
+    return decode.error();
   // One fresh sequence per row, prefilled together; decode continues them.
   std::vector<embed::PrefillSequence> batch;
   std::vector<int32_t> slots;
@@ -122,13 +128,9 @@ embed::Status run(const Options &o) {
     batch.push_back({o.tokens, row, false});
     slots.push_back(row);
   }
-  auto start = std::chrono::steady_clock::now();
   auto prefill = session->prefill(batch);
   if (!prefill)
     return prefill.error();
-  auto decode = session->decode(o.rows);
-  if (!decode)
-    return decode.error();
   fmt::print("steps: prefill of {} token(s) and decode of {} row(s) ready in {:.0f} ms\n",
              prefill->tokens(), decode->rows(), seconds(start) * 1e3);
 

@@ -11,8 +11,16 @@
 // row is loaded once (plus the 3 halo rows of the chunk), `rows_per_step` row
 // loads issue together, and no value crosses threads. `state_layout` 1 takes
 // vLLM's channel-last conv page ([num_slots, 3, channels] in memory).
+// With `checked` (tilejit.ops, OpChecks.h) the launch first reads `status`,
+// check_varlen's verdict on the caller's metadata: a bad batch writes NaN
+// over every token (program (c, i) takes rows [i block_t, (i + 1) block_t))
+// and touches no page, since metadata it cannot trust would place its loads
+// and stores anywhere; and a sequence whose slot is past the page writes NaN
+// over its tokens and records the error. `slots_i64` takes i64 slot tables.
 #include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
+
+#include <cmath>
 
 namespace tilejit::models {
 namespace {
@@ -43,8 +51,8 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   Value weight = k.ptrParam("weight", DType::BF16, {channels, 4}); // [channels, 4]
   Value bias = k.ptrParam("bias", DType::BF16, {channels});        // [channels]
   Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"});   // [S + 1]
-  Value slots = k.ptrParam("slots", DType::I32, {"?"}); // [S], negative: padding
-  Value init = k.ptrParam("init", DType::I32, {"?"});   // [S], 1: continue from the slot
+  Value slots = k.ptrParam("slots", slotType(spec), {"?"}); // [S], negative: padding
+  Value init = k.ptrParam("init", DType::I32, {"?"}); // [S], 1: continue from the slot
   Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"?"}); // [chunks]
   Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"?"});
   Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"?"});
@@ -53,6 +61,12 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
                                       : std::vector<ParamDim>{"num_slots", channels, 3});
   Value out = k.ptrParam("out", DType::BF16, {"?", channels}); // [T, channels]
   Value numSlots = k.scalarParam("num_slots", DType::I32);
+  const OpCheck check = OpCheck::declare(k, spec.get("checked") != 0);
+  Value status, tokens;
+  if (check.enabled) {
+    status = k.ptrParam("status", DType::I64, {1}); // check_varlen's verdict
+    tokens = k.scalarParam("tokens", DType::I32);
+  }
   // Eight bf16 per thread: one 16-byte access per row when block_c is
   // 256 * warps.
   k.setConfig({{1, bc}, spec.get("warps"), 1, 8});
@@ -60,6 +74,21 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   // (>= 3, dividing it), checked before the build (Register.cpp).
 
   Value c0 = programId(0) * bc, chunk = programId(1);
+  const Shape row = {1, bc};
+  // Unchecked launches trust their metadata: `trusted` holds throughout.
+  Value trusted = constant(1, DType::I1);
+  if (check.enabled) {
+    Value verdict = load(status);
+    trusted = verdict == int64_t(0);
+    ifThen(verdict != int64_t(0), [&] {
+      View all = makeView(out, {tokens, channels}, {channels, 1});
+      Value nan = full(row, std::nan(""), DType::BF16);
+      forRange(0, spec.get("block_t"), 1, {}, [&](Value r, std::vector<Value>) {
+        store(all, {chunk * spec.get("block_t") + r, c0}, nan);
+        return std::vector<Value>{};
+      });
+    });
+  }
   Value seq = load(chunkSeq + chunk);
   Value begin = load(chunkBegin + chunk), end = load(chunkEnd + chunk);
   // A spare chunk (sequence -1 and begin = end: a graph captured for more
@@ -70,8 +99,23 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   Value seqEnd = load(cuSeqlens + seq + 1, real, 0);
   Value slot = load(slots + seq, real, -1);
   Value first = begin == seqStart;
+  Value live = trusted & (slot >= 0);
+  if (check.enabled) {
+    Value pages = numSlots.to(slot.dtype());
+    Value past = trusted & (slot >= pages);
+    live = live & (slot < pages);
+    check.record(past & first & (programId(0) == 0), OpError::SlotOutOfRange, seq);
+    ifThen(past, [&] {
+      View rows = makeView(out, {end, channels}, {channels, 1});
+      forRange(begin, end, 1, {}, [&](Value r, std::vector<Value>) {
+        store(rows, {r, c0}, full(row, std::nan(""), DType::BF16));
+        return std::vector<Value>{};
+      });
+    });
+  }
+  // A live slot lies in [0, num_slots): exact as the i32 row of a page view.
+  Value slotRow = slot.to(DType::I32);
 
-  const Shape row = {1, bc};
   const Operand xCol = c0 + inner;
   // Rows past the chunk's end (and, for the final state, before the
   // sequence's start, given as row -1) read as zero: views mask them.
@@ -91,7 +135,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   View outRows = makeView(out, {end, channels}, {channels, 1});
 
   // A padding sequence: zero rows, and nothing of it (input or page) is read.
-  ifThen(slot < 0, [&] {
+  ifThen(trusted & (slot < 0), [&] {
     forRange(0, end - begin, step, {}, [&](Value r0, std::vector<Value>) {
       for (int64_t i = 0; i < step; ++i)
         store(outRows, {begin + r0 + i, c0}, zeros(row, DType::BF16));
@@ -99,7 +143,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
     });
   });
 
-  ifThen(slot >= 0, [&] {
+  ifThen(live, [&] {
     Value w[4];
     for (int64_t j = 0; j < 4; ++j)
       w[j] = perChannel(weight + j, 4);
@@ -107,7 +151,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
 
     // The halo u(begin - 3 .. begin - 1): the old state in a sequence's
     // first chunk (zeros for a fresh sequence), else the tokens.
-    Value oldStateRow = where(first & (load(init + seq) != 0), slot, -1);
+    Value oldStateRow = where(first & (load(init + seq) != 0), slotRow, -1);
     std::vector<Value> halo;
     for (int64_t j = 0; j < past; ++j)
       halo.push_back(
@@ -128,7 +172,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
         Value token = load(seqRows, {where(tau >= 0, seqStart + tau, -1), xCol}, row);
         Value oldTap = length + j; // the tap u(tau) comes from when tau < 0
         Value fromOld = where(oldTap == 0, halo[0], where(oldTap == 1, halo[1], halo[2]));
-        store(taps[j], {slot, c0}, where(tau >= 0, token, fromOld));
+        store(taps[j], {slotRow, c0}, where(tau >= 0, token, fromOld));
       }
     });
 

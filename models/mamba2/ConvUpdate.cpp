@@ -3,9 +3,14 @@
 // first) is shifted in place. A negative slot is a padding row: state untouched, output
 // 0. `x_stride` and `x_col` read x in place from a wider row (decode's in_proj
 // output, z | xBC | dt); `state_layout` 1 takes vLLM's
-// channel-last page ([slots, 3, channels] in memory).
+// channel-last page ([slots, 3, channels] in memory). With `checked`
+// (tilejit.ops, OpChecks.h) a row whose slot is past the page's `num_slots`
+// touches no state, writes NaN and records the error; `slots_i64` takes i64
+// slot tables as they are given.
 #include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
+
+#include <cmath>
 
 namespace tilejit::models {
 
@@ -17,14 +22,20 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   Value x =
       k.ptrParam("x", DType::BF16,
                  {"?", xStride}); // [batch, x_stride]: x in columns x_col + [0, channels)
+  const ParamDim pages = spec.get("checked") ? ParamDim("num_slots") : ParamDim("?");
   Value state = k.ptrParam(
       "conv_state", DType::BF16,
-      channelLast ? std::vector<ParamDim>{"?", 3, channels}
-                  : std::vector<ParamDim>{"?", channels, 3});      // a page per slot
-  Value slots = k.ptrParam("slots", DType::I32, {"?"});            // [batch]
+      channelLast ? std::vector<ParamDim>{pages, 3, channels}
+                  : std::vector<ParamDim>{pages, channels, 3}); // a page per slot
+  const DType slotDType = slotType(spec);
+  Value slots = k.ptrParam("slots", slotDType, {"?"});             // [batch]
   Value weight = k.ptrParam("weight", DType::BF16, {channels, 4}); // [channels, 4]
   Value bias = k.ptrParam("bias", DType::BF16, {channels});        // [channels]
   Value out = k.ptrParam("out", DType::BF16, {"?", channels});     // [batch, channels]
+  const OpCheck check = OpCheck::declare(k, spec.get("checked") != 0);
+  std::optional<Value> numSlots;
+  if (check.enabled)
+    numSlots = k.scalarParam("num_slots", DType::I32);
   k.setConfig({{block}, /*warps=*/4, /*stages=*/1, /*vector=*/1});
 
   Value seq = programId(0);
@@ -34,8 +45,18 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   Value seq64 = seq.to(DType::I64);
   Value xt = load(x + seq64 * xStride + (xCol ? cols + xCol : cols), inRange, 0.0);
   ConvOperands conv{state, weight, bias, channels, channelLast};
-  store(out + seq64 * channels + cols,
-        convUpdate(conv, slot, slot >= 0, cols, inRange, xt), inRange);
+  Value live = slot >= 0;
+  std::optional<Value> past;
+  if (check.enabled) {
+    Value pagesValue = numSlots->to(slotDType);
+    past = slot >= pagesValue;
+    live = live & (slot < pagesValue);
+    check.record(*past & (programId(1) == 0), OpError::SlotOutOfRange, seq);
+  }
+  Value y = convUpdate(conv, slot, live, cols, inRange, xt);
+  if (past)
+    y = where(*past, full(y.shape(), std::nan(""), DType::BF16), y);
+  store(out + seq64 * channels + cols, y, inRange);
 }
 
 } // namespace tilejit::models

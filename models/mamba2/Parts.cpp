@@ -66,9 +66,9 @@ Value projectDirect(View input, View weightT, std::optional<Value> inverseScale,
   return acc;
 }
 
-OpCheck OpCheck::declare(Kernel &k, const Specialization &spec) {
+OpCheck OpCheck::declare(Kernel &k, bool enabled) {
   OpCheck check;
-  check.enabled = spec.get("checked") != 0;
+  check.enabled = enabled;
   if (check.enabled) {
     check.errors = k.ptrParam("errors", DType::I64, {1});
     check.op = k.scalarParam("op", DType::I32);
@@ -76,14 +76,19 @@ OpCheck OpCheck::declare(Kernel &k, const Specialization &spec) {
   return check;
 }
 
+Value OpCheck::word(OpError error, Value index) const {
+  return op.to(DType::I64) * (int64_t(1) << 40) + (int64_t(error) << 32) +
+         (index.to(DType::I64) & int64_t(0xffffffff));
+}
+
 void OpCheck::record(Value when, OpError error, Value index) const {
-  if (!enabled)
-    return;
-  ifThen(when, [&] {
-    Value word = (op.to(DType::I64) * (int64_t(1) << 40)) + (int64_t(error) << 32) +
-                 (index.to(DType::I64) & int64_t(0xffffffff));
-    store(errors, word);
-  });
+  if (enabled)
+    ifThen(when, [&] { store(errors, word(error, index)); });
+}
+
+void OpCheck::record(Value word) const {
+  if (enabled)
+    ifThen(word != int64_t(0), [&] { store(errors, word); });
 }
 
 DType slotType(const Specialization &spec) {

@@ -73,11 +73,15 @@ struct OpCheck {
   bool enabled = false;
   Value errors, op;
 
-  /// Declares the two parameters when `spec`'s `checked` is set.
-  static OpCheck declare(Kernel &k, const Specialization &spec);
-  /// Stores the error word of `error` at `index` (i32 or i64) where `when`
-  /// holds. Programs that find the same error store the same word.
+  /// Declares the two parameters when `enabled` (a kernel's `checked`).
+  static OpCheck declare(Kernel &k, bool enabled);
+  /// The error word of `error` at `index` (i32 or i64), an i64.
+  Value word(OpError error, Value index) const;
+  /// Stores the error word of `error` at `index` where `when` holds. Programs
+  /// that find the same error store the same word.
   void record(Value when, OpError error, Value index) const;
+  /// Stores `word` (an error word, or 0 for none) where it is not 0.
+  void record(Value word) const;
 };
 
 /// The dtype of a kernel's slot tables: i64 with `slots_i64` (torch's default

@@ -71,6 +71,32 @@ KernelConstant stateLayout() {
       R::flag()};
 }
 
+KernelConstant slotsI64() {
+  return {"slots_i64",
+          0,
+          "1: the slot tables are i64 (read as given, never truncated)",
+          {},
+          R::flag()};
+}
+/// i64 slot tables are range-checked on the device before any slot becomes an
+/// offset, so they come only with the checks.
+ConstantRule slotsI64NeedsChecks() {
+  return {
+      "slots_i64 needs checked (the range check keeps each slot offset exact)",
+      {"slots_i64", "checked"},
+      [](const Specialization &s) { return !s.get("slots_i64") || s.get("checked"); }};
+}
+
+KernelConstant checked() {
+  return {
+      "checked",
+      0,
+      "1: tilejit.ops' device-side checks (OpChecks.h): bad indices or metadata write "
+      "NaN, touch no state and record an error word (parameters errors, op)",
+      {},
+      R::flag()};
+}
+
 /// "`stride` is 0 (the row is `width` wide) or at least `width`": a kernel
 /// reading its rows in place from a wider one.
 ConstantRule zeroOrAtLeast(llvm::StringRef stride, llvm::StringRef width) {
@@ -207,12 +233,15 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                           0,
                           "1: read the state from slots, write it to dst_slots",
                           {},
-                          R::flag()}},
+                          R::flag()},
+                         slotsI64(),
+                         checked()},
                         buildSsmUpdate,
                         [] {
                           std::vector<ConstantRule> rules = pageRules();
                           rules.push_back(zeroOrAtLeast("dt_stride", "heads"));
                           rules.push_back(columnsWithin("dt_col", "heads", "dt_stride"));
+                          rules.push_back(slotsI64NeedsChecks());
                           return rules;
                         }()}))
     return err;
@@ -310,6 +339,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
       dtSoftplus()};
   std::vector<KernelConstant> prefillConstants = ssdConstants;
   prefillConstants.push_back(yF32());
+  prefillConstants.push_back(checked());
   prefillConstants.push_back(
       {"span_states",
        0,
@@ -318,10 +348,16 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
        "written at the sequences' first and last chunks either way",
        {},
        R::flag()});
+  std::vector<ConstantRule> prefillRules = ssdRules;
+  prefillRules.push_back({"checked walks the whole stream (span_states = 0)",
+                          {"checked", "span_states"},
+                          [](const Specialization &s) {
+                            return !(s.get("checked") && s.get("span_states"));
+                          }});
   if (auto err =
           registry.add({"ssd_prefill",
                         "R5p chunked SSD over a packed varlen stream (or one span of it)",
-                        std::move(prefillConstants), buildSsdPrefill, ssdRules}))
+                        std::move(prefillConstants), buildSsdPrefill, prefillRules}))
     return err;
   if (auto err = registry.add({"ssd_span_state",
                                "R5p's chunk states summed over each span's tail (from "
@@ -380,9 +416,25 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              {},
              R::flag()},
             {"warps", 4, "warps per program", {}, kWarps},
-            stateLayout()},
+            stateLayout(),
+            slotsI64(),
+            checked()},
            buildConvPrefill,
-           {divides("rows_per_step", "block_t")}}))
+           {divides("rows_per_step", "block_t"), slotsI64NeedsChecks()}}))
+    return err;
+  if (auto err = registry.add(
+          {"check_varlen",
+           "tilejit.ops' device-side check of varlen metadata (R9): cu_seqlens, and with "
+           "chunks the caller's chunk boundaries, seq_idx and last_chunk_indices",
+           {{"index_i64", 0, "1: the index tensors are i64; 0: i32", {}, R::flag()},
+            {"chunks",
+             0,
+             "1: also cu_chunk_seqlens, seq_idx and last_chunk_indices",
+             {},
+             R::flag()},
+            {"block", 1024, "entries per step", {}, kTile},
+            {"warps", 4, "warps per program", {}, kWarps}},
+           buildCheckVarlen}))
     return err;
   return registry.add(
       {"conv_update",
@@ -395,10 +447,12 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
          {},
          kColumns},
         {"x_col", 0, "first x column in that row", {}, kColumns},
-        stateLayout()},
+        stateLayout(),
+        slotsI64(),
+        checked()},
        buildConvUpdate,
        {zeroOrAtLeast("x_stride", "channels"),
-        columnsWithin("x_col", "channels", "x_stride")}});
+        columnsWithin("x_col", "channels", "x_stride"), slotsI64NeedsChecks()}});
 }
 
 } // namespace tilejit::models

@@ -12,7 +12,10 @@
 // values (SsdPrecision::UpstreamBF16). `a_log`, `dt_softplus` and `y_f32` serve callers
 // with other conventions (tilejit.ops' mamba_chunk_scan_combined): A itself, dt without
 // softplus, f32 y.
+#include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
+
+#include <cmath>
 
 namespace tilejit::models {
 
@@ -132,18 +135,29 @@ Value stateAfter(const SsdShape &g, const Chunk &c, Value s) {
 }
 
 /// Steps 4-5: y = exp(L_i) C_i S_in + sum_j<=i CB_ij exp(L_i - L_j) dt_j x_j + D x_i.
+/// A NaN or Inf entering at token t changes no output before t (R5 is
+/// sequential): the upper triangle is selected away, never multiplied by
+/// zero, and since a product of tiles adds 0 x NaN = NaN, x enters the mix
+/// product finite (a non-finite x as 0) and reaches y from its own token on
+/// through `poison`, the running sum of NaN markers down each column.
 Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef) {
   Value causal = expandDims(arange(0, g.q), 1) >= expandDims(arange(0, g.q), 0);
   Value cb = dot(c.cm, transpose(c.b, {1, 0}), zeros({g.q, g.q}, DType::F32));
-  Value decay =
-      where(causal, exp(minimum(expandDims(c.lam, 1) - expandDims(c.lam, 0), 0.0)), 0.0);
-  Value mixF = cb * decay * expandDims(c.dt, 0);
-  Value yTile = dotSplit(splitBF16(mixF, g.exact), c.x, zeros({g.q, g.bp}, DType::F32));
+  Value decay = exp(minimum(expandDims(c.lam, 1) - expandDims(c.lam, 0), 0.0));
+  Value mixF = where(causal, cb * decay * expandDims(c.dt, 0), 0.0);
+  Value xF = c.x.to(DType::F32);
+  Value finite = abs(xF) < double(INFINITY);
+  Value poison = cumsum(where(finite, zeros({g.q, g.bp}, DType::F32),
+                              full({g.q, g.bp}, double(NAN), DType::F32)),
+                        0);
+  Value yTile = dotSplit(splitBF16(mixF, g.exact),
+                         where(finite, c.x, zeros({g.q, g.bp}, DType::BF16)),
+                         zeros({g.q, g.bp}, DType::F32));
   // Split, then transpose each bf16 half: a transpose feeding a dot
   // operand folds into the operand's one trip through shared memory.
   Value carry = dotSplit(c.cm, transposeBoth(splitBF16(s, g.exact)),
                          zeros({g.q, g.bp}, DType::F32));
-  return yTile + carry * expandDims(exp(c.lam), 1) + c.x.to(DType::F32) * dCoef;
+  return yTile + carry * expandDims(exp(c.lam), 1) + xF * dCoef + poison;
 }
 
 /// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
@@ -175,6 +189,13 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value numChunks = k.scalarParam("chunks", DType::I32);
   in.dtMin = k.scalarParam("dt_min", DType::F32);
   in.dtMax = k.scalarParam("dt_max", DType::F32);
+  const OpCheck check = OpCheck::declare(k, spec.get("checked") != 0);
+  Value status, tokens, sequences;
+  if (check.enabled) {
+    status = k.ptrParam("status", DType::I64, {1}); // check_varlen's verdict
+    tokens = k.scalarParam("tokens", DType::I32);
+    sequences = k.scalarParam("sequences", DType::I32);
+  }
   Value spanChunk, spanStates, spanTail;
   if (spans) {
     spanChunk = k.ptrParam("span_chunk", DType::I32, {"?"}); // [spans + 1]
@@ -192,6 +213,27 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   Value dCoef = load(dSkip + h);
   Value lo = spans ? load(spanChunk + span) : constant(0, DType::I32);
   Value hi = spans ? load(spanChunk + span + 1) : numChunks;
+  if (check.enabled) {
+    // Metadata check_varlen refused would place the walk's loads and stores
+    // anywhere: the walk is skipped, and y and the sequences' pages are NaN.
+    Value verdict = load(status);
+    hi = where(verdict == int64_t(0), hi, lo);
+    ifThen(verdict != int64_t(0), [&] {
+      View yAll = makeView(y + h * g.headDim, {tokens, g.headDim}, {g.inner, 1});
+      forRange(0, tokens, g.q, {}, [&](Value t, std::vector<Value>) {
+        store(yAll, {t, p0}, full({g.q, g.bp}, double(NAN), yType));
+        return std::vector<Value>{};
+      });
+      forRange(0, sequences, 1, {}, [&](Value i, std::vector<Value>) {
+        Value slot = load(slots + i);
+        ifThen(slot >= 0, [&] {
+          store(stateView(page, slot, h, g, g.headDim), {p0, 0},
+                full({g.bp, g.stateSize}, double(NAN), DType::F32));
+        });
+        return std::vector<Value>{};
+      });
+    });
+  }
   Value entering = spans ? load(stateView(spanStates, span, h, g, g.headDim), {p0, 0},
                                 {g.bp, g.stateSize})
                          : zeros({g.bp, g.stateSize}, DType::F32);

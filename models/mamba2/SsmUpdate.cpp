@@ -7,8 +7,14 @@
 // selective_state_update): A itself instead of A_log, dt without softplus, dt
 // rows of any stride, an f32 y, and a second slot list the new state is
 // written to (read from `slots`, written to `dst_slots`). `dt_col` reads dt in
-// place from decode's in_proj output row (z | xBC | dt).
+// place from decode's in_proj output row (z | xBC | dt). With `checked`
+// (tilejit.ops, OpChecks.h) a row whose slot is past the page's `num_slots`
+// touches no state, writes NaN and records the error; `slots_i64` takes i64
+// slot tables as they are given.
+#include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
+
+#include <cmath>
 
 namespace tilejit::models {
 
@@ -30,16 +36,22 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   Value aParam = k.ptrParam(aIsLog ? "a_log" : "a", DType::F32, {heads}); // [heads]
   Value dtBias = k.ptrParam("dt_bias", DType::F32, {heads});              // [heads]
   Value dSkip = k.ptrParam("d", DType::F32, {heads});                     // [heads]
-  Value slots = k.ptrParam("slots", DType::I32, {"?"});                   // [rows]
+  const DType slotDType = slotType(spec);
+  Value slots = k.ptrParam("slots", slotDType, {"?"}); // [rows]
   std::optional<Value> dstSlotList;
   if (dstSlots)
-    dstSlotList = k.ptrParam("dst_slots", DType::I32, {"?"}); // [rows]
-  Value page =
-      k.ptrParam("ssm_state", DType::F32,
-                 {"?", heads, headDim, stateSize}); // [slots, heads, head_dim, state]
-  Value y = k.ptrParam("y", yType, {"?", inner});   // [rows, inner]
+    dstSlotList = k.ptrParam("dst_slots", slotDType, {"?"}); // [rows]
+  // [slots, heads, head_dim, state]; checked: num_slots of them
+  Value page = k.ptrParam("ssm_state", DType::F32,
+                          {spec.get("checked") ? ParamDim("num_slots") : ParamDim("?"),
+                           heads, headDim, stateSize});
+  Value y = k.ptrParam("y", yType, {"?", inner}); // [rows, inner]
   Value dtMin = k.scalarParam("dt_min", DType::F32);
   Value dtMax = k.scalarParam("dt_max", DType::F32);
+  const OpCheck check = OpCheck::declare(k, spec.get("checked") != 0);
+  std::optional<Value> numSlots;
+  if (check.enabled)
+    numSlots = k.scalarParam("num_slots", DType::I32);
   // Four elements per thread: the f32 state (16 bytes) and the bf16 operands
   // (8 bytes) then share one layout.
   k.setConfig({{bp, stateSize}, spec.get("warps"), 1, 4});
@@ -55,6 +67,17 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   Value padding = dstSlotList ? (slot < 0) | (dstSlot < 0) : slot < 0;
   Value live = dstSlotList ? (slot >= 0) & (dstSlot >= 0) : slot >= 0;
   ifThen(padding, [&] { store(yView, {p0}, zeros({bp}, yType)); });
+  if (check.enabled) {
+    Value pages = numSlots->to(slotDType);
+    Value srcPast = live & (slot >= pages), dstPast = live & (dstSlot >= pages);
+    Value past = srcPast | dstPast;
+    live = live & (slot < pages) & (dstSlot < pages);
+    ifThen(past, [&] { store(yView, {p0}, full({bp}, std::nan(""), yType)); });
+    // One program of the row records: the others would store the same word.
+    Value recorder = (programId(0) == 0) & (h == 0);
+    check.record(recorder & srcPast, OpError::SlotOutOfRange, row);
+    check.record(recorder & dstPast & (slot < pages), OpError::DstSlotOutOfRange, row);
+  }
   ifThen(live, [&] {
     // R4: dt' = clamp(softplus(dt + dt_bias)); the decay exp(A dt'), A = -exp(A_log).
     Value dtIn = load(dtRaw + row64 * dtStride + (dtCol ? h + dtCol : h)).to(DType::F32) +

@@ -3,6 +3,7 @@
 // presence, dtype and shape; the layer is built in a local and returned whole.
 #include "tilejit/models/nemotron_h/NemotronH.h"
 #include "tilejit/support/FloatFormats.h"
+#include "tilejit/support/HostMemory.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/Json.h"
 
@@ -11,6 +12,7 @@
 
 #include "llvm/Support/Path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -355,6 +357,69 @@ NemotronHCheckpoint::loadMambaLayer(int64_t layer) const {
     return outProj.takeError();
   w.outProj = std::move(*outProj);
   return w;
+}
+
+namespace {
+/// a * b, or UINT64_MAX when that overflows (a size no host holds).
+uint64_t saturatingProduct(std::initializer_list<int64_t> factors) {
+  uint64_t product = 1;
+  for (int64_t f : factors)
+    if (f < 0 || __builtin_mul_overflow(product, uint64_t(f), &product))
+      return UINT64_MAX;
+  return product;
+}
+uint64_t saturatingSum(std::initializer_list<uint64_t> terms) {
+  uint64_t sum = 0;
+  for (uint64_t t : terms)
+    if (__builtin_add_overflow(sum, t, &sum))
+      return UINT64_MAX;
+  return sum;
+}
+} // namespace
+
+uint64_t mambaLayerHostBytes(const NemotronHConfig &cfg) {
+  const uint64_t inProj = saturatingProduct({cfg.inProjRows(), cfg.hiddenSize, 2});
+  const uint64_t outProj = saturatingProduct({cfg.hiddenSize, cfg.intermediate(), 2});
+  const uint64_t conv = saturatingProduct({cfg.convChannels(), cfg.convKernel + 1, 2});
+  const uint64_t small = saturatingSum({saturatingProduct({cfg.intermediate(), 2}),
+                                        saturatingProduct({cfg.numHeads, 3 * 4})});
+  return saturatingSum({inProj, outProj, conv, small, std::max(inProj, outProj)});
+}
+
+llvm::Error checkLayersFitHost(const NemotronHConfig &config, int64_t count,
+                               llvm::StringRef what, uint64_t allocatable) {
+  const uint64_t perLayer = mambaLayerHostBytes(config);
+  uint64_t all = perLayer;
+  if (count > 0 && __builtin_mul_overflow(perLayer, uint64_t(count), &all))
+    all = UINT64_MAX;
+  if (all <= allocatable)
+    return llvm::Error::success();
+  return llvm::createStringError(
+      "%s: %lld Mamba layer(s) need %s of host memory (%s each), more than the %s this "
+      "process can allocate: load fewer layers",
+      what.str().c_str(), (long long)count, support::formatBytes(all).c_str(),
+      support::formatBytes(perLayer).c_str(), support::formatBytes(allocatable).c_str());
+}
+
+llvm::Expected<std::vector<MambaLayerWeights>> NemotronHCheckpoint::loadMambaLayers(
+    int64_t count, llvm::function_ref<void(int64_t, int64_t)> progress) const {
+  const std::vector<int64_t> mamba = cfg.mambaLayers();
+  if (count < 0 || count > int64_t(mamba.size()))
+    return llvm::createStringError("%s: %lld Mamba layers requested, the model has %zu",
+                                   dir.c_str(), (long long)count, mamba.size());
+  if (auto err = checkLayersFitHost(cfg, count, "checkpoint " + dir,
+                                    support::allocatableMemoryBytes()))
+    return std::move(err);
+  std::vector<MambaLayerWeights> layers;
+  for (int64_t i = 0; i < count; ++i) {
+    auto layer = loadMambaLayer(mamba[size_t(i)]);
+    if (!layer)
+      return layer.takeError();
+    layers.push_back(std::move(*layer));
+    if (progress)
+      progress(i + 1, count);
+  }
+  return layers;
 }
 
 std::vector<SafetensorsBlob> exportMambaLayer(const MambaLayerWeights &w) {

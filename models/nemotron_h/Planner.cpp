@@ -24,6 +24,15 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
   return p.isFP8 ? asBytes(p.fp8Weight) : asBytes(p.bf16Weight);
 }
 
+/// A plan with per-layer activations is a check's: its steps are held to the
+/// f64 reference, which keeps about three times the plan's buffer bytes beside
+/// them in host memory (`tilejit run --mode prefill --backend interp` peaked
+/// 0.2 MB higher per token, against 62 KB of buffers per token), so the plan
+/// is refused before anything is allocated when all of it would not fit.
+unsigned referenceCopies(const PlanOptions &options) {
+  return options.perLayerActivations ? 3 : 0;
+}
+
 /// Tensor-core GEMM tiles of the prefill projections (M = tokens), half the K
 /// step for bf16. With TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed
 /// by a TMA producer warpgroup, 3 stages, which leave the shared memory to
@@ -342,6 +351,21 @@ llvm::Error checkPlannable(const NemotronHConfig &c, llvm::StringRef what) {
   return llvm::Error::success();
 }
 
+/// Rows, slots and tokens reach the kernels as i32 and size the plan's
+/// metadata on the host: each in [1, 2^31 - 1], checked before anything is
+/// sized by it.
+llvm::Error
+checkPlanSizes(llvm::StringRef what,
+               std::initializer_list<std::pair<const char *, int64_t>> sizes) {
+  for (auto [name, value] : sizes)
+    if (value < 1 || value > INT32_MAX)
+      return llvm::createStringError(llvm::formatv(
+          "{0} plan: {1} = {2}; it must be in [1, 2147483647] (the kernels take it as "
+          "i32)",
+          what, name, value));
+  return llvm::Error::success();
+}
+
 } // namespace
 
 std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
@@ -372,9 +396,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
                                         const PlanOptions &options) {
   if (auto err = checkPlannable(c, "decode"))
     return std::move(err);
-  if (rows < 1 || numSlots < 1)
-    return llvm::createStringError(llvm::formatv(
-        "decode plan: rows ({0}) and slots ({1}) must be at least 1", rows, numSlots));
+  if (auto err = checkPlanSizes("decode", {{"rows", rows}, {"slots", numSlots}}))
+    return std::move(err);
   const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
   const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
   const int64_t outCols = c.inProjRows();
@@ -443,8 +466,9 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     if (auto err = builder.addNormAndOutProj(w, args, io, outGemm))
       return std::move(err);
   }
-  if (auto err = validatePlan(plan, options.overridesMustApply ? options.overrides
-                                                               : KernelOverrides()))
+  if (auto err = validatePlan(
+          plan, options.overridesMustApply ? options.overrides : KernelOverrides(),
+          referenceCopies(options)))
     return std::move(err);
   return plan;
 }
@@ -467,6 +491,11 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                                         const ref::PrefillBatch &batch, int64_t tokens,
                                         int64_t numSlots, const PlanOptions &options) {
   if (auto err = checkPlannable(c, "prefill"))
+    return std::move(err);
+  if (auto err =
+          checkPlanSizes("prefill", {{"tokens", tokens},
+                                     {"slots", numSlots},
+                                     {"sequences", int64_t(batch.cuSeqlens.size())}}))
     return std::move(err);
   const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
   const int64_t H = c.numHeads, P = c.headDim, N = c.stateSize, G = c.numGroups;
@@ -594,9 +623,9 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
     if (auto err = builder.addNormAndOutProj(w, args, io, /*gemm=*/true))
       return std::move(err);
   }
-  if (auto err =
-          validatePlan(result.plan, options.overridesMustApply ? options.overrides
-                                                               : KernelOverrides()))
+  if (auto err = validatePlan(
+          result.plan, options.overridesMustApply ? options.overrides : KernelOverrides(),
+          referenceCopies(options)))
     return std::move(err);
   return result;
 }

@@ -121,8 +121,8 @@ std::string regexBeyondBounds(llvm::StringRef regex) {
     return "its groups nest " + std::to_string(deepest) + " deep, over " +
            std::to_string(kMaxRegexDepth);
   if (repetitions > kMaxRegexRepetitions)
-    return "it has " + std::to_string(repetitions) + " bounded repetitions ({m,n}), over " +
-           std::to_string(kMaxRegexRepetitions);
+    return "it has " + std::to_string(repetitions) +
+           " bounded repetitions ({m,n}), over " + std::to_string(kMaxRegexRepetitions);
   return {};
 }
 
@@ -148,7 +148,10 @@ llvm::Error readPatterns(llvm::StringRef origin, llvm::StringRef key,
         return llvm::createStringError(
             "%s: %s entry '%s' is a regular expression tilejit does not compile: %s",
             origin.str().c_str(), key.str().c_str(),
-            pattern->take_front(64).str().append(pattern->size() > 64 ? "..." : "").c_str(),
+            pattern->take_front(64)
+                .str()
+                .append(pattern->size() > 64 ? "..." : "")
+                .c_str(),
             why.c_str());
       std::string error;
       if (!llvm::Regex(pattern->drop_front(3)).isValid(error))
@@ -208,8 +211,7 @@ llvm::Expected<QuantizationConfig> parseDeclaration(llvm::StringRef origin,
       if (auto err = checkCompressedTensorsGroup(origin, group, *object))
         return std::move(err);
     }
-    if (auto err =
-            readPatterns(origin, "ignore", root.get("ignore"), config.excluded))
+    if (auto err = readPatterns(origin, "ignore", root.get("ignore"), config.excluded))
       return std::move(err);
     return config;
   }

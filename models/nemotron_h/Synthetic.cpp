@@ -2,6 +2,7 @@
 // geometry, with the real checkpoint's FP8 / bf16 projection pattern. Values
 // follow Mamba2's initialization so activations and dt' stay realistic.
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/support/HostMemory.h"
 
 #include "tilejit/support/FloatFormats.h"
 
@@ -114,6 +115,9 @@ syntheticMambaLayers(const NemotronHConfig &config, int64_t count, uint64_t seed
   if (auto err = config.validate())
     return llvm::createStringError("synthetic weights: %s",
                                    llvm::toString(std::move(err)).c_str());
+  if (auto err = checkLayersFitHost(config, count, "synthetic weights",
+                                    support::allocatableMemoryBytes()))
+    return std::move(err);
   // Each layer draws from its own streams, so the layers are generated in
   // parallel and come out the same in any order.
   std::vector<MambaLayerWeights> result(static_cast<size_t>(count));

@@ -23,7 +23,7 @@ std::string launchName(const StepPlan &plan, size_t i) {
 } // namespace
 
 llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
-                         uint64_t hostBytes) {
+                         uint64_t hostBytes, unsigned referenceCopies) {
   // Sizes first: a plan too large for the host says what it would need
   // before anything about its launches.
   uint64_t host = 0;
@@ -47,12 +47,21 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
     if (!largest || bytes > largest->second.bytes)
       largest = &entry;
   }
-  if (host > hostBytes)
+  uint64_t needed = host;
+  if (__builtin_mul_overflow(host, uint64_t(1) + referenceCopies, &needed))
+    needed = UINT64_MAX;
+  if (needed > hostBytes)
     return llvm::createStringError(llvm::formatv(
-        "plan: its buffers need {0} of host memory (the largest, '{1}' {2}, {3}), more "
-        "than the {4} available: use fewer rows or tokens",
+        "plan: its buffers need {0} of host memory (the largest, '{1}' {2}, {3}){4}, "
+        "more than the {5} available: use fewer rows or tokens",
         support::formatBytes(host), largest->first, formatShape(largest->second.shape),
-        support::formatBytes(largest->second.bytes), support::formatBytes(hostBytes)));
+        support::formatBytes(largest->second.bytes),
+        referenceCopies ? llvm::formatv(", and the check's f64 reference about {0} times "
+                                        "as much ({1} in all)",
+                                        referenceCopies, support::formatBytes(needed))
+                              .str()
+                        : std::string(),
+        support::formatBytes(hostBytes)));
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const PlannedLaunch &launch = plan.launches[i];
     for (int axis = 0; axis < 3; ++axis) {
@@ -92,8 +101,10 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
   return llvm::Error::success();
 }
 
-llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides) {
-  return validatePlan(plan, overrides, support::allocatableMemoryBytes());
+llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
+                         unsigned referenceCopies) {
+  return validatePlan(plan, overrides, support::allocatableMemoryBytes(),
+                      referenceCopies);
 }
 
 llvm::Error checkOverrideNames(const KernelRegistry &registry,

@@ -114,7 +114,8 @@ struct KernelBuilder::State {
   const Value &at(ValueId id) const {
     if (!kernel)
       throw Error(ErrorKind::Build,
-                  "kernel '" + name + "' is finished: its values cannot be used any more");
+                  "kernel '" + name +
+                      "' is finished: its values cannot be used any more");
     if (id < 0 || size_t(id) >= values.size())
       throw Error(ErrorKind::Argument,
                   "value #" + std::to_string(id) + " does not exist");
@@ -420,9 +421,10 @@ void KernelBuilder::ifThen(const Operand &cond, const std::function<void()> &bod
 std::shared_ptr<KernelModule> KernelBuilder::finish() {
   Kernel &kernel = state->active();
   if (state->openBodies)
-    throw Error(ErrorKind::Build, "kernel '" + state->name +
-                                      "': finish() called inside a for_range or if_then "
-                                      "body; finish the kernel after its loops and branches");
+    throw Error(ErrorKind::Build,
+                "kernel '" + state->name +
+                    "': finish() called inside a for_range or if_then "
+                    "body; finish the kernel after its loops and branches");
   auto module = kernel.finish();
   // The kernel stops being the thread's current one whatever the outcome.
   state->kernel.reset();

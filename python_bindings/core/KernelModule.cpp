@@ -5,6 +5,7 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/mamba2/OpChecks.h"
 #include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/OperationSupport.h"
@@ -217,6 +218,13 @@ buildRegistered(const std::string &name,
   auto ctx = makeCompilerContext();
   auto module = unwrap(def->build(*ctx, spec), ErrorKind::Build);
   return makeKernelModule(std::move(ctx), std::move(module));
+}
+
+std::map<std::string, int64_t> opErrorCodes() {
+  std::map<std::string, int64_t> codes;
+  for (auto [error, name] : models::kOpErrorNames)
+    codes[name] = int64_t(error);
+  return codes;
 }
 
 void f32ToBF16(const float *in, uint16_t *out, size_t n) {

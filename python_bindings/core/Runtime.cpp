@@ -25,9 +25,8 @@ struct DeviceKernel::State {
 std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
   auto state = std::make_unique<State>();
   state->ordinal = config.ordinal;
-  runtime::RuntimeOptions options =
-      unwrap(runtime::RuntimeOptions::fromEnvironment(!config.arch.empty()),
-             ErrorKind::Device);
+  runtime::RuntimeOptions options = unwrap(
+      runtime::RuntimeOptions::fromEnvironment(!config.arch.empty()), ErrorKind::Device);
   if (!config.arch.empty())
     options.archOverride = config.arch;
   if (!config.cacheDirectory.empty())

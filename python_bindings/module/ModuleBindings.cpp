@@ -114,6 +114,8 @@ void bindModules(py::module_ &m) {
       .def_readonly("summary", &RegisteredKernel::summary)
       .def_readonly("constants", &RegisteredKernel::constants);
   m.def("registered_kernels", &registeredKernels, "Every registered kernel, by name.");
+  m.def("op_error_codes", &opErrorCodes,
+        "The codes of the registered kernels' device-side checks (OpError), by name.");
   m.def("build_registered", &buildRegistered, py::arg("name"),
         py::arg("constants") = std::map<std::string, int64_t>{},
         "Builds a registered kernel with its constants overridden.");

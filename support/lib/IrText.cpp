@@ -22,7 +22,8 @@ llvm::Error checkIrNesting(llvm::StringRef text, unsigned maxDepth) {
       if (++depth > maxDepth)
         return errorAt(text, i,
                        llvm::formatv("IR nests deeper than {0} levels", maxDepth));
-    } else if (c == '}' || c == ')' || c == ']' || (c == '>' && (i == 0 || text[i - 1] != '-'))) {
+    } else if (c == '}' || c == ')' || c == ']' ||
+               (c == '>' && (i == 0 || text[i - 1] != '-'))) {
       // An unbalanced closer is the parser's to report; it never goes below 0.
       depth = depth ? depth - 1 : 0;
     }

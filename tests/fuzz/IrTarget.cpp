@@ -5,8 +5,8 @@
 #include "FuzzContext.h"
 #include "FuzzTargets.h"
 
-#include "tilejit/support/IrText.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
+#include "tilejit/support/IrText.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

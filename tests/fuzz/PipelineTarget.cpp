@@ -9,8 +9,8 @@
 #include "FuzzTargets.h"
 #include "Ptxas.h"
 
-#include "tilejit/support/IrText.h"
 #include "tilejit/Pipeline/Pipeline.h"
+#include "tilejit/support/IrText.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Parser/Parser.h"

@@ -85,3 +85,40 @@ def split_xbc(xbc):
     B = xbc[:, H * P:H * P + G * N].view(rows, G, N)
     C = xbc[:, H * P + G * N:].view(rows, G, N)
     return x, B, C
+
+
+# ssd_prefill's reduced geometry (SsdPrefillTest), for the SSD op tests.
+SH, SP, SN, SG = 4, 32, 32, 2
+SCH = SH * SP + 2 * SG * SN
+
+
+def ssd_inputs(gen, tokens, sequences):
+    xbc = bf16(uniform(gen, tokens, SCH)).bfloat16()
+    wide = bf16(uniform(gen, tokens, SH + 7, lo=-3, hi=1)).bfloat16()  # dt: columns 3..3+H
+    # Slow decays, so an initial state still shows in the final state after 45 tokens.
+    A = -torch.exp(uniform(gen, SH, lo=-3, hi=-1)).float()
+    dt_bias = uniform(gen, SH, lo=-2, hi=-0.5).float()
+    D = uniform(gen, SH).float()
+    init = uniform(gen, sequences, SH, SP, SN).float()
+    xbc, wide, A, dt_bias, D, init = on_device(xbc, wide, A, dt_bias, D, init)
+    x = xbc[:, :SH * SP].view(tokens, SH, SP)
+    B = xbc[:, SH * SP:SH * SP + SG * SN].view(tokens, SG, SN)
+    C = xbc[:, SH * SP + SG * SN:].view(tokens, SG, SN)
+    return x, wide[:, 3:3 + SH], A, dt_bias, D, B, C, init
+
+
+def vllm_chunks(lengths, chunk_size, first):
+    """cu_chunk_seqlens, seq_idx and last_chunk_indices as vLLM builds them:
+    chunks never cross a sequence; a sequence's first chunk has first[s] tokens
+    (prefix-aligned), the rest chunk_size."""
+    cu, seq, last, start = [0], [], [], 0
+    for s, length in enumerate(lengths):
+        t = 0
+        while t < length:
+            t = min(length, t + (first[s] if t == 0 else chunk_size))
+            cu.append(start + t)
+            seq.append(s)
+        last.append(len(seq) - 1)
+        start += length
+    i32 = lambda v: torch.tensor(v, dtype=torch.int32, device=DEV)  # noqa: E731
+    return i32(cu), i32(seq), i32(last)

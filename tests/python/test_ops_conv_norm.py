@@ -112,9 +112,10 @@ def test_causal_conv1d_update_in_place(poisoned, layout, with_bias):
         ops.causal_conv1d_update(x, page, weight, bias)
     with pytest.raises(tj.ArgumentError, match="width 3"):
         ops.causal_conv1d_update(x, page, weight[:, :3].contiguous(), bias, activation="silu")
-    with pytest.raises(tj.ArgumentError, match="repeats"):
+    with pytest.raises(tj.ArgumentError, match="repeats"):  # the host-side debug check (R8)
         ops.causal_conv1d_update(x, page, weight, bias, activation="silu",
-                                 conv_state_indices=torch.tensor([1, 1, 2, 3], device=DEV))
+                                 conv_state_indices=torch.tensor([1, 1, 2, 3], device=DEV),
+                                 check_slots=True)
     with pytest.raises(tj.ArgumentError, match="num_accepted_tokens"):
         ops.causal_conv1d_update(x, page, weight, bias, activation="silu",
                                  num_accepted_tokens=torch.ones(rows, device=DEV))

@@ -16,9 +16,9 @@ import tilejit.ops as ops  # noqa: E402
 
 import ops_reference as ref  # noqa: E402
 from ops_reference import F64, bf16  # noqa: E402
-from ops_support import (BF16_ULP, CHANNELS, DEV, G, H, N, P,  # noqa: E402,F401
-                         assert_band, on_device, outside, poisoned, split_xbc,
-                         ssm_inputs, uniform)
+from ops_support import (BF16_ULP, CHANNELS, DEV, G, H, N, P, SG, SH, SN,  # noqa: E402,F401
+                         SP, assert_band, on_device, outside, poisoned, split_xbc,
+                         ssd_inputs, ssm_inputs, uniform, vllm_chunks)
 
 # ---------------------------------------------------------------------------
 # selective_state_update (R5d, R8)
@@ -89,13 +89,12 @@ def test_selective_state_update_refusals():
         (dict(z=x), "z (the gate"),
         (dict(state=state.half()), "state must be float32"),
         (dict(x=x.float()), "x must be bfloat16"),
-        (dict(state_batch_indices=torch.tensor([1, 1], dtype=torch.int32, device=DEV)),
-         "repeats"),
-        (dict(state_batch_indices=torch.tensor([0, 4], dtype=torch.int32, device=DEV)),
-         "outside the 4 state slots"),
+        # The duplicate checks read the slots on the host: a debug option (R8).
+        (dict(state_batch_indices=torch.tensor([1, 1], dtype=torch.int32, device=DEV),
+              check_slots=True), "repeats"),
         (dict(state_batch_indices=torch.tensor([0, 1], dtype=torch.int32, device=DEV),
-              dst_state_batch_indices=torch.tensor([1, 2], dtype=torch.int32, device=DEV)),
-         "would race"),
+              dst_state_batch_indices=torch.tensor([1, 2], dtype=torch.int32, device=DEV),
+              check_slots=True), "would race"),
         (dict(pad_slot_id=0), "pad_slot_id"),
     ]
     for kwargs, text in cases:
@@ -106,42 +105,6 @@ def test_selective_state_update_refusals():
 
 # ---------------------------------------------------------------------------
 # mamba_chunk_scan_combined_varlen and mamba_chunk_scan_combined (R5p)
-
-SH, SP, SN, SG = 4, 32, 32, 2             # ssd_prefill's reduced geometry (SsdPrefillTest)
-SCH = SH * SP + 2 * SG * SN
-
-
-def ssd_inputs(gen, tokens, sequences):
-    xbc = bf16(uniform(gen, tokens, SCH)).bfloat16()
-    wide = bf16(uniform(gen, tokens, SH + 7, lo=-3, hi=1)).bfloat16()  # dt: columns 3..3+H
-    # Slow decays, so an initial state still shows in the final state after 45 tokens.
-    A = -torch.exp(uniform(gen, SH, lo=-3, hi=-1)).float()
-    dt_bias = uniform(gen, SH, lo=-2, hi=-0.5).float()
-    D = uniform(gen, SH).float()
-    init = uniform(gen, sequences, SH, SP, SN).float()
-    xbc, wide, A, dt_bias, D, init = on_device(xbc, wide, A, dt_bias, D, init)
-    x = xbc[:, :SH * SP].view(tokens, SH, SP)
-    B = xbc[:, SH * SP:SH * SP + SG * SN].view(tokens, SG, SN)
-    C = xbc[:, SH * SP + SG * SN:].view(tokens, SG, SN)
-    return x, wide[:, 3:3 + SH], A, dt_bias, D, B, C, init
-
-
-def vllm_chunks(lengths, chunk_size, first):
-    """cu_chunk_seqlens, seq_idx and last_chunk_indices as vLLM builds them:
-    chunks never cross a sequence; a sequence's first chunk has first[s] tokens
-    (prefix-aligned), the rest chunk_size."""
-    cu, seq, last, start = [0], [], [], 0
-    for s, length in enumerate(lengths):
-        t = 0
-        while t < length:
-            t = min(length, t + (first[s] if t == 0 else chunk_size))
-            cu.append(start + t)
-            seq.append(s)
-        last.append(len(seq) - 1)
-        start += length
-    i32 = lambda v: torch.tensor(v, dtype=torch.int32, device=DEV)  # noqa: E731
-    return i32(cu), i32(seq), i32(last)
-
 
 @pytest.mark.parametrize("out_dtype,softplus", [(torch.float32, True), (torch.bfloat16, False)])
 def test_mamba_chunk_scan_combined_varlen(out_dtype, softplus):

@@ -36,8 +36,8 @@ std::string quantConfigError(const TempDir &dir, const std::string &exclusions) 
   const std::string key = "\"exclude_modules\": ";
   size_t from = quant.find(key) + key.size(), to = quant.find("]", from) + 1;
   quant.replace(from, to - from, exclusions);
-  REQUIRE(!fixtures::writePublishedCheckpoint(dir.path, fixtures::smallPublishedConfig(false),
-                                              quant));
+  REQUIRE(!fixtures::writePublishedCheckpoint(
+      dir.path, fixtures::smallPublishedConfig(false), quant));
   auto checkpoint = NemotronHCheckpoint::open(dir.path);
   if (!checkpoint)
     return llvm::toString(checkpoint.takeError());
@@ -186,28 +186,32 @@ TEST_CASE("exclusion patterns the regex compiler would recurse or blow up on are
   std::string nested = "re:" + std::string(100000, '(') + "a" + std::string(100000, ')');
   CHECK(quantConfigError(dir, "[\"" + nested + "\"]") ==
         quant + ": exclude_modules entry '" + nested.substr(0, 64) +
-            "...' is a regular expression tilejit does not compile: it is 200001 characters "
+            "...' is a regular expression tilejit does not compile: it is 200001 "
+            "characters "
             "long, over 1024");
   std::string deep = "re:" + std::string(17, '(') + "a" + std::string(17, ')');
-  CHECK(quantConfigError(dir, "[\"" + deep + "\"]") ==
-        quant + ": exclude_modules entry '" + deep +
-            "' is a regular expression tilejit does not compile: its groups nest 17 deep, "
-            "over 16");
+  CHECK(
+      quantConfigError(dir, "[\"" + deep + "\"]") ==
+      quant + ": exclude_modules entry '" + deep +
+          "' is a regular expression tilejit does not compile: its groups nest 17 deep, "
+          "over 16");
   // Each bounded repetition copies its group: five nested {255} are 255^5 copies.
   CHECK(quantConfigError(dir, R"x(["re:((((((a){255}){255}){255}){255}){255})"])x") ==
-        quant + ": exclude_modules entry 're:((((((a){255}){255}){255}){255}){255})' is a "
-                "regular expression tilejit does not compile: it has 5 bounded repetitions "
-                "({m,n}), over 4");
+        quant +
+            ": exclude_modules entry 're:((((((a){255}){255}){255}){255}){255})' is a "
+            "regular expression tilejit does not compile: it has 5 bounded repetitions "
+            "({m,n}), over 4");
   // Escaped and bracketed parentheses are literals, not groups: 18 of each
   // stay inside the bounds, as does the fixture's own list (the counterfactual).
-  const std::string kept = R"("lm_head", "backbone.layers.4.mixer*", )"
-                           R"("backbone.layers.5.mixer*", "backbone.layers.7.mixer.out_proj", )"
-                           R"("*.mixer.gate")";
+  const std::string kept =
+      R"("lm_head", "backbone.layers.4.mixer*", )"
+      R"("backbone.layers.5.mixer*", "backbone.layers.7.mixer.out_proj", )"
+      R"("*.mixer.gate")";
   std::string escaped = "\"re:", bracketed = "\"re:[";
   for (int i = 0; i < 18; ++i)
     escaped += "\\\\(", bracketed += "(";
-  CHECK(quantConfigError(dir, "[" + escaped + "\", " + bracketed + "]x\", " + kept + "]") ==
-        "");
+  CHECK(quantConfigError(dir, "[" + escaped + "\", " + bracketed + "]x\", " + kept +
+                                  "]") == "");
   CHECK(quantConfigError(dir, "[" + kept + "]") == "");
 }
 

@@ -71,7 +71,9 @@ TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
                  {"block", 256, ""},
                  {"x_stride", 0, ""},
                  {"x_col", 0, ""},
-                 {"state_layout", 0, ""}},
+                 {"state_layout", 0, ""},
+                 {"slots_i64", 0, ""},
+                 {"checked", 0, ""}},
                 models::buildConvUpdate};
   auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));
   REQUIRE(bool(module));
@@ -252,9 +254,9 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   KernelRegistry registry;
   REQUIRE(errorText(models::registerModelKernels(registry)).empty());
   CHECK(registry.find("gated_rmsnorm") != nullptr);
-  // 4 decode kernels, conv_update, quantize_e4m3, conv_prefill and the three
-  // SSD kernels (the model kernels)
-  CHECK(registry.all().size() == 10);
+  // 4 decode kernels, conv_update, quantize_e4m3, conv_prefill, the three
+  // SSD kernels and check_varlen (the model kernels)
+  CHECK(registry.all().size() == 11);
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }

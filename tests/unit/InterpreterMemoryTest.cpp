@@ -215,32 +215,36 @@ tile.kernel @args(%p: !tile.ptr<f32>, %n: i32, %s: f32) {
       runKernel(k, {1, 1, 1},
                 {Arg::intScalar(1), Arg::intScalar(3), Arg::floatScalar(1)}),
       Contains("argument 0 (!tile.ptr<f32>) needs a buffer, got an integer scalar"));
-  CHECK_THAT(runKernel(k, {1, 1, 1},
-                       {Arg::buffer(buf), Arg::intScalar(int64_t(1) << 32),
-                        Arg::floatScalar(1)}),
-             Contains("argument 1 (i32) = 4294967296 is outside [-2147483648, 2147483647]"));
+  CHECK_THAT(
+      runKernel(
+          k, {1, 1, 1},
+          {Arg::buffer(buf), Arg::intScalar(int64_t(1) << 32), Arg::floatScalar(1)}),
+      Contains("argument 1 (i32) = 4294967296 is outside [-2147483648, 2147483647]"));
   // 2^32 - 1 is not -1: the GPU launch path refuses it too.
-  CHECK_THAT(runKernel(k, {1, 1, 1},
-                       {Arg::buffer(buf), Arg::intScalar((int64_t(1) << 32) - 1),
-                        Arg::floatScalar(1)}),
-             Contains("argument 1 (i32) = 4294967295 is outside [-2147483648, 2147483647]"));
+  CHECK_THAT(
+      runKernel(k, {1, 1, 1},
+                {Arg::buffer(buf), Arg::intScalar((int64_t(1) << 32) - 1),
+                 Arg::floatScalar(1)}),
+      Contains("argument 1 (i32) = 4294967295 is outside [-2147483648, 2147483647]"));
   CHECK(runKernel(k, {1, 1, 1},
                   {Arg::buffer(buf), Arg::intScalar(INT32_MIN), Arg::floatScalar(1)})
             .empty());
   CHECK_THAT(runKernel(k, {1, 1, 1},
                        {Arg::buffer(buf), Arg::floatScalar(2), Arg::floatScalar(1)}),
              Contains("argument 1 (i32) needs an integer scalar, got a float scalar"));
-  CHECK_THAT(runKernel(k, {-1, 1, 1},
-                       {Arg::buffer(buf), Arg::intScalar(3), Arg::floatScalar(1)}),
-             Contains("grid (-1, 1, 1): axis x must be in [0, 2147483647] (CUDA's limit)"));
+  CHECK_THAT(
+      runKernel(k, {-1, 1, 1},
+                {Arg::buffer(buf), Arg::intScalar(3), Arg::floatScalar(1)}),
+      Contains("grid (-1, 1, 1): axis x must be in [0, 2147483647] (CUDA's limit)"));
   CHECK_THAT(runKernel(k, {1, 65536, 1},
                        {Arg::buffer(buf), Arg::intScalar(3), Arg::floatScalar(1)}),
              Contains("grid (1, 65536, 1): axis y must be in [0, 65535] (CUDA's limit)"));
   // 2^40 programs pass CUDA's limits but would run for days, one after another.
-  CHECK_THAT(runKernel(k, {int64_t(1) << 28, 4096, 1},
-                       {Arg::buffer(buf), Arg::intScalar(3), Arg::floatScalar(1)}),
-             Contains("grid (268435456, 4096, 1) has more than 16777216 programs, the most "
-                      "the interpreter runs (one after another) in one launch"));
+  CHECK_THAT(
+      runKernel(k, {int64_t(1) << 28, 4096, 1},
+                {Arg::buffer(buf), Arg::intScalar(3), Arg::floatScalar(1)}),
+      Contains("grid (268435456, 4096, 1) has more than 16777216 programs, the most "
+               "the interpreter runs (one after another) in one launch"));
   CHECK_THAT(runKernel(k, {4097, 4096, 1},
                        {Arg::buffer(buf), Arg::intScalar(3), Arg::floatScalar(1)}),
              Contains("has more than 16777216 programs"));

@@ -85,7 +85,8 @@ TEST_CASE("a --set names a registered kernel the plan launches and a constant it
           "[plan][badinput]") {
   CHECK(!checkOverrideNames(kernels(), {{"ssd_prefill", {"block_p=16"}}}));
   CHECK(llvm::toString(checkOverrideNames(kernels(), {{"bogus", {"block=4"}}})) ==
-        "--set bogus.block=4: no kernel 'bogus' is registered (kernels: conv_prefill, "
+        "--set bogus.block=4: no kernel 'bogus' is registered (kernels: check_varlen, "
+        "conv_prefill, "
         "conv_update, gated_rmsnorm, in_proj_conv, out_proj, quantize_e4m3, ssd_prefill, "
         "ssd_span_state, ssd_state_pass, ssm_update)");
   CHECK(
@@ -93,7 +94,7 @@ TEST_CASE("a --set names a registered kernel the plan launches and a constant it
       "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "
       "heads, head_dim, state, groups, block_p, warps, a_log, dt_softplus, dt_stride, "
       "dt_col, "
-      "y_f32, dst_slots)");
+      "y_f32, dst_slots, slots_i64, checked)");
   CHECK(llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"block_p=x"}}})) ==
         "--set ssm_update.block_p=x: constant 'block_p' needs an integer, got 'x'");
   // Registered, but not a kernel of this plan: the setting would do nothing.

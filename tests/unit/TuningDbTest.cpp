@@ -138,7 +138,8 @@ TEST_CASE("tuning database: every number is read in its range, never through a w
           "[tuning][bad-input]") {
   TuneDb one;
   one.record(sampleEntry("v1"));
-  auto withField = [&](const char *field, llvm::json::Value value, bool provenance = false) {
+  auto withField = [&](const char *field, llvm::json::Value value,
+                       bool provenance = false) {
     llvm::json::Value v = one.toJSON();
     llvm::json::Object *entry = (*v.getAsObject()->getArray("entries"))[0].getAsObject();
     if (provenance)
@@ -147,15 +148,17 @@ TEST_CASE("tuning database: every number is read in its range, never through a w
     return v;
   };
   // 2^32 + 132 SMs would read as 132 through a cast to unsigned.
-  CHECK(toString(TuneDb::fromJSON(withField("sm_count", int64_t(4294967428))).takeError()) ==
+  CHECK(toString(
+            TuneDb::fromJSON(withField("sm_count", int64_t(4294967428))).takeError()) ==
         "entry 0: 'sm_count' must be an integer in [0, 65536]");
   CHECK(toString(TuneDb::fromJSON(withField("sm_count", -1)).takeError()) ==
         "entry 0: 'sm_count' must be an integer in [0, 65536]");
   CHECK(toString(TuneDb::fromJSON(withField("samples", int64_t(1) << 32)).takeError()) ==
         "entry 0: 'samples' must be an integer in [0, 4294967295]");
-  CHECK(toString(TuneDb::fromJSON(withField("driver", int64_t(4294980296), true))
-                     .takeError()) ==
-        "entry 0 provenance: 'driver' must be an integer in [0, 2147483647]");
+  CHECK(
+      toString(
+          TuneDb::fromJSON(withField("driver", int64_t(4294980296), true)).takeError()) ==
+      "entry 0 provenance: 'driver' must be an integer in [0, 2147483647]");
   // A time beyond the double range parses as infinity.
   llvm::Expected<llvm::json::Value> huge = llvm::json::parse(R"({"t": 1e400})");
   REQUIRE(bool(huge));

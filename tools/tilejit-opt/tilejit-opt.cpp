@@ -74,13 +74,15 @@ llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readInput(llvm::StringRef pa
 }
 
 /// The input, refused when it nests deeper than MLIR's recursion can take.
-llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readCheckedInput(llvm::StringRef path) {
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>>
+readCheckedInput(llvm::StringRef path) {
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> input = readInput(path);
   if (!input)
     return input.takeError();
   if (llvm::Error err = tilejit::support::checkIrNesting((*input)->getBuffer()))
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   path + llvm::Twine(": ") + llvm::toString(std::move(err)));
+                                   path + llvm::Twine(": ") +
+                                       llvm::toString(std::move(err)));
   return std::move(*input);
 }
 

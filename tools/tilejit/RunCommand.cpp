@@ -128,22 +128,20 @@ loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
     };
     return syntheticMambaLayers(config, count, kSyntheticSeed, progress);
   }
-  std::vector<MambaLayerWeights> weights;
-  std::vector<int64_t> mamba = config.mambaLayers();
+  auto loaded = checkpoint->loadMambaLayers(count);
+  if (!loaded)
+    return loaded.takeError();
+  std::vector<MambaLayerWeights> weights = std::move(*loaded);
+  const size_t total = config.mambaLayers().size();
   int fp8 = 0, bf16 = 0, mixed = 0;
-  for (int i = 0; i < count; ++i) {
-    auto layer = checkpoint->loadMambaLayer(mamba[i]);
-    if (!layer)
-      return layer.takeError();
-    ++(layer->inProj.isFP8 != layer->outProj.isFP8 ? mixed
-       : layer->inProj.isFP8                       ? fp8
-                                                   : bf16);
-    weights.push_back(std::move(*layer));
-  }
+  for (const MambaLayerWeights &layer : weights)
+    ++(layer.inProj.isFP8 != layer.outProj.isFP8 ? mixed
+       : layer.inProj.isFP8                      ? fp8
+                                                 : bf16);
   outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
                     "in {4}, bf16 in {5}, mixed in {6}{7}{8}\n",
-                    modelDir, describeLayers(config), weights.size(), mamba.size(), fp8,
-                    bf16, mixed,
+                    modelDir, describeLayers(config), weights.size(), total, fp8, bf16,
+                    mixed,
                     checkpoint->quantization().declared()
                         ? "; quantization from " + checkpoint->quantization().origin
                         : std::string(),

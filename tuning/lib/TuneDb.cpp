@@ -89,7 +89,8 @@ public:
   /// A time in ms: finite and not negative (a JSON number beyond the double
   /// range reads as infinity, which could not be written back).
   double milliseconds(StringRef name) {
-    if (std::optional<double> d = object.getNumber(name); d && std::isfinite(*d) && *d >= 0)
+    if (std::optional<double> d = object.getNumber(name);
+        d && std::isfinite(*d) && *d >= 0)
       return *d;
     fail(name, "a finite number of milliseconds, at least 0");
     return 0;
@@ -263,10 +264,11 @@ Error TuneDb::save(StringRef path) const {
   for (auto [index, e] : llvm::enumerate(all))
     for (double ms : {e.medianMs, e.minMs, e.maxMs, e.defaultMedianMs})
       if (!std::isfinite(ms) || ms < 0)
-        return createStringError(inconvertibleErrorCode(),
-                                 "tuning database '%s': entry %zu (%s) has a time of %g ms, "
-                                 "which a database cannot hold",
-                                 path.str().c_str(), index, e.key.kernel.c_str(), ms);
+        return createStringError(
+            inconvertibleErrorCode(),
+            "tuning database '%s': entry %zu (%s) has a time of %g ms, "
+            "which a database cannot hold",
+            path.str().c_str(), index, e.key.kernel.c_str(), ms);
   if (Error err = support::checkReplaceable(path, "tuning database"))
     return err;
   StringRef dir = sys::path::parent_path(path);

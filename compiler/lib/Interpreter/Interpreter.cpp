@@ -203,8 +203,12 @@ llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Fra
     // Integer parameters are signed, as the GPU launch path reads them: an i32
     // takes [-2^31, 2^31 - 1], so 2^32 - 1 is refused, never read as -1. An i1
     // takes 0 and 1.
-    const int64_t lo = width == 1 ? 0 : width < 64 ? -(int64_t(1) << (width - 1)) : INT64_MIN;
-    const int64_t hi = width == 1 ? 1 : width < 64 ? (int64_t(1) << (width - 1)) - 1 : INT64_MAX;
+    const int64_t lo = width == 1   ? 0
+                       : width < 64 ? -(int64_t(1) << (width - 1))
+                                    : INT64_MIN;
+    const int64_t hi = width == 1   ? 1
+                       : width < 64 ? (int64_t(1) << (width - 1)) - 1
+                                    : INT64_MAX;
     if (value < lo || value > hi)
       return kernelError(name, what + " = " + std::to_string(value) + " is outside [" +
                                    std::to_string(lo) + ", " + std::to_string(hi) + "]");
@@ -243,8 +247,9 @@ static llvm::Error checkGrid(const std::string &name, const Grid &grid) {
       return kernelError(name, "grid " + shown() + ": axis " + "xyz"[axis] +
                                    " must be in [0, " + std::to_string(kMaxExtent[axis]) +
                                    "] (CUDA's limit)");
-    programs = grid[axis] == 0 ? 0 : programs > kMaxPrograms / grid[axis] ? kMaxPrograms + 1
-                                                                          : programs * grid[axis];
+    programs = grid[axis] == 0                        ? 0
+               : programs > kMaxPrograms / grid[axis] ? kMaxPrograms + 1
+                                                      : programs * grid[axis];
   }
   if (programs > kMaxPrograms)
     return kernelError(name, "grid " + shown() + " has more than " +

@@ -4,10 +4,12 @@ registered `conv_prefill` and `conv_update` kernels."""
 
 import torch
 
-from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_pad_slot_id,
-                      check_strides, fail, host_ints, launch)
+from . import _checks
+from ._launch import (INDEX_TYPES, as_tensor, check, check_aligned, check_distinct_slots,
+                      check_pad_slot_id, check_strides, fail, host_ints, launch, row_stride,
+                      slot_table)
 from ._ssm import PAD_SLOT_ID
-from ._varlen import chunks_of_sequences
+from ._varlen import check_varlen, chunks_of_sequences
 
 WIDTH = 4  # the conv width the kernels are built for (docs/numerics.md#geometry)
 _BLOCK_T = 64  # conv_prefill's default block_t: its chunks
@@ -54,16 +56,18 @@ def _state_layout(op, name, conv_state, dim, device):
 
 
 def _slots(op, name, indices, rows, num_slots, device, check_slots):
+    """The slot table as the kernels read it (int32 or int64, unconverted) and
+    whether it is int64; check_slots=True (debug) also refuses duplicates on
+    the host (R8). Out-of-range slots are checked on the device."""
     if indices is None:
         if rows > num_slots:
             raise fail(op, f"{rows} rows but {num_slots} state slots, and no {name}")
-        return torch.arange(rows, dtype=torch.int32, device=device)
-    check(op, name, indices, (torch.int32, torch.int64), (rows,), device)
-    slots = indices.to(torch.int32).contiguous()
+        return torch.arange(rows, dtype=torch.int32, device=device), False
+    slots, wide = slot_table(op, name, indices, rows, device)
     values = host_ints(op, name, slots, check_slots)
     if values is not None:
         check_distinct_slots(op, name, values, num_slots)
-    return slots
+    return slots, wide
 
 
 def _refuse_set(op, **arguments):
@@ -77,15 +81,18 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
                          conv_state_indices=None, num_accepted_tokens=None,
                          query_start_loc=None, max_query_len=-1, pad_slot_id=PAD_SLOT_ID,
                          block_idx_last_scheduled_token=None, initial_state_idx=None,
-                         validate_data=False, *, cache_seqlens=None, check_slots=True):
+                         validate_data=False, *, cache_seqlens=None, check_slots=False):
     """One decode token per row through the causal conv + SiLU (R3d); the conv
     state of the row's slot is shifted in place.
 
     x (b, dim) or (b, dim, 1) bf16, channels contiguous (rows of any stride);
     conv_state (slots, dim, 3) bf16, tilejit's or vLLM's channel-last layout;
     weight (dim, 4) or (dim, 1, 4); bias (dim,) or None; activation 'silu'.
-    conv_state_indices (b,) (default: row i uses slot i); a negative index is a
-    padding row: state untouched, output 0. Returns out shaped as x (bf16).
+    conv_state_indices (b,) int32 or int64 (default: row i uses slot i); a
+    negative index is a padding row: state untouched, output 0; an index at or
+    past the slot count is checked on the device (docs/python.md, "Checks on
+    the device"). check_slots=True (debug) also refuses duplicate indices on
+    the host. Returns out shaped as x (bf16).
     """
     op = "causal_conv1d_update"
     x, conv_state, weight, bias, conv_state_indices = (
@@ -110,15 +117,17 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
     check_strides(op, "x", x, (None, 1))
     weight, bias = _weight_and_bias(op, weight, bias, dim, device)
     layout = _state_layout(op, "conv_state", conv_state, dim, device)
-    slots = _slots(op, "conv_state_indices", conv_state_indices, rows, conv_state.shape[0],
-                   device, check_slots)
+    slots, wide = _slots(op, "conv_state_indices", conv_state_indices, rows,
+                         conv_state.shape[0], device, check_slots)
     out = torch.empty(rows, dim, dtype=torch.bfloat16, device=device)
     block = 256
     launch("conv_update",
-           dict(channels=dim, block=block, x_stride=x.stride(0) if rows > 1 else dim,
-                state_layout=layout),
+           dict(channels=dim, block=block, x_stride=row_stride(op, "x", x, dim),
+                state_layout=layout, slots_i64=int(wide), checked=1),
            device, (rows, -(-dim // block)), x=x, conv_state=conv_state, slots=slots,
-           weight=weight, bias=bias, out=out)
+           weight=weight, bias=bias, out=out, errors=_checks.error_word(device),
+           op=_checks.op_number(op), num_slots=conv_state.shape[0])
+    _checks.after(op, device)
     return out.view(shape)
 
 
@@ -126,18 +135,22 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
                      has_initial_state=None, activation="silu", pad_slot_id=PAD_SLOT_ID,
                      block_idx_first_scheduled_token=None, block_idx_last_scheduled_token=None,
                      initial_state_idx=None, num_computed_tokens=None, block_size_to_align=0,
-                     metadata=None, validate_data=False, *, check_slots=True):
+                     metadata=None, validate_data=False, *, check_slots=False):
     """The causal conv + SiLU (R3) of a packed varlen batch, conv pages read and
     written (R8).
 
     x (dim, T) bf16, channel-last (x.stride(0) == 1: the transpose of a [T, row]
     token-major buffer, read in place); weight (dim, 4); bias (dim,) or None;
     conv_states (slots, dim, 3), tilejit's or vLLM's channel-last layout;
-    query_start_loc (S + 1,); cache_indices (S,) (default: sequence i uses slot
-    i), a negative index is a padding sequence (zero output, page untouched);
-    has_initial_state (S,) (default: all start from zeros). Returns out (dim, T)
-    bf16, the transpose of a new [T, dim] tensor. `metadata` (vLLM's launch
-    cache for its own kernel) is not needed and not read.
+    query_start_loc (S + 1,) int32 or int64; cache_indices (S,) (default:
+    sequence i uses slot i), a negative index is a padding sequence (zero
+    output, page untouched); has_initial_state (S,) (default: all start from
+    zeros). query_start_loc (0, rising strictly, ending at T) and the slots'
+    range are checked on the device (docs/python.md, "Checks on the device");
+    check_slots=True (debug) also refuses duplicate cache_indices on the host.
+    Returns out (dim, T) bf16, the transpose of a new [T, dim] tensor.
+    `metadata` (vLLM's launch cache for its own kernel) is not needed and not
+    read.
     """
     op = "causal_conv1d_fn"
     x, weight, bias, conv_states, query_start_loc, cache_indices, has_initial_state = (
@@ -169,16 +182,15 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
     check_aligned(op, "bias", bias)
     layout = _state_layout(op, "conv_states", conv_states, dim, device)
     check_aligned(op, "conv_states", conv_states, (0, 2) if layout else ())
-    check(op, "query_start_loc", query_start_loc, (torch.int32, torch.int64), (None,), device)
+    check(op, "query_start_loc", query_start_loc, INDEX_TYPES, (None,), device)
     sequences = query_start_loc.numel() - 1
-    cu = query_start_loc.to(torch.int32).contiguous()
-    bounds = host_ints(op, "query_start_loc", cu, check_slots)
-    if bounds is not None and (bounds[0] != 0 or bounds[-1] != tokens or
-                               any(b <= a for a, b in zip(bounds, bounds[1:]))):
-        raise fail(op, f"query_start_loc {bounds} must rise strictly from 0 to {tokens} "
-                       "(empty sequences are refused, R9)")
-    slots = _slots(op, "cache_indices", cache_indices, sequences, conv_states.shape[0], device,
-                   check_slots)
+    if sequences < 1:
+        raise fail(op, f"query_start_loc has {query_start_loc.numel()} element(s): it needs "
+                       "at least 2 (one sequence)")
+    status = check_varlen(op, device, query_start_loc, tokens)
+    cu = query_start_loc.to(torch.int32).contiguous()  # used only if the check passes
+    slots, wide = _slots(op, "cache_indices", cache_indices, sequences, conv_states.shape[0],
+                         device, check_slots)
     if has_initial_state is None:
         init = torch.zeros(sequences, dtype=torch.int32, device=device)
     else:
@@ -191,9 +203,12 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
     # The kernel reads xBC at column `inner` of rows of inner + channels + heads:
     # x's rows are read from their first channel, the rest of each row unread.
     launch("conv_prefill",
-           dict(inner=0, channels=dim, heads=row - dim, block_t=_BLOCK_T, state_layout=layout),
+           dict(inner=0, channels=dim, heads=row - dim, block_t=_BLOCK_T, state_layout=layout,
+                slots_i64=int(wide), checked=1),
            device, (-(-dim // 1024), chunk_seq.numel()), zxbcdt=x.t(), weight=weight,
            bias=bias, cu_seqlens=cu, slots=slots, init=init, chunk_seq=chunk_seq,
            chunk_begin=chunk_begin, chunk_end=chunk_end, conv_state=conv_states, out=out,
-           num_slots=conv_states.shape[0])
+           num_slots=conv_states.shape[0], errors=_checks.error_word(device),
+           op=_checks.op_number(op), status=status, tokens=tokens)
+    _checks.after(op, device)
     return out.t()

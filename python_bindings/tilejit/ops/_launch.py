@@ -21,8 +21,10 @@ E4M3_TYPES = tuple(t for t in (E4M3, torch.uint8) if t is not None)
 
 _KERNEL_TYPES = {
     _tilejit.dtype.bf16: (torch.bfloat16,), _tilejit.dtype.f32: (torch.float32,),
-    _tilejit.dtype.i32: (torch.int32,), _tilejit.dtype.f8e4m3: E4M3_TYPES,
+    _tilejit.dtype.i32: (torch.int32,), _tilejit.dtype.i64: (torch.int64,),
+    _tilejit.dtype.f8e4m3: E4M3_TYPES,
 }
+INDEX_TYPES = (torch.int32, torch.int64)
 _FLOAT_SCALARS = (_tilejit.dtype.f32, _tilejit.dtype.f16, _tilejit.dtype.bf16)
 
 
@@ -129,6 +131,41 @@ def matrix_rows(op, name, t, dtypes, any_row_stride=False):
     return check_aligned(op, name, flat, (0,))
 
 
+def row_stride(op, name, t, width):
+    """The stride between t's rows (dimension 0) as a kernel constant: `width`
+    for a single row. A stride of 0 (an expand over rows) is refused: the
+    kernels read 0 as "rows `width` apart", which would read past the tensor."""
+    if t.shape[0] == 1:
+        return width
+    if t.stride(0) == 0:
+        raise fail(op, f"{name} has stride 0 over its {t.shape[0]} rows (an expand): "
+                       f"tilejit reads rows in place; pass {name}.contiguous()")
+    return t.stride(0)
+
+
+def check_no_overlap(op, name, out, **others):
+    """Refuses an output whose memory overlaps any of `others` (inputs and
+    states it would overwrite while they are read): the byte spans of the
+    views are compared, so interleaved views are refused too."""
+    lo = out.data_ptr()
+    hi = lo + span_bytes(out)
+    for other_name, t in others.items():
+        if t is None or t.numel() == 0 or t.device != out.device:
+            continue
+        start = t.data_ptr()
+        if start < hi and lo < start + span_bytes(t):
+            raise fail(op, f"{name} overlaps {other_name} in memory: the kernel would "
+                           f"overwrite {other_name} while reading it; pass a separate {name}")
+
+
+def slot_table(op, name, t, rows, device):
+    """An index table (rows,) of int32 or int64 as the kernels read it, no
+    conversion (int64 values reach the device checks whole), and whether it is
+    int64."""
+    check(op, name, t, INDEX_TYPES, (rows,), device)
+    return check_strides(op, name, t, (1,)), t.dtype == torch.int64
+
+
 def check_pad_slot_id(op, pad_slot_id):
     """Every negative index is a padding row (R8); a non-negative pad id is refused."""
     if not isinstance(pad_slot_id, int) or pad_slot_id >= 0:
@@ -225,15 +262,14 @@ def launch(kernel, constants, device, grid, **args):
 
 
 def host_ints(op, name, t, check_slots):
-    """The values of a small int tensor on the host, for the checks that keep
-    two rows off one state slot (R8). A CUDA tensor costs one device-to-host
-    read, which a CUDA graph capture forbids: such callers pass
-    check_slots=False and own the check."""
+    """The values of a small int tensor on the host, for the debug check that
+    keeps two rows off one state slot (R8; check_slots=True). A CUDA tensor
+    costs one device-to-host read, which a CUDA graph capture forbids."""
     if not check_slots:
         return None
     if t.is_cuda and torch.cuda.is_current_stream_capturing():
-        raise fail(op, f"checking {name} reads it on the host, which a CUDA graph capture "
-                       "forbids: pass check_slots=False (and keep the slots distinct)")
+        raise fail(op, f"check_slots=True reads {name} on the host, which a CUDA graph "
+                       "capture forbids: capture with check_slots=False (the default)")
     return [int(v) for v in t.tolist()]
 
 

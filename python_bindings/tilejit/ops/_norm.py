@@ -3,7 +3,8 @@ the registered `gated_rmsnorm` kernel."""
 
 import torch
 
-from ._launch import as_tensor, check, check_aligned, check_strides, fail, launch, matrix_rows
+from ._launch import (as_tensor, check, check_aligned, check_strides, fail, launch,
+                      matrix_rows, row_stride)
 
 
 def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_before_gate=True,
@@ -43,7 +44,7 @@ def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_befo
     if z is not None:
         check(op, "z", z, (torch.bfloat16,), tuple(x.shape), device)
         zr = matrix_rows(op, "z", z, (torch.bfloat16,), any_row_stride=True)
-        constants["z_stride"] = zr.stride(0) if rows > 1 else width
+        constants["z_stride"] = row_stride(op, "z", zr, width)
         args["z"] = zr
     out = check_aligned(op, "the output", torch.empty(rows, width, dtype=torch.bfloat16,
                                                       device=device), (0,))

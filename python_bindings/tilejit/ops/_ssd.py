@@ -6,12 +6,14 @@ from types import SimpleNamespace
 
 import torch
 
-from ._launch import (as_tensor, check, check_aligned, check_strides, fail, launch, pack_rows,
-                      packed_rows, per_head)
-from ._varlen import split_chunks
+from . import _checks
+from ._launch import (INDEX_TYPES, as_tensor, check, check_aligned, check_no_overlap,
+                      check_strides, fail, launch, pack_rows, packed_rows, per_head, row_stride)
+from ._varlen import check_varlen, chunks_of_sequences
 
-# ssd_prefill's chunk: R5p is invariant to it, so any caller chunk_size is
-# served by cutting the caller's chunks into pieces of at most this many tokens.
+# ssd_prefill's chunk: R5p is invariant to it, so the kernel chunks each
+# sequence by it whatever the caller's chunk_size (whose chunks are checked,
+# not used).
 KERNEL_CHUNK = 32
 
 
@@ -47,7 +49,7 @@ def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
                  if dt_bias is not None else torch.zeros(heads, device=device))
     # dt is read in place, rows of any stride (a column range of in_proj's output).
     check_strides(op, "dt", dt, (None, 1))
-    s.dt_stride = dt.stride(0) if tokens > 1 else heads
+    s.dt_stride = row_stride(op, "dt", dt, heads)
     # Pointer parameters start on 16 bytes: a dt that does not (columns at an
     # odd offset of their row) goes as the aligned address below it, widened
     # by the columns in between (dt_col), so the kernel reads the same elements
@@ -69,20 +71,30 @@ def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
     return s
 
 
-def _scan(s, cu_seqlens, chunk_seq, chunk_begin, chunk_end, states, init, y, dt_softplus):
+def _scan(s, cu_seqlens, chunk_seq, chunk_begin, chunk_end, states, init, y, dt_softplus,
+          checked=None):
     """One ssd_prefill launch: sequence i reads its initial state from
-    states[i] when init[i], and leaves its final state there."""
+    states[i] when init[i], and leaves its final state there. `checked` =
+    (op, status): the launch reads check_varlen's verdict first (metadata
+    from the caller); None: metadata built here, trusted."""
+    # A head_dim block_p does not divide gets a last, partial block, which the
+    # kernel's views mask.
     block_p = 32 if s.head_dim % 32 == 0 else 16
-    slots = torch.arange(cu_seqlens.numel() - 1, dtype=torch.int32, device=s.device)
+    sequences = cu_seqlens.numel() - 1
+    slots = torch.arange(sequences, dtype=torch.int32, device=s.device)
     constants = dict(heads=s.heads, head_dim=s.head_dim, state=s.state, groups=s.groups,
                      chunk=KERNEL_CHUNK, dt_stride=s.dt_stride, dt_col=s.dt_col, block_p=block_p,
                      a_log=0, dt_softplus=int(bool(dt_softplus)),
-                     y_f32=int(y.dtype == torch.float32))
-    launch("ssd_prefill", constants, s.device, (s.head_dim // block_p, s.heads),
-           xbc=s.xbc, dt=s.dt, a=s.A, dt_bias=s.dt_bias, d=s.D, cu_seqlens=cu_seqlens,
-           slots=slots, init=init, chunk_seq=chunk_seq, chunk_begin=chunk_begin,
-           chunk_end=chunk_end, ssm_state=states, y=y, chunks=chunk_seq.numel(),
-           dt_min=s.dt_min, dt_max=s.dt_max)
+                     y_f32=int(y.dtype == torch.float32), checked=int(checked is not None))
+    args = dict(xbc=s.xbc, dt=s.dt, a=s.A, dt_bias=s.dt_bias, d=s.D, cu_seqlens=cu_seqlens,
+                slots=slots, init=init, chunk_seq=chunk_seq, chunk_begin=chunk_begin,
+                chunk_end=chunk_end, ssm_state=states, y=y, chunks=chunk_seq.numel(),
+                dt_min=s.dt_min, dt_max=s.dt_max)
+    if checked is not None:
+        op, status = checked
+        args.update(status=status, tokens=s.tokens, sequences=sequences,
+                    errors=_checks.error_word(s.device), op=_checks.op_number(op))
+    launch("ssd_prefill", constants, s.device, (-(-s.head_dim // block_p), s.heads), **args)
 
 
 def _initial_page(op, initial_states, sequences, s):
@@ -110,7 +122,10 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     cu_chunk_seqlens (nchunks + 1,), seq_idx (nchunks,) the sequence of each
     chunk, last_chunk_indices (S,); out (T, H, P) bf16 or f32, written;
     initial_states (S, H, P, N) or None. Returns the final states (S, H, P, N)
-    in state_dtype (None: C's dtype), computed in f32.
+    in state_dtype (None: C's dtype), computed in f32. The metadata (int32 or
+    int64) is checked on the device against R9 and the caller's chunking
+    (docs/python.md, "Checks on the device"); the kernel chunks each sequence
+    itself (R5p is invariant to the chunking).
     """
     op = "mamba_chunk_scan_combined_varlen"
     x, dt, A, B, C, out, D, dt_bias, initial_states = (
@@ -127,24 +142,31 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     s = _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit)
     if not isinstance(chunk_size, int) or chunk_size <= 0:
         raise fail(op, f"chunk_size must be a positive int, got {chunk_size!r}")
-    index_types = (torch.int32, torch.int64)
-    check(op, "cu_seqlens", cu_seqlens, index_types, (None,), s.device)
+    check(op, "cu_seqlens", cu_seqlens, INDEX_TYPES, (None,), s.device)
     sequences = cu_seqlens.numel() - 1
-    check(op, "cu_chunk_seqlens", cu_chunk_seqlens, index_types, (None,), s.device)
-    check(op, "seq_idx", seq_idx, index_types, (cu_chunk_seqlens.numel() - 1,), s.device)
-    check(op, "last_chunk_indices", last_chunk_indices, index_types, (sequences,), s.device)
+    if sequences < 1:
+        raise fail(op, f"cu_seqlens has {cu_seqlens.numel()} element(s): it needs at least 2 "
+                       "(one sequence)")
+    check(op, "cu_chunk_seqlens", cu_chunk_seqlens, INDEX_TYPES, (None,), s.device)
+    check(op, "seq_idx", seq_idx, INDEX_TYPES, (cu_chunk_seqlens.numel() - 1,), s.device)
+    check(op, "last_chunk_indices", last_chunk_indices, INDEX_TYPES, (sequences,), s.device)
     check(op, "out", out, (torch.bfloat16, torch.float32), (s.tokens, s.heads, s.head_dim),
           s.device)
     check_strides(op, "out", out, (s.heads * s.head_dim, s.head_dim, 1))
     check_aligned(op, "out", out, (0, 1))
+    check_no_overlap(op, "out", out, x=x, dt=dt, B=B, C=C, initial_states=initial_states)
     state_dtype = state_dtype if state_dtype is not None else C.dtype
     if state_dtype not in (torch.float32, torch.bfloat16, torch.float16):
         raise fail(op, f"state_dtype {state_dtype} is not a floating type")
     states, init = _initial_page(op, initial_states, sequences, s)
-    chunk_seq, chunk_begin, chunk_end = split_chunks(cu_chunk_seqlens, seq_idx, chunk_size,
-                                                     KERNEL_CHUNK)
-    _scan(s, cu_seqlens.to(torch.int32), chunk_seq, chunk_begin, chunk_end, states, init,
-          out.view(s.tokens, s.heads * s.head_dim), dt_softplus)
+    status = check_varlen(op, s.device, cu_seqlens, s.tokens,
+                          (cu_chunk_seqlens, seq_idx, last_chunk_indices, chunk_size))
+    # Used only where the check passed: then every value fits i32.
+    cu = cu_seqlens.to(torch.int32)
+    chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, s.tokens, KERNEL_CHUNK)
+    _scan(s, cu, chunk_seq, chunk_begin, chunk_end, states, init,
+          out.view(s.tokens, s.heads * s.head_dim), dt_softplus, checked=(op, status))
+    _checks.after(op, s.device)
     return states if state_dtype == torch.float32 else states.to(state_dtype)
 
 

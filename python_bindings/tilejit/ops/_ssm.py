@@ -3,21 +3,18 @@ docs/numerics.md R5d with R4 and R8, on the registered `ssm_update` kernel."""
 
 import torch
 
-from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_pad_slot_id,
-                      check_strides, fail, host_ints, launch, pack_rows, packed_rows, per_head)
+from . import _checks
+from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_no_overlap,
+                      check_pad_slot_id, check_strides, fail, host_ints, launch, pack_rows,
+                      packed_rows, per_head, row_stride, slot_table)
 
 PAD_SLOT_ID = -1
-
-
-def _index_tensor(op, name, t, rows, device):
-    check(op, name, t, (torch.int32, torch.int64), (rows,), device)
-    return t.to(torch.int32).contiguous()
 
 
 def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                            dt_softplus=False, state_batch_indices=None,
                            dst_state_batch_indices=None, pad_slot_id=PAD_SLOT_ID, out=None,
-                           *, check_slots=True):
+                           *, check_slots=False):
     """One decode step of the SSM (R5d), the state updated in place.
 
     state (slots, H, P, N) f32; x (b, H, P) bf16; dt (b, H, P) bf16, stride 0
@@ -25,11 +22,13 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     dt_bias and D (H, P), stride 0 over P (or (H,)); B and C (b, G, N) bf16.
     Row i reads state[state_batch_indices[i]] and writes
     state[dst_state_batch_indices[i]] (both default to i); a negative index
-    is a padding row: no state touched, output 0. out (b, H, P) bf16 or f32,
-    returned (a new bf16 tensor when None). The single-head form (state
-    (slots, P, N), x (b, P), ...) is the H = 1 case. check_slots reads the
-    indices on the host to refuse duplicates (R8); pass False inside a CUDA
-    graph capture.
+    is a padding row: no state touched, output 0; an index at or past the
+    slot count is checked on the device (docs/python.md, "Checks on the
+    device"). Index tables are int32 or int64, read as given. out (b, H, P)
+    bf16 or f32, returned (a new bf16 tensor when None). The single-head form
+    (state (slots, P, N), x (b, P), ...) is the H = 1 case. check_slots=True
+    (a debug option) also reads the indices on the host to refuse two rows on
+    one slot (R8), which a CUDA graph capture forbids.
     """
     op = "selective_state_update"
     state, x, dt, A, B, C, D, z, dt_bias, state_batch_indices, dst_state_batch_indices, out = (
@@ -85,12 +84,21 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
         out = torch.empty(rows, heads, head_dim, dtype=torch.bfloat16, device=device)
     check(op, "out", out, (torch.bfloat16, torch.float32), (rows, heads, head_dim), device)
     check_strides(op, "out", out, (heads * head_dim, head_dim, 1))
+    check_no_overlap(op, "out", out, state=state, x=x, dt=dt, B=B, C=C)
 
-    slots = (_index_tensor(op, "state_batch_indices", state_batch_indices, rows, device)
-             if state_batch_indices is not None
-             else torch.arange(rows, dtype=torch.int32, device=device))
-    dst = (_index_tensor(op, "dst_state_batch_indices", dst_state_batch_indices, rows, device)
-           if dst_state_batch_indices is not None else None)
+    if state_batch_indices is not None:
+        slots, wide = slot_table(op, "state_batch_indices", state_batch_indices, rows, device)
+    else:
+        if rows > num_slots:
+            raise fail(op, f"{rows} rows but {num_slots} state slots, and no "
+                           "state_batch_indices")
+        slots, wide = torch.arange(rows, dtype=torch.int32, device=device), False
+    dst = None
+    if dst_state_batch_indices is not None:
+        dst, dst_wide = slot_table(op, "dst_state_batch_indices", dst_state_batch_indices,
+                                   rows, device)
+        if dst_wide != wide:  # one table dtype per launch
+            slots, dst, wide = slots.to(torch.int64), dst.to(torch.int64), True
     _check_rows(op, slots, dst, num_slots, check_slots)
 
     channels = heads * head_dim + 2 * groups * dstate
@@ -103,16 +111,22 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     check_aligned(op, "x, B and C packed", xbc, (0,))
     check_aligned(op, "state", state, (0, 1, 2))
     check_aligned(op, "out", out, (0, 1))
-    block_p = min(16, head_dim)
+    # block_p is a power of two (a tile dimension); a head_dim it does not
+    # divide gets a last, partial block, which the kernel's views mask.
+    block_p = min(16, 1 << (head_dim - 1).bit_length())
     constants = dict(heads=heads, head_dim=head_dim, state=dstate, groups=groups,
                      block_p=block_p, a_log=0, dt_softplus=int(bool(dt_softplus)),
-                     dt_stride=dt.stride(0) if rows > 1 else heads,
-                     y_f32=int(out.dtype == torch.float32), dst_slots=int(dst is not None))
+                     dt_stride=row_stride(op, "dt", dt, heads),
+                     y_f32=int(out.dtype == torch.float32), dst_slots=int(dst is not None),
+                     slots_i64=int(wide), checked=1)
     args = dict(xbc=xbc, dt=dt, a=A, dt_bias=dt_bias, d=D, slots=slots, ssm_state=state,
-                y=out.view(rows, heads * head_dim), dt_min=float("-inf"), dt_max=float("inf"))
+                y=out.view(rows, heads * head_dim), dt_min=float("-inf"), dt_max=float("inf"),
+                errors=_checks.error_word(device), op=_checks.op_number(op),
+                num_slots=num_slots)
     if dst is not None:
         args["dst_slots"] = dst
-    launch("ssm_update", constants, device, (head_dim // block_p, heads, rows), **args)
+    launch("ssm_update", constants, device, (-(-head_dim // block_p), heads, rows), **args)
+    _checks.after(op, device)
     return out.squeeze(1) if single_head else out
 
 

@@ -3,9 +3,44 @@ prefill kernels read it: int32 chunk_seq / chunk_begin / chunk_end, chunks of
 1..block tokens that never cross a sequence. Built with torch ops on the
 tensors' device, so a device-side cu_seqlens is never read on the host; the
 arrays have a fixed capacity and end in spare chunks (sequence -1, no tokens)
-that the kernels skip."""
+that the kernels skip. And check_varlen, the device-side check of the
+metadata a caller hands in."""
 
 import torch
+
+from . import _checks
+from ._launch import INDEX_TYPES, check, check_strides, fail, launch
+
+
+def check_varlen(op, device, cu_seqlens, tokens, chunks=None):
+    """The device-side check of a varlen batch's metadata (check_varlen, R9):
+    cu_seqlens rising strictly from 0 to `tokens` and, with `chunks` =
+    (cu_chunk_seqlens, seq_idx, last_chunk_indices, chunk_size), the caller's
+    chunks rising strictly from 0 to `tokens`, none longer than chunk_size,
+    each inside its sequence, sequences never going back, and each sequence's
+    last chunk named. Returns the verdict (an int64 [1]) the checked kernels
+    read; a bad one also lands in the device's error word."""
+    tensors = [cu_seqlens] + ([] if chunks is None else list(chunks[:3]))
+    for name, t in zip(["cu_seqlens", "cu_chunk_seqlens", "seq_idx", "last_chunk_indices"],
+                       tensors):
+        check(op, name, t, INDEX_TYPES, (None,), device)
+        check_strides(op, name, t, (1,))
+    wide = any(t.dtype == torch.int64 for t in tensors)
+    if wide:
+        tensors = [t.to(torch.int64) for t in tensors]
+    status = torch.empty(1, dtype=torch.int64, device=device)
+    args = dict(cu_seqlens=tensors[0], status=status, sequences=cu_seqlens.numel() - 1,
+                tokens=tokens, errors=_checks.error_word(device), op=_checks.op_number(op))
+    if chunks is not None:
+        cu_chunks, seq_idx, last, chunk_size = chunks
+        if cu_chunks.numel() < 2:
+            raise fail(op, "cu_chunk_seqlens needs at least 2 elements (one chunk)")
+        args.update(cu_chunk_seqlens=tensors[1], seq_idx=tensors[2],
+                    last_chunk_indices=tensors[3], nchunks=cu_chunks.numel() - 1,
+                    chunk_size=chunk_size)
+    launch("check_varlen", dict(index_i64=int(wide), chunks=int(chunks is not None)), device,
+           (1, 1, 1), **args)
+    return status
 
 
 def chunks_of_sequences(cu_seqlens, total_tokens, block):
@@ -25,24 +60,6 @@ def chunks_of_sequences(cu_seqlens, total_tokens, block):
     end = torch.minimum(begin + block, cu[seq + 1])
     return _int32(torch.where(real, seq, -1), torch.where(real, begin, 0),
                   torch.where(real, end, 0))
-
-
-def split_chunks(cu_chunk_seqlens, chunk_seq, chunk_size, block):
-    """A caller's chunks ([chunks + 1] token boundaries, the sequence of each)
-    cut into pieces of at most `block` tokens. A chunk shorter than
-    chunk_size leaves spare pieces (sequence -1, begin = end = the chunk's
-    end, which is past every sequence start): they carry the state through
-    unchanged."""
-    begin0, end0 = cu_chunk_seqlens[:-1].long(), cu_chunk_seqlens[1:].long()
-    pieces = -(-chunk_size // block)
-    step = torch.arange(pieces, device=begin0.device) * block
-    begin = begin0[:, None] + step[None, :]
-    real = begin < end0[:, None]
-    end = torch.minimum(begin + block, end0[:, None])
-    seq = torch.where(real, chunk_seq.long()[:, None], -1)
-    begin = torch.where(real, begin, end0[:, None])
-    end = torch.where(real, end, end0[:, None])
-    return _int32(seq.reshape(-1), begin.reshape(-1), end.reshape(-1))
 
 
 def _int32(*tensors):

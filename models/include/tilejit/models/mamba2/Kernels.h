@@ -42,6 +42,9 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec);
 /// start (else it continues the span's entering state), and that sequence
 /// continues from its page slot (else from zeros).
 enum SsdSpanFlags : int32_t { kSpanTailStarts = 2, kSpanTailFromPage = 4 };
+/// tilejit.ops' device-side check of a varlen batch's metadata (R9, OpChecks.h):
+/// its verdict for conv_prefill and ssd_prefill built with `checked`.
+void buildCheckVarlen(Kernel &k, const Specialization &spec);
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
 void buildOutProj(Kernel &k, const Specialization &spec);
 

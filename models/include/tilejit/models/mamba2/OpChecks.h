@@ -9,6 +9,7 @@
 #define TILEJIT_MODELS_MAMBA2_OPCHECKS_H
 
 #include <cstdint>
+#include <utility>
 
 namespace tilejit::models {
 
@@ -44,6 +45,24 @@ enum class OpError : int64_t {
   LastChunkRange = 40,
   /// last_chunk_indices[s] is not the last chunk of sequence s (index: s).
   LastChunkWrong = 41,
+};
+
+/// Every OpError but None, and its name (what tilejit.ops keys its messages by).
+inline constexpr std::pair<OpError, const char *> kOpErrorNames[] = {
+    {OpError::SlotOutOfRange, "slot_out_of_range"},
+    {OpError::DstSlotOutOfRange, "dst_slot_out_of_range"},
+    {OpError::SeqlensStart, "seqlens_start"},
+    {OpError::SeqlensOrder, "seqlens_order"},
+    {OpError::SeqlensEnd, "seqlens_end"},
+    {OpError::ChunksStart, "chunks_start"},
+    {OpError::ChunksOrder, "chunks_order"},
+    {OpError::ChunksEnd, "chunks_end"},
+    {OpError::ChunkTooLong, "chunk_too_long"},
+    {OpError::SeqIdxRange, "seq_idx_range"},
+    {OpError::SeqIdxOrder, "seq_idx_order"},
+    {OpError::ChunkCrossesSequence, "chunk_crosses_sequence"},
+    {OpError::LastChunkRange, "last_chunk_range"},
+    {OpError::LastChunkWrong, "last_chunk_wrong"},
 };
 
 /// The error word, one i64 so that a store of it never tears: the op that

@@ -177,6 +177,12 @@ public:
   /// or an FP8 projection without its scales, is an error naming the tensor
   /// and the expected and actual shape or dtype; nothing is returned then.
   llvm::Expected<MambaLayerWeights> loadMambaLayer(int64_t layer) const;
+  /// Loads the first `count` Mamba layers in order, `progress(done, count)`
+  /// after each. Refused before any is read when their bytes (from the config:
+  /// mambaLayerHostBytes) exceed what the process may allocate.
+  llvm::Expected<std::vector<MambaLayerWeights>>
+  loadMambaLayers(int64_t count,
+                  llvm::function_ref<void(int64_t, int64_t)> progress = {}) const;
 
 private:
   NemotronHConfig cfg;
@@ -201,8 +207,20 @@ constexpr uint64_t kSyntheticSeed = 0x7117e7'2026ULL;
 llvm::Expected<MambaLayerWeights> syntheticMambaLayer(const NemotronHConfig &config,
                                                       int64_t layer,
                                                       uint64_t seed = kSyntheticSeed);
+/// The host bytes one loaded Mamba layer of `config` may take: its tensors
+/// with bf16 projections (the larger form), and the copy of its largest tensor
+/// a load reads it through.
+uint64_t mambaLayerHostBytes(const NemotronHConfig &config);
+
+/// Refuses `count` layers of `config` when their host bytes exceed
+/// `allocatable` (what the process may allocate), naming both; `what` says
+/// where they come from ("checkpoint /x", "synthetic weights").
+llvm::Error checkLayersFitHost(const NemotronHConfig &config, int64_t count,
+                               llvm::StringRef what, uint64_t allocatable);
+
 /// Synthetic weights of the first `count` Mamba layers, generated in parallel;
 /// `progress(done, count)` is called (serialized) as each layer is finished.
+/// Refused before any is generated when they would not fit the host.
 llvm::Expected<std::vector<MambaLayerWeights>>
 syntheticMambaLayers(const NemotronHConfig &config, int64_t count,
                      uint64_t seed = kSyntheticSeed,

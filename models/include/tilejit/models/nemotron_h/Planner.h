@@ -25,6 +25,8 @@ struct PlanOptions {
   /// Give each layer its own intermediate buffers ("l<layer>.z", ...) instead
   /// of one set shared by all layers, so a check can read every layer's
   /// intermediates after a step (checks plan small steps; real steps share).
+  /// Such a plan is refused when its buffers and the check's f64 reference
+  /// (about three times their bytes) exceed what the process can allocate.
   bool perLayerActivations = false;
   /// Tokens per span of the prefill SSD (rounded down to whole chunks, at
   /// least one): spans run in parallel, the state pass walks them in order.

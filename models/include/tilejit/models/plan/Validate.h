@@ -13,13 +13,16 @@ namespace tilejit::models {
 /// [1, 65535], every buffer argument declared, every integer argument within
 /// i32 (the type of the kernels' integer parameters), every buffer's bytes its
 /// shape times its element size (overflow-checked), the buffers a run
-/// allocates on the host (allocateHostBuffers) within `hostBytes`, and every
+/// allocates on the host (allocateHostBuffers), and `referenceCopies` times
+/// their bytes more for a check's f64 reference, within `hostBytes`, and every
 /// kernel named in `overrides` launched by the plan. Errors name the launch,
 /// its kernel and layer, and the numbers that disagree.
 llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
-                         uint64_t hostBytes);
-/// The same, against this machine's physical memory.
-llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides = {});
+                         uint64_t hostBytes, unsigned referenceCopies = 0);
+/// The same, against what this process may still allocate
+/// (support::allocatableMemoryBytes).
+llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides = {},
+                         unsigned referenceCopies = 0);
 
 /// Checks `--set KERNEL.CONSTANT=V` style overrides against `registry` before
 /// any plan is made: the kernel is registered, the constant is one of its

@@ -266,6 +266,10 @@ std::vector<RegisteredKernel> registeredKernels();
 std::shared_ptr<KernelModule>
 buildRegistered(const std::string &name, const std::map<std::string, int64_t> &constants);
 
+/// The codes of the registered kernels' device-side checks (the error word's
+/// OpError, tilejit/models/mamba2/OpChecks.h), by name.
+std::map<std::string, int64_t> opErrorCodes();
+
 /// Bit-exact conversions (tilejit/support/FloatFormats.h, round to nearest even).
 void f32ToBF16(const float *in, uint16_t *out, size_t n);
 void bf16ToF32(const uint16_t *in, float *out, size_t n);
