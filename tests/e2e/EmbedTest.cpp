@@ -187,6 +187,15 @@ TEST_CASE("embedding API: each refusal is an error value naming its numbers",
   REQUIRE(session);
   CHECK(messageOf(session->decode(0)) ==
         "a decode step of 0 row(s): it needs at least one");
+  // Sized from the count before anything is allocated (issue #33: std::bad_alloc).
+  CHECK(messageOf(session->decode(int64_t(1) << 40)) ==
+        "decode plan: rows = 1099511627776; it must be in [1, 2147483647] (the kernels "
+        "take it as i32)");
+  auto huge = embed::Session::create(*engine, *model, {int64_t(1) << 40, kSmallSettings});
+  REQUIRE(huge);
+  CHECK(messageOf(huge->decode(1)) ==
+        "decode plan: slots = 1099511627776; it must be in [1, 2147483647] (the kernels "
+        "take it as i32)");
   CHECK(messageOf(session->prefill({})) == "a prefill batch without sequences");
   CHECK(messageOf(session->prefill({{3, 0, false}, {0, 1, false}})) ==
         "prefill sequence 1 has 0 tokens: each needs at least one");

@@ -44,3 +44,15 @@ def test_compile_only_refuses_launches(monkeypatch):
         tj.Runtime("compile-only", disk_cache=False)
     with pytest.raises(tj.ArgumentError, match="unknown device 'tpu'"):
         tj.Runtime("tpu")
+
+
+def test_an_explicit_arch_ignores_the_environment(monkeypatch):
+    # A stale TILEJIT_ARCH broke every Runtime(arch=...) (issue #33).
+    monkeypatch.setenv("TILEJIT_ARCH", "sm_110")
+    rt = tj.Runtime("compile-only", arch="sm_121a", disk_cache=False)
+    assert rt.arch == "sm_121a"
+    with pytest.raises(tj.DeviceError, match="TILEJIT_ARCH: arch 'sm_110' is not supported"):
+        tj.Runtime("compile-only", disk_cache=False)
+    monkeypatch.setenv("TILEJIT_NO_CACHE", "maybe")
+    with pytest.raises(tj.DeviceError, match="TILEJIT_NO_CACHE='maybe': expected 1, true"):
+        tj.Runtime("compile-only", arch="sm_90a")
