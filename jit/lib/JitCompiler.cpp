@@ -80,11 +80,20 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
   auto arch = Arch::parse(request.arch);
   if (!arch)
     return arch.takeError();
-  if (!request.options.flags.empty())
-    return llvm::createStringError(
-        "kernel '%s': unknown compile option '%s' (tilejit knows only the optimization "
-        "level)",
-        request.kernelName.c_str(), request.options.flags.begin()->first.c_str());
+  // The one flag: "shared-bytes", the shared memory a program may use when
+  // the plan is sized for a smaller device than the arch's (RuntimeOptions).
+  int64_t sharedBytesLimit = 0;
+  for (const auto &[flag, value] : request.options.flags) {
+    if (flag != "shared-bytes")
+      return llvm::createStringError(
+          "kernel '%s': unknown compile option '%s' (tilejit knows the optimization "
+          "level and shared-bytes)",
+          request.kernelName.c_str(), flag.c_str());
+    if (llvm::StringRef(value).getAsInteger(10, sharedBytesLimit) || sharedBytesLimit < 1)
+      return llvm::createStringError(
+          "kernel '%s': compile option shared-bytes='%s' is not a positive byte count",
+          request.kernelName.c_str(), value.c_str());
+  }
   if (request.options.optLevel > 3)
     return llvm::createStringError("kernel '%s': optimization level %u (expected 0 to 3)",
                                    request.kernelName.c_str(), request.options.optLevel);
@@ -110,6 +119,7 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
 
   CompileOptions opts;
   opts.ptx.optLevel = request.options.optLevel;
+  opts.sharedBytesLimit = sharedBytesLimit;
   // A dump is a debugging aid: one it cannot write is a warning (the first
   // failure of each compile), and the kernel still compiles.
   std::vector<std::string> warnings;

@@ -176,9 +176,10 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
         {"stages", 3, "shared-memory buffers of the K loop", {2, 4}, stages},
         {"producer",
          0,
-         "1: a TMA producer warpgroup feeds the K loop (sm_90a)",
+         "an arch with TMA: the K loop's operands come by TMA; 1: issued by a "
+         "producer warp(group), 2: by one consumer thread",
          {1},
-         R::between(0, 1)},
+         R::between(0, 2)},
         {"persistent",
          0,
          "G >= 1: one program per multiprocessor walks the tiles, G rows of tiles at "

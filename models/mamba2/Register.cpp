@@ -289,9 +289,10 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              R::flag()},
             {"producer",
              0,
-             "tensor cores: 1: a TMA producer warpgroup feeds the K loop (sm_90a)",
+             "tensor cores, an arch with TMA: the K loop's operands come by TMA; 1: "
+             "issued by a producer warp(group), 2: by one consumer thread",
              {1},
-             R::flag()},
+             R::between(0, 2)},
             {"persistent",
              0,
              "tensor cores: G >= 1: one program per multiprocessor walks the tiles, G "

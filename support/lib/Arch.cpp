@@ -22,24 +22,47 @@ ArrayRef<Arch> Arch::all() {
   //  - sm_110a: PTX 9.0. Thor became sm_110 (it was sm_101) in CUDA 13, whose
   //    PTX 9.0 is the first ISA that has it; LLVM rejects 8.8 for sm_110a.
   //
-  // Capabilities follow the design table. cp.async (PTX: sm_80 and later) is
-  // listed on sm_90 and inherited by every later arch. TMA is kept to the
-  // sm_90a fast path together with wgmma, which exists only on sm_90a;
-  // sm_110a and sm_121a have no TMA lowering yet. Shared memory per program:
-  // 227 KiB on Hopper and Thor, 99 KiB on GB10.
+  // Capabilities, each as the PTX ISA 9.0 target notes of the instructions it
+  // gates give it (ptxas 13 accepts each probe exactly there:
+  // tests/unit/PTXTargetTest.cpp):
+  //  - mmaSyncBf16, mmaSyncE4m3: "Warp Level Matrix Multiply-Accumulate
+  //    Instructions: mma": .bf16 m16n8k16 from sm_80, .e4m3 m16n8k32 from sm_89
+  //    (PTX 8.4): every arch here.
+  //  - wgmma: "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+  //    Instructions": sm_90a only (sm_100 and later have tcgen05 instead).
+  //  - tma: "Data Movement and Conversion Instructions: cp.async.bulk.tensor"
+  //    and "Parallel Synchronization and Communication Instructions: mbarrier"
+  //    (expect_tx, try_wait.parity): sm_90 and later, so sm_90 (the portable
+  //    Hopper target), sm_110a and sm_121a too. The .multicast::cluster form
+  //    is no entry: no path uses it.
+  //  - setmaxnreg: "Miscellaneous Instructions: setmaxnreg": the arch-specific
+  //    targets sm_90a, sm_100a, sm_110a, sm_120a and sm_121a, never plain sm_90.
+  //  - cpAsync: "cp.async": sm_80 and later.
+  // Device profiles: the H200 for both Hopper targets (the GPU tilejit is
+  // measured on; an H100 differs in memory only), Jetson AGX Thor (20
+  // multiprocessors, LPDDR5X at 273 GB/s) and GB10 (48 multiprocessors, 99 KiB
+  // of shared memory per program, LPDDR5x at 273 GB/s); 64 Ki registers per
+  // multiprocessor on all.
+  constexpr DeviceProfile h200{"NVIDIA H200", 132, 227 * 1024, 65536, 4800};
+  constexpr DeviceProfile thor{"Jetson AGX Thor", 20, 227 * 1024, 65536, 273};
+  constexpr DeviceProfile gb10{"NVIDIA GB10", 48, 99 * 1024, 65536, 273};
   static const Arch table[] = {
       Arch("sm_90", 90, /*archSpecific=*/false, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/false, /*cpAsync=*/true, /*sharedBytesPerBlock=*/227 * 1024}),
+            /*tma=*/true, /*setmaxnreg=*/false, /*cpAsync=*/true},
+           h200),
       Arch("sm_90a", 90, /*archSpecific=*/true, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/true,
-            /*tma=*/true, /*cpAsync=*/true, /*sharedBytesPerBlock=*/227 * 1024}),
+            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true},
+           h200),
       Arch("sm_110a", 110, /*archSpecific=*/true, "+ptx90", 90,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/false, /*cpAsync=*/true, /*sharedBytesPerBlock=*/227 * 1024}),
+            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true},
+           thor),
       Arch("sm_121a", 121, /*archSpecific=*/true, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/false, /*cpAsync=*/true, /*sharedBytesPerBlock=*/99 * 1024}),
+            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true},
+           gb10),
   };
   return table;
 }

@@ -51,10 +51,15 @@ inline std::unique_ptr<DeviceApi> openGpuOrSkip() {
   return std::move(*device);
 }
 
+/// A runtime on `device` compiling for `arch` (empty: the device's, or
+/// TILEJIT_ARCH's).
 inline std::unique_ptr<JitRuntime> makeRuntime(std::unique_ptr<DeviceApi> device,
-                                               const std::string &cacheDir) {
-  auto options = RuntimeOptions::fromEnvironment();
+                                               const std::string &cacheDir,
+                                               const std::string &arch = "") {
+  auto options = RuntimeOptions::fromEnvironment(!arch.empty());
   REQUIRE(!!options);
+  if (!arch.empty())
+    options->archOverride = arch;
   options->cacheDirectory = cacheDir;
   options->useDiskCache = true;
   auto jit = JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),

@@ -1,7 +1,8 @@
 // The Hopper GEMM pipeline through the runtime (issue 20): on the FakeDevice,
 // what the launcher supplies (a persistent kernel's grid, the TMA tensor maps,
 // built once per base and extents, kept in disk cache entries); on the GPU,
-// the e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, with and without
+// the e4m3 and bf16 GEMMs fed by a TMA producer warpgroup to wgmma (sm_90a)
+// and by a producer warp to mma.sync (sm_90, issue 35), with and without
 // persistent tiles, against the f64 product, with partial tiles in M, N and K.
 #include "GpuTestSupport.h"
 #include "tilejit/runtime/FakeDevice.h"
@@ -46,10 +47,11 @@ constexpr int32_t kM = 200, kN = 300, kK = 320;
 
 // block_n 128 and 256: the accumulator stored as whole rows through shared
 // memory (128) or, where the ring leaves no room for that, directly (256).
-std::vector<std::string> e4m3Constants(bool persistent, int blockN = 128) {
+std::vector<std::string> e4m3Constants(bool persistent, int blockN = 128,
+                                       int producer = 1) {
   std::vector<std::string> c = {
       "n=300",       "k=320",   "block_m=128", "block_n=" + std::to_string(blockN),
-      "block_k=128", "warps=8", "stages=4",    "producer=1"};
+      "block_k=128", "warps=8", "stages=4",    "producer=" + std::to_string(producer)};
   if (persistent)
     c.push_back("persistent=8");
   return c;
@@ -148,6 +150,33 @@ std::vector<uint16_t> runGemm(JitRuntime &jit, Kernel &kernel, bool mMajorGrid,
   return download<uint16_t>(dc, size_t(kM) * kN);
 }
 
+/// The f64 product of a [kM, kK] and w [kN, kK] (decoded by `value`), times
+/// `scale`: each output, its sum|a*w|, and the sum without the last 32 K
+/// columns (a dropped K step).
+struct Products {
+  std::vector<double> ref, absum, dropped;
+};
+template <typename T, typename Value>
+Products products(const std::vector<T> &a, const std::vector<T> &w, Value value,
+                  double scale) {
+  Products p{std::vector<double>(size_t(kM) * kN), std::vector<double>(size_t(kM) * kN),
+             std::vector<double>(size_t(kM) * kN)};
+  for (int32_t m = 0; m < kM; ++m)
+    for (int32_t n = 0; n < kN; ++n) {
+      double sum = 0, abs = 0, lastStep = 0;
+      for (int32_t k = 0; k < kK; ++k) {
+        double x = double(value(a[m * kK + k])) * value(w[n * kK + k]);
+        sum += x;
+        abs += std::abs(x);
+        lastStep += k >= kK - 32 ? x : 0;
+      }
+      p.ref[m * kN + n] = scale * sum;
+      p.absum[m * kN + n] = scale * abs;
+      p.dropped[m * kN + n] = scale * (sum - lastStep);
+    }
+  return p;
+}
+
 /// Outputs outside |y - ref| <= ulp(ref) + sumBand * sum|a*w| (and NaN).
 int64_t outsideBand(const std::vector<uint16_t> &y, const std::vector<double> &ref,
                     const std::vector<double> &absum, double sumBand) {
@@ -185,20 +214,8 @@ TEST_CASE("GPU: e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, persistent 
   };
   std::vector<uint8_t> a = e4m3Codes(size_t(kM) * kK), w = e4m3Codes(size_t(kN) * kK);
   const float scale = 1e-3f;
-  std::vector<double> ref(size_t(kM) * kN), absum(ref.size()), dropped(ref.size());
-  for (int32_t m = 0; m < kM; ++m)
-    for (int32_t n = 0; n < kN; ++n) {
-      double sum = 0, abs = 0, lastStep = 0;
-      for (int32_t k = 0; k < kK; ++k) {
-        double p = double(e4m3ToF32(a[m * kK + k])) * e4m3ToF32(w[n * kK + k]);
-        sum += p;
-        abs += std::abs(p);
-        lastStep += k >= kK - 32 ? p : 0;
-      }
-      ref[m * kN + n] = scale * sum;
-      absum[m * kN + n] = scale * abs;
-      dropped[m * kN + n] = scale * (sum - lastStep);
-    }
+  const Products e4m3 = products(a, w, e4m3ToF32, scale);
+  const std::vector<double> &ref = e4m3.ref, &absum = e4m3.absum, &dropped = e4m3.dropped;
   // R1h's band (the e4m3 wgmma sums with fewer bits) rejects a dropped K step.
   const double r1h = std::ldexp(1.0, -8);
   std::vector<uint16_t> droppedBf16(dropped.size());
@@ -232,17 +249,7 @@ TEST_CASE("GPU: e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, persistent 
   };
   std::vector<uint16_t> ab = bf16Values(size_t(kM) * kK),
                         wb = bf16Values(size_t(kN) * kK);
-  for (int32_t m = 0; m < kM; ++m)
-    for (int32_t n = 0; n < kN; ++n) {
-      double sum = 0, abs = 0;
-      for (int32_t k = 0; k < kK; ++k) {
-        double p = double(bf16ToF32(ab[m * kK + k])) * bf16ToF32(wb[n * kK + k]);
-        sum += p;
-        abs += std::abs(p);
-      }
-      ref[m * kN + n] = sum;
-      absum[m * kN + n] = abs;
-    }
+  const Products bf16 = products(ab, wb, bf16ToF32, 1.0);
   for (bool persistent : {false, true}) {
     std::vector<std::string> constants = {"inner=320",   "hidden=300",  "fp8=0",
                                           "block_m=128", "block_n=128", "block_k=64",
@@ -252,11 +259,96 @@ TEST_CASE("GPU: e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, persistent 
     Kernel gemm = gemmKernel(*jit, "out_proj", constants);
     std::vector<uint16_t> y =
         runGemm(*jit, gemm, false, asBytes(ab), asBytes(wb), std::nullopt);
-    int64_t outside = outsideBand(y, ref, absum, kK * std::ldexp(1.0, -24));
+    int64_t outside = outsideBand(y, bf16.ref, bf16.absum, kK * std::ldexp(1.0, -24));
     llvm::outs() << llvm::formatv(
         "out_proj bf16 TMA producer{0}, {1}x{2}x{3}: {4} of {5} "
         "outside the f32 band\n",
         persistent ? ", persistent" : "", kM, kN, kK, outside, y.size());
+    CHECK(outside == 0);
+  }
+}
+
+TEST_CASE("GPU: GEMMs fed by TMA to mma.sync consumers (the portable sm_90 target), "
+          "from a producer warp or from a consumer thread, against f64, with partial "
+          "tiles in M, N and K",
+          "[gpu][hopper]") {
+  // The pipeline sm_90, sm_110a and sm_121a run (issue 35): TMA copies issued
+  // by one producer warp (producer = 1) or by thread 0 of the consumers, stages
+  // - 1 steps ahead (producer = 2), slots read by ldmatrix and released per
+  // warp, exact sums (R1's and R1b's f32 bands, never R1h's), compiled for the
+  // portable sm_90 target, which this GPU runs as it runs sm_90a.
+  auto device = openGpuOrSkip();
+  if (!device)
+    return;
+  auto jit = makeRuntime(std::move(device), freshCacheDirectory(), "sm_90");
+  std::mt19937 rng(35);
+  std::uniform_int_distribution<int> code(0, 0x7E), sign(0, 1);
+  std::vector<uint8_t> a(size_t(kM) * kK), w(size_t(kN) * kK);
+  for (auto *v : {&a, &w})
+    for (uint8_t &x : *v)
+      x = uint8_t(code(rng) | (sign(rng) << 7));
+  const float scale = 1e-3f;
+  const Products e4m3 = products(a, w, e4m3ToF32, scale);
+  const double exact = kK * std::ldexp(1.0, -24);
+  // The exact band rejects a dropped K step on most outputs.
+  std::vector<uint16_t> droppedBf16(e4m3.dropped.size());
+  for (size_t i = 0; i < droppedBf16.size(); ++i)
+    droppedBf16[i] = f32ToBF16(float(e4m3.dropped[i]));
+  CHECK(outsideBand(droppedBf16, e4m3.ref, e4m3.absum, exact) >
+        int64_t(e4m3.ref.size()) / 2);
+  for (int producer : {1, 2})
+    for (bool persistent : {false, true}) {
+      Kernel gemm =
+          gemmKernel(*jit, "gemm_e4m3", e4m3Constants(persistent, 128, producer));
+      std::vector<uint16_t> y = runGemm(*jit, gemm, true, a, w, scale);
+      const std::string &ptx = gemm.compiled()->ptx;
+      CHECK(ptx.find("cp.async.bulk.tensor") != std::string::npos);
+      CHECK(ptx.find("mma.sync") != std::string::npos);
+      CHECK(ptx.find("wgmma") == std::string::npos);
+      // A producer warp beside the 8 consumer warps, or none.
+      CHECK(gemm.compiled()->launch.threadsPerBlock == (producer == 1 ? 288u : 256u));
+      CHECK(gemm.compiled()->sums == SumPrecision::Exact);
+      int64_t outside = outsideBand(y, e4m3.ref, e4m3.absum, exact);
+      llvm::outs() << llvm::formatv("gemm_e4m3 sm_90 TMA producer={0}, mma.sync{1}: {2} "
+                                    "of {3} outside R1's band\n",
+                                    producer, persistent ? ", persistent" : "", outside,
+                                    y.size());
+      CHECK(outside == 0);
+    }
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<uint16_t> ab(size_t(kM) * kK), wb(size_t(kN) * kK);
+  for (auto *v : {&ab, &wb})
+    for (uint16_t &x : *v)
+      x = f32ToBF16(normal(rng));
+  const Products bf16 = products(ab, wb, bf16ToF32, 1.0);
+  // producer = 2 also at the portable plan's 128 x 256 tiles (64 x 64 per
+  // warp, which only the consumers' whole register file holds) and with more
+  // K steps than slots of a 2-slot ring.
+  struct Variant {
+    int producer;
+    bool persistent;
+    const char *blockN, *stages;
+  };
+  for (Variant v : {Variant{1, false, "block_n=128", "stages=4"},
+                    Variant{1, true, "block_n=128", "stages=4"},
+                    Variant{2, false, "block_n=128", "stages=4"},
+                    Variant{2, true, "block_n=256", "stages=3"},
+                    Variant{2, false, "block_n=256", "stages=2"}}) {
+    std::vector<std::string> constants = {
+        "inner=320",   "hidden=300", "fp8=0",
+        "block_m=128", v.blockN,     "block_k=64",
+        "warps=8",     v.stages,     "producer=" + std::to_string(v.producer)};
+    if (v.persistent)
+      constants.push_back("persistent=8");
+    Kernel gemm = gemmKernel(*jit, "out_proj", constants);
+    std::vector<uint16_t> y =
+        runGemm(*jit, gemm, false, asBytes(ab), asBytes(wb), std::nullopt);
+    CHECK(gemm.compiled()->ptx.find("wgmma") == std::string::npos);
+    int64_t outside = outsideBand(y, bf16.ref, bf16.absum, exact);
+    llvm::outs() << llvm::formatv("out_proj bf16 sm_90 TMA producer={0}, {1}, {2}, "
+                                  "mma.sync{3}: {4} of {5} outside the f32 band\n",
+                                  v.producer, v.blockN, v.stages,
+                                  v.persistent ? ", persistent" : "", outside, y.size());
     CHECK(outside == 0);
   }
 }

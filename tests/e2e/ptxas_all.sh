@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Every registered kernel, for every arch: `tilejit compile` writes PTX whose
 # .target is the exact arch, and ptxas for that arch assembles it; so do the
-# prefill GEMMs fed by a TMA producer warpgroup, persistent or not (on the
-# arches without TMA the capability table keeps cp.async: the PTX assembles
-# there too).
+# prefill GEMMs fed by TMA (every arch has it) from a producer warp(group) or
+# from a consumer thread, persistent or not. The kernels of the model's plans
+# are PlanPtxasTest's.
 # Exit 77 (CTest: skipped) with the reason when ptxas is not installed.
 set -euo pipefail
 tilejit="$1"
@@ -26,10 +26,19 @@ for kernel in $("$tilejit" list --names); do
     count=$((count + 1))
   done
 done
-for producer in "gemm_e4m3 --set producer=1 --set block_n=256 --set stages=4" \
-  "gemm_e4m3 --set producer=1 --set persistent=8 --set warps=4 --set block_m=64" \
-  "out_proj --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --set persistent=8"; do
-  for arch in sm_90 sm_90a sm_110a sm_121a; do
+# ARCHES|CONSTANTS: producer = 2 (a consumer thread issues the copies) is for
+# mma.sync consumers, which sm_90a's wgmma GEMMs are not; every variant fits
+# GB10's 99 KiB except where its arch list leaves sm_121a out.
+for variant in \
+  "sm_90 sm_90a sm_110a|gemm_e4m3 --set producer=1 --set block_n=256 --set stages=4" \
+  "sm_90 sm_90a sm_110a sm_121a|gemm_e4m3 --set producer=1 --set block_n=256 --set stages=2" \
+  "sm_90 sm_90a sm_110a sm_121a|gemm_e4m3 --set producer=1 --set persistent=8 --set warps=4 --set block_m=64" \
+  "sm_90 sm_90a sm_110a|out_proj --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --set persistent=8" \
+  "sm_90 sm_110a sm_121a|out_proj --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=2 --set producer=2" \
+  "sm_90 sm_110a|out_proj --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=3 --set producer=2 --set persistent=8" \
+  "sm_90 sm_110a sm_121a|gemm_e4m3 --set producer=2 --set warps=4"; do
+  producer=${variant#*|}
+  for arch in ${variant%%|*}; do
     # shellcheck disable=SC2086
     "$tilejit" compile $producer --arch "$arch" -o "$dir/producer.$arch.ptx"
     "$ptxas" -arch="$arch" "$dir/producer.$arch.ptx" -o "$dir/producer.$arch.cubin" ||

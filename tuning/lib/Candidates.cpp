@@ -12,7 +12,7 @@ StaticLimits limitsForArch(const Arch &arch) {
   limits.caps = arch.capabilities();
   // The opt-in maximum per block (the capability table's); a device, when
   // present, replaces it with the driver's number.
-  limits.maxSharedBytes = arch.capabilities().sharedBytesPerBlock;
+  limits.maxSharedBytes = arch.profile().sharedBytesPerBlock;
   return limits;
 }
 

@@ -30,10 +30,12 @@ void registerCompilerDialects(DialectRegistry &registry) {
   registerPTXTargetTranslations(registry);
 }
 
-void buildTileLayoutPipeline(OpPassManager &pm, llvm::StringRef arch) {
+void buildTileLayoutPipeline(OpPassManager &pm, llvm::StringRef arch,
+                             int64_t sharedBytes) {
   pm.addNestedPass<tile::KernelOp>(createTileVerifyLowerable());
   pm.addNestedPass<tile::KernelOp>(tile::createTilePersistent());
-  pm.addNestedPass<tile::KernelOp>(tile::createTileAssignLayouts({arch.str()}));
+  pm.addNestedPass<tile::KernelOp>(
+      tile::createTileAssignLayouts({arch.str(), sharedBytes}));
   pm.addNestedPass<tile::KernelOp>(tile::createTileWarpSpecialize({arch.str()}));
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineDots());
   pm.addPass(createCanonicalizerPass());
@@ -52,6 +54,10 @@ namespace {
 struct LayoutPipelineOptions : PassPipelineOptions<LayoutPipelineOptions> {
   Option<std::string> arch{
       *this, "arch", llvm::cl::desc("Target arch whose capabilities pick the dot path")};
+  Option<int64_t> sharedBytes{
+      *this, "shared-bytes",
+      llvm::cl::desc("Shared memory per program (0: the arch's device profile)"),
+      llvm::cl::init(0)};
 };
 } // namespace
 
@@ -65,7 +71,7 @@ void registerCompilerPasses() {
   PassPipelineRegistration<LayoutPipelineOptions>(
       "tile-layout-pipeline", "tile -> tile with register layouts",
       [](OpPassManager &pm, const LayoutPipelineOptions &options) {
-        buildTileLayoutPipeline(pm, options.arch);
+        buildTileLayoutPipeline(pm, options.arch, options.sharedBytes);
       });
   PassPipelineRegistration<>("tile-to-llvm-pipeline",
                              "tile with layouts -> LLVM + NVVM dialects",
@@ -151,8 +157,14 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
     return success();
   });
   auto start = std::chrono::steady_clock::now();
+  // The shared memory a program may use: the arch's device, or less for a
+  // plan sized for a smaller one (GB10's 99 KiB run on an H200).
+  const int64_t sharedLimit =
+      opts.sharedBytesLimit > 0
+          ? std::min<int64_t>(opts.sharedBytesLimit, arch.profile().sharedBytesPerBlock)
+          : arch.profile().sharedBytesPerBlock;
   PassManager pm(module.getContext());
-  buildTileLayoutPipeline(pm, arch.name());
+  buildTileLayoutPipeline(pm, arch.name(), sharedLimit);
   buildTileToLLVMPipeline(pm);
   if (opts.dump) {
     pm.getContext()->disableMultithreading();
@@ -167,6 +179,14 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(out.name);
   out.threads = func->getAttrOfType<IntegerAttr>("tile.threads").getInt();
   out.sharedBytes = func->getAttrOfType<IntegerAttr>("tile.shared_bytes").getInt();
+  if (out.sharedBytes > sharedLimit)
+    return llvm::createStringError(
+        "kernel '%s' needs %lld bytes of shared memory per program, more than the %lld "
+        "a program may use on %s (%s): fewer stages or smaller tiles",
+        out.name.c_str(), (long long)out.sharedBytes, (long long)sharedLimit,
+        arch.name().str().c_str(),
+        opts.sharedBytesLimit > 0 ? "the plan's device"
+                                  : arch.profile().device.str().c_str());
   out.programsPerSM = func->getAttrOfType<IntegerAttr>("tile.programs_per_sm").getInt();
   out.reducedSums = func->getAttrOfType<StringAttr>("tile.sums").getValue() == "reduced";
   if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tile.grid_dims")) {

@@ -64,16 +64,24 @@ TEST_CASE("Arch::parse names the `a` target for a suffix-less name", "[arch]") {
   CHECK_THAT(parseError("sm_121"), Catch::Contains("'sm_121a'"));
 }
 
-TEST_CASE("Capability table matches docs/design.md", "[arch]") {
+// One row per arch, as docs/design.md's table and the PTX ISA 9.0 target notes
+// give it (the sections are cited in Arch.cpp; tests/unit/PTXTargetTest.cpp
+// holds each entry to what ptxas assembles):
+// - mma.sync bf16 m16n8k16 (sm_80+) and e4m3 m16n8k32 (sm_89+): all four;
+// - wgmma ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): sm_90a;
+// - TMA (cp.async.bulk.tensor, mbarrier expect_tx / try_wait.parity): sm_90+;
+// - setmaxnreg: the arch-specific targets only (not plain sm_90);
+// - cp.async: sm_80+.
+TEST_CASE("Capability table matches the PTX ISA's target notes", "[arch]") {
   struct Row {
     const char *name;
-    bool mmaSyncBf16, mmaSyncE4m3, wgmma, tma, cpAsync;
+    bool mmaSyncBf16, mmaSyncE4m3, wgmma, tma, setmaxnreg, cpAsync;
   };
   const Row rows[] = {
-      {"sm_90", true, true, false, false, true},
-      {"sm_90a", true, true, true, true, true},
-      {"sm_110a", true, true, false, false, true},
-      {"sm_121a", true, true, false, false, true},
+      {"sm_90", true, true, false, true, false, true},
+      {"sm_90a", true, true, true, true, true, true},
+      {"sm_110a", true, true, false, true, true, true},
+      {"sm_121a", true, true, false, true, true, true},
   };
   for (const Row &row : rows) {
     INFO(row.name);
@@ -82,7 +90,31 @@ TEST_CASE("Capability table matches docs/design.md", "[arch]") {
     CHECK(caps.mmaSyncE4m3 == row.mmaSyncE4m3);
     CHECK(caps.wgmma == row.wgmma);
     CHECK(caps.tma == row.tma);
+    CHECK(caps.setmaxnreg == row.setmaxnreg);
     CHECK(caps.cpAsync == row.cpAsync);
+  }
+}
+
+TEST_CASE("Each arch sizes its plans for its device", "[arch]") {
+  struct Row {
+    const char *name, *device;
+    int64_t sms, sharedBytes;
+    double gbps;
+  };
+  const Row rows[] = {
+      {"sm_90", "NVIDIA H200", 132, 227 * 1024, 4800},
+      {"sm_90a", "NVIDIA H200", 132, 227 * 1024, 4800},
+      {"sm_110a", "Jetson AGX Thor", 20, 227 * 1024, 273},
+      {"sm_121a", "NVIDIA GB10", 48, 99 * 1024, 273},
+  };
+  for (const Row &row : rows) {
+    INFO(row.name);
+    const tilejit::DeviceProfile &p = parseOrFail(row.name).profile();
+    CHECK(p.device == row.device);
+    CHECK(p.smCount == row.sms);
+    CHECK(p.sharedBytesPerBlock == row.sharedBytes);
+    CHECK(p.registersPerSM == 65536);
+    CHECK(p.memoryGBps == row.gbps);
   }
 }
 

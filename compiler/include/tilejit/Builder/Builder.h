@@ -122,8 +122,9 @@ struct Config {
   int64_t splitK = 1;
   /// Dot operands straight from memory into mma fragments (#tile.config direct).
   bool direct = false;
-  /// A TMA producer warpgroup feeds the K loop's dots (#tile.config producer).
-  bool producer = false;
+  /// TMA feeds the K loop's dots (#tile.config producer): 1 from a producer
+  /// warp(group), 2 from one consumer thread; 0: off.
+  int64_t producer = 0;
   /// G >= 1: at most one program per multiprocessor walks the output tiles,
   /// G along grid axis 0 at a time (#tile.config persistent); 0: off.
   int64_t persistent = 0;

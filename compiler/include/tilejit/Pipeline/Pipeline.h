@@ -27,10 +27,12 @@ void registerCompilerPasses();
 
 /// tile -> tile with layouts: tile-verify-lowerable, tile-persistent
 /// (persistent = G), tile-assign-layouts
-/// (matrix path from `arch`'s capability table; empty: mma.sync),
-/// tile-warp-specialize (producer = 1 on an arch with TMA), tile-pipeline-dots,
-/// canonicalize, cse.
-void buildTileLayoutPipeline(mlir::OpPassManager &pm, llvm::StringRef arch = "");
+/// (matrix path from `arch`'s capability table; empty: mma.sync; `sharedBytes`
+/// per program, 0: the arch's device profile),
+/// tile-warp-specialize (producer = 1: TMA, refused where the arch has none),
+/// tile-pipeline-dots, canonicalize, cse.
+void buildTileLayoutPipeline(mlir::OpPassManager &pm, llvm::StringRef arch = "",
+                             int64_t sharedBytes = 0);
 /// tile with layouts -> LLVM + NVVM: convert-tile-to-llvm,
 /// convert-arith-to-llvm, reconcile-unrealized-casts, canonicalize, cse.
 void buildTileToLLVMPipeline(mlir::OpPassManager &pm);
@@ -62,6 +64,10 @@ struct CompiledKernel {
 
 struct CompileOptions {
   PTXOptions ptx;
+  /// Shared memory a program may use (0: the arch's device profile): less for
+  /// a plan sized for a smaller device than the one it is compiled for. A
+  /// kernel needing more is an error.
+  int64_t sharedBytesLimit = 0;
   /// Called with each stage's text: "tile", then "mlir.<pass-argument>" after
   /// every pass, "llvm" (only when `dumpLLVM`) and "ptx".
   std::function<void(llvm::StringRef stage, llvm::StringRef text)> dump;

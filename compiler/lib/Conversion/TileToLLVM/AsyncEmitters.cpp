@@ -1,6 +1,7 @@
 // Hopper's asynchronous pipeline family: tile.mbarrier_* as PTX mbarrier
-// instructions, tile.tma_copy as cp.async.bulk.tensor, and
-// tile.warp_specialize as a branch on the warp index with setmaxnreg.
+// instructions, tile.tma_copy as cp.async.bulk.tensor,
+// tile.warp_specialize as a branch on the warp index with setmaxnreg, and
+// tile.single_thread as a branch only thread 0 takes.
 //
 // Shared-memory addresses go to PTX as 32-bit offsets in the shared window;
 // a tensor map is the generic address of its by-value (grid-constant)
@@ -70,12 +71,15 @@ LogicalResult emitMbarrierArrive(Emitter &e, Operation *op) {
   Location loc = op->getLoc();
   OpBuilder &b = e.b;
   // One thread per warpgroup: the warpgroup's tensor-core reads have
-  // completed once any of its threads has passed the wait before this. A
-  // predicated instruction, not a branch: ptxas serializes wgmmas whose
-  // accumulators it cannot follow through branches (C7514).
-  Value leader = LLVM::AndOp::create(
-      b, loc, equals(e, LLVM::AndOp::create(b, loc, e.warp(), e.i32(3, loc)), 0, loc),
-      equals(e, e.lane(), 0, loc));
+  // completed once any of its threads has passed the wait before this (per
+  // warp: a warp's ldmatrix has completed for all its lanes once lane 0 is
+  // past it). A predicated instruction, not a branch: ptxas serializes wgmmas
+  // whose accumulators it cannot follow through branches (C7514).
+  Value leader = equals(e, e.lane(), 0, loc);
+  if (!arrive.getPerWarp())
+    leader = LLVM::AndOp::create(
+        b, loc, equals(e, LLVM::AndOp::create(b, loc, e.warp(), e.i32(3, loc)), 0, loc),
+        leader);
   if (Value predicate = arrive.getPredicate())
     leader = LLVM::AndOp::create(b, loc, leader, e.regs(predicate)[0]);
   Value address =
@@ -154,12 +158,15 @@ LogicalResult emitWarpSpecialize(Emitter &e, Operation *op) {
                                           e.i32(e.numWarps, loc));
   LLVM::CondBrOp::create(b, loc, isProducer, producer, consumer);
 
-  // Registers move from the producer warpgroup to the consumers; one
-  // producer thread issues every copy, the others are done.
+  // Registers move from the producer warpgroup to the consumers (when the
+  // op carries budgets); one producer thread issues every copy, the others
+  // are done.
   b.setInsertionPointToEnd(producer);
-  asmStatement(
-      e, "setmaxnreg.dec.sync.aligned.u32 " + std::to_string(ws.getProducerRegs()) + ";",
-      "", {}, loc);
+  if (ws.getProducerRegs())
+    asmStatement(e,
+                 "setmaxnreg.dec.sync.aligned.u32 " +
+                     std::to_string(*ws.getProducerRegs()) + ";",
+                 "", {}, loc);
   Value elected = LLVM::AndOp::create(b, loc, equals(e, e.warp(), e.numWarps, loc),
                                       equals(e, e.lane(), 0, loc));
   LLVM::CondBrOp::create(b, loc, elected, issuer, done);
@@ -169,9 +176,11 @@ LogicalResult emitWarpSpecialize(Emitter &e, Operation *op) {
   LLVM::BrOp::create(b, loc, done);
 
   b.setInsertionPointToEnd(consumer);
-  asmStatement(
-      e, "setmaxnreg.inc.sync.aligned.u32 " + std::to_string(ws.getConsumerRegs()) + ";",
-      "", {}, loc);
+  if (ws.getConsumerRegs())
+    asmStatement(e,
+                 "setmaxnreg.inc.sync.aligned.u32 " +
+                     std::to_string(*ws.getConsumerRegs()) + ";",
+                 "", {}, loc);
   e.barrierThreads = 32 * e.numWarps;
   if (!ws.getConsumer().empty() && failed(e.emitBlock(ws.getConsumer().front())))
     return failure();
@@ -179,6 +188,16 @@ LogicalResult emitWarpSpecialize(Emitter &e, Operation *op) {
   LLVM::BrOp::create(b, loc, done);
   b.setInsertionPointToEnd(done);
   return success();
+}
+
+LogicalResult emitSingleThread(Emitter &e, Operation *op) {
+  auto single = cast<tile::SingleThreadOp>(op);
+  Location loc = op->getLoc();
+  Value first = LLVM::AndOp::create(e.b, loc, equals(e, e.warp(), 0, loc),
+                                    equals(e, e.lane(), 0, loc));
+  LogicalResult result = success();
+  emitIf(e, first, loc, [&] { result = e.emitBlock(single.getBody().front()); });
+  return result;
 }
 
 } // namespace
@@ -190,6 +209,7 @@ void populateAsyncEmitters(EmitterTable &table) {
   table.add<tile::MbarrierWaitOp>(emitMbarrierWait);
   table.add<tile::TmaCopyOp>(emitTmaCopy);
   table.add<tile::WarpSpecializeOp>(emitWarpSpecialize);
+  table.add<tile::SingleThreadOp>(emitSingleThread);
 }
 
 } // namespace tilejit::lowering

@@ -61,21 +61,21 @@ struct ConvertTileToLLVMPass
              source.getSizes()[1], source.getSizeArgs()[1], source.getStrides()[0],
              map.getBox()[0], map.getBox()[1], bytes}));
       }
-      // A producer warpgroup (tile-warp-specialize) runs beside the config's
-      // warps. setmaxnreg moves registers within the share the entry cap
-      // gives a program: as many programs per multiprocessor as the split's
-      // registers allow fit in the register file.
+      // A producer warpgroup or warp (tile-warp-specialize) runs beside the
+      // config's warps. setmaxnreg moves registers within the share the entry
+      // cap gives a program: as many programs per multiprocessor as the
+      // split's registers allow fit in the register file.
       tile::WarpSpecializeOp ws;
       kernel.walk([&](tile::WarpSpecializeOp op) { ws = op; });
       int64_t warps = tile::getNumWarps(kernel);
-      int64_t threads = 32 * (warps + (ws ? 4 : 0));
+      int64_t threads = 32 * (warps + (ws ? ws.getNumProducerWarps() : 0));
       func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(), b.getUnitAttr());
       func->setAttr(NVVM::NVVMDialect::getReqntidAttrName(),
                     b.getDenseI32ArrayAttr({int32_t(threads), 1, 1}));
       int64_t programsPerSM = 1;
-      if (ws) {
-        int64_t split = 128 * int64_t(ws.getProducerRegs()) +
-                        32 * warps * int64_t(ws.getConsumerRegs());
+      if (ws && ws.getProducerRegs()) {
+        int64_t split = 128 * int64_t(*ws.getProducerRegs()) +
+                        32 * warps * int64_t(*ws.getConsumerRegs());
         programsPerSM = 65536 / split;
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       b.getI32IntegerAttr(int32_t(programsPerSM)));

@@ -111,6 +111,9 @@ public:
   /// RuntimeOptions::tuneDbPath: the tuning database the kernels of this
   /// runtime are tuned from (tuning/ reads it); empty: none.
   llvm::StringRef tuneDbPath() const { return options.tuneDbPath; }
+  /// RuntimeOptions::sharedBytesLimit: the shared memory every kernel of this
+  /// runtime is compiled to (0: the target arch's).
+  int64_t sharedBytesLimit() const { return options.sharedBytesLimit; }
 
 private:
   friend class WeightSlot;

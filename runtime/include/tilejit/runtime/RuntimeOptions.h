@@ -18,6 +18,12 @@ struct RuntimeOptions {
   /// the device's arch-specific target. Code the device cannot run is an error
   /// when it is launched, not when it is compiled.
   std::string archOverride;
+  /// Shared memory a program may use, when the plans are sized for a smaller
+  /// device than the one the kernels run on (`tilejit run --plan-arch
+  /// sm_121a` on an H200: GB10's 99 KiB); 0: the target arch's. Every kernel
+  /// is compiled to it (the compile option "shared-bytes", part of the cache
+  /// keys) and refused if it needs more.
+  int64_t sharedBytesLimit = 0;
   /// Read and write the disk cache; TILEJIT_NO_CACHE=1 (or true, yes, on) turns
   /// it off. The memory cache is always on.
   bool useDiskCache = true;

@@ -13,9 +13,12 @@
 
 namespace tilejit {
 
-/// What a target can execute, as far as tilejit has a lowering path for it.
-/// A false entry means no path: an op that needs it is a diagnostic, never a
-/// silent fallback.
+/// What a target can execute, as far as tilejit has a lowering path for it,
+/// each entry as the PTX ISA's target notes of the instructions it gates give
+/// it (Arch.cpp cites them; tests/unit/PTXTargetTest.cpp assembles a probe of
+/// each entry with ptxas on every arch, accepted where true and refused where
+/// false). A false entry means no path: an op that needs it is a diagnostic,
+/// never a silent fallback.
 struct ArchCapabilities {
   /// mma.sync.m16n8k16 with bf16 inputs and f32 accumulation.
   bool mmaSyncBf16;
@@ -23,12 +26,31 @@ struct ArchCapabilities {
   bool mmaSyncE4m3;
   /// Warpgroup MMA (wgmma.mma_async), bf16 and e4m3.
   bool wgmma;
-  /// Tensor Memory Accelerator bulk copies (cp.async.bulk.tensor).
+  /// Tensor Memory Accelerator bulk copies (cp.async.bulk.tensor, unicast)
+  /// completing on mbarrier transactions (mbarrier.arrive.expect_tx,
+  /// mbarrier.try_wait.parity): what a TMA producer pipeline needs.
   bool tma;
+  /// Per-warpgroup register budgets (setmaxnreg).
+  bool setmaxnreg;
   /// Ampere-style asynchronous global-to-shared copies (cp.async).
   bool cpAsync;
+};
+
+/// The device an arch's plans are sized for, beside the ISA it runs: what
+/// the planner and the tuner read instead of one GPU's numbers
+/// (docs/design.md, "Device profiles"). Nominal figures from the vendors'
+/// specifications; the plans' floors are measured on the device that runs them.
+struct DeviceProfile {
+  /// The device ("NVIDIA H200", "Jetson AGX Thor", "NVIDIA GB10").
+  llvm::StringRef device;
+  /// Streaming multiprocessors.
+  int64_t smCount;
   /// Shared memory one program may use (its dynamic limit raised to the most).
   int64_t sharedBytesPerBlock;
+  /// 32-bit registers of one multiprocessor.
+  int64_t registersPerSM;
+  /// DRAM bandwidth, GB/s.
+  double memoryGBps;
 };
 
 /// One exact compilation target, e.g. `sm_90a`. A value type: cheap to copy,
@@ -65,15 +87,18 @@ public:
   std::string ptxVersionString() const;
   /// What this arch can execute; see ArchCapabilities.
   ArchCapabilities capabilities() const { return caps; }
+  /// The device this arch's plans are sized for; see DeviceProfile.
+  const DeviceProfile &profile() const { return hardware; }
 
   bool operator==(const Arch &other) const { return archName == other.archName; }
   bool operator!=(const Arch &other) const { return !(*this == other); }
 
 private:
   constexpr Arch(llvm::StringRef archName, unsigned sm, bool archSpecific,
-                 llvm::StringRef feature, unsigned ptx, ArchCapabilities caps)
+                 llvm::StringRef feature, unsigned ptx, ArchCapabilities caps,
+                 DeviceProfile hardware)
       : archName(archName), sm(sm), archSpecific(archSpecific), feature(feature),
-        ptx(ptx), caps(caps) {}
+        ptx(ptx), caps(caps), hardware(hardware) {}
 
   llvm::StringRef archName;
   unsigned sm;
@@ -81,6 +106,7 @@ private:
   llvm::StringRef feature;
   unsigned ptx;
   ArchCapabilities caps;
+  DeviceProfile hardware;
 };
 
 } // namespace tilejit

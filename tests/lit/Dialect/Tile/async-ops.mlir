@@ -36,6 +36,80 @@ tile.kernel @pipeline(%a: !tile.ptr<f8E4M3FN> {tile.name = "a"}, %m: i32,
 
 // -----
 
+// mma.sync consumers: one producer warp, no register budgets, per-warp releases.
+// CHECK-LABEL: tile.kernel @warp_producer
+// CHECK: tile.warp_specialize producer_warps = 1 producer {
+// CHECK: tile.mbarrier_arrive %{{.*}}[%{{.*}}] per_warp : <2>
+// CHECK: tile.mbarrier_arrive %{{.*}}[%{{.*}}] if %{{.*}} per_warp : <2>
+tile.kernel @warp_producer() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  %c0 = arith.constant 0 : i32
+  %true = arith.constant true
+  %empty = tile.mbarrier_alloc arrivals = 4 : !tile.barriers<2>
+  tile.warp_specialize producer_warps = 1 producer {
+  } consumer {
+    tile.mbarrier_arrive %empty[%c0] per_warp : !tile.barriers<2>
+    tile.mbarrier_arrive %empty[%c0] if %true per_warp : !tile.barriers<2>
+  }
+  tile.return
+}
+
+// -----
+
+// producer = 2: one consumer thread issues the copies, in a tile.single_thread.
+// CHECK-LABEL: tile.kernel @inline_producer
+// CHECK-SAME: producer = 2
+// CHECK: tile.single_thread {
+// CHECK-NEXT: tile.mbarrier_wait
+// CHECK-NEXT: tile.mbarrier_expect_tx
+// CHECK-NEXT: tile.tma_copy
+// CHECK-NEXT: }
+tile.kernel @inline_producer(%a: !tile.ptr<bf16>, %map: !tile.tensormap<[64, 64], bf16> {tile.tensormap_source = #tile.tensormap_source<base = 0, sizes = [64, 64], size_args = [-1, -1], strides = [64, 1]>}) attributes {config = #tile.config<tile = [64, 64, 64], warps = 2, stages = 2, producer = 2>} {
+  %c0 = arith.constant 0 : i32
+  %buf = tile.shared_alloc : memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>
+  %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
+  %empty = tile.mbarrier_alloc arrivals = 2 : !tile.barriers<2>
+  tile.single_thread {
+    tile.mbarrier_wait %empty[%c0], %c0 : !tile.barriers<2>
+    tile.mbarrier_expect_tx %full[%c0], 8192 : !tile.barriers<2>
+    tile.tma_copy %map[%c0, %c0], %buf[%c0], %full : !tile.tensormap<[64, 64], bf16>, memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>, !tile.barriers<2>
+  }
+  tile.mbarrier_wait %full[%c0], %c0 : !tile.barriers<2>
+  tile.mbarrier_arrive %empty[%c0] per_warp : !tile.barriers<2>
+  tile.return
+}
+
+// -----
+
+tile.kernel @inline_is_not_warp_specialized() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 2>} {
+  // expected-error @+1 {{'tile.warp_specialize' op needs a kernel whose #tile.config has producer = 1}}
+  tile.warp_specialize producer_warps = 1 producer {
+  } consumer {
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @budget_on_a_warp() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  // expected-error @+1 {{'tile.warp_specialize' op register budgets need a producer warpgroup (setmaxnreg acts per warpgroup), got producer_warps = 1}}
+  tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer_warps = 1 producer {
+  } consumer {
+  }
+  tile.return
+}
+
+// -----
+
+tile.kernel @two_producer_warps() attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2, producer = 1>} {
+  // expected-error @+1 {{'tile.warp_specialize' op producer_warps must be 1 (a warp) or 4 (a warpgroup), got 2}}
+  tile.warp_specialize producer_warps = 2 producer {
+  } consumer {
+  }
+  tile.return
+}
+
+// -----
+
 // expected-error @+1 {{a tensor map's box rows must be 32, 64 or 128 bytes (one swizzle span), got 256}}
 "test.op"() {t = !tile.tensormap<[64, 128], bf16>} : () -> ()
 
@@ -79,7 +153,7 @@ tile.kernel @outside(%a: !tile.ptr<bf16>, %map: !tile.tensormap<[64, 64], bf16> 
   %c0 = arith.constant 0 : i32
   %buf = tile.shared_alloc : memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>
   %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
-  // expected-error @+1 {{'tile.tma_copy' op must be in the producer region of a tile.warp_specialize (one thread issues the copy)}}
+  // expected-error @+1 {{'tile.tma_copy' op must be in the producer region of a tile.warp_specialize or in a tile.single_thread (one thread issues the copy)}}
   tile.tma_copy %map[%c0, %c0], %buf[%c0], %full : !tile.tensormap<[64, 64], bf16>, memref<2x64x64xbf16, #tile.shared<vec = 8, perPhase = 1, maxPhase = 8>>, !tile.barriers<2>
   tile.return
 }
@@ -136,7 +210,7 @@ tile.kernel @expectoutside() attributes {config = #tile.config<tile = [64, 64, 6
   %full = tile.mbarrier_alloc arrivals = 1 : !tile.barriers<2>
   tile.warp_specialize producer_regs = 40, consumer_regs = 240 producer {
   } consumer {
-    // expected-error @+1 {{'tile.mbarrier_expect_tx' op must be in the producer region of a tile.warp_specialize (one thread arrives)}}
+    // expected-error @+1 {{'tile.mbarrier_expect_tx' op must be in the producer region of a tile.warp_specialize or in a tile.single_thread (one thread arrives)}}
     tile.mbarrier_expect_tx %full[%c0], 128 : !tile.barriers<2>
   }
   tile.return
@@ -220,3 +294,8 @@ tile.kernel @oddregs() attributes {config = #tile.config<tile = [64, 64, 64], wa
   }
   tile.return
 }
+
+// -----
+
+// expected-error @+1 {{config producer must be 0, 1 (a producer warp or warpgroup) or 2 (one consumer thread issues the copies), got 3}}
+"test.op"() {c = #tile.config<tile = [64, 64, 64], warps = 4, producer = 3>} : () -> ()

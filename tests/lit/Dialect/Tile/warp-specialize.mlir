@@ -3,13 +3,19 @@
 // !tile.tensormap parameter per operand (sourced from the make_view), rings
 // of `stages` slots, a "full" ring of one arrival and an "empty" ring of one
 // arrival per consumer warpgroup; the kernel body is the consumer region,
-// which waits for each slot and releases it after its dots. Without TMA
-// (sm_121a) the config's producer is dropped and cp.async stages the operands.
+// which waits for each slot and releases it after its dots. Without wgmma
+// (sm_90, sm_110a, sm_121a) the consumers are mma.sync warps reading the
+// slots by ldmatrix: one producer warp and no register split, and an "empty"
+// ring of one arrival per consumer warp, each released per warp.
 // Lowering: the warp branch with setmaxnreg, mbarrier waits that spin on
 // try_wait, one elected thread issuing cp.async.bulk.tensor, the tensor maps as
 // 64-byte aligned grid-constant parameters, and barrier 1 for the consumers.
 // RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90a | FileCheck %s
-// RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_121a | FileCheck %s --check-prefix=NOTMA
+// RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_121a | FileCheck %s --check-prefix=MMASYNC
+// RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90 --tile-to-llvm-pipeline | FileCheck %s --check-prefix=MMALLVM
+// RUN: tilejit dump out_proj --arch sm_90 --set fp8=0 --set block_m=128 --set block_n=128 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --stage ptx | FileCheck %s --check-prefix=MMAPTX
+// RUN: tilejit dump out_proj --arch sm_90 --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=3 --set producer=2 --stage mlir | FileCheck %s --check-prefix=INLINE
+// RUN: tilejit dump out_proj --arch sm_90 --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=3 --set producer=2 --stage ptx | FileCheck %s --check-prefix=INLINEPTX
 // RUN: tilejit-opt %s --tile-layout-pipeline=arch=sm_90a --tile-to-llvm-pipeline | FileCheck %s --check-prefix=LLVM
 // RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set stages=4 --stage ptx | FileCheck %s --check-prefix=PTX
 // RUN: tilejit dump gemm_e4m3 --arch sm_90a --set producer=1 --set warps=4 --set block_m=64 --stage ptx | FileCheck %s --check-prefix=PAIR
@@ -94,11 +100,70 @@
 // CHECK-NEXT: }
 // CHECK-NEXT: tile.return
 
-// NOTMA-LABEL: tile.kernel @gemm_ws
-// NOTMA-NOT: tensormap
-// NOTMA-SAME: config = #tile.config<tile = [128, 64, 128], warps = 8, stages = 3>
-// NOTMA-NOT: tile.warp_specialize
-// NOTMA: tile.async_copy
+// MMASYNC-LABEL: tile.kernel @gemm_ws
+// MMASYNC-SAME: !tile.tensormap<[128, 128], f8E4M3FN>
+// MMASYNC-SAME: !tile.tensormap<[64, 128], f8E4M3FN>
+// MMASYNC: %[[FULL:.*]] = tile.mbarrier_alloc arrivals = 1 : <3>
+// MMASYNC: %[[EMPTY:.*]] = tile.mbarrier_alloc arrivals = 8 : <3>
+// MMASYNC: tile.warp_specialize producer_warps = 1 producer {
+// MMASYNC: tile.tma_copy
+// MMASYNC: } consumer {
+// MMASYNC: tile.mbarrier_wait %[[FULL]][%[[SLOT:.*]]], %{{.*}}
+// MMASYNC-NEXT: tile.shared_load {{.*}}[%[[SLOT]]] : {{.*}} -> tensor<128x128xf8E4M3FN, #tile.dot_operand<opIdx = 0
+// MMASYNC-NEXT: tile.shared_load {{.*}}[%[[SLOT]]] transpose : {{.*}} -> tensor<128x64xf8E4M3FN, #tile.dot_operand<opIdx = 1
+// MMASYNC-NEXT: tile.dot
+// MMASYNC-NEXT: tile.mbarrier_arrive %[[EMPTY]][%[[SLOT]]] per_warp
+// MMASYNC-NOT: tile.async_copy
+
+// Eight consumer warps and one producer warp (288 threads), no setmaxnreg;
+// each warp's lane 0 arrives on the slot it has read.
+// MMALLVM-LABEL: llvm.func @gemm_ws
+// MMALLVM-SAME: nvvm.reqntid = array<i32: 288, 1, 1>
+// MMALLVM-NOT: setmaxnreg
+// MMALLVM: cp.async.bulk.tensor.2d
+// MMALLVM: ldmatrix
+// MMALLVM: mma.sync
+// MMALLVM: mbarrier.arrive.shared::cta.b64
+
+// MMAPTX: .reqntid 288, 1, 1
+// MMAPTX-NOT: setmaxnreg
+// MMAPTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// MMAPTX: ldmatrix.sync.aligned
+// MMAPTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// MMAPTX-NOT: wgmma
+
+// producer = 2: no producer warp. Thread 0 of the consumers issues the
+// first stages - 1 = 2 K steps before the loop, then at the top of each
+// iteration the step 2 ahead (when the loop has it); every warp waits for its
+// slot and releases it. 256 threads: the whole register file is the 8 warps'.
+// INLINE: // ----- mlir.tile-warp-specialize -----
+// INLINE: %[[FULL:.*]] = tile.mbarrier_alloc arrivals = 1 : <3>
+// INLINE: %[[EMPTY:.*]] = tile.mbarrier_alloc arrivals = 8 : <3>
+// INLINE-NOT: tile.warp_specialize
+// INLINE: tile.single_thread {
+// INLINE: scf.for
+// INLINE: scf.if
+// INLINE: tile.mbarrier_wait %[[EMPTY]]
+// INLINE: tile.mbarrier_expect_tx %[[FULL]][%{{.*}}], 49152
+// INLINE-COUNT-2: tile.tma_copy
+// INLINE: scf.for
+// INLINE: tile.single_thread {
+// INLINE: scf.if
+// INLINE: tile.mbarrier_wait %[[EMPTY]]
+// INLINE: tile.mbarrier_expect_tx %[[FULL]]
+// INLINE-COUNT-2: tile.tma_copy
+// INLINE: tile.mbarrier_wait %[[FULL]][%[[SLOT:.*]]], %{{.*}}
+// INLINE-NEXT: tile.shared_load {{.*}}[%[[SLOT]]]
+// INLINE-NEXT: tile.shared_load {{.*}}[%[[SLOT]]] transpose
+// INLINE: tile.dot
+// INLINE: tile.mbarrier_arrive %[[EMPTY]][%[[SLOT]]] per_warp
+// INLINE: // ----- mlir.tile-pipeline-dots -----
+// INLINEPTX: .reqntid 256, 1, 1
+// INLINEPTX-NOT: setmaxnreg
+// INLINEPTX: cp.async.bulk.tensor.2d
+// INLINEPTX: ldmatrix.sync.aligned
+// INLINEPTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// INLINEPTX-NOT: wgmma
 
 // LLVM-LABEL: llvm.func @gemm_ws
 // LLVM-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}

@@ -62,12 +62,16 @@ LogicalResult TensorMapSourceAttr::verify(function_ref<InFlightDiagnostic()> emi
   return success();
 }
 
-/// The tile.warp_specialize whose producer region holds `op`, if any.
-static WarpSpecializeOp producerOf(Operation *op) {
-  for (Region *r = op->getParentRegion(); r; r = r->getParentRegion())
+/// Whether one thread runs `op`: it is in the producer region of a
+/// tile.warp_specialize or in a tile.single_thread.
+static bool oneThreadRuns(Operation *op) {
+  for (Region *r = op->getParentRegion(); r; r = r->getParentRegion()) {
+    if (isa_and_nonnull<SingleThreadOp>(r->getParentOp()))
+      return true;
     if (auto ws = dyn_cast_or_null<WarpSpecializeOp>(r->getParentOp()))
-      return r == &ws.getProducer() ? ws : nullptr;
-  return nullptr;
+      return r == &ws.getProducer();
+  }
+  return false;
 }
 
 LogicalResult MbarrierAllocOp::verify() {
@@ -78,16 +82,16 @@ LogicalResult MbarrierAllocOp::verify() {
 }
 
 LogicalResult MbarrierExpectTxOp::verify() {
-  if (!producerOf(*this))
-    return emitOpError("must be in the producer region of a tile.warp_specialize (one "
-                       "thread arrives)");
+  if (!oneThreadRuns(*this))
+    return emitOpError("must be in the producer region of a tile.warp_specialize or in a "
+                       "tile.single_thread (one thread arrives)");
   return success();
 }
 
 LogicalResult TmaCopyOp::verify() {
-  if (!producerOf(*this))
-    return emitOpError("must be in the producer region of a tile.warp_specialize (one "
-                       "thread issues the copy)");
+  if (!oneThreadRuns(*this))
+    return emitOpError("must be in the producer region of a tile.warp_specialize or in a "
+                       "tile.single_thread (one thread issues the copy)");
   TensorMapType map = getMap().getType();
   MemRefType buffer = getBuffer().getType();
   if (getOffsets().size() != 2)
@@ -115,18 +119,31 @@ LogicalResult TmaCopyOp::verify() {
 LogicalResult WarpSpecializeOp::verify() {
   auto kernel = cast<KernelOp>((*this)->getParentOp());
   auto config = kernel.getConfigAttr();
-  if (!config || !config.getProducer())
+  if (!config || config.getProducer() != 1)
     return emitOpError("needs a kernel whose #tile.config has producer = 1");
-  if (getProducerRegs() % 8 || getConsumerRegs() % 8)
-    return emitOpError("register budgets must be multiples of 8, got ")
-           << getProducerRegs() << " and " << getConsumerRegs();
-  int64_t total = 128 * int64_t(getProducerRegs()) +
-                  32 * config.getWarps() * int64_t(getConsumerRegs());
-  if (total > kRegisterFile)
-    return emitOpError("asks for ")
-           << total << " registers (128 producer threads x " << getProducerRegs() << " + "
-           << 32 * config.getWarps() << " consumer threads x " << getConsumerRegs()
-           << "), more than the " << kRegisterFile << " of a multiprocessor";
+  const int64_t producerWarps = getNumProducerWarps();
+  if (producerWarps != 1 && producerWarps != 4)
+    return emitOpError("producer_warps must be 1 (a warp) or 4 (a warpgroup), got ")
+           << producerWarps;
+  if (bool(getProducerRegs()) != bool(getConsumerRegs()))
+    return emitOpError("needs both register budgets or neither");
+  if (getProducerRegs()) {
+    if (producerWarps != 4)
+      return emitOpError("register budgets need a producer warpgroup (setmaxnreg acts "
+                         "per warpgroup), got producer_warps = ")
+             << producerWarps;
+    if (*getProducerRegs() % 8 || *getConsumerRegs() % 8)
+      return emitOpError("register budgets must be multiples of 8, got ")
+             << *getProducerRegs() << " and " << *getConsumerRegs();
+    int64_t total = 128 * int64_t(*getProducerRegs()) +
+                    32 * config.getWarps() * int64_t(*getConsumerRegs());
+    if (total > kRegisterFile)
+      return emitOpError("asks for ")
+             << total << " registers (128 producer threads x " << *getProducerRegs()
+             << " + " << 32 * config.getWarps() << " consumer threads x "
+             << *getConsumerRegs() << "), more than the " << kRegisterFile
+             << " of a multiprocessor";
+  }
   Operation *next = (*this)->getNextNode();
   if (!next || !isa<ReturnOp>(next))
     return emitOpError("must be the kernel's last op before tile.return: its warps "

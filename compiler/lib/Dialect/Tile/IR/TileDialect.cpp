@@ -234,10 +234,13 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                        << "], got " << splitK;
   if (direct != 0 && direct != 1)
     return emitError() << "config direct must be 0 or 1, got " << direct;
-  if (producer != 0 && producer != 1)
-    return emitError() << "config producer must be 0 or 1, got " << producer;
-  // The producer warpgroup comes on top of whole consumer warpgroups.
-  if (producer && (warps % 4 || warps > 16))
+  if (producer < 0 || producer > 2)
+    return emitError()
+           << "config producer must be 0, 1 (a producer warp or warpgroup) or "
+              "2 (one consumer thread issues the copies), got "
+           << producer;
+  // A producer warp(group) comes on top of whole consumer warpgroups.
+  if (producer == 1 && (warps % 4 || warps > 16))
     return emitError() << "config producer = 1 needs warps a multiple of 4 up to 16 "
                           "(whole consumer warpgroups), got "
                        << warps;
@@ -249,7 +252,7 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 }
 
 // #tile.config<tile = [128, 64], warps = 4[, stages = N][, vector = N][, split_k = N]
-//              [, direct = 0|1][, producer = 0|1][, persistent = G]>
+//              [, direct = 0|1][, producer = 0|1|2][, persistent = G]>
 Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> tile;
   int64_t warps = 0, stages = 1, vector = 1, splitK = 1, direct = 0, producer = 0,

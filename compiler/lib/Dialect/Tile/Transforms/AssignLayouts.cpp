@@ -66,8 +66,8 @@ bool isRematerializable(Value v) {
 
 class Assigner {
 public:
-  /// `ringBytes`: the shared memory a producer warpgroup's rings may take
-  /// on the target (0: it has no TMA and wgmma, so no rings).
+  /// `ringBytes`: the shared memory a producer's rings may take on the
+  /// target (0: it has no TMA, so no rings).
   Assigner(KernelOp kernel, bool hasWgmma, int64_t ringBytes)
       : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)), hasWgmma(hasWgmma) {
     if (auto config = kernel.getConfigAttr()) {
@@ -500,8 +500,11 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
       }
       tilejit::ArchCapabilities caps = target->capabilities();
       hasWgmma = caps.wgmma;
-      if (caps.wgmma && caps.tma)
-        ringBytes = caps.sharedBytesPerBlock;
+      if (caps.tma)
+        ringBytes =
+            sharedBytes > 0
+                ? std::min<int64_t>(sharedBytes, target->profile().sharedBytesPerBlock)
+                : target->profile().sharedBytesPerBlock;
     }
     // Register layouts enumerate a thread's registers over power-of-two bases
     // (Layouts.cpp): a tile dimension of another size has no layout, and a

@@ -1,11 +1,16 @@
-// tile-warp-specialize: on an arch with TMA and wgmma, a kernel configured
-// with producer = 1 has its K loop's staged dot operands copied by TMA, issued
-// by one thread of an extra producer warpgroup, into rings of shared-memory
-// slots guarded by mbarriers ("full": the copy's bytes landed; "empty": every
-// consumer warpgroup has read the slot). The config's warps consume: they
-// wait for a slot, read it with the tensor cores and release it, with no
-// barrier of the whole program per K step. Runs after tile-assign-layouts and
-// before tile-pipeline-dots, which then finds nothing left to stage.
+// tile-warp-specialize: on an arch with TMA, a kernel configured with
+// producer = 1 has its K loop's staged dot operands copied by TMA, issued by
+// one thread of an extra producer warp or warpgroup (producer = 2: by thread 0
+// of the consumers, see issueInline), into rings of
+// shared-memory slots guarded by mbarriers ("full": the copy's bytes landed;
+// "empty": every consumer has read the slot). The config's warps consume:
+// they wait for a slot, read it with the tensor cores (wgmma) or into
+// registers (ldmatrix, for mma.sync) and release it, with no barrier of the
+// whole program per K step. wgmma consumers get a producer warpgroup and a
+// register split (setmaxnreg) and release per warpgroup; mma.sync consumers
+// one producer warp, the kernel's registers, and release per warp. Runs after
+// tile-assign-layouts and before tile-pipeline-dots, which then finds nothing
+// left to stage.
 #include "Staging.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
@@ -178,6 +183,82 @@ void releaseLast(OpBuilder &b, Location loc, Value empty, RingPosition at,
   MbarrierArriveOp::create(b, loc, empty, lastSlot, ran);
 }
 
+/// Issues one K step's copies from the producing thread: waits until the
+/// step's slot is empty, expects its bytes on the full barrier and starts
+/// one TMA copy per operand at the step's offsets. `map` takes the consumer
+/// body's values (its K index, and the tile index for a persistent loop) to
+/// the step's; what the offsets need from `body` is cloned (pure ops only).
+LogicalResult issueStep(OpBuilder &b, Location loc, MutableArrayRef<StagedOperand> staged,
+                        ArrayRef<BlockArgument> maps, Value full, Value empty,
+                        const RingPosition &at, int64_t stages, int64_t txBytes,
+                        Block *body, IRMapping &map) {
+  auto [slot, parity] = slotAndParity(b, loc, at, stages, /*producer=*/true);
+  MbarrierWaitOp::create(b, loc, empty, slot, parity);
+  MbarrierExpectTxOp::create(b, loc, full, slot, uint32_t(txBytes));
+  for (auto [s, tensorMap] : llvm::zip(staged, maps)) {
+    SmallVector<Value> offsets;
+    for (Value o : s.load.getOffsets()) {
+      auto clone = cloneChain(b, o, body, map);
+      if (failed(clone))
+        return s.load.emitOpError("needs offsets the producer can compute (pure ops)");
+      offsets.push_back(*clone);
+    }
+    TmaCopyOp::create(b, s.load.getLoc(), tensorMap, offsets, s.buffer, slot, full);
+  }
+  return success();
+}
+
+/// producer = 2: thread 0 of the consumers issues the copies itself, stages - 1
+/// K steps ahead of the step they all read: before the K loop, the first
+/// stages - 1 steps; at the top of iteration i, step i + stages - 1 (into the
+/// slot step i - 1 read, once every warp has released it). No warp is added,
+/// so the consumers keep the register file a producer warp would share
+/// (ptxas caps 9 warps at 168 registers a thread, 8 at 255).
+LogicalResult issueInline(scf::ForOp loop, RingPosition at,
+                          MutableArrayRef<StagedOperand> staged,
+                          ArrayRef<BlockArgument> maps, Value full, Value empty,
+                          int64_t stages, int64_t txBytes) {
+  Location loc = loop.getLoc();
+  Type i32 = IntegerType::get(loop.getContext(), 32);
+  auto singleThread = [&](OpBuilder &b) {
+    auto op = SingleThreadOp::create(b, loc);
+    op.getBody().push_back(new Block());
+    b.setInsertionPointToStart(&op.getBody().front());
+  };
+  // Issues step `iv` when it is one of the loop's.
+  auto issueIfInLoop = [&](OpBuilder &b, Value iv) -> LogicalResult {
+    Value inLoop = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
+                                         loop.getUpperBound());
+    auto guard = scf::IfOp::create(b, loc, inLoop, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(guard.thenBlock());
+    IRMapping map;
+    map.map(loop.getInductionVar(), iv);
+    RingPosition step = at;
+    step.kIv = iv;
+    return issueStep(b, loc, staged, maps, full, empty, step, stages, txBytes,
+                     loop.getBody(), map);
+  };
+  OpBuilder before(loop);
+  singleThread(before);
+  auto c = [&](OpBuilder &b, int64_t v) {
+    return arith::ConstantIntOp::create(b, loc, i32, v);
+  };
+  auto ahead =
+      scf::ForOp::create(before, loc, c(before, 0), c(before, stages - 1), c(before, 1));
+  before.setInsertionPointToStart(ahead.getBody());
+  Value first = arith::AddIOp::create(
+      before, loc, loop.getLowerBound(),
+      arith::MulIOp::create(before, loc, ahead.getInductionVar(), loop.getStep()));
+  if (failed(issueIfInLoop(before, first)))
+    return failure();
+  OpBuilder top(loop.getBody(), loop.getBody()->begin());
+  singleThread(top);
+  Value next = arith::AddIOp::create(
+      top, loc, loop.getInductionVar(),
+      arith::MulIOp::create(top, loc, c(top, stages - 1), loop.getStep()));
+  return issueIfInLoop(top, next);
+}
+
 /// Keeps one wgmma group in flight across the consumer loop's iterations:
 /// the loop's single dot (both operands in wgmma layouts, its accumulator
 /// the loop's only iter_arg use) becomes a tile.dot_async chaining the
@@ -250,33 +331,33 @@ bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stag
 struct WarpSpecializePass
     : tilejit::tile::impl::TileWarpSpecializeBase<WarpSpecializePass> {
   using TileWarpSpecializeBase::TileWarpSpecializeBase;
+  /// "producer = N", as diagnostics name the request.
+  std::string request;
 
   void runOnOperation() override {
     KernelOp kernel = getOperation();
     ConfigAttr config = kernel.getConfigAttr();
     if (!config || !config.getProducer())
       return;
+    request = "producer = " + std::to_string(config.getProducer());
     auto target = tilejit::Arch::parse(arch);
     if (!target) {
-      kernel.emitOpError("cannot check producer = 1: ") << toString(target.takeError());
+      kernel.emitOpError("cannot check ")
+          << request << ": " << toString(target.takeError());
       return signalPassFailure();
     }
-    // setmaxnreg and the TMA copies are sm_90a's; elsewhere the capability
-    // table keeps the cp.async pipeline, and the config says so.
-    if (!target->capabilities().tma || !target->capabilities().wgmma) {
-      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": " << arch
-                              << " has no TMA or wgmma: producer = 1 dropped\n");
-      kernel.setConfigAttr(
-          ConfigAttr::get(&getContext(), config.getTile(), config.getWarps(),
-                          config.getStages(), config.getVector(), config.getSplitK(),
-                          config.getDirect(), /*producer=*/0, config.getPersistent()));
-      return;
+    // A request the target cannot honor is refused by name, never dropped.
+    if (!target->capabilities().tma) {
+      kernel.emitOpError(request)
+          << " needs TMA (cp.async.bulk.tensor), which " << arch << " lacks";
+      return signalPassFailure();
     }
-    if (failed(specialize(kernel, config)))
+    if (failed(specialize(kernel, config, target->capabilities())))
       signalPassFailure();
   }
 
-  LogicalResult specialize(KernelOp kernel, ConfigAttr config) {
+  LogicalResult specialize(KernelOp kernel, ConfigAttr config,
+                           const tilejit::ArchCapabilities &caps) {
     Block &body = kernel.getBody().front();
     // The K loop: at the top level, or in tile-persistent's tile loop.
     scf::ForOp loop, tileLoop;
@@ -292,24 +373,40 @@ struct WarpSpecializePass
       if (found.empty())
         continue;
       if (loop)
-        return kernel.emitOpError("producer = 1 needs one K loop of staged dots, found "
-                                  "two (at ")
-               << loop.getLoc() << " and " << candidate.getLoc() << ")";
+        return kernel.emitOpError(request)
+               << " needs one K loop of staged dots, found two (at " << loop.getLoc()
+               << " and " << candidate.getLoc() << ")";
       loop = candidate;
       staged = std::move(found);
     }
     if (!loop)
-      return kernel.emitOpError(
-          "producer = 1 needs a top-level K loop (or one in the persistent tile loop) "
-          "whose dot operands are loaded tiles that can be staged in shared memory "
-          "(-debug-only=tile-warp-specialize says why each is not)");
+      return kernel.emitOpError(request)
+             << " needs a top-level K loop (or one in the persistent tile loop) whose "
+                "dot "
+                "operands are loaded tiles that can be staged in shared memory "
+                "(-debug-only=tile-warp-specialize says why each is not)";
     if (loop->getParentOp() != kernel)
       tileLoop = cast<scf::ForOp>(loop->getParentOp());
     const int64_t stages = config.getStages(), warps = config.getWarps();
     if (stages < 2)
-      return kernel.emitOpError("producer = 1 needs stages >= 2 (a slot being read "
-                                "while the next is copied), got ")
+      return kernel.emitOpError(request)
+             << " needs stages >= 2 (a slot being read while the next is copied), got "
              << stages;
+    // tile-assign-layouts chose each dot's path: wgmma operands are read from
+    // the slots by the tensor cores, a warpgroup at a time; mma.sync ones by
+    // ldmatrix, a warp at a time.
+    const bool wgmma = llvm::any_of(staged, [](StagedOperand &s) {
+      return isa<WgmmaOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
+    });
+    const bool inline_ = config.getProducer() == 2;
+    if (wgmma && inline_)
+      return kernel.emitOpError(
+          "producer = 2 (a consumer thread issues the copies) is for "
+          "mma.sync consumers; wgmma's take producer = 1");
+    if (wgmma && !caps.setmaxnreg)
+      return kernel.emitOpError("producer = 1 with wgmma consumers needs setmaxnreg "
+                                "(their register split), which ")
+             << arch << " lacks";
 
     // Tensor maps: one parameter per staged operand, named after its base.
     SmallVector<BlockArgument> maps;
@@ -317,13 +414,14 @@ struct WarpSpecializePass
       std::string why;
       auto source = tensorMapSource(s.load.getView(), kernel, why);
       if (failed(source))
-        return s.load.emitOpError("cannot be copied by TMA for producer = 1: ") << why;
+        return s.load.emitOpError("cannot be copied by TMA for ")
+               << request << ": " << why;
       // A box TMA cannot copy (over 256 rows, rows that are not one swizzle
       // span) is the load's diagnostic, as the type's verifier words it.
       auto tile = s.load.getResult().getType();
       auto type = TensorMapType::getChecked(
           [&] {
-            return s.load.emitOpError("cannot be copied by TMA for producer = 1: ");
+            return s.load.emitOpError("cannot be copied by TMA for ") << request << ": ";
           },
           &getContext(), tile.getShape(), tile.getElementType());
       if (!type)
@@ -353,14 +451,23 @@ struct WarpSpecializePass
     }
     auto ringType = BarriersType::get(&getContext(), stages);
     Value full = MbarrierAllocOp::create(b, loc, ringType, 1u);
-    Value empty = MbarrierAllocOp::create(b, loc, ringType, uint32_t(warps / 4));
+    Value empty =
+        MbarrierAllocOp::create(b, loc, ringType, uint32_t(wgmma ? warps / 4 : warps));
+    if (inline_)
+      return specializeInline(loop, tileLoop, staged, maps, full, empty, stages, txBytes);
 
     // Everything else the kernel did becomes the consumers' region.
     Operation *ret = body.getTerminator();
     b.setInsertionPoint(ret);
-    RegisterSplit split = registerSplit(warps);
-    auto ws = WarpSpecializeOp::create(b, loc, uint32_t(split.producer),
-                                       uint32_t(split.consumer));
+    WarpSpecializeOp ws;
+    if (wgmma) {
+      RegisterSplit split = registerSplit(warps);
+      ws = WarpSpecializeOp::create(b, loc, b.getI32IntegerAttr(split.producer),
+                                    b.getI32IntegerAttr(split.consumer), IntegerAttr());
+    } else {
+      ws = WarpSpecializeOp::create(b, loc, IntegerAttr(), IntegerAttr(),
+                                    b.getI32IntegerAttr(1));
+    }
     Block *consumer = new Block(), *producer = new Block();
     ws.getConsumer().push_back(consumer);
     ws.getProducer().push_back(producer);
@@ -401,19 +508,9 @@ struct WarpSpecializePass
     pAt.kLb = copyLoop->getLowerBound();
     pAt.kUb = copyLoop->getUpperBound();
     pAt.kStep = copyLoop->getStep();
-    auto [pSlot, pParity] = slotAndParity(pb, loc, pAt, stages, /*producer=*/true);
-    MbarrierWaitOp::create(pb, loc, empty, pSlot, pParity);
-    MbarrierExpectTxOp::create(pb, loc, full, pSlot, uint32_t(txBytes));
-    for (auto [s, map] : llvm::zip(staged, maps)) {
-      SmallVector<Value> offsets;
-      for (Value o : s.load.getOffsets()) {
-        auto clone = cloneChain(pb, o, consumer, outer);
-        if (failed(clone))
-          return s.load.emitOpError("needs offsets the producer can compute (pure ops)");
-        offsets.push_back(*clone);
-      }
-      TmaCopyOp::create(pb, s.load.getLoc(), map, offsets, s.buffer, pSlot, full);
-    }
+    if (failed(issueStep(pb, loc, staged, maps, full, empty, pAt, stages, txBytes,
+                         consumer, outer)))
+      return failure();
 
     // The consumers: wait for the slot, read it, release it after the dots.
     b.setInsertionPointToStart(loop.getBody());
@@ -429,12 +526,44 @@ struct WarpSpecializePass
     for (StagedOperand &s : staged)
       readFromSlot(b, s, cSlot);
     b.setInsertionPoint(loop.getBody()->getTerminator());
-    MbarrierArriveOp::create(b, loc, empty, cSlot, Value());
-    bool inFlight = keepOneGroupInFlight(loop, empty, cSlot, stages, cAt);
+    MbarrierArriveOp::create(b, loc, empty, cSlot, Value(), /*per_warp=*/!wgmma);
+    bool inFlight = wgmma && keepOneGroupInFlight(loop, empty, cSlot, stages, cAt);
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << staged.size()
                             << " operands by TMA, " << stages << " slots, " << txBytes
-                            << " bytes per step, " << warps << " consumer warps"
+                            << " bytes per step, " << warps << " consumer warps ("
+                            << (wgmma ? "wgmma" : "mma.sync") << ")"
                             << (inFlight ? ", one wgmma group in flight" : "") << "\n");
+    return success();
+  }
+
+  /// producer = 2: the kernel stays one region; its K loop waits for each
+  /// slot, reads it and releases it per warp, and thread 0 issues the copies
+  /// (issueInline).
+  LogicalResult specializeInline(scf::ForOp loop, scf::ForOp tileLoop,
+                                 MutableArrayRef<StagedOperand> staged,
+                                 ArrayRef<BlockArgument> maps, Value full, Value empty,
+                                 int64_t stages, int64_t txBytes) {
+    Location loc = loop.getLoc();
+    RingPosition at{loop.getInductionVar(), loop.getLowerBound(), loop.getUpperBound(),
+                    loop.getStep()};
+    if (tileLoop) {
+      at.tileIv = tileLoop.getInductionVar();
+      at.tileLb = tileLoop.getLowerBound();
+      at.tileStep = tileLoop.getStep();
+    }
+    if (failed(issueInline(loop, at, staged, maps, full, empty, stages, txBytes)))
+      return failure();
+    // After the issuing thread's region: the consumers' wait for the step.
+    OpBuilder b(loop.getBody(), std::next(loop.getBody()->begin()));
+    auto [slot, parity] = slotAndParity(b, loc, at, stages, /*producer=*/false);
+    MbarrierWaitOp::create(b, loc, full, slot, parity);
+    for (StagedOperand &s : staged)
+      readFromSlot(b, s, slot);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    MbarrierArriveOp::create(b, loc, empty, slot, Value(), /*per_warp=*/true);
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << staged.size()
+                            << " operands by TMA from thread 0, " << stages << " slots, "
+                            << txBytes << " bytes per step (mma.sync)\n");
     return success();
   }
 };

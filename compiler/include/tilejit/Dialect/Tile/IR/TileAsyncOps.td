@@ -1,6 +1,7 @@
 // Hopper's asynchronous pipeline as tile ops (made by tile-warp-specialize,
 // after layouts): mbarrier rings, TMA copies into shared-memory slots, and
-// the split of a program's warps into a producer and consumers.
+// the split of a program's warps into a producer and consumers, and the
+// region one thread runs (a consumer issuing its own copies).
 //
 // Semantics: an mbarrier completes a phase when all of its expected arrivals
 // and transaction bytes are in; a wait names the phase it waits for by parity
@@ -30,23 +31,30 @@ def Tile_MbarrierAllocOp : Tile_Op<"mbarrier_alloc", [MemoryEffects<[MemAlloc]>]
 }
 
 def Tile_MbarrierArriveOp : Tile_Op<"mbarrier_arrive"> {
-  let summary = "Each warpgroup of the executing threads arrives once";
+  let summary = "Each warpgroup (or warp) of the executing threads arrives once";
   let description = [{
     One arrival on barrier `slot` of the ring per warpgroup (4 warps) that
     executes it, made after every earlier op of that warpgroup, including its
     asynchronous tensor-core reads of shared memory (a consumer releasing a
     slot it has read). A ring released this way expects one arrival per
-    consumer warpgroup. With `if %cond`, only where `cond` holds (a
-    predicated arrival: no branch between a wgmma and its wait).
+    consumer warpgroup. With `per_warp`, one arrival per warp instead, after
+    that warp's earlier ops: for consumers whose reads of the slot are warp
+    instructions (ldmatrix for mma.sync), which the warps of a warpgroup do
+    not finish together; such a ring expects one arrival per consumer warp.
+    With `if %cond`, only where `cond` holds (a predicated arrival: no branch
+    between a wgmma and its wait).
 
     ```mlir
     tile.mbarrier_arrive %empty[%slot] : !tile.barriers<4>
+    tile.mbarrier_arrive %empty[%slot] per_warp : !tile.barriers<4>
     tile.mbarrier_arrive %empty[%previous] if %notFirst : !tile.barriers<4>
     ```
   }];
-  let arguments = (ins Tile_BarriersType:$barriers, I32:$slot, Optional<I1>:$predicate);
+  let arguments = (ins Tile_BarriersType:$barriers, I32:$slot, Optional<I1>:$predicate,
+                       UnitAttr:$per_warp);
   let assemblyFormat = [{
-    $barriers `[` $slot `]` (`if` $predicate^)? attr-dict `:` type($barriers)
+    $barriers `[` $slot `]` (`if` $predicate^)? (`per_warp` $per_warp^)? attr-dict
+        `:` type($barriers)
   }];
 }
 
@@ -56,7 +64,8 @@ def Tile_MbarrierExpectTxOp : Tile_Op<"mbarrier_expect_tx"> {
     The executing thread arrives on barrier `slot` and adds `bytes` to the
     transaction bytes its current phase waits for: the phase completes when
     the TMA copies that name the barrier have written that many bytes. Only
-    in the producer region of `tile.warp_specialize` (one thread runs it).
+    where one thread runs it: in the producer region of `tile.warp_specialize`
+    or in a `tile.single_thread`.
 
     ```mlir
     tile.mbarrier_expect_tx %full[%slot], 32768 : !tile.barriers<4>
@@ -96,7 +105,8 @@ def Tile_TmaCopyOp : Tile_Op<"tma_copy", [MemoryEffects<[MemRead, MemWrite]>]> {
     copy is asynchronous: it adds its bytes to barrier `slot` of the ring
     `barriers`,
     whose phase completes when all of them are written. The box must be the
-    slot's shape. Only in the producer region of `tile.warp_specialize`.
+    slot's shape. Only where one thread issues it: in the producer region of
+    `tile.warp_specialize` or in a `tile.single_thread`.
 
     ```mlir
     tile.tma_copy %a_map[%row, %k], %buf[%slot], %full : !tile.tensormap<[128, 128], f8E4M3FN>, memref<4x128x128xf8E4M3FN, #shared>, !tile.barriers<4>
@@ -116,13 +126,17 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [
     RecursiveMemoryEffects, NoTerminator, HasParent<"KernelOp">]> {
   let summary = "Splits the program's warps into a TMA producer and consumers";
   let description = [{
-    The program runs with one more warpgroup than its `#tile.config` warps.
-    That warpgroup (warps `warps` .. `warps + 3`) lowers its register budget
-    to `producer_regs` per thread and one of its threads runs the `producer`
-    region; the config's warps raise theirs to `consumer_regs` and run the
-    `consumer` region, in which every tile layout is theirs alone. Values flow
-    in from above; nothing flows out, and nothing follows it in the kernel
-    but `tile.return`. The regions talk through mbarrier rings only.
+    The program runs with `producer_warps` more warps than its `#tile.config`
+    warps: a warpgroup (4, the default) or one warp. One thread of the first
+    of them runs the `producer` region; the config's warps run the `consumer`
+    region, in which every tile layout is theirs alone. With register budgets
+    (a producer warpgroup only: setmaxnreg acts per warpgroup), the producer
+    lowers its budget to `producer_regs` per thread and the consumers raise
+    theirs to `consumer_regs`; without them every thread keeps the kernel's
+    (the targets without setmaxnreg, and mma.sync consumers, which a single
+    producer warp serves). Values flow in from above; nothing flows out, and
+    nothing follows it in the kernel but `tile.return`. The regions talk
+    through mbarrier rings only.
 
     ```mlir
     tile.warp_specialize producer_regs = 40, consumer_regs = 232 producer {
@@ -130,16 +144,46 @@ def Tile_WarpSpecializeOp : Tile_Op<"warp_specialize", [
     } consumer {
       ... tile.dot ...; tile.mbarrier_arrive ...; tile.store ...
     }
+    tile.warp_specialize producer_warps = 1 producer { ... } consumer { ... }
     ```
   }];
-  let arguments = (ins ConfinedAttr<I32Attr, [IntMinValue<24>, IntMaxValue<256>]>:$producer_regs,
-                       ConfinedAttr<I32Attr, [IntMinValue<24>, IntMaxValue<256>]>:$consumer_regs);
+  let arguments = (ins
+      OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$producer_regs,
+      OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<24>, IntMaxValue<256>]>>:$consumer_regs,
+      OptionalAttr<ConfinedAttr<I32Attr, [IntMinValue<1>, IntMaxValue<4>]>>:$producer_warps);
   let regions = (region MaxSizedRegion<1>:$producer, MaxSizedRegion<1>:$consumer);
   let assemblyFormat = [{
-    `producer_regs` `=` $producer_regs `,` `consumer_regs` `=` $consumer_regs
+    (`producer_regs` `=` $producer_regs^ `,` `consumer_regs` `=` $consumer_regs)?
+        (`producer_warps` `=` $producer_warps^)?
         `producer` $producer `consumer` $consumer attr-dict
   }];
+  let extraClassDeclaration = [{
+    /// The warps beside the config's: the attribute, else a warpgroup.
+    int64_t getNumProducerWarps() { return getProducerWarps().value_or(4); }
+  }];
   let hasVerifier = 1;
+}
+
+def Tile_SingleThreadOp : Tile_Op<"single_thread", [
+    RecursiveMemoryEffects, NoTerminator, SingleBlock]> {
+  let summary = "One thread of the program runs the region; the others skip it";
+  let description = [{
+    Thread 0 of warp 0 runs `body`; every other thread goes straight past.
+    For a consumer that issues its own TMA copies (`producer = 2`): the
+    copies and the `tile.mbarrier_expect_tx` that counts their bytes are
+    issued once, by that thread, while the other threads wait on the ring.
+    Values flow in from above; nothing flows out.
+
+    ```mlir
+    tile.single_thread {
+      tile.mbarrier_wait %empty[%slot], %parity : !tile.barriers<3>
+      tile.mbarrier_expect_tx %full[%slot], 32768 : !tile.barriers<3>
+      tile.tma_copy ...
+    }
+    ```
+  }];
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$body attr-dict";
 }
 
 def Tile_DotAsyncOp : Tile_Op<"dot_async", [AllTypesMatch<["acc", "result"]>]> {

@@ -29,10 +29,11 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     `direct` (1: dot operands are loaded from memory straight into their
     mma.sync fragments, `#tile.dot_operand<..., kContig = true>`, with no
     shared-memory staging: for operands each program reads once, such as a
-    streamed weight), `producer` (1: warp specialization on an arch with TMA:
-    a fifth warpgroup, beyond `warps`, copies the K loop's dot operands by
-    TMA into an mbarrier ring that the `warps` consume, see
-    `tile-warp-specialize`) and `persistent` (G >= 1: a grid of at most one
+    streamed weight), `producer` (on an arch with TMA, the K loop's dot
+    operands are copied by TMA into mbarrier rings that the `warps` consume,
+    see `tile-warp-specialize`; 1: the copies are issued by a producer warp
+    or warpgroup beyond `warps`; 2: by one thread of the consumers, stages - 1
+    K steps ahead, so every register stays the consumers') and `persistent` (G >= 1: a grid of at most one
     program per multiprocessor walks the output tiles, in groups of G along
     grid axis 0, see `tile-persistent`).
     A heuristic or the tuner writes it on the `tile.kernel`; lowering only

@@ -19,11 +19,15 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::tilejit::tile::KernelOp">
     that arch's capability table: with wgmma, a dot whose operands a loop
     loads with K contiguous (bf16/f16/e4m3, rows of 32, 64 or 128 bytes,
     M a multiple of 16 x warps, N at most 256) takes `#tile.wgmma_operand`
-    operands; every other dot keeps the mma.sync fragments.
+    operands; every other dot keeps the mma.sync fragments. `shared-bytes`
+    (0: the arch's device profile) is the shared memory a program may use,
+    less for a plan sized for a smaller device (GB10's 99 KiB on an H200).
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"\"",
-           "Exact target arch (sm_90, sm_90a, sm_110a, sm_121a) whose capabilities pick the dot path">
+           "Exact target arch (sm_90, sm_90a, sm_110a, sm_121a) whose capabilities pick the dot path">,
+    Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
+           "Shared memory per program (0: the arch's device profile)">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
