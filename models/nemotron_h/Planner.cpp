@@ -34,28 +34,51 @@ unsigned referenceCopies(const PlanOptions &options) {
 }
 
 /// Tensor-core GEMM tiles of the prefill projections (M = tokens), half the K
-/// step for bf16. With TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed
-/// by a TMA producer warpgroup, 3 stages, which leave the shared memory to
-/// store the accumulator as whole rows, were the fastest at both NemotronH
-/// shapes on the H200 (docs/BENCHMARKS.md, issue 20); elsewhere 64 x 128, 4 warps, 3
-/// stages of cp.async (72 KiB: within GB10's 99 KiB per program), and where
-/// rows of `inner` elements do not start on 16 bytes.
-/// Whether gemmTiles gives the TMA producer tiles: an arch with TMA and wgmma,
-/// and rows of `inner` elements that start on 16 bytes, which TMA copies (a
-/// checkpoint's reduced K need not).
+/// step for bf16, by the arch's pipeline and its device's shared memory:
+/// - TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed by a TMA producer
+///   warpgroup, 3 stages, which leave the shared memory to store the
+///   accumulator as whole rows, were the fastest at both NemotronH shapes on
+///   the H200 (docs/BENCHMARKS.md, issue 20);
+/// - TMA and mma.sync (sm_90, sm_110a, sm_121a), bf16: 128 x 256 tiles of 8
+///   warps (64 x 64 each) whose copies thread 0 issues (producer = 2: no
+///   producer warp, so each thread keeps 255 registers; a ninth warp caps them
+///   at 168, where these tiles spill), 3 stages where the device's shared
+///   memory holds them (48 KiB each), else 2 (GB10: 96 of its 99 KiB);
+///   e4m3: 128 x 128 tiles fed by a producer warp, 3 stages (96 KiB), as
+///   fast as the wider ones there, which spill. On the H200 as the portable
+///   sm_90 build: bf16 0.58-0.63x torch.matmul, e4m3 0.29-0.34x
+///   torch._scaled_mm, against the cp.async tiles' 0.40-0.50x (bf16;
+///   docs/BENCHMARKS.md, issue 35);
+/// - elsewhere, and where rows of `inner` elements do not start on 16 bytes
+///   (which TMA needs; a checkpoint's reduced K need not), 64 x 128, 4 warps,
+///   3 stages of cp.async (72 KiB: within GB10's 99 KiB per program).
+/// Whether gemmTiles gives the TMA producer tiles.
 bool producerTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner) {
-  return arch && arch->capabilities().tma && arch->capabilities().wgmma &&
-         (inner * (fp8 ? 1 : 2)) % 16 == 0;
+  return arch && arch->capabilities().tma && (inner * (fp8 ? 1 : 2)) % 16 == 0;
 }
 
 std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch,
                                    int64_t inner) {
-  if (producerTiles(fp8, arch, inner))
-    return {kv("block_m", 128), kv("block_n", 256), kv("block_k", fp8 ? 128 : 64),
-            kv("warps", 8),     kv("stages", 3),    kv("producer", 1),
-            kv("persistent", 8)};
-  return {kv("block_m", 64), kv("block_n", 128), kv("block_k", fp8 ? 128 : 64),
-          kv("warps", 4), kv("stages", 3)};
+  const int64_t blockK = fp8 ? 128 : 64;
+  if (producerTiles(fp8, arch, inner) && arch->capabilities().wgmma)
+    return {kv("block_m", 128), kv("block_n", 256), kv("block_k", blockK), kv("warps", 8),
+            kv("stages", 3),    kv("producer", 1),  kv("persistent", 8)};
+  if (producerTiles(fp8, arch, inner) && fp8)
+    return {kv("block_m", 128), kv("block_n", 128), kv("block_k", blockK),
+            kv("warps", 8),     kv("stages", 3),    kv("producer", 1)};
+  if (producerTiles(fp8, arch, inner)) {
+    constexpr int64_t kStageBytes = (128 + 256) * 64 * 2, kBarrierBytes = 1024;
+    const int64_t fit =
+        (arch->profile().sharedBytesPerBlock - kBarrierBytes) / kStageBytes;
+    return {kv("block_m", 128),
+            kv("block_n", 256),
+            kv("block_k", blockK),
+            kv("warps", 8),
+            kv("stages", std::clamp<int64_t>(fit, 2, 3)),
+            kv("producer", 2)};
+  }
+  return {kv("block_m", 64), kv("block_n", 128), kv("block_k", blockK), kv("warps", 4),
+          kv("stages", 3)};
 }
 
 /// Whether the decode projection `kernel` runs on tensor cores with its
@@ -375,7 +398,8 @@ std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
 
 /// Whether decode's in_proj runs as prefill's GEMM (addInProjGemm,
 /// gemmTiles) for `rows` rows: from kDecodeGemmRows rows on, where those are
-/// the TMA producer tiles (sm_90a, rows of `hidden` starting on 16 bytes),
+/// the wgmma producer tiles (sm_90a, rows of `hidden` starting on 16 bytes:
+/// the only ones measured against in_proj_conv at these rows),
 /// unless the caller sets constants of in_proj_conv, which keeps the fused
 /// kernel. On the H200 the fused in_proj_conv took 171 / 542 us (FP8) at 64 /
 /// 256 rows, 14 / 35 x its floor, the GEMM 17.9 / 18.8 us. out_proj (K =
@@ -386,7 +410,7 @@ std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
 constexpr int64_t kDecodeGemmRows = 64, kDecodeOutGemmRows = 256;
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
   return rows >= kDecodeGemmRows && !options.overrides.count("in_proj_conv") &&
-         producerTiles(fp8, options.arch, hidden);
+         producerTiles(fp8, options.arch, hidden) && options.arch->capabilities().wgmma;
 }
 
 llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,

@@ -203,8 +203,9 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "prefill plan: the GEMMs take the persistent TMA producer tiles on an arch with "
-    "TMA and wgmma where their rows start on 16 bytes, the cp.async tiles elsewhere",
+    "prefill plan: the GEMMs take the TMA producer tiles where their rows start on 16 "
+    "bytes, wgmma's persistent ones on sm_90a, mma.sync ones sized to the device's "
+    "shared memory elsewhere, and the cp.async tiles without an arch",
     "[e2e][prefill][plan]") {
   NemotronHConfig c = smallConfig(); // hidden 200: FP8 in_proj rows of 200 bytes
   auto layers = syntheticMambaLayers(c, 2);
@@ -239,12 +240,29 @@ TEST_CASE(
     CHECK((constants.find("persistent=8") != std::string::npos) == !fp8InProj);
     CHECK(constants.find("stages=3") != std::string::npos);
   }
-  for (const char *arch : {"sm_90", "sm_121a"})
+  // TMA and mma.sync: bf16 in 128 x 256 tiles whose copies a consumer thread
+  // issues, 3 stages of 48 KiB (2 within GB10's 99 KiB); e4m3 in 128 x 128
+  // tiles fed by a producer warp, 3 stages; the FP8 in_proj's rows keep the
+  // cp.async tiles.
+  for (const char *arch : {"sm_90", "sm_110a", "sm_121a"})
     for (const auto &[role, constants] :
          gemmConstants(llvm::cantFail(Arch::parse(arch)))) {
       INFO(arch << " " << role << ": " << constants);
-      CHECK(constants.find("producer=1") == std::string::npos);
-      CHECK(constants.find("block_m=64") != std::string::npos);
+      const bool fp8 = constants.find("fp8=1") != std::string::npos;
+      const bool fp8InProj = role.starts_with("in_proj") && fp8;
+      CHECK(constants.find("persistent") == std::string::npos);
+      if (fp8InProj) {
+        CHECK(constants.find("producer") == std::string::npos);
+        CHECK(constants.find("block_m=64") != std::string::npos);
+      } else if (fp8) {
+        CHECK(constants.find("block_m=128 block_n=128") != std::string::npos);
+        CHECK(constants.find("stages=3 producer=1") != std::string::npos);
+      } else {
+        CHECK(constants.find("block_m=128 block_n=256") != std::string::npos);
+        CHECK(constants.find(std::string("stages=") +
+                             (std::string(arch) == "sm_121a" ? "2" : "3") +
+                             " producer=2") != std::string::npos);
+      }
     }
   for (const auto &[role, constants] : gemmConstants(std::nullopt))
     CHECK(constants.find("producer=1") == std::string::npos);

@@ -4,14 +4,16 @@
 # TILEJIT_ARCH=sm_90, then planted defects (check-only runs) that must exit 1.
 # Each run's output goes to OUT/<name>.log; a summary line per run is printed.
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
-# prefill-sm_90a prefill-sm_90 defects; default all; and, for issue 18's
-# experiments, variants: the lines of tests/e2e/decode_variants.txt). SM90_ARGS:
-# extra options of the sm_90 runs (e.g. --time-batch 0: checks only).
+# decode-sm_121a prefill-sm_90a prefill-sm_90 prefill-sm_121a defects; default
+# all; and, for issue 18's experiments, variants: the lines of
+# tests/e2e/decode_variants.txt). SM90_ARGS: extra options of the sm_90 runs
+# (e.g. --time-batch 0: checks only); DECODE_ARGS: of every decode run (e.g.
+# --time-batch 1,8).
 set -u
 tj=$1 out=$2
 shift 2
 mkdir -p "$out"
-runs=${*:-decode-sm_90a decode-sm_90 prefill-sm_90a prefill-sm_90 defects}
+runs=${*:-decode-sm_90a decode-sm_90 decode-sm_121a prefill-sm_90a prefill-sm_90 prefill-sm_121a defects}
 summary() { # name want rc log
   last=$(tail -n 1 "$4")
   ok=no
@@ -30,10 +32,15 @@ one() { # name want arch args...
 }
 for run in $runs; do
   case $run in
-  decode-sm_90a) one decode-sm_90a 0 sm_90a ;;
-  decode-sm_90) one decode-sm_90 0 sm_90 ${SM90_ARGS:-} ;;
+  decode-sm_90a) one decode-sm_90a 0 sm_90a ${DECODE_ARGS:-} ;;
+  decode-sm_90) one decode-sm_90 0 sm_90 ${DECODE_ARGS:-} ${SM90_ARGS:-} ;;
   prefill-sm_90a) one prefill-sm_90a 0 sm_90a --mode prefill ;;
   prefill-sm_90) one prefill-sm_90 0 sm_90 --mode prefill ${SM90_ARGS:-} ;;
+  # GB10's plan (issue 35: 48 SMs, 99 KiB per program) as the portable sm_90
+  # build, every kernel held to 99 KiB: checked, then timed against the H200's
+  # floors.
+  decode-sm_121a) one decode-sm_121a 0 sm_90a --plan-arch sm_121a ${DECODE_ARGS:-} ;;
+  prefill-sm_121a) one prefill-sm_121a 0 sm_90a --plan-arch sm_121a --mode prefill ;;
   variants) # every line of tests/e2e/decode_variants.txt (VARIANTS: only these names)
     while read -r name args; do
       case $name in '#'* | '') continue ;; esac

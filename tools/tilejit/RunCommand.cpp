@@ -70,6 +70,13 @@ cl::list<int>
                 cl::desc("Decode: batches whose step and kernels are timed on the "
                          "GPU (default 1,8,64,256); 0: no timing (prefill too)"),
                 cl::CommaSeparated, cl::sub(runCmd));
+cl::opt<std::string> planArch(
+    "plan-arch",
+    cl::desc("Plan for this arch's device (sm_90, sm_90a, sm_110a, sm_121a: its "
+             "tiles, its shared memory); on a GPU of another arch, run the portable "
+             "sm_90 build of that plan with every kernel held to the device's shared "
+             "memory (default: the GPU's own arch; none on the interpreter)"),
+    cl::sub(runCmd));
 cl::opt<std::string> plantDefect(
     "plant-defect",
     cl::desc("Test only: plant a defect in what the backend runs (drop-k-step, "
@@ -186,6 +193,12 @@ int runMain(const KernelRegistry &registry) {
   if (!overrides)
     return fail(toString(overrides.takeError()));
   options.overrides = std::move(*overrides);
+  if (!planArch.empty()) {
+    auto arch = Arch::parse(planArch);
+    if (!arch)
+      return fail("--plan-arch: " + toString(arch.takeError()));
+    options.planArch = *arch;
+  }
 
   std::unique_ptr<runtime::DeviceApi> device;
   const char *modeName = prefill ? "prefill" : "decode";
@@ -251,16 +264,42 @@ double msSince(std::chrono::steady_clock::time_point start) {
 }
 
 Expected<std::unique_ptr<runtime::JitRuntime>>
-openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device) {
-  auto options = runtime::RuntimeOptions::fromEnvironment();
+openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device,
+               const std::optional<Arch> &planArch) {
+  const runtime::DeviceInfo &info = device->info();
+  auto deviceArch = Arch::forComputeCapability(info.ccMajor, info.ccMinor);
+  // A plan for another arch's device runs here as the portable sm_90 build of
+  // that plan (the same tiles), each kernel held to that device's shared
+  // memory; the plan's own arch when this GPU is its device.
+  const bool portable = planArch && (!deviceArch || *deviceArch != *planArch);
+  if (!deviceArch)
+    consumeError(deviceArch.takeError());
+  auto options = runtime::RuntimeOptions::fromEnvironment(portable);
   if (!options)
     return options.takeError();
+  if (portable) {
+    options->archOverride =
+        planArch->smVersion() == 90 ? planArch->name().str() : "sm_90";
+    options->sharedBytesLimit = planArch->profile().sharedBytesPerBlock;
+  }
   auto jit = runtime::JitRuntime::create(
       std::move(device), JitCompiler::fromEnvironment(), std::move(*options));
-  if (jit)
-    outs() << formatv("backend gpu: {0}, compiling for {1}\n",
-                      (*jit)->device().info().name, (*jit)->targetArch().name());
+  if (!jit)
+    return jit;
+  outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
+                    (*jit)->targetArch().name());
+  if (portable)
+    outs() << formatv(
+        "plan for {0} ({1}: {2} SMs, {3} KiB of shared memory per "
+        "program); this GPU runs its {4} build, every kernel held to {3} "
+        "KiB\n",
+        planArch->name(), planArch->profile().device, planArch->profile().smCount,
+        planArch->profile().sharedBytesPerBlock / 1024, (*jit)->targetArch().name());
   return jit;
+}
+
+Arch planArchOf(const RunOptions &options, const runtime::JitRuntime &jit) {
+  return options.planArch ? *options.planArch : jit.targetArch();
 }
 
 std::vector<size_t> checkedLayers(const std::vector<MambaLayerWeights> &w) {

@@ -41,6 +41,7 @@ int runDecodeInterpreter(const RunInputs &in) {
   for (size_t i = 0; i < in.weights.size(); ++i)
     all.push_back(i);
   PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
+  planOptions.arch = in.options.planArch;
   auto plan = planDecodeStep(in.registry, in.config, in.backendWeights, rows,
                              int64_t(rows) + 2, planOptions);
   if (!plan)
@@ -67,7 +68,7 @@ int runDecodeInterpreter(const RunInputs &in) {
 }
 
 int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device) {
-  auto jit = openGpuRuntime(std::move(device));
+  auto jit = openGpuRuntime(std::move(device), in.options.planArch);
   if (!jit)
     return fail(toString(jit.takeError()));
   bool ok = true;
@@ -76,7 +77,7 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
     PlanOptions planOptions{in.options.overrides,
                             tunedFromDatabase(**jit, in.registry, rows, 0, outs()),
                             perLayer};
-    planOptions.arch = (*jit)->targetArch();
+    planOptions.arch = planArchOf(in.options, **jit);
     auto plan = planDecodeStep(in.registry, in.config, layersToRun, rows,
                                std::max<int64_t>(int64_t(rows) + 2, 8), planOptions);
     if (!plan)

@@ -65,6 +65,7 @@ int runPrefillInterpreter(const RunInputs &in) {
   for (size_t i = 0; i < in.weights.size(); ++i)
     all.push_back(i);
   PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
+  planOptions.arch = in.options.planArch;
   auto plan =
       planPrefill(in.registry, in.config, in.backendWeights, b, total, 6, planOptions);
   if (!plan)
@@ -91,7 +92,7 @@ int runPrefillInterpreter(const RunInputs &in) {
 }
 
 int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device) {
-  auto jit = openGpuRuntime(std::move(device));
+  auto jit = openGpuRuntime(std::move(device), in.options.planArch);
   if (!jit)
     return fail(toString(jit.takeError()));
   auto create =
@@ -101,7 +102,7 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
     PlanOptions planOptions{in.options.overrides,
                             tunedFromDatabase(**jit, in.registry, 0, total, outs()),
                             perLayer};
-    planOptions.arch = (*jit)->targetArch();
+    planOptions.arch = planArchOf(in.options, **jit);
     auto plan =
         planPrefill(in.registry, in.config, layersToRun, b, total, 8, planOptions);
     if (!plan)

@@ -21,6 +21,8 @@ struct RunOptions {
   models::KernelOverrides overrides;
   /// A defect planted in what the backend runs (test-only): the checks must fail.
   models::Defect defect = models::Defect::None;
+  /// --plan-arch: the arch whose device the plans are sized for.
+  std::optional<Arch> planArch;
 };
 
 /// What a mode runs on: the config, the reference's weights and the weights the
@@ -40,9 +42,14 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
 double msSince(std::chrono::steady_clock::time_point start);
 
 /// The JIT runtime on `device` with the environment's options; says which
-/// GPU and arch it compiles for.
+/// GPU and arch it compiles for. With `planArch` of another GPU's device: the
+/// portable sm_90 target (sm_90 or sm_90a itself for a Hopper plan), every
+/// kernel held to that device's shared memory.
 llvm::Expected<std::unique_ptr<runtime::JitRuntime>>
-openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device);
+openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device,
+               const std::optional<Arch> &planArch);
+/// The arch a GPU run plans for: --plan-arch, else what `jit` compiles for.
+Arch planArchOf(const RunOptions &options, const runtime::JitRuntime &jit);
 
 /// The layers a GPU check runs: the first, and the first of the other
 /// projection kind when there is one (an FP8 and a bf16 layer).
