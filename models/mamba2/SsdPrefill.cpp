@@ -136,28 +136,44 @@ Value stateAfter(const SsdShape &g, const Chunk &c, Value s) {
 
 /// Steps 4-5: y = exp(L_i) C_i S_in + sum_j<=i CB_ij exp(L_i - L_j) dt_j x_j + D x_i.
 /// A NaN or Inf entering at token t changes no output before t (R5 is
-/// sequential): the upper triangle is selected away, never multiplied by
-/// zero, and since a product of tiles adds 0 x NaN = NaN, x enters the mix
-/// product finite (a non-finite x as 0) and reaches y from its own token on
-/// through `poison`, the running sum of NaN markers down each column.
-Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef) {
+/// sequential): the upper triangle of the mix is selected away, never
+/// multiplied by zero. A product of tiles adds 0 x NaN = NaN, so a chunk
+/// whose x is not all finite (`finiteX` false) takes the mix product with x
+/// finite (a non-finite x as 0) and lets each non-finite x reach y from its
+/// own token on through `poison`, the running sum of NaN markers down each
+/// column; the scan costs a fifth of the kernel, so finite chunks skip it.
+Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool finiteX) {
   Value causal = expandDims(arange(0, g.q), 1) >= expandDims(arange(0, g.q), 0);
   Value cb = dot(c.cm, transpose(c.b, {1, 0}), zeros({g.q, g.q}, DType::F32));
   Value decay = exp(minimum(expandDims(c.lam, 1) - expandDims(c.lam, 0), 0.0));
   Value mixF = where(causal, cb * decay * expandDims(c.dt, 0), 0.0);
   Value xF = c.x.to(DType::F32);
-  Value finite = abs(xF) < double(INFINITY);
-  Value poison = cumsum(where(finite, zeros({g.q, g.bp}, DType::F32),
-                              full({g.q, g.bp}, double(NAN), DType::F32)),
-                        0);
-  Value yTile = dotSplit(splitBF16(mixF, g.exact),
-                         where(finite, c.x, zeros({g.q, g.bp}, DType::BF16)),
-                         zeros({g.q, g.bp}, DType::F32));
+  Value yTile;
+  if (finiteX) {
+    yTile = dotSplit(splitBF16(mixF, g.exact), c.x, zeros({g.q, g.bp}, DType::F32));
+  } else {
+    Value finite = abs(xF) < double(INFINITY);
+    Value poison = cumsum(where(finite, zeros({g.q, g.bp}, DType::F32),
+                                full({g.q, g.bp}, double(NAN), DType::F32)),
+                          0);
+    yTile = dotSplit(splitBF16(mixF, g.exact),
+                     where(finite, c.x, zeros({g.q, g.bp}, DType::BF16)),
+                     zeros({g.q, g.bp}, DType::F32)) +
+            poison;
+  }
   // Split, then transpose each bf16 half: a transpose feeding a dot
   // operand folds into the operand's one trip through shared memory.
   Value carry = dotSplit(c.cm, transposeBoth(splitBF16(s, g.exact)),
                          zeros({g.q, g.bp}, DType::F32));
-  return yTile + carry * expandDims(exp(c.lam), 1) + xF * dCoef + poison;
+  return yTile + carry * expandDims(exp(c.lam), 1) + xF * dCoef;
+}
+
+/// Whether some x of the chunk is not finite (a scalar).
+Value anyNonFinite(const Chunk &c) {
+  const Shape shape = c.x.shape();
+  Value bad = where(abs(c.x.to(DType::F32)) < double(INFINITY), zeros(shape, DType::F32),
+                    full(shape, 1.0, DType::F32));
+  return max(max(bad, 1), 0) > 0.0;
 }
 
 /// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
@@ -274,7 +290,13 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
     Chunk chunk = loadChunk(g, in, h, p0, t0, t1, /*withC=*/true);
     View yView = makeView(y + chunk.rowBase * g.inner + h * g.headDim,
                           {Dim(chunk.len), g.headDim}, {g.inner, 1});
-    store(yView, {0, p0}, where(live, chunkOutput(g, chunk, s, dCoef), 0.0).to(yType));
+    store(yView, {0, p0},
+          where(live, chunkOutput(g, chunk, s, dCoef, /*finiteX=*/true), 0.0).to(yType));
+    ifThen(anyNonFinite(chunk), [&] {
+      store(
+          yView, {0, p0},
+          where(live, chunkOutput(g, chunk, s, dCoef, /*finiteX=*/false), 0.0).to(yType));
+    });
     Value next = stateAfter(g, chunk, s);
     ifThen(last & live, [&] {
       store(stateView(page, maximum(slot, 0), h, g, g.headDim), {p0, 0}, next);

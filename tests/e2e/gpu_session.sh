@@ -15,7 +15,8 @@
 #            through `tilejit run --model` and examples/embed)
 #   tunedb   tests/e2e/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
 #            $OUT/h200.tune.json: commit it as tunedb/h200.tune.json)
-# Usage: tests/e2e/gpu_session.sh PART... (with bundle/ carried)
+# Usage: tests/e2e/gpu_session.sh PART... (with bundle/tilejit-bundle.tar.xz and,
+# for python, bundle/tilejit-python-gpu-kit.tar.xz carried)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=/tmp/tj
@@ -25,7 +26,9 @@ out=$work/logs/$(date +%H%M%S)
 mkdir -p "$out"
 trap 'tar -C "$work/logs" -cJf "${OUT:-$work}/logs.tar.xz" .' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
-if [ ! -x "$work/tilejit-bundle/bin/tilejit" ]; then
+# Each archive is unpacked when carried: the two together pass the device's
+# 64 MiB, so the python part may come in a call of its own.
+if [ ! -x "$work/tilejit-bundle/bin/tilejit" ] && [ -f "$root/bundle/tilejit-bundle.tar.xz" ]; then
   tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work" || exit 1
 fi
 if [ -f "$root/bundle/tilejit-python-gpu-kit.tar.xz" ] && [ ! -d "$work/kit" ]; then

@@ -10,7 +10,7 @@ namespace tilejit::tuning {
 StaticLimits limitsForArch(const Arch &arch) {
   StaticLimits limits;
   limits.caps = arch.capabilities();
-  // The opt-in maximum per block (the capability table's); a device, when
+  // The opt-in maximum per block (the arch's device profile); a device, when
   // present, replaces it with the driver's number.
   limits.maxSharedBytes = arch.profile().sharedBytesPerBlock;
   return limits;
