@@ -37,7 +37,8 @@ std::optional<uint64_t> kilobytesField(llvm::StringRef text, llvm::StringRef key
 
 /// A cgroup v2 number ("max" is no limit).
 std::optional<uint64_t> cgroupNumber(const char *path) {
-  llvm::StringRef text = llvm::StringRef(readSmallFile(path)).trim();
+  const std::string file = readSmallFile(path); // the StringRef below views it
+  llvm::StringRef text = llvm::StringRef(file).trim();
   uint64_t value;
   if (text.empty() || text == "max" || text.getAsInteger(10, value))
     return std::nullopt;
@@ -71,7 +72,8 @@ uint64_t allocatableMemoryBytes() {
   cap(rlimitLeft(RLIMIT_AS, kilobytesField(status, "VmSize")));
   cap(rlimitLeft(RLIMIT_DATA, kilobytesField(status, "VmData")));
   // The process's own cgroup (v2: one line "0::/path"); its limit less its use.
-  llvm::StringRef group = llvm::StringRef(readSmallFile("/proc/self/cgroup")).trim();
+  const std::string cgroup = readSmallFile("/proc/self/cgroup");
+  llvm::StringRef group = llvm::StringRef(cgroup).trim();
   if (group.consume_front("0::")) {
     std::string dir = "/sys/fs/cgroup" + group.str();
     std::optional<uint64_t> max = cgroupNumber((dir + "/memory.max").c_str());
