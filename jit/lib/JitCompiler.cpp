@@ -169,6 +169,7 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
   result.launch.threadsPerBlock = static_cast<uint32_t>(compiled->threads);
   result.launch.dynamicSharedBytes = static_cast<uint32_t>(compiled->sharedBytes);
   result.launch.programsPerSM = static_cast<uint32_t>(compiled->programsPerSM);
+  result.launch.waitsForPredecessors = compiled->waitsForPredecessors;
   result.warnings = std::move(warnings);
   result.sums = compiled->reducedSums ? runtime::SumPrecision::Reduced
                                       : runtime::SumPrecision::Exact;

@@ -37,6 +37,9 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   if (check.enabled)
     numSlots = k.scalarParam("num_slots", DType::I32);
   k.setConfig({{block}, /*warps=*/4, /*stages=*/1, /*vector=*/1});
+  k.markInvariant(weight);
+  k.markInvariant(bias);
+  dependentStart(spec);
 
   Value seq = programId(0);
   Value slot = load(slots + seq);

@@ -4,6 +4,7 @@
 // result is also quantized for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant),
 // and only that is stored. Without the gate (`gate` 0: no z), v = y: a plain group
 // RMSNorm with the same two rounding points.
+#include "Parts.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -24,6 +25,8 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   if (fp8Out)
     inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
   k.setConfig({{1, group}, /*warps=*/4, /*stages=*/1, /*vector=*/8});
+  k.markInvariant(weight);
+  dependentStart(spec);
 
   Value row = programId(0);
   Value col = programId(1) * group;

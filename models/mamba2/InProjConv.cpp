@@ -43,6 +43,18 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   View weightView = makeView(weight, {outCols, hidden}, {hidden, 1});
   View xView = makeView(x, {rows, hidden}, {hidden, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
+  // The program's weight rows [n0, n0 + bn) are one contiguous slab; the
+  // first row of programs prefetches it while the kernel before drains.
+  for (Value invariant : {weight, convWeight, convBias})
+    k.markInvariant(invariant);
+  const int64_t rowBytes = hidden * (fp8 ? 1 : 2);
+  const bool gemv = bm == 1 && !spec.get("direct");
+  const bool waitLater = dependentStart(
+      spec,
+      rowBytes % 16 ? std::nullopt
+                    : std::optional<WeightSlab>(WeightSlab{
+                          weight + n0 * hidden, minimum(bn, outCols - n0) * rowBytes}),
+      programId(1) == 0, gemv);
   Value acc; // [bm, bn] f32
   if (spec.get("direct")) {
     // Tensor cores for any batch: weights streamed once per program straight
@@ -60,7 +72,7 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     // Eight elements per thread: the bf16 activation (16 bytes) and the
     // weight then share one layout, so neither passes through shared memory.
     k.setConfig({{bn, bk}, spec.get("warps"), 1, 8});
-    ProjectionOperands p{weightView, x, hidden, inputScale};
+    ProjectionOperands p{weightView, x, hidden, inputScale, waitLater};
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles; the activation is quantized in the

@@ -20,17 +20,30 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   const DType outType = spec.get("out_f32") ? DType::F32 : DType::BF16;
   Value out = k.ptrParam("out", outType, {"rows", hidden}); // [rows, hidden]
   Value rows = k.scalarParam("rows", DType::I32);
-  std::optional<Value> outputScale;
+  std::optional<Value> scaleA, scaleB, outputScale;
   if (fp8 && spec.get("scale_ptr")) {
-    Value scaleA = k.ptrParam("scale_a", DType::F32, {1});
-    Value scaleB = k.ptrParam("scale_b", DType::F32, {1});
-    outputScale = load(scaleA) * load(scaleB);
+    scaleA = k.ptrParam("scale_a", DType::F32, {1});
+    scaleB = k.ptrParam("scale_b", DType::F32, {1});
   } else if (fp8) {
     outputScale = k.scalarParam("output_scale", DType::F32); // s_x * s_w
   }
   const int64_t bm = spec.get("block_m");
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
+  // As in_proj_conv: the first row of programs prefetches its weight rows.
+  // The TMA and persistent forms never wait (their passes move the body).
+  k.markInvariant(weight);
+  const bool gemv = bm == 1 && !spec.get("direct");
+  bool waitLater = false;
+  if (!spec.get("producer") && !spec.get("persistent")) {
+    const int64_t rowBytes = inner * (fp8 ? 1 : 2);
+    waitLater = dependentStart(
+        spec,
+        rowBytes % 16 ? std::nullopt
+                      : std::optional<WeightSlab>(WeightSlab{
+                            weight + n0 * inner, minimum(bn, hidden - n0) * rowBytes}),
+        programId(1) == 0, gemv);
+  }
   Value acc; // [bm, bn] f32
   if (spec.get("direct")) {
     k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});
@@ -39,7 +52,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
                         n0, bm, bn, inner, bk, spec.get("loads_in_flight"));
   } else if (bm == 1) {
     k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
-    ProjectionOperands p{weightView, a, inner, std::nullopt};
+    ProjectionOperands p{weightView, a, inner, std::nullopt, waitLater};
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles, the weight staged through shared memory
@@ -55,6 +68,9 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
                      return {dot(load(aView, {m0, kk}, {bm, bk}), w, carried[0])};
                    })[0];
   }
+  // After the wait: the scales are the caller's tensors.
+  if (scaleA)
+    outputScale = load(*scaleA) * load(*scaleB);
   if (outputScale)
     acc = acc * *outputScale;
   store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));

@@ -35,6 +35,8 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
     std::vector<std::pair<int64_t, Value>> weights;
     for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
       weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
+    if (g0 == 0 && p.waitAfterFirstWeights)
+      waitAndSignal();
     for (auto &[k0, w] : weights) {
       // Quantizing once per program and broadcasting through shared memory
       // measured slower (23.5 against 17.3 us on the H200): the copies in
@@ -119,6 +121,30 @@ Value convUpdate(const ConvOperands &conv, Value slot, Value live, Value c, Valu
   store(taps + tapStride, s2, update);
   store(taps + 2 * tapStride, xt, update);
   return where(live, silu(pre), 0.0).to(DType::BF16);
+}
+
+bool dependentStart(const Specialization &spec, std::optional<WeightSlab> slab,
+                    std::optional<Value> prefetcher, bool waitsLater) {
+  const int64_t dependent = spec.get("dependent");
+  if (!dependent)
+    return false;
+  if (slab && spec.get("prefetch")) {
+    if (prefetcher)
+      ifThen(*prefetcher, [&] { prefetchL2(slab->ptr, slab->bytes); });
+    else
+      prefetchL2(slab->ptr, slab->bytes);
+  }
+  if (dependent == 2 && waitsLater)
+    return true;
+  waitAndSignal();
+  return false;
+}
+
+void waitAndSignal() {
+  waitForPredecessors();
+  // Every program of this kernel has been scheduled once all have passed
+  // here, so the next kernel's programs only take what this one leaves.
+  launchDependents();
 }
 
 } // namespace tilejit::models

@@ -21,6 +21,10 @@ struct ProjectionOperands {
   /// e4m3(x * (1 / s_x)) (R1's static activation quant; the reciprocal may
   /// move a quotient on a rounding boundary by one e4m3 code, which R1 allows).
   std::optional<Value> quantScale;
+  /// Wait for the kernels before (and signal the next) right after the first
+  /// K group's weight loads are issued, before the first activation read
+  /// (`dependent` = 2): the weights are on their way while the wait holds.
+  bool waitAfterFirstWeights = false;
 };
 
 /// The f32 dot products [bn] of input row `row` (a scalar i32) with weight rows
@@ -43,6 +47,26 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
 Value projectDirect(View input, View weightT, std::optional<Value> inverseScale, Value m0,
                     Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk,
                     int64_t group);
+
+/// A byte range of an invariant weight a program streams: prefetched into L2
+/// before the program waits for the kernels before it.
+struct WeightSlab {
+  Value ptr;   ///< scalar !tile.ptr, 16-byte aligned
+  Value bytes; ///< i32, a multiple of 16
+};
+
+/// The start of a decode kernel (programmatic dependent launch,
+/// docs/design.md#programmatic-dependent-launch). With `prefetch` = 1 the
+/// programs whose `prefetcher` holds start `slab` on its way into L2. With
+/// `dependent` = 1 (or 2 where the kernel cannot wait later: `waitsLater`
+/// false) every program then waits for the kernels before it on the stream
+/// and lets the next kernel's programs be scheduled. Call it before the
+/// kernel's first read of anything but its invariant parameters. Returns
+/// whether the kernel still has to wait (`dependent` = 2 and `waitsLater`).
+bool dependentStart(const Specialization &spec, std::optional<WeightSlab> slab = {},
+                    std::optional<Value> prefetcher = {}, bool waitsLater = false);
+/// waitForPredecessors() then launchDependents().
+void waitAndSignal();
 
 /// The conv page and parameters of R3d.
 struct ConvOperands {

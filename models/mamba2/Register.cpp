@@ -59,6 +59,27 @@ KernelConstant dtSoftplus() {
           {},
           R::flag()};
 }
+/// `dependent` defaults to 2 in the GEMV projections: their first weight loads
+/// before the wait took decode from 27.81 to 27.35 us per layer at B = 1 on
+/// the H200 (docs/BENCHMARKS.md, "programmatic dependent launch").
+KernelConstant dependent(int64_t byDefault = 1) {
+  return {"dependent",
+          byDefault,
+          "programmatic dependent launch (docs/design.md): 1 wait for the kernels "
+          "before at the start, then let the next start; 2 in a GEMV after its first K "
+          "group's weight loads (elsewhere as 1); 0 never wait (out_proj's TMA and "
+          "persistent forms never do)",
+          {},
+          R::between(0, 2)};
+}
+KernelConstant prefetch() {
+  return {"prefetch",
+          0,
+          "1: the first row of programs prefetches its weight rows into L2 before the "
+          "wait (rows of a multiple of 16 bytes)",
+          {},
+          R::flag()};
+}
 KernelConstant yF32() {
   return {"y_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()};
 }
@@ -145,7 +166,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              "row stride of z; 0: width (10304 reads z in place from in_proj's output)",
              {},
              kColumns},
-            {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, R::flag()}},
+            {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, R::flag()},
+            dependent()},
            buildGatedRmsNorm,
            // A partial last group would be normalized over fewer channels
            // than it divides by.
@@ -209,7 +231,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              4,
              "direct: warp groups that each sum a part of K (divides warps)",
              {},
-             R::powersOfTwo(1, 32)}},
+             R::powersOfTwo(1, 32)},
+            dependent(2),
+            prefetch()},
            buildInProjConv,
            {gemvOrTensorCores(), splitKDividesWarps(),
             quotientAtMost("hidden", "block_k", kMaxUnrolledSteps,
@@ -235,7 +259,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
                           {},
                           R::flag()},
                          slotsI64(),
-                         checked()},
+                         checked(),
+                         dependent()},
                         buildSsmUpdate,
                         [] {
                           std::vector<ConstantRule> rules = pageRules();
@@ -298,7 +323,9 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
              "tensor cores: G >= 1: one program per multiprocessor walks the tiles, G "
              "columns of tiles at a time",
              {8},
-             R::between(0, 64)}},
+             R::between(0, 64)},
+            dependent(2),
+            prefetch()},
            buildOutProj,
            {gemvOrTensorCores(), splitKDividesWarps(),
             quotientAtMost("inner", "block_k", kMaxUnrolledSteps,
@@ -450,7 +477,8 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
         {"x_col", 0, "first x column in that row", {}, kColumns},
         stateLayout(),
         slotsI64(),
-        checked()},
+        checked(),
+        dependent()},
        buildConvUpdate,
        {zeroOrAtLeast("x_stride", "channels"),
         columnsWithin("x_col", "channels", "x_stride"), slotsI64NeedsChecks()}});

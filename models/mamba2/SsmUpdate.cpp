@@ -55,6 +55,9 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   // Four elements per thread: the f32 state (16 bytes) and the bf16 operands
   // (8 bytes) then share one layout.
   k.setConfig({{bp, stateSize}, spec.get("warps"), 1, 4});
+  for (Value invariant : {aParam, dtBias, dSkip})
+    k.markInvariant(invariant);
+  dependentStart(spec);
 
   Value p0 = programId(0) * bp, h = programId(1), row = programId(2);
   Value g = h / (heads / groups);

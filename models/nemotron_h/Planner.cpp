@@ -324,8 +324,11 @@ public:
       for (std::string &t : directTiles(rows))
         outGeometry.push_back(t);
     } else if (rows >= 16) {
-      outGeometry.insert(outGeometry.end(),
-                         {kv("block_m", 16), kv("block_n", 64), kv("block_k", 64)});
+      // The first row of tiles prefetches the weight the others read again:
+      // 125.67 -> 122.66 us per layer at B = 64 on the H200 (docs/BENCHMARKS.md,
+      // "programmatic dependent launch"); it cost the GEMV 1 us at B = 8.
+      outGeometry.insert(outGeometry.end(), {kv("block_m", 16), kv("block_n", 64),
+                                             kv("block_k", 64), kv("prefetch", 1)});
     } else {
       outGeometry.push_back(kv("block_n", 4));
       if (!fp8) // measured: bf16 rows of 256 (9.05 us on the H200)

@@ -418,6 +418,30 @@ void KernelBuilder::ifThen(const Operand &cond, const std::function<void()> &bod
   tilejit::ifThen(call.operand(cond), [&] { body(); });
 }
 
+void KernelBuilder::markInvariant(ValueId param, const Location &loc) {
+  Kernel &kernel = state->active();
+  CallScope call(state->values);
+  kernel.markInvariant(call.value(param), call.loc(loc));
+}
+
+void KernelBuilder::waitForPredecessors(const Location &loc) {
+  state->active();
+  CallScope call(state->values);
+  tilejit::waitForPredecessors(call.loc(loc));
+}
+
+void KernelBuilder::launchDependents(const Location &loc) {
+  state->active();
+  CallScope call(state->values);
+  tilejit::launchDependents(call.loc(loc));
+}
+
+void KernelBuilder::prefetchL2(const Operand &ptr, const Operand &bytes) {
+  state->active();
+  CallScope call(state->values);
+  tilejit::prefetchL2(call.operand(ptr), call.operand(bytes));
+}
+
 std::shared_ptr<KernelModule> KernelBuilder::finish() {
   Kernel &kernel = state->active();
   if (state->openBodies)

@@ -144,6 +144,15 @@ void bindBuilder(py::module_ &m) {
           py::arg("tile"), py::arg("warps") = 4, py::arg("stages") = 1,
           py::arg("vector") = 1, py::arg("split_k") = 1,
           "Records `#tile.config` on the kernel.")
+      .def(
+          "mark_invariant",
+          [](const std::shared_ptr<KernelBuilder> &b, py::handle param) {
+            Location loc = callerLocation();
+            b->markInvariant(toOperand(b, param, loc).value, loc);
+          },
+          py::arg("param"),
+          "Marks a pointer parameter as memory no kernel writes (weights): it may be "
+          "read before wait_for_predecessors().")
       .def("finish", &KernelBuilder::finish,
            "Verifies the kernel; a BuildError lists every mistake with its line.");
 
@@ -385,6 +394,23 @@ void bindBuilder(py::module_ &m) {
         }
       },
       py::arg("cond"), py::arg("body"), "Runs body() where the scalar i1 `cond` holds.");
+  m.def(
+      "wait_for_predecessors",
+      [] { currentKernel()->waitForPredecessors(callerLocation()); },
+      "Waits until the kernels before this one on the stream have ended (once, in "
+      "the kernel's body); before it, only invariant parameters may be read.");
+  m.def(
+      "launch_dependents", [] { currentKernel()->launchDependents(callerLocation()); },
+      "Lets the next kernel on the stream start its programs.");
+  m.def(
+      "prefetch_l2",
+      [](py::handle ptr, py::handle bytes) {
+        auto b = kernelFor({ptr, bytes});
+        Location loc = callerLocation();
+        b->prefetchL2(toOperand(b, ptr, loc), toOperand(b, bytes, loc));
+      },
+      py::arg("ptr"), py::arg("bytes"),
+      "Starts `bytes` bytes at the scalar pointer `ptr` on their way into L2.");
 }
 
 } // namespace tilejit::python

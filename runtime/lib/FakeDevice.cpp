@@ -372,7 +372,10 @@ Error FakeDevice::setMaxDynamicSharedBytes(FunctionHandle handle, uint32_t bytes
 
 Error FakeDevice::checkLaunch(const Function &function, const LaunchConfig &config,
                               ArrayRef<KernelArg> args) {
-  const char *call = "cuLaunchKernel";
+  const char *call = config.programmatic ? "cuLaunchKernelEx" : "cuLaunchKernel";
+  if (config.programmatic && info().smVersion() < 90)
+    return driverError(call, "CUDA_ERROR_NOT_SUPPORTED",
+                       "programmatic stream serialization needs compute capability 9.0");
   if (!function.module->loaded)
     return driverError(call, "CUDA_ERROR_INVALID_HANDLE",
                        formatv("module {0} was unloaded", function.module->id));

@@ -191,7 +191,8 @@ Error Kernel::launch(const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args) 
   if (Error err = withSupplied(args, grid, all))
     return err;
   LaunchConfig config{grid, Dim3{kernel->launch.threadsPerBlock, 1, 1},
-                      kernel->launch.dynamicSharedBytes, stream.handle()};
+                      kernel->launch.dynamicSharedBytes, stream.handle(),
+                      kernel->launch.waitsForPredecessors && runtime.dependentLaunch()};
   if (Error err = runtime.device().launch(*ready, config, all))
     return createStringError(
         inconvertibleErrorCode(),

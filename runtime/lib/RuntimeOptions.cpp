@@ -84,6 +84,10 @@ Expected<RuntimeOptions> RuntimeOptions::fromEnvironment(bool archGiven) {
   if (!noCache)
     return noCache.takeError();
   options.useDiskCache = !*noCache;
+  Expected<bool> dependent = booleanEnvironment("TILEJIT_PDL", true);
+  if (!dependent)
+    return dependent.takeError();
+  options.dependentLaunch = *dependent;
   if (options.useDiskCache) {
     Expected<std::string> dir = cacheDirectoryFromEnvironment();
     if (!dir)

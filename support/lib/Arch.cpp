@@ -38,6 +38,10 @@ ArrayRef<Arch> Arch::all() {
   //  - setmaxnreg: "Miscellaneous Instructions: setmaxnreg": the arch-specific
   //    targets sm_90a, sm_100a, sm_110a, sm_120a and sm_121a, never plain sm_90.
   //  - cpAsync: "cp.async": sm_80 and later.
+  //  - gridDependency: "Parallel Synchronization and Communication
+  //    Instructions: griddepcontrol" (sm_90, PTX 7.8) and "Data Movement and
+  //    Conversion Instructions: cp.async.bulk.prefetch" (sm_90, PTX 8.0):
+  //    every arch here.
   // Device profiles: the H200 for both Hopper targets (the GPU tilejit is
   // measured on; an H100 differs in memory only), Jetson AGX Thor (20
   // multiprocessors, LPDDR5X at 273 GB/s) and GB10 (48 multiprocessors, 99 KiB
@@ -49,19 +53,23 @@ ArrayRef<Arch> Arch::all() {
   static const Arch table[] = {
       Arch("sm_90", 90, /*archSpecific=*/false, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/true, /*setmaxnreg=*/false, /*cpAsync=*/true},
+            /*tma=*/true, /*setmaxnreg=*/false, /*cpAsync=*/true,
+            /*gridDependency=*/true},
            h200),
       Arch("sm_90a", 90, /*archSpecific=*/true, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/true,
-            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true},
+            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true,
+            /*gridDependency=*/true},
            h200),
       Arch("sm_110a", 110, /*archSpecific=*/true, "+ptx90", 90,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true},
+            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true,
+            /*gridDependency=*/true},
            thor),
       Arch("sm_121a", 121, /*archSpecific=*/true, "+ptx88", 88,
            {/*mmaSyncBf16=*/true, /*mmaSyncE4m3=*/true, /*wgmma=*/false,
-            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true},
+            /*tma=*/true, /*setmaxnreg=*/true, /*cpAsync=*/true,
+            /*gridDependency=*/true},
            gb10),
   };
   return table;

@@ -13,6 +13,8 @@
 #            bundle's [gpu][hopper] test (the TMA / mbarrier GEMMs)
 #   model    tests/e2e/model_gpu.sh (the published-layout checkpoint, generated here,
 #            through `tilejit run --model` and examples/embed)
+#   pdl      tests/e2e/pdl_gpu.sh (decode with and without programmatic dependent
+#            launch, interleaved; compute-sanitizer over the PDL launches)
 #   tunedb   tests/e2e/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
 #            $OUT/h200.tune.json: commit it as tunedb/h200.tune.json)
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/tilejit-bundle.tar.xz and,
@@ -49,6 +51,7 @@ for part in "$@"; do
            grep -E "outside one ulp" "$out/python.log") ;;
   opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/tests/e2e/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
+  pdl) "$root/tests/e2e/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
   tunedb) "$root/tests/e2e/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
             "${OUT:-$work}/h200.tune.json" ;;

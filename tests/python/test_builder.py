@@ -168,3 +168,41 @@ def test_fma_rounds_once(rng):
     assert out_split[0] == np.float32(2.0 ** -11)
     assert_close(out_fused, exact, 0, 0, n)
     assert_close(out_split, (xs * ys + zs), 0, 0, n)
+
+
+def test_dependent_launch_reads_weights_before_the_wait(rng):
+    # A kernel that may start while the one before it drains: the invariant
+    # weight is prefetched and read before the wait, the activation after.
+    k = tj.Kernel("dependent_scale")
+    w, x, out = (k.ptr_param("w", tj.f32), k.ptr_param("x", tj.f32),
+                 k.ptr_param("out", tj.f32))
+    k.mark_invariant(w)
+    offs = tj.arange(0, 64)
+    tj.prefetch_l2(w, 256)
+    wt = tj.load(w + offs)
+    tj.wait_for_predecessors()
+    tj.launch_dependents()
+    tj.store(out + offs, wt * tj.load(x + offs))
+    module = k.finish()
+    ir = module.tile_ir()
+    assert "tile.grid_dep_wait" in ir and "tile.invariant" in ir
+    wv, xv = (rng.standard_normal(64).astype(np.float32) for _ in range(2))
+    out_v = np.zeros(64, np.float32)
+    module.run((1,), wv, xv, out_v)
+    assert (out_v == wv * xv).all()
+
+
+def test_dependent_launch_refuses_an_early_read():
+    k = tj.Kernel("early_read")
+    x, out = k.ptr_param("x", tj.f32), k.ptr_param("out", tj.f32)
+    offs = tj.arange(0, 64)
+    xt = tj.load(x + offs)
+    tj.wait_for_predecessors()
+    tj.store(out + offs, xt)
+    try:
+        k.finish()
+    except tj.BuildError as e:
+        assert "through parameter 'x', which is not marked tile.invariant" in str(e)
+        assert "test_builder.py" in str(e)
+    else:
+        raise AssertionError("a read before the wait was accepted")

@@ -49,7 +49,8 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
                  {"group_size", 512, ""},
                  {"fp8_out", 0, ""},
                  {"z_stride", 0, ""},
-                 {"gate", 1, ""}},
+                 {"gate", 1, ""},
+                 {"dependent", 1, ""}},
                 models::buildGatedRmsNorm};
   auto spec = def.specialize({});
   REQUIRE(bool(spec));
@@ -60,6 +61,7 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
   CHECK(text.find("tile.reduce sum") != std::string::npos);
   CHECK(text.find("math.rsqrt") != std::string::npos);
   CHECK(text.find("tensor<1x512xbf16>") != std::string::npos);
+  CHECK(text.find("tile.grid_dep_wait") != std::string::npos);
   requireRoundTrip(f, **module);
 }
 
@@ -73,7 +75,8 @@ TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
                  {"x_col", 0, ""},
                  {"state_layout", 0, ""},
                  {"slots_i64", 0, ""},
-                 {"checked", 0, ""}},
+                 {"checked", 0, ""},
+                 {"dependent", 1, ""}},
                 models::buildConvUpdate};
   auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));
   REQUIRE(bool(module));
@@ -272,4 +275,70 @@ TEST_CASE("an invalid config is a diagnostic at the caller's line, not an abort"
   INFO(msg);
   CHECK(msg.find("BuilderTest.cpp:") != std::string::npos);
   CHECK(msg.find("warps") != std::string::npos);
+}
+
+TEST_CASE("dependent launch: weights before the wait, everything else after it",
+          "[builder]") {
+  Fixture f;
+  {
+    // A decode GEMV's start: prefetch and load the invariant weight, wait,
+    // signal, then read the activation. Compiles to PTX that waits.
+    Kernel k(*f.ctx, "dependent_gemv");
+    Value w = k.ptrParam("w", DType::BF16);
+    Value x = k.ptrParam("x", DType::BF16);
+    Value out = k.ptrParam("out", DType::F32);
+    k.markInvariant(w);
+    k.setConfig({{128}, 4});
+    Value offs = arange(0, 128);
+    prefetchL2(w, 256);
+    Value wt = load(w + offs).to(DType::F32);
+    waitForPredecessors();
+    launchDependents();
+    store(out + offs, wt * load(x + offs).to(DType::F32));
+    auto module = k.finish();
+    if (!module)
+      FAIL(errorText(module.takeError()));
+    std::string text = print(**module);
+    CHECK(text.find("tile.invariant") != std::string::npos);
+    requireRoundTrip(f, **module);
+    auto arch = Arch::parse("sm_90a");
+    REQUIRE(bool(arch));
+    auto compiled = compileToPTX(**module, *arch);
+    if (!compiled)
+      FAIL(errorText(compiled.takeError()));
+    CHECK(compiled->waitsForPredecessors);
+    CHECK(compiled->ptx.find("griddepcontrol.wait") != std::string::npos);
+    CHECK(compiled->ptx.find("griddepcontrol.launch_dependents") != std::string::npos);
+    CHECK(compiled->ptx.find("cp.async.bulk.prefetch.L2") != std::string::npos);
+  }
+  {
+    // Reading the activation before the wait is refused at the read's line.
+    Kernel k(*f.ctx, "early_read");
+    Value w = k.ptrParam("w", DType::BF16);
+    Value x = k.ptrParam("x", DType::BF16);
+    k.markInvariant(w);
+    Value offs = arange(0, 128);
+    const int line = __LINE__ + 1;
+    Value xt = load(x + offs);
+    waitForPredecessors();
+    store(w + offs, xt);
+    std::string msg = errorText(k.finish().takeError());
+    INFO(msg);
+    CHECK(msg.find("BuilderTest.cpp:" + std::to_string(line) + ":") != std::string::npos);
+    CHECK(msg.find("through parameter 'x', which is not marked tile.invariant") !=
+          std::string::npos);
+  }
+  {
+    Kernel k(*f.ctx, "bad_prefetch");
+    Value w = k.ptrParam("w", DType::BF16);
+    k.markInvariant(arange(0, 4));
+    prefetchL2(w + arange(0, 4), 16);
+    prefetchL2(w, constant(16, DType::I64));
+    std::string msg = errorText(k.finish().takeError());
+    INFO(msg);
+    CHECK(msg.find("markInvariant needs a pointer parameter of this kernel") !=
+          std::string::npos);
+    CHECK(msg.find("prefetchL2 needs a scalar pointer") != std::string::npos);
+    CHECK(msg.find("prefetchL2 needs an i32 scalar byte count") != std::string::npos);
+  }
 }

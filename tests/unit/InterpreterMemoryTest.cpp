@@ -393,3 +393,40 @@ tile.kernel @gemv(%w: !tile.ptr<f8E4M3FN>, %x: !tile.ptr<bf16>, %y: !tile.ptr<f3
   }
   CHECK(compared == n);
 }
+
+TEST_CASE("interpreter: dependent launch ops run, prefetches are checked", "[interp]") {
+  // The wait and the signal need no work (launches run one after another);
+  // the kernel's result is as without them. A prefetch reads nothing, but
+  // the GPU faults on a range outside the buffer or off 16 bytes: refused.
+  const char *text = R"(
+tile.kernel @dependent(%w: !tile.ptr<f32> {tile.invariant}, %out: !tile.ptr<f32>, %off: i32, %bytes: i32) {
+  %c0 = arith.constant 0 : i32
+  %p = tile.addptr %w, %off : !tile.ptr<f32>, i32
+  tile.prefetch_l2 %p, %bytes : !tile.ptr<f32>
+  %wv = tile.make_view %w : !tile.ptr<f32> -> !tile.view<64xf32, strides = [1]>
+  %t = tile.load %wv[%c0] : !tile.view<64xf32, strides = [1]> -> tensor<64xf32>
+  tile.grid_dep_wait
+  tile.grid_dep_launch
+  %ov = tile.make_view %out : !tile.ptr<f32> -> !tile.view<64xf32, strides = [1]>
+  tile.store %t, %ov[%c0] : tensor<64xf32>, !tile.view<64xf32, strides = [1]>
+  tile.return
+}
+)";
+  ParsedKernel k = parseKernel(text);
+  std::vector<float> w(64), out(64, -1.0f);
+  for (int i = 0; i < 64; ++i)
+    w[i] = float(i) * 0.5f;
+  auto run = [&](int64_t off, int64_t bytes) {
+    return runKernel(
+        k, {2, 1, 1},
+        {Arg::buffer(w), Arg::buffer(out), Arg::intScalar(off), Arg::intScalar(bytes)});
+  };
+  REQUIRE(run(0, 256) == "");
+  CHECK(out == w);
+  CHECK(run(4, 240) == "");
+  CHECK_THAT(run(0, 24), Contains("prefetches 24 bytes: a positive multiple of 16"));
+  CHECK_THAT(run(0, 0), Contains("prefetches 0 bytes: a positive multiple of 16"));
+  CHECK_THAT(run(8, 256), Contains("prefetches 256 bytes outside every buffer"));
+  CHECK_THAT(run(2, 16),
+             Contains("prefetches from byte 8 of its buffer: a multiple of 16"));
+}

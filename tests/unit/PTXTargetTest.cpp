@@ -113,6 +113,15 @@ llvm.func @probe() attributes {nvvm.kernel, nvvm.reqntid = array<i32: 256, 1, 1>
   llvm.inline_asm has_side_effects "setmaxnreg.inc.sync.aligned.u32 232;", "" : () -> ()
   llvm.return
 })mlir"},
+    // tile.grid_dep_wait / grid_dep_launch / prefetch_l2 as AsyncEmitters.cpp
+    // lowers them.
+    {"gridDependency", &ArchCapabilities::gridDependency, R"mlir(
+llvm.func @probe(%src: !llvm.ptr<1>, %n: i32) attributes {nvvm.kernel} {
+  nvvm.cp.async.bulk.prefetch %src, %n : !llvm.ptr<1>
+  nvvm.griddepcontrol wait
+  nvvm.griddepcontrol launch_dependents
+  llvm.return
+})mlir"},
     {"cpAsync", &ArchCapabilities::cpAsync, R"mlir(
 llvm.func @probe(%dst: !llvm.ptr<3>, %src: !llvm.ptr<1>) attributes {nvvm.kernel} {
   nvvm.cp.async.shared.global %dst, %src, 16, cache = cg : !llvm.ptr<3>, !llvm.ptr<1>

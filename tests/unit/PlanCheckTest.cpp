@@ -94,7 +94,7 @@ TEST_CASE("a --set names a registered kernel the plan launches and a constant it
       "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "
       "heads, head_dim, state, groups, block_p, warps, a_log, dt_softplus, dt_stride, "
       "dt_col, "
-      "y_f32, dst_slots, slots_i64, checked)");
+      "y_f32, dst_slots, slots_i64, checked, dependent)");
   CHECK(llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"block_p=x"}}})) ==
         "--set ssm_update.block_p=x: constant 'block_p' needs an integer, got 'x'");
   // Registered, but not a kernel of this plan: the setting would do nothing.

@@ -145,7 +145,20 @@ Value Kernel::addParam(llvm::StringRef name, Type type, const SrcLoc &loc) {
       TypeAttr::get(builder_.getFunctionType(entry.getArgumentTypes(), {})));
   paramNames_.push_back(name.str());
   paramShapes_.emplace_back();
+  paramInvariant_.push_back(false);
   return wrap(arg);
+}
+
+void Kernel::markInvariant(Value param, SrcLoc loc) {
+  auto arg = dyn_cast_or_null<BlockArgument>(param.raw());
+  auto kernel = cast<tile::KernelOp>(kernelOp_);
+  if (!param.valid() || param.kernel() != this || !arg ||
+      arg.getOwner() != &kernel.getBody().front() ||
+      !isa<tile::PointerType>(arg.getType())) {
+    fail(loc, "markInvariant needs a pointer parameter of this kernel");
+    return;
+  }
+  paramInvariant_[arg.getArgNumber()] = true;
 }
 
 Value Kernel::ptrParam(llvm::StringRef name, DType pointee, SrcLoc loc) {
@@ -186,9 +199,14 @@ llvm::Expected<OwningOpRef<ModuleOp>> Kernel::finish() {
     // A declared shape travels as `tile.shape`: sizes as integers, the names
     // of the scalar parameters holding sizes as strings ("?": any size).
     SmallVector<DictionaryAttr> argAttrs;
-    for (auto [name, shape] : llvm::zip(paramNames_, paramShapes_)) {
+    // An invariant parameter (memory no kernel writes) travels as
+    // `tile.invariant`: it may be read before tile.grid_dep_wait.
+    for (auto [name, shape, invariant] :
+         llvm::zip(paramNames_, paramShapes_, paramInvariant_)) {
       SmallVector<NamedAttribute> attrs = {
           builder_.getNamedAttr("tile.name", builder_.getStringAttr(name))};
+      if (invariant)
+        attrs.push_back(builder_.getNamedAttr("tile.invariant", builder_.getUnitAttr()));
       if (!shape.empty()) {
         SmallVector<Attribute> dims;
         for (const ParamDim &d : shape)

@@ -12,6 +12,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,9 @@ public:
   /// True when [address, address + bytes) lies inside one buffer (writable
   /// when `write`).
   bool contains(int64_t address, uint64_t bytes, bool write) const;
+  /// The offset of `address` from the start of the buffer that holds
+  /// [address, address + bytes), or std::nullopt when no buffer does.
+  std::optional<uint64_t> offsetInBuffer(int64_t address, uint64_t bytes) const;
   /// Checks element accesses of `bytes` bytes at `addresses[k]` for every k
   /// whose `active[k]` is non-zero (all when `active` is null); names the
   /// first bad element, its address and the nearest buffer.

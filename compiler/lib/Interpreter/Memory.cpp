@@ -28,6 +28,16 @@ bool Memory::contains(int64_t address, uint64_t bytes, bool write) const {
   return false;
 }
 
+std::optional<uint64_t> Memory::offsetInBuffer(int64_t address, uint64_t bytes) const {
+  for (const Buffer &b : buffers) {
+    uint64_t size = uint64_t(b.end - b.begin);
+    if (address >= b.begin && bytes <= size &&
+        uint64_t(address - b.begin) <= size - bytes)
+      return uint64_t(address - b.begin);
+  }
+  return std::nullopt;
+}
+
 std::string Memory::describe(int64_t address, unsigned bytes, bool write) const {
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -304,7 +304,35 @@ Expected<Instr> compilePtrStore(Operation *op, Compiler &c) {
 
 } // namespace
 
+// Programmatic dependent launch. The interpreter runs launches one after
+// another, each to its end, which is what a wait guarantees: a wait and a
+// signal need no work. A prefetch reads nothing, but the GPU faults on a
+// range outside the allocation or not 16-byte aligned, so that is checked.
+Expected<Instr> compileNoWork(Operation *, Compiler &) { return Instr(); }
+
+Expected<Instr> compilePrefetchL2(Operation *op, Compiler &c) {
+  auto prefetch = cast<tile::PrefetchL2Op>(op);
+  unsigned ptr = c.slotOf(prefetch.getPtr()), bytes = c.slotOf(prefetch.getBytes());
+  OpSite site = siteOf(op);
+  return Instr([=](Frame &frame) -> llvm::Error {
+    int64_t address = frame.slots[ptr].i[0], n = frame.slots[bytes].i[0];
+    if (n <= 0 || n % 16 != 0)
+      return siteError(site, "prefetches " + llvm::Twine(n) +
+                                 " bytes: a positive multiple of 16 is needed");
+    std::optional<uint64_t> offset = frame.memory->offsetInBuffer(address, uint64_t(n));
+    if (!offset)
+      return siteError(site, "prefetches " + llvm::Twine(n) +
+                                 " bytes outside every buffer of the launch");
+    if (*offset % 16 != 0)
+      return siteError(site, "prefetches from byte " + llvm::Twine(*offset) +
+                                 " of its buffer: a multiple of 16 is needed");
+    return llvm::Error::success();
+  });
+}
+
 void registerMemoryOps(OpTable &table) {
+  table.add<tile::GridDepWaitOp, tile::GridDepLaunchOp>(compileNoWork);
+  table.add<tile::PrefetchL2Op>(compilePrefetchL2);
   table.add<tile::MakeViewOp>(compileMakeView);
   table.add<tile::LoadOp>(compileLoad);
   table.add<tile::StoreOp>(compileStore);

@@ -137,6 +137,18 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   }
   CompiledKernel out;
   out.name = kernel.getSymName().str();
+  // Programmatic dependent launch is refused by name where the arch lacks it.
+  bool usesGridDependency = false;
+  kernel.walk([&](Operation *op) {
+    out.waitsForPredecessors |= isa<tile::GridDepWaitOp>(op);
+    usesGridDependency |=
+        isa<tile::GridDepWaitOp, tile::GridDepLaunchOp, tile::PrefetchL2Op>(op);
+  });
+  if (usesGridDependency && !arch.capabilities().gridDependency)
+    return llvm::createStringError(
+        "kernel '%s' uses programmatic dependent launch (griddepcontrol, "
+        "cp.async.bulk.prefetch.L2), which %s does not have",
+        out.name.c_str(), arch.name().str().c_str());
   for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
     auto name = kernel.getArgAttrOfType<StringAttr>(i, "tile.name");
     out.params.emplace_back(name ? name.str() : "arg" + std::to_string(i), paramKind(t));

@@ -94,6 +94,7 @@ std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) 
   putU32(payload, kernel.launch.threadsPerBlock);
   putU32(payload, kernel.launch.dynamicSharedBytes);
   putU32(payload, kernel.launch.programsPerSM);
+  putU32(payload, kernel.launch.waitsForPredecessors ? 1 : 0);
   putU32(payload, uint32_t(kernel.sums));
   putU32(payload, kernel.params.size());
   for (const KernelParam &param : kernel.params) {
@@ -151,6 +152,9 @@ Expected<std::pair<EntryMeta, CompiledKernel>> parseEntry(StringRef bytes) {
   reader.u32(kernel.launch.threadsPerBlock, "the block size");
   reader.u32(kernel.launch.dynamicSharedBytes, "the shared size");
   reader.u32(kernel.launch.programsPerSM, "the programs per multiprocessor");
+  uint32_t waits = 0;
+  reader.u32(waits, "the grid dependency flag");
+  kernel.launch.waitsForPredecessors = waits != 0;
   uint32_t sums = 0;
   reader.u32(sums, "the sum precision");
   uint32_t paramCount = 0;

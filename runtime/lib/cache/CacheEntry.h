@@ -15,7 +15,7 @@ namespace tilejit::runtime::cache {
 
 /// Bumped whenever the layout changes; also hashed into every key, so entries
 /// of another format are never looked up (they age out through LRU eviction).
-constexpr uint32_t entryFormatVersion = 3;
+constexpr uint32_t entryFormatVersion = 4;
 
 /// What an entry says about itself, beside the kernel.
 struct EntryMeta {

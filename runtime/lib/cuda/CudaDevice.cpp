@@ -215,6 +215,28 @@ public:
     SmallVector<void *, 16> params;
     for (const KernelArg &arg : args)
       params.push_back(const_cast<void *>(arg.data()));
+    if (config.programmatic) {
+      // Programmatic stream serialization: the kernel may start while the
+      // one before it drains; it waits for it with griddepcontrol.wait. In a
+      // capture this becomes a programmatic edge of the graph.
+      CUlaunchAttribute attribute{};
+      attribute.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attribute.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig launch{};
+      launch.gridDimX = config.grid.x;
+      launch.gridDimY = config.grid.y;
+      launch.gridDimZ = config.grid.z;
+      launch.blockDimX = config.block.x;
+      launch.blockDimY = config.block.y;
+      launch.blockDimZ = config.block.z;
+      launch.sharedMemBytes = config.dynamicSharedBytes;
+      launch.hStream = cuStream(config.stream);
+      launch.attrs = &attribute;
+      launch.numAttrs = 1;
+      return TILEJIT_CU(driver, launchKernelEx, &launch,
+                        fromHandle<CUfunc_st>(function.raw), params.data(),
+                        static_cast<void **>(nullptr));
+    }
     return TILEJIT_CU(driver, launchKernel, fromHandle<CUfunc_st>(function.raw),
                       config.grid.x, config.grid.y, config.grid.z, config.block.x,
                       config.block.y, config.block.z, config.dynamicSharedBytes,

@@ -45,6 +45,7 @@ namespace tilejit::runtime::cuda {
   X(moduleGetFunction, cuModuleGetFunction, "cuModuleGetFunction")                       \
   X(funcSetAttribute, cuFuncSetAttribute, "cuFuncSetAttribute")                          \
   X(launchKernel, cuLaunchKernel, "cuLaunchKernel")                                      \
+  X(launchKernelEx, cuLaunchKernelEx, "cuLaunchKernelEx")                                \
   X(tensorMapEncodeTiled, cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled")              \
   X(streamBeginCapture, cuStreamBeginCapture, "cuStreamBeginCapture_v2")                 \
   X(streamEndCapture, cuStreamEndCapture, "cuStreamEndCapture")                          \

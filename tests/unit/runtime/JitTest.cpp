@@ -209,6 +209,38 @@ TEST_CASE("dynamic shared memory above 48 KiB is configured at load", "[runtime]
         "allows at most 232448");
 }
 
+TEST_CASE("a kernel that waits for its predecessors launches programmatically",
+          "[runtime][jit]") {
+  // Only a kernel that waits may start before its predecessor ends; the
+  // disk cache keeps that, and RuntimeOptions::dependentLaunch turns it off.
+  for (bool dependent : {true, false}) {
+    TempDir dir; // the option is not part of the cache key: each its own cache
+    for (int pass = 0; pass < 2; ++pass) { // compiled, then from the disk cache
+      INFO("dependentLaunch " << dependent << ", pass " << pass);
+      auto compiler = std::make_shared<FakeCompiler>();
+      FakeDevice *device = nullptr;
+      RuntimeOptions options = optionsFor(dir.path());
+      options.dependentLaunch = dependent;
+      auto runtime = fakeRuntime(compiler, options, device);
+      Stream stream = llvm::cantFail(Stream::create(*device));
+      DeviceBuffer x = llvm::cantFail(runtime->allocate(16));
+      Kernel waits(*runtime,
+                   specFor("waits", fakeIR("waits", ptrAndCount()) + "waits\n"));
+      Kernel plain(*runtime, specFor("plain", fakeIR("plain", ptrAndCount())));
+      for (Kernel *k : {&waits, &plain})
+        REQUIRE(message(k->launch(
+                    stream, {1, 1, 1},
+                    {KernelArg::pointer(x.address()), KernelArg::i32(1)})) == "");
+      CHECK(waits.origin() ==
+            (pass == 0 ? CompileOrigin::Compiler : CompileOrigin::Disk));
+      std::vector<FakeLaunch> launches = device->launches();
+      REQUIRE(launches.size() == 2);
+      CHECK(launches[0].config.programmatic == dependent);
+      CHECK_FALSE(launches[1].config.programmatic);
+    }
+  }
+}
+
 TEST_CASE("a model's kernels compile in parallel at load, with a report",
           "[runtime][jit]") {
   TempDir dir;

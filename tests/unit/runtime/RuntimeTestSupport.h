@@ -41,7 +41,8 @@ inline std::vector<KernelParam> ptrAndCount() {
 /// A KernelCompiler for tests: parses fakeIR text, emits PTX whose `.target`
 /// is the requested arch and whose `.entry` declares the parameters (so
 /// FakeDevice checks launches against it), counts compiles and the largest
-/// number running at once. A body containing "FAIL" is a compile error.
+/// number running at once. A body containing "FAIL" is a compile error; a
+/// line "waits" makes a kernel that waits for its predecessors.
 class FakeCompiler : public KernelCompiler {
 public:
   std::string buildId = "fake-build-1";
@@ -74,6 +75,8 @@ public:
         rest.getAsInteger(10, out.launch.threadsPerBlock);
       } else if (word == "shared") {
         rest.getAsInteger(10, out.launch.dynamicSharedBytes);
+      } else if (word == "waits") { // the kernel holds a tile.grid_dep_wait
+        out.launch.waitsForPredecessors = true;
       } else if (word == "body" && rest.contains("FAIL")) {
         return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                        "fake.tile:3:1: error: the body asked to fail");

@@ -71,17 +71,18 @@ TEST_CASE("Arch::parse names the `a` target for a suffix-less name", "[arch]") {
 // - wgmma ("Asynchronous Warpgroup Level Matrix Multiply-Accumulate"): sm_90a;
 // - TMA (cp.async.bulk.tensor, mbarrier expect_tx / try_wait.parity): sm_90+;
 // - setmaxnreg: the arch-specific targets only (not plain sm_90);
-// - cp.async: sm_80+.
+// - cp.async: sm_80+;
+// - griddepcontrol and cp.async.bulk.prefetch.L2: sm_90+.
 TEST_CASE("Capability table matches the PTX ISA's target notes", "[arch]") {
   struct Row {
     const char *name;
-    bool mmaSyncBf16, mmaSyncE4m3, wgmma, tma, setmaxnreg, cpAsync;
+    bool mmaSyncBf16, mmaSyncE4m3, wgmma, tma, setmaxnreg, cpAsync, gridDependency;
   };
   const Row rows[] = {
-      {"sm_90", true, true, false, true, false, true},
-      {"sm_90a", true, true, true, true, true, true},
-      {"sm_110a", true, true, false, true, true, true},
-      {"sm_121a", true, true, false, true, true, true},
+      {"sm_90", true, true, false, true, false, true, true},
+      {"sm_90a", true, true, true, true, true, true, true},
+      {"sm_110a", true, true, false, true, true, true, true},
+      {"sm_121a", true, true, false, true, true, true, true},
   };
   for (const Row &row : rows) {
     INFO(row.name);
@@ -92,6 +93,7 @@ TEST_CASE("Capability table matches the PTX ISA's target notes", "[arch]") {
     CHECK(caps.tma == row.tma);
     CHECK(caps.setmaxnreg == row.setmaxnreg);
     CHECK(caps.cpAsync == row.cpAsync);
+    CHECK(caps.gridDependency == row.gridDependency);
   }
 }
 

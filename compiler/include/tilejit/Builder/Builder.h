@@ -156,6 +156,9 @@ public:
   /// (a `tile.shape` argument attribute that launchers holding arrays check).
   Value ptrParam(llvm::StringRef name, DType pointee, std::vector<ParamDim> shape,
                  SrcLoc loc = SrcLoc::current());
+  /// Marks a pointer parameter as memory no kernel writes while this one may
+  /// run (weights): it may be read before waitForPredecessors().
+  void markInvariant(Value param, SrcLoc loc = SrcLoc::current());
   /// Declares a scalar parameter.
   Value scalarParam(llvm::StringRef name, DType type, SrcLoc loc = SrcLoc::current());
   /// Records the config; an invalid one is a diagnostic at `loc`.
@@ -187,6 +190,7 @@ private:
   std::vector<std::string> diagnostics_;
   std::vector<std::string> paramNames_;
   std::vector<std::vector<ParamDim>> paramShapes_; ///< empty: not declared
+  std::vector<bool> paramInvariant_;
   std::unique_ptr<class DiagnosticCollector> collector_;
   Kernel *previous_;
 };
@@ -282,6 +286,20 @@ std::vector<Value> forRange(const Operand &lo, const Operand &hi, const Operand 
                             std::vector<Value> init, LoopBody body);
 /// Runs `body` only where the scalar i1 `cond` holds.
 void ifThen(const Operand &cond, llvm::function_ref<void()> body);
+
+// Programmatic dependent launch (docs/design.md#programmatic-dependent-launch):
+// the kernel may start while the one before it on the stream still runs.
+/// Waits until the kernels before this one have finished and their writes are
+/// visible. Call it once, in the kernel's body (not in a loop or a branch);
+/// before it the kernel reads only invariant parameters and writes nothing.
+void waitForPredecessors(SrcLoc loc = SrcLoc::current());
+/// Lets the next kernel start its programs once every program of this one has
+/// called it or ended: call it after the last read of an input.
+void launchDependents(SrcLoc loc = SrcLoc::current());
+/// Starts bringing `bytes` bytes at the scalar pointer `ptr` into L2 (one
+/// thread per program; both multiples of 16 bytes, the range in bounds). A
+/// hint that needs no wait: it may prefetch weights before waitForPredecessors.
+void prefetchL2(const Operand &ptr, const Operand &bytes);
 
 } // namespace tilejit
 

@@ -49,6 +49,9 @@ struct CompiledKernel {
   /// Whether some dot adds its products with fewer bits than f32 (e4m3
   /// wgmma): its outputs are held to R1h's band, not R1's one ulp.
   bool reducedSums = false;
+  /// Whether the kernel waits for the kernels before it (tile.grid_dep_wait),
+  /// so the runtime may launch it before they end.
+  bool waitsForPredecessors = false;
   /// Parameters in order: name and kind ("ptr", "i32", "i64", "f32", ...,
   /// "tensormap"). The caller's come first; the lowering's follow and the
   /// runtime fills them at launch: a persistent kernel's logical grid

@@ -1,7 +1,9 @@
 // Hopper's asynchronous pipeline family: tile.mbarrier_* as PTX mbarrier
 // instructions, tile.tma_copy as cp.async.bulk.tensor,
-// tile.warp_specialize as a branch on the warp index with setmaxnreg, and
-// tile.single_thread as a branch only thread 0 takes.
+// tile.warp_specialize as a branch on the warp index with setmaxnreg,
+// tile.single_thread as a branch only thread 0 takes, and programmatic
+// dependent launch (tile.grid_dep_wait / grid_dep_launch as griddepcontrol,
+// tile.prefetch_l2 as cp.async.bulk.prefetch.L2 from thread 0).
 //
 // Shared-memory addresses go to PTX as 32-bit offsets in the shared window;
 // a tensor map is the generic address of its by-value (grid-constant)
@@ -200,9 +202,33 @@ LogicalResult emitSingleThread(Emitter &e, Operation *op) {
   return result;
 }
 
+LogicalResult emitGridDep(Emitter &e, Operation *op) {
+  // Every thread executes it: a wait holds only the threads that run it, and
+  // launch_dependents counts a program once any of its threads has run it.
+  NVVM::GriddepcontrolOp::create(e.b, op->getLoc(),
+                                 isa<tile::GridDepWaitOp>(op)
+                                     ? NVVM::GridDepActionKind::wait
+                                     : NVVM::GridDepActionKind::launch_dependents);
+  return success();
+}
+
+LogicalResult emitPrefetchL2(Emitter &e, Operation *op) {
+  auto prefetch = cast<tile::PrefetchL2Op>(op);
+  Location loc = op->getLoc();
+  Value first = LLVM::AndOp::create(e.b, loc, equals(e, e.warp(), 0, loc),
+                                    equals(e, e.lane(), 0, loc));
+  emitIf(e, first, loc, [&] {
+    NVVM::CpAsyncBulkPrefetchOp::create(e.b, loc, e.regs(prefetch.getPtr())[0],
+                                        e.regs(prefetch.getBytes())[0], Value());
+  });
+  return success();
+}
+
 } // namespace
 
 void populateAsyncEmitters(EmitterTable &table) {
+  table.add<tile::GridDepWaitOp, tile::GridDepLaunchOp>(emitGridDep);
+  table.add<tile::PrefetchL2Op>(emitPrefetchL2);
   table.add<tile::MbarrierAllocOp>(emitMbarrierAlloc);
   table.add<tile::MbarrierArriveOp>(emitMbarrierArrive);
   table.add<tile::MbarrierExpectTxOp>(emitMbarrierExpectTx);

@@ -48,6 +48,9 @@ struct LaunchInfo {
   /// Programs one multiprocessor holds at once (a persistent kernel's grid is
   /// at most this many per multiprocessor).
   uint32_t programsPerSM = 1;
+  /// Whether the kernel waits for the kernels before it (tile.grid_dep_wait):
+  /// it may then be launched with programmatic stream serialization.
+  bool waitsForPredecessors = false;
 
   bool operator==(const LaunchInfo &other) const = default;
 };

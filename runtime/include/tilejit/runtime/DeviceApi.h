@@ -73,6 +73,10 @@ struct LaunchConfig {
   Dim3 block;
   uint32_t dynamicSharedBytes = 0;
   StreamHandle stream;
+  /// Programmatic stream serialization: the kernel may start before the one
+  /// before it on the stream has ended (it waits for it with
+  /// griddepcontrol.wait). Only for kernels that wait, on sm_90 and later.
+  bool programmatic = false;
 };
 
 /// One device with its context. Every call returns an error value naming the

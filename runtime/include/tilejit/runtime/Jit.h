@@ -114,6 +114,12 @@ public:
   /// RuntimeOptions::sharedBytesLimit: the shared memory every kernel of this
   /// runtime is compiled to (0: the target arch's).
   int64_t sharedBytesLimit() const { return options.sharedBytesLimit; }
+  /// Whether kernels that wait for their predecessors launch with
+  /// programmatic stream serialization (RuntimeOptions::dependentLaunch, on
+  /// an arch that has it).
+  bool dependentLaunch() const {
+    return options.dependentLaunch && arch.capabilities().gridDependency;
+  }
 
 private:
   friend class WeightSlot;

@@ -24,6 +24,11 @@ struct RuntimeOptions {
   /// is compiled to it (the compile option "shared-bytes", part of the cache
   /// keys) and refused if it needs more.
   int64_t sharedBytesLimit = 0;
+  /// Launch kernels that wait for their predecessors (tile.grid_dep_wait) with
+  /// programmatic stream serialization, so they start while the kernel before
+  /// them drains; TILEJIT_PDL=0 (or false, no, off) launches every kernel after
+  /// its predecessor has ended (the waits are then no-ops).
+  bool dependentLaunch = true;
   /// Read and write the disk cache; TILEJIT_NO_CACHE=1 (or true, yes, on) turns
   /// it off. The memory cache is always on.
   bool useDiskCache = true;

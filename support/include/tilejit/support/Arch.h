@@ -34,6 +34,10 @@ struct ArchCapabilities {
   bool setmaxnreg;
   /// Ampere-style asynchronous global-to-shared copies (cp.async).
   bool cpAsync;
+  /// Programmatic dependent launch: griddepcontrol.wait and
+  /// .launch_dependents, with the bulk L2 prefetch (cp.async.bulk.prefetch.L2)
+  /// a kernel issues before it waits.
+  bool gridDependency;
 };
 
 /// The device an arch's plans are sized for, beside the ISA it runs: what

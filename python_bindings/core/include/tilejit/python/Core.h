@@ -181,6 +181,12 @@ public:
                                 const std::vector<ValueId> &init, const LoopBody &body);
   void ifThen(const Operand &cond, const std::function<void()> &body);
 
+  /// Programmatic dependent launch (tilejit/Builder/Builder.h).
+  void markInvariant(ValueId param, const Location &loc);
+  void waitForPredecessors(const Location &loc);
+  void launchDependents(const Location &loc);
+  void prefetchL2(const Operand &ptr, const Operand &bytes);
+
   /// Verifies the kernel and ends construction. Errors (ErrorKind::Build):
   /// every recorded mistake and verifier error, each with its location.
   std::shared_ptr<KernelModule> finish();

@@ -535,5 +535,6 @@ def Tile_SharedLoadOp : Tile_Op<"shared_load", [MemoryEffects<[MemRead]>]> {
 }
 
 include "tilejit/Dialect/Tile/IR/TileAsyncOps.td"
+include "tilejit/Dialect/Tile/IR/TileLaunchOps.td"
 
 #endif // TILEJIT_TILE_OPS_TD
