@@ -42,6 +42,12 @@ Value equals(Emitter &e, Value v, int64_t c, Location loc) {
   return LLVM::ICmpOp::create(e.b, loc, LLVM::ICmpPredicate::eq, v, e.i32(c, loc));
 }
 
+/// Whether this is thread 0 of warp 0 (one thread per program).
+Value isThreadZero(Emitter &e, Location loc) {
+  return LLVM::AndOp::create(e.b, loc, equals(e, e.warp(), 0, loc),
+                             equals(e, e.lane(), 0, loc));
+}
+
 void asmStatement(Emitter &e, llvm::StringRef text, llvm::StringRef constraints,
                   ValueRange args, Location loc) {
   e.inlineAsm(text, constraints, {}, args, /*sideEffects=*/true, loc);
@@ -54,8 +60,7 @@ LogicalResult emitMbarrierAlloc(Emitter &e, Operation *op) {
   e.map(alloc.getResult(), {base});
   // One thread initializes; the fence makes the initialization visible to
   // the async proxy (TMA), the barrier to every thread.
-  Value first = LLVM::AndOp::create(e.b, loc, equals(e, e.warp(), 0, loc),
-                                    equals(e, e.lane(), 0, loc));
+  Value first = isThreadZero(e, loc);
   emitIf(e, first, loc, [&] {
     for (int64_t i = 0; i < alloc.getResult().getType().getCount(); ++i)
       asmStatement(e, "mbarrier.init.shared::cta.b64 [$0], $1;", "r,r",
@@ -195,10 +200,9 @@ LogicalResult emitWarpSpecialize(Emitter &e, Operation *op) {
 LogicalResult emitSingleThread(Emitter &e, Operation *op) {
   auto single = cast<tile::SingleThreadOp>(op);
   Location loc = op->getLoc();
-  Value first = LLVM::AndOp::create(e.b, loc, equals(e, e.warp(), 0, loc),
-                                    equals(e, e.lane(), 0, loc));
   LogicalResult result = success();
-  emitIf(e, first, loc, [&] { result = e.emitBlock(single.getBody().front()); });
+  emitIf(e, isThreadZero(e, loc), loc,
+         [&] { result = e.emitBlock(single.getBody().front()); });
   return result;
 }
 
@@ -215,9 +219,7 @@ LogicalResult emitGridDep(Emitter &e, Operation *op) {
 LogicalResult emitPrefetchL2(Emitter &e, Operation *op) {
   auto prefetch = cast<tile::PrefetchL2Op>(op);
   Location loc = op->getLoc();
-  Value first = LLVM::AndOp::create(e.b, loc, equals(e, e.warp(), 0, loc),
-                                    equals(e, e.lane(), 0, loc));
-  emitIf(e, first, loc, [&] {
+  emitIf(e, isThreadZero(e, loc), loc, [&] {
     NVVM::CpAsyncBulkPrefetchOp::create(e.b, loc, e.regs(prefetch.getPtr())[0],
                                         e.regs(prefetch.getBytes())[0], Value());
   });
