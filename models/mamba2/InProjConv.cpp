@@ -43,8 +43,9 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   View weightView = makeView(weight, {outCols, hidden}, {hidden, 1});
   View xView = makeView(x, {rows, hidden}, {hidden, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
-  // The program's weight rows [n0, n0 + bn) are one contiguous slab; the
-  // first row of programs prefetches it while the kernel before drains.
+  // Programmatic dependent launch (Parts.h): the program's weight rows
+  // [n0, n0 + bn) are one contiguous slab, which with `prefetch` the first row
+  // of programs brings into L2 while the kernel before drains.
   for (Value invariant : {weight, convWeight, convBias})
     k.markInvariant(invariant);
   const int64_t rowBytes = hidden * (fp8 ? 1 : 2);

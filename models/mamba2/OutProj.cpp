@@ -30,8 +30,9 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   const int64_t bm = spec.get("block_m");
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
   Value n0 = programId(0) * bn, m0 = programId(1) * bm;
-  // As in_proj_conv: the first row of programs prefetches its weight rows.
-  // The TMA and persistent forms never wait (their passes move the body).
+  // As in_proj_conv (with `prefetch`, the first row of programs prefetches
+  // its weight rows). The TMA and persistent forms never wait: their passes
+  // restructure the body.
   k.markInvariant(weight);
   const bool gemv = bm == 1 && !spec.get("direct");
   bool waitLater = false;
