@@ -48,14 +48,10 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   // of programs brings into L2 while the kernel before drains.
   for (Value invariant : {weight, convWeight, convBias})
     k.markInvariant(invariant);
-  const int64_t rowBytes = hidden * (fp8 ? 1 : 2);
   const bool gemv = bm == 1 && !spec.get("direct");
-  const bool waitLater = dependentStart(
-      spec,
-      rowBytes % 16 ? std::nullopt
-                    : std::optional<WeightSlab>(WeightSlab{
-                          weight + n0 * hidden, minimum(bn, outCols - n0) * rowBytes}),
-      programId(1) == 0, gemv);
+  const bool waitLater =
+      dependentStart(spec, weightRows(weight, n0, bn, outCols, hidden, weightType),
+                     programId(1) == 0, gemv);
   Value acc; // [bm, bn] f32
   if (spec.get("direct")) {
     // Tensor cores for any batch: weights streamed once per program straight

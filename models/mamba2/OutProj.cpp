@@ -36,15 +36,9 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   k.markInvariant(weight);
   const bool gemv = bm == 1 && !spec.get("direct");
   bool waitLater = false;
-  if (!spec.get("producer") && !spec.get("persistent")) {
-    const int64_t rowBytes = inner * (fp8 ? 1 : 2);
-    waitLater = dependentStart(
-        spec,
-        rowBytes % 16 ? std::nullopt
-                      : std::optional<WeightSlab>(WeightSlab{
-                            weight + n0 * inner, minimum(bn, hidden - n0) * rowBytes}),
-        programId(1) == 0, gemv);
-  }
+  if (!spec.get("producer") && !spec.get("persistent"))
+    waitLater = dependentStart(spec, weightRows(weight, n0, bn, hidden, inner, type),
+                               programId(1) == 0, gemv);
   Value acc; // [bm, bn] f32
   if (spec.get("direct")) {
     k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});

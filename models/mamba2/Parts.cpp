@@ -140,6 +140,16 @@ bool dependentStart(const Specialization &spec, std::optional<WeightSlab> slab,
   return false;
 }
 
+std::optional<WeightSlab> weightRows(Value weight, Value row0, int64_t rows,
+                                     int64_t totalRows, int64_t rowElements, DType type) {
+  const int64_t rowBytes =
+      rowElements * (type == DType::BF16 || type == DType::F16 ? 2 : 1);
+  if (rowBytes % 16)
+    return std::nullopt;
+  return WeightSlab{weight + row0 * rowElements,
+                    minimum(rows, totalRows - row0) * rowBytes};
+}
+
 void waitAndSignal() {
   waitForPredecessors();
   // Every program of this kernel has been scheduled once all have passed

@@ -55,6 +55,12 @@ struct WeightSlab {
   Value bytes; ///< i32, a multiple of 16
 };
 
+/// Rows [row0, row0 + rows) of a row-major [totalRows, rowElements] weight of
+/// `type` (clipped at its last row) as one slab; none when a row is not a
+/// multiple of 16 bytes (the prefetch's granule).
+std::optional<WeightSlab> weightRows(Value weight, Value row0, int64_t rows,
+                                     int64_t totalRows, int64_t rowElements, DType type);
+
 /// The start of a decode kernel (programmatic dependent launch,
 /// docs/design.md#programmatic-dependent-launch). With `prefetch` = 1 the
 /// programs whose `prefetcher` holds start `slab` on its way into L2. With

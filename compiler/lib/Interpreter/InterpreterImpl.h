@@ -100,6 +100,9 @@ private:
     unsigned argIndex;
     bool writable;
   };
+  /// The first buffer holding [address, address + bytes) (writable when
+  /// `write`), or null.
+  const Buffer *holding(int64_t address, uint64_t bytes, bool write) const;
   std::string describe(int64_t address, unsigned bytes, bool write) const;
   std::vector<Buffer> buffers;
 };

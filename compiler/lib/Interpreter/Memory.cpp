@@ -18,23 +18,23 @@ void Memory::addBuffer(const Arg &arg, unsigned argIndex) {
   buffers.push_back({begin, begin + int64_t(arg.getBytes()), argIndex, arg.isWritable()});
 }
 
-bool Memory::contains(int64_t address, uint64_t bytes, bool write) const {
+const Memory::Buffer *Memory::holding(int64_t address, uint64_t bytes, bool write) const {
   for (const Buffer &b : buffers) {
     uint64_t size = uint64_t(b.end - b.begin);
     if (address >= b.begin && bytes <= size &&
         uint64_t(address - b.begin) <= size - bytes && (b.writable || !write))
-      return true;
+      return &b;
   }
-  return false;
+  return nullptr;
+}
+
+bool Memory::contains(int64_t address, uint64_t bytes, bool write) const {
+  return holding(address, bytes, write) != nullptr;
 }
 
 std::optional<uint64_t> Memory::offsetInBuffer(int64_t address, uint64_t bytes) const {
-  for (const Buffer &b : buffers) {
-    uint64_t size = uint64_t(b.end - b.begin);
-    if (address >= b.begin && bytes <= size &&
-        uint64_t(address - b.begin) <= size - bytes)
-      return uint64_t(address - b.begin);
-  }
+  if (const Buffer *b = holding(address, bytes, /*write=*/false))
+    return uint64_t(address - b->begin);
   return std::nullopt;
 }
 

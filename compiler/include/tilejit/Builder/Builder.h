@@ -294,7 +294,9 @@ void ifThen(const Operand &cond, llvm::function_ref<void()> body);
 /// before it the kernel reads only invariant parameters and writes nothing.
 void waitForPredecessors(SrcLoc loc = SrcLoc::current());
 /// Lets the next kernel start its programs once every program of this one has
-/// called it or ended: call it after the last read of an input.
+/// called it or ended. Correctness never depends on where: right after the
+/// wait (the decode kernels) lets the next kernel's programs take what this
+/// one leaves as early as possible.
 void launchDependents(SrcLoc loc = SrcLoc::current());
 /// Starts bringing `bytes` bytes at the scalar pointer `ptr` into L2 (one
 /// thread per program; both multiples of 16 bytes, the range in bounds). A

@@ -39,11 +39,12 @@ def Tile_GridDepLaunchOp : Tile_Op<"grid_dep_launch"> {
   let description = [{
     Signals that the kernel launched after this one may be scheduled once
     every program of this kernel has signalled or ended
-    (griddepcontrol.launch_dependents). Place it after the program's last read of
-    an input: the next kernel's programs then fill the multiprocessors this
-    one leaves, and stream their weights while this one drains. Correctness
-    never depends on it: the next kernel's `tile.grid_dep_wait` still waits
-    for this kernel to end.
+    (griddepcontrol.launch_dependents). Once it has passed in every
+    program, all of this kernel's programs have been scheduled, so the next
+    kernel's programs only fill the multiprocessors this one leaves and start
+    their weight loads while this one drains. Correctness never depends on
+    where it stands: the next kernel's `tile.grid_dep_wait` still waits for
+    this kernel to end.
 
     ```mlir
     tile.grid_dep_launch
