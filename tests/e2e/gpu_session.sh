@@ -6,16 +6,16 @@
 #            MAIN_RUNS picks its runs)
 #   gputests the bundle's tilejit-gpu-tests (Catch2, every GPU test case)
 #   python   the whole tests/python suite on the GPU
-#   opsbench tests/e2e/ops_torch_bench.py (tilejit.ops next to plain torch)
+#   opsbench bench/ops_torch_bench.py (tilejit.ops next to plain torch)
 #   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
 #            SANITIZE_TIMEOUT, default 400 s)
 #   hoppersan compute-sanitizer memcheck, racecheck and synccheck over the
 #            bundle's [gpu][hopper] test (the TMA / mbarrier GEMMs)
 #   model    tests/e2e/model_gpu.sh (the published-layout checkpoint, generated here,
 #            through `tilejit run --model` and examples/embed)
-#   pdl      tests/e2e/pdl_gpu.sh (decode with and without programmatic dependent
+#   pdl      bench/decode/pdl_gpu.sh (decode with and without programmatic dependent
 #            launch, interleaved; compute-sanitizer over the PDL launches)
-#   tunedb   tests/e2e/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
+#   tunedb   bench/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
 #            $OUT/h200.tune.json: commit it as tunedb/h200.tune.json)
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/tilejit-bundle.tar.xz and,
 # for python, bundle/tilejit-python-gpu-kit.tar.xz carried)
@@ -49,11 +49,11 @@ for part in "$@"; do
   python) (cd "$root/tests/python" && PYTHONPATH=$work/kit timeout 300 python3 -m pytest -q \
              -rs -s . >"$out/python.log" 2>&1; echo "python suite: exit $?"; tail -n 3 "$out/python.log";
            grep -E "outside one ulp" "$out/python.log") ;;
-  opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/tests/e2e/ops_torch_bench.py" \
+  opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/bench/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
-  pdl) "$root/tests/e2e/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
+  pdl) "$root/bench/decode/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
-  tunedb) "$root/tests/e2e/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
+  tunedb) "$root/bench/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
             "${OUT:-$work}/h200.tune.json" ;;
   # The TMA / mbarrier GEMMs under compute-sanitizer (issue 20): each tool over
   # the bundle's [hopper] GPU test (e4m3 and bf16, persistent or not).

@@ -6,7 +6,7 @@
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
 # decode-sm_121a prefill-sm_90a prefill-sm_90 prefill-sm_121a defects; default
 # all; and, for issue 18's experiments, variants: the lines of
-# tests/e2e/decode_variants.txt). SM90_ARGS: extra options of the sm_90 runs
+# bench/decode/variants.txt). SM90_ARGS: extra options of the sm_90 runs
 # (e.g. --time-batch 0: checks only); DECODE_ARGS: of every decode run (e.g.
 # --time-batch 1,8).
 set -u
@@ -41,13 +41,13 @@ for run in $runs; do
   # floors.
   decode-sm_121a) one decode-sm_121a 0 sm_90a --plan-arch sm_121a ${DECODE_ARGS:-} ;;
   prefill-sm_121a) one prefill-sm_121a 0 sm_90a --plan-arch sm_121a --mode prefill ;;
-  variants) # every line of tests/e2e/decode_variants.txt (VARIANTS: only these names)
+  variants) # every line of bench/decode/variants.txt (VARIANTS: only these names)
     while read -r name args; do
       case $name in '#'* | '') continue ;; esac
       [ -n "${VARIANTS:-}" ] && [[ " $VARIANTS " != *" $name "* ]] && continue
       # shellcheck disable=SC2086
       one "variant-$name" 0 sm_90a $args
-    done <"$(dirname "$0")/decode_variants.txt" ;;
+    done <"$(dirname "$0")/../../bench/decode/variants.txt" ;;
   defects)
     for d in drop-k-step scale-column drop-input-scale drop-carry; do
       one "defect-decode-$d" 1 sm_90a --plant-defect "$d" --time-batch 0 --batch 3

@@ -32,7 +32,7 @@ struct PlanOptions {
   /// least one): spans run in parallel, the state pass walks them in order.
   /// 512: at T = 8192, 16 spans give the SSD 16x the programs of one walk
   /// over the stream (on the H200 the same chunk steps took 400 instead of
-  /// 670 us, tests/e2e/ssd_span_probe.py) and the state pass 16 steps.
+  /// 670 us, bench/ssd/ssd_span_probe.py) and the state pass 16 steps.
   int64_t ssdSpanTokens = 512;
   /// Whether an override of a kernel the plan does not launch is an error, as
   /// for `tilejit run --set` (a setting that changes nothing is a mistake).

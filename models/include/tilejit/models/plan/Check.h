@@ -52,7 +52,7 @@ struct ProjectionCheck {
   /// reduced band is wider (2^-8 of sum|a w| is about 13 % of |y| for random
   /// signs at K = 2688): on full-range e4m3 codes it rejects a dropped K step on
   /// about 16 % of the outputs at K = 2688 and 4 % at K = 4096, a scaled column
-  /// on 20 % and 12 % (tests/e2e/r1h_separation.py), so its floors are
+  /// on 20 % and 12 % (bench/r1h_separation.py), so its floors are
   /// lower; with thousands of outputs a defect still puts many outside.
   struct Floors {
     double droppedKStep, scaledColumn, droppedInputScale;

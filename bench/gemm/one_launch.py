@@ -7,10 +7,8 @@ from pathlib import Path
 
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tma_launch import Kernel  # noqa: E402
-from hopper import grid_args  # noqa: E402
+from hopper import grid_args
+from tma_launch import Kernel
 
 D, M, names = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3:]
 cfgs = {n: json.loads((D / f"{n}.cfg").read_text()) for n in names}

@@ -28,7 +28,7 @@ out written (+ weights, bias, pages: < 0.1 MB). Compared in the same run with:
   * torch conv1d(groups=C) + silu path a torch user writes (cat old state,
     transpose to [C, L], conv1d, silu, transpose back to [L, C], state update).
 
-Usage: python3 tests/e2e/conv_prefill_gpu.py DIR [--launches 20] [--replays 30]
+Usage: python3 bench/prefill/conv_prefill_gpu.py DIR [--launches 20] [--replays 30]
 """
 import argparse
 import json

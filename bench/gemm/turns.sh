@@ -2,7 +2,7 @@
 # Builds the variants of LIST (turns.txt, pairs.txt) into DIR and the
 # turn-taking rewrite (turns.py) of each two-warpgroup one as NAMEt next to it;
 # prints ptxas registers and any C75xx warning.
-# Usage: tests/e2e/gemm_bench/turns.sh TILEJIT DIR LIST
+# Usage: bench/gemm/turns.sh TILEJIT DIR LIST
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 "$here/build_shapes.sh" "$1" "$2" "$3"

@@ -3,7 +3,7 @@
 # bundle/ncu (build_shapes.sh with hopper_ncu.txt) and of the library on the
 # same shape (one_launch.py), clocks left alone; the report's details for the
 # GEMM kernels go to $OUT/ncu.txt, a digest to stdout.
-# Usage: tests/e2e/gemm_bench/ncu_hopper.sh M NAME...
+# Usage: bench/gemm/ncu_hopper.sh M NAME...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-/tmp}
@@ -11,7 +11,7 @@ m=$1; shift
 timeout 400 ncu --clock-control none --section SpeedOfLight --section ComputeWorkloadAnalysis \
   --section MemoryWorkloadAnalysis --section WarpStateStats --section LaunchStats \
   --launch-skip 0 --launch-count 60 -o "$out/gemm" \
-  python3 "$here/one_launch.py" "$here/../../../bundle/ncu" "$m" "$@" >"$out/ncu-run.log" 2>&1
+  python3 "$here/one_launch.py" "$here/../../bundle/ncu" "$m" "$@" >"$out/ncu-run.log" 2>&1
 echo "ncu exit $?"; tail -3 "$out/ncu-run.log"
 ncu -i "$out/gemm.ncu-rep" --page details --print-units base >"$out/ncu.txt" 2>&1
 # Last profiled launch of each GEMM kernel: its name line and the key rows.

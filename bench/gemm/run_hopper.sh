@@ -4,10 +4,10 @@
 # (hopper_small.txt), carried. Each family (e4m3 "in_"/"out_", bf16 "b", and
 # the decode-sized ones) runs in its own process under its own timeout, so a
 # hang or fault in one leaves the others' figures; logs under $OUT.
-# Usage: tests/e2e/gemm_bench/run_hopper.sh [REPS] [M,M,...]
+# Usage: bench/gemm/run_hopper.sh [REPS] [M,M,...]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-bundle=$here/../../../bundle
+bundle=$here/../../bundle
 out=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

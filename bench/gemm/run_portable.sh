@@ -3,10 +3,10 @@
 # portable.txt, built here by build_shapes.sh into bundle/portable and
 # carried, next to torch.matmul (bf16) and torch._scaled_mm (e4m3) through
 # hopper.py, each family in its own process; logs under $OUT.
-# Usage: tests/e2e/gemm_bench/run_portable.sh [REPS] [M,M,...]
+# Usage: bench/gemm/run_portable.sh [REPS] [M,M,...]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-bundle=$here/../../../bundle
+bundle=$here/../../bundle
 out=${OUT:-/tmp}
 export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

@@ -10,7 +10,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 mkdir -p "$dir/var" "$dir/mb"
 rm -f "$dir"/var/*
 while read -r name kernel bm bn bk stages warps arch; do
-  [ -z "$name" ] && continue
+  [ -z "$name" ] && continue; [[ "$name" == \#* ]] && continue
   arch=${arch:-sm_90a}
   "$tilejit" compile "$kernel" --arch "$arch" -o "$dir/var/$name.ptx" --meta "$dir/var/$name.json" \
     --set block_m="$bm" --set block_n="$bn" --set block_k="$bk" --set stages="$stages" \

@@ -3,12 +3,14 @@
 f64 torch R5 (one sequence of 8192 and a varlen batch with continued, fresh,
 padding and short sequences), then timing of each variant (DIR/VARIANT.ptx+json,
 VARIANT = c<chunk>_p<block_p>_w<warps>) against a plain-torch chunked SSD in the
-same run. Usage: ssd_prefill_gpu.py DIR   (DIR/variants.txt lists "NAME CHUNK BLOCK_P" per line; DIR/NAME.ptx + .json
+same run. Usage: bench/ssd/ssd_prefill_gpu.py DIR   (DIR/variants.txt lists "NAME CHUNK BLOCK_P" per line; DIR/NAME.ptx + .json
 from `tilejit compile ssd_prefill --arch sm_90a --set dt_stride=10304 --set dt_col=0 ...`)"""
 import sys
 from pathlib import Path
 import cupy as cp, torch
-from sanitize_support import spans_of
+# The spans of PrefillMetadata, as the sanitizer recipes model them.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests" / "e2e"))
+from sanitize_support import spans_of  # noqa: E402
 import ptx_launch
 from ptx_launch import args_of, time_graph
 

@@ -8,7 +8,7 @@ contiguous segments, so each thread walks rows_per_cta / (threads / lanes) rows.
 20 distinct buffers per timed round (no L2 reuse), CUDA events around the 20
 launches, median / min / max of 30 rounds. Every copy is checked.
 
-Usage: python3 tests/e2e/strided_copy_gpu.py   (cupy on a CUDA GPU)"""
+Usage: python3 bench/prefill/strided_copy_gpu.py   (cupy on a CUDA GPU)"""
 import statistics
 
 import cupy as cp

@@ -4,7 +4,7 @@ its static activation quant (FP8 layers) and torch.matmul (bf16 layers) at the N
 in_proj / out_proj shapes, `launches` launches back to back in one CUDA graph,
 each over its own weight copy (HBM, not L2), median of `replays` replays.
 
-Usage (GPU host): python3 tests/e2e/decode_torch_bench.py [--rows 1]
+Usage (GPU host): python3 bench/decode/decode_torch_bench.py [--rows 1]
 """
 import argparse
 import statistics
