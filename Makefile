@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 # Debian packages the build and the tests need (LLVM/MLIR 22 from Debian).
-# python3-torch (1.13, CPU) serves tests/python/test_ops.py on the interpreter;
+# python3-torch (1.13, CPU) serves tests/python/test_ops_*.py on the interpreter;
 # venv, pip, setuptools and wheel the `pip install .` test; libfmt-dev (fmt 9,
 # header-only) the embedding API (embed/).
 APT_PACKAGES := cmake ninja-build g++ llvm-22-dev libmlir-22-dev mlir-22-tools \

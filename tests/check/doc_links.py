@@ -11,7 +11,10 @@ Over the repository's text files (sources, scripts, CMake, documentation):
   file of the repository, relative to its root or to the mentioning file;
 - a section is cited as `FILE.md#anchor` or `FILE.md, "Heading"`: the anchor or
   heading must exist. A section cited by number (`design.md §4`) is an error,
-  since numbers do not survive an edit of the document.
+  since numbers do not survive an edit of the document;
+- every path into `tests/` or `bench/` naming a file (`bench/gemm/hopper.py`,
+  `tests/e2e/gpu_session.sh`) must name one of the repository (or the `.in` file
+  CMake configures it from), so a moved script leaves no stale reference.
 """
 import re
 import sys
@@ -26,6 +29,8 @@ LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 MENTION = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.md)\b(#[\w-]+)?"
                      r"(?:, \"([^\"]+)\")?")
 NUMBERED = re.compile(r"[\w.-]+\.md'?s?\s*(§|section\s+\d)")
+SCRIPT = re.compile(r"(?<![\w/.-])((?:tests|bench)/[\w./-]*\."
+                    r"(?:py|sh|txt|cu|cpp|h|json|mlir|cfg))\b")
 HEADING = re.compile(r"^#{1,6}\s+(.*?)\s*#*\s*$")
 
 
@@ -106,6 +111,11 @@ def main():
                         targets.add((file or path.name, anchor, ""))
             for file, anchor, title in MENTION.findall(line):
                 targets.add((file, anchor.lstrip("#"), title))
+            for script in SCRIPT.findall(line):
+                citations += 1
+                if not any((base / name).exists() for base in (root, path.parent)
+                           for name in (script, script + ".in")):
+                    problems.append(f"{where}:{number}: {script} is not in the repository")
             for file, anchor, title in sorted(targets):
                 citations += 1
                 target = path if file == path.name else resolve(root, path, file)
