@@ -121,6 +121,16 @@ def separates(name, counterfactual, want, atol, rtol, at_least):
         failures.append(name)
 
 
+def gemm_band(scale, a, w, wgmma):
+    """R1/R1b's band for y = bf16(s * sum_k a*w), as (atol, rtol): one bf16 ulp
+    (the f32 sum in another order can move the rounding), f32 accumulation in any
+    order (K * 2^-24 * s * sum|a*w|), and on sm_90a's e4m3 wgmma its weaker
+    accumulation, s * 2^-8 * sum|a*w| (tests/python/test_gpu_vs_interpreter.py,
+    docs/BENCHMARKS.md). mma.sync and the GEMV sum in f32."""
+    absum = scale * (np.abs(a) @ np.abs(w).T)
+    return 1e-6 + (2.0 ** -8 if wgmma else a.shape[1] * F32_EPS) * absum, BF16_ULP
+
+
 # ---- backends: the same recipe on the GPU (cupy, PTX from DIR) or the interpreter
 
 class Cuda:
