@@ -177,7 +177,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
     });
 
     // The window slides in f32: each row is widened once, not once per tap.
-    // Measured slower on the H200 (docs/BENCHMARKS.md): loading the next
+    // Measured slower on the H200 (docs/journal/2026-11-30-prefill.md): loading the next
     // step's rows one step ahead (242 registers), and hoisting the weight
     // loads above the metadata chain with the halo carried raw.
     std::vector<Value> haloF32;

@@ -84,7 +84,7 @@ std::vector<std::string> gemmTiles(bool fp8, const std::optional<Arch> &arch,
 /// Whether the decode projection `kernel` runs on tensor cores with its
 /// operands loaded straight into fragments (`direct`): the caller's override
 /// of the constant decides, else the measured default for `rows` (H200,
-/// docs/BENCHMARKS.md, "Issue 18: direct tensor-core projections in decode"):
+/// docs/journal/2026-12-01.md, "Issue 18: direct tensor-core projections in decode"):
 /// the GEMV reads the weight once per row, so from a few rows on one direct
 /// read wins (FP8 in_proj: 16.0 us
 /// GEMV against 25.4 direct at B=1, 75.6 against 29.0 at B=8; out_proj 20.9
@@ -409,7 +409,7 @@ std::string intermediateBuffer(const PlanOptions &options, int64_t layer,
 /// 4096, N = 2688: 11 column tiles of 256) fills the multiprocessors only
 /// from kDecodeOutGemmRows rows on: at 64 its GEMM took 23.8 (FP8) and 42.7 us
 /// (bf16) against 22.5 and 23.3 on the decode tiles; at 256, 24.2 and 43.1
-/// against 41.3 and 43.4 (docs/BENCHMARKS.md, issue 20, session 3).
+/// against 41.3 and 43.4 (docs/journal/2026-12-02.md, issue 20, session 3).
 constexpr int64_t kDecodeGemmRows = 64, kDecodeOutGemmRows = 256;
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
   return rows >= kDecodeGemmRows && !options.overrides.count("in_proj_conv") &&
