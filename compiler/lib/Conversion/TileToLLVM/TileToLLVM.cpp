@@ -1,5 +1,6 @@
 // convert-tile-to-llvm: each tile.kernel becomes an nvvm.kernel llvm.func.
 #include "Emitter.h"
+#include "SharedMemoryEmitter.h"
 #include "tilejit/Conversion/TileToLLVM/Passes.h"
 
 #include "llvm/Support/Debug.h"
@@ -91,10 +92,10 @@ struct ConvertTileToLLVMPass
       if (failed(emitter.run()))
         return signalPassFailure();
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ": "
-                              << threads << " threads, " << emitter.sharedBytes
+                              << threads << " threads, " << emitter.shared().bytes()
                               << " bytes of dynamic shared memory\n");
       // The runtime reads these to launch: dynamic shared bytes and threads.
-      func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.sharedBytes));
+      func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.shared().bytes()));
       func->setAttr("tile.threads", b.getI64IntegerAttr(threads));
       func->setAttr("tile.sums",
                     b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
