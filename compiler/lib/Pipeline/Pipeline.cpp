@@ -36,6 +36,7 @@ void buildTileLayoutPipeline(OpPassManager &pm, llvm::StringRef arch,
   pm.addNestedPass<tile::KernelOp>(tile::createTilePersistent());
   pm.addNestedPass<tile::KernelOp>(
       tile::createTileAssignLayouts({arch.str(), sharedBytes}));
+  pm.addNestedPass<tile::KernelOp>(tile::createTileRematerialize());
   pm.addNestedPass<tile::KernelOp>(tile::createTileWarpSpecialize({arch.str()}));
   pm.addNestedPass<tile::KernelOp>(tile::createTilePipelineDots());
   pm.addPass(createCanonicalizerPass());

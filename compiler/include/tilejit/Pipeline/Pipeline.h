@@ -28,7 +28,7 @@ void registerCompilerPasses();
 /// tile -> tile with layouts: tile-verify-lowerable, tile-persistent
 /// (persistent = G), tile-assign-layouts
 /// (matrix path from `arch`'s capability table; empty: mma.sync; `sharedBytes`
-/// per program, 0: the arch's device profile),
+/// per program, 0: the arch's device profile), tile-rematerialize,
 /// tile-warp-specialize (producer = 1: TMA, refused where the arch has none),
 /// tile-pipeline-dots, canonicalize, cse.
 void buildTileLayoutPipeline(mlir::OpPassManager &pm, llvm::StringRef arch = "",

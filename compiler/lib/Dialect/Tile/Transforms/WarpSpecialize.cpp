@@ -384,7 +384,7 @@ struct WarpSpecializePass
              << " needs a top-level K loop (or one in the persistent tile loop) whose "
                 "dot "
                 "operands are loaded tiles that can be staged in shared memory "
-                "(-debug-only=tile-warp-specialize says why each is not)";
+                "(-test-tile-staged-operands says why each is not)";
     if (loop->getParentOp() != kernel)
       tileLoop = cast<scf::ForOp>(loop->getParentOp());
     const int64_t stages = config.getStages(), warps = config.getWarps();

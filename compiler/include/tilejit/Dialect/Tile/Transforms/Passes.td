@@ -32,6 +32,23 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::tilejit::tile::KernelOp">
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TileRematerialize : Pass<"tile-rematerialize", "::tilejit::tile::KernelOp"> {
+  let summary = "Compute cheap trees again in the layout a conversion asks for";
+  let description = [{
+    Runs after `tile-assign-layouts`. A `tile.convert_layout` into a blocked,
+    slice or mma layout (or into a dot operand fragment loaded straight from
+    global memory) that tile lowering could not do by renaming registers goes
+    through shared memory. Where its operand is a tree of at most 16
+    elementwise ops whose leaves are splats, constants, aranges, broadcasts of
+    tiles every warp holds whole (moved by warp shuffles) and loads from
+    views (into a fragment any load, into an accumulator a load nothing else
+    reads), the tree is computed again in the target layout and the
+    conversion goes. A split-K partial sum is never
+    converted this way (each warp group holds only its part).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TilePipelineDots : Pass<"tile-pipeline-dots", "::tilejit::tile::KernelOp"> {
   let summary = "Stage loop-loaded dot operands through shared memory, pipelined";
   let description = [{
