@@ -129,7 +129,7 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
           "kernel '%s': parameter %zu is a !tile.tensormap; tensor maps are added by "
           "the pipeline (tile-warp-specialize) and built by the runtime, never passed in",
           kernel.getSymName().str().c_str(), i);
-    if (kernel.getArgAttr(i, "tile.grid_dim"))
+    if (kernel.getGridDim(i))
       return llvm::createStringError(
           "kernel '%s': parameter %zu carries tile.grid_dim; the logical grid's sizes "
           "are added by the pipeline (tile-persistent) and filled by the runtime, never "
@@ -151,7 +151,7 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
         "cp.async.bulk.prefetch.L2), which %s does not have",
         out.name.c_str(), arch.name().str().c_str());
   for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
-    auto name = kernel.getArgAttrOfType<StringAttr>(i, "tile.name");
+    StringAttr name = kernel.getParamName(i);
     out.params.emplace_back(name ? name.str() : "arg" + std::to_string(i), paramKind(t));
   }
   if (opts.dump) {
@@ -190,8 +190,9 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
           .count();
   auto func = module.lookupSymbol<LLVM::LLVMFuncOp>(out.name);
-  out.threads = func->getAttrOfType<IntegerAttr>("tile.threads").getInt();
-  out.sharedBytes = func->getAttrOfType<IntegerAttr>("tile.shared_bytes").getInt();
+  auto *tileDialect = module.getContext()->getLoadedDialect<tile::TileDialect>();
+  out.threads = tileDialect->getThreadsAttrHelper().getAttr(func).getInt();
+  out.sharedBytes = tileDialect->getSharedBytesAttrHelper().getAttr(func).getInt();
   if (out.sharedBytes > sharedLimit)
     return llvm::createStringError(
         "kernel '%s' needs %lld bytes of shared memory per program, more than the %lld "
@@ -200,24 +201,33 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
         arch.name().str().c_str(),
         opts.sharedBytesLimit > 0 ? "the plan's device"
                                   : arch.profile().device.str().c_str());
-  out.programsPerSM = func->getAttrOfType<IntegerAttr>("tile.programs_per_sm").getInt();
-  out.reducedSums = func->getAttrOfType<StringAttr>("tile.sums").getValue() == "reduced";
-  if (auto grid = func->getAttrOfType<DenseI64ArrayAttr>("tile.grid_dims")) {
-    assert(grid.size() == 2 && grid[0] == int64_t(out.params.size()) &&
-           grid[1] == grid[0] + 1 && "the grid parameters follow the caller's");
+  out.programsPerSM = tileDialect->getProgramsPerSmAttrHelper().getAttr(func).getInt();
+  out.reducedSums =
+      tileDialect->getSumsAttrHelper().getAttr(func).getValue() == "reduced";
+  if (DenseI64ArrayAttr grid = tileDialect->getGridDimsAttrHelper().getAttr(func)) {
+    assert(grid[0] == int64_t(out.params.size()) && grid[1] == grid[0] + 1 &&
+           "the grid parameters follow the caller's");
     out.gridParams = grid[0];
     out.params.emplace_back("grid_x", "i32");
     out.params.emplace_back("grid_y", "i32");
   }
-  if (auto maps = func->getAttrOfType<ArrayAttr>("tile.tensormaps"))
-    for (Attribute record : maps) {
-      auto spec = TensorMapSpec::fromFields(cast<DenseI64ArrayAttr>(record).asArrayRef());
-      if (!spec)
-        return spec.takeError();
-      assert(spec->param == out.params.size() && "tensor maps are the last parameters");
-      out.params.emplace_back(out.params[spec->base].first + ".tensormap", "tensormap");
-      out.tensorMaps.push_back(*spec);
-    }
+  ArrayAttr records = tileDialect->getTensormapsAttrHelper().getAttr(func);
+  for (Attribute record : records ? records.getValue() : ArrayRef<Attribute>()) {
+    auto source = cast<tile::TensorMapSourceAttr>(record);
+    TensorMapSpec spec;
+    spec.param = uint32_t(*source.getParam());
+    spec.base = uint32_t(source.getBase());
+    spec.sizes = {source.getSizes()[0], source.getSizes()[1]};
+    spec.sizeArgs = {int32_t(source.getSizeArgs()[0]), int32_t(source.getSizeArgs()[1])};
+    spec.rowStride = source.getStrides()[0];
+    spec.box = {uint32_t(source.getBox()[0]), uint32_t(source.getBox()[1])};
+    spec.elementBytes = uint32_t(*source.getElementBytes());
+    if (llvm::Error err = spec.validate())
+      return std::move(err);
+    assert(spec.param == out.params.size() && "tensor maps are the last parameters");
+    out.params.emplace_back(out.params[spec.base].first + ".tensormap", "tensormap");
+    out.tensorMaps.push_back(spec);
+  }
   if (opts.dump && opts.dumpLLVM) {
     auto ir = translateToLLVMIR(module, arch, opts.ptx);
     if (!ir)

@@ -148,11 +148,12 @@ struct WarpSpecializePass
   }
 
   FailureOr<KLoop> findKLoop(KernelOp kernel) {
+    auto *tileDialect = getContext().getLoadedDialect<TileDialect>();
     KLoop found;
     SmallVector<scf::ForOp> candidates;
     for (auto top : kernel.getBody().front().getOps<scf::ForOp>()) {
       candidates.push_back(top);
-      if (top->hasAttr("tile.tile_loop"))
+      if (tileDialect->getTileLoopAttrHelper().isAttrPresent(top))
         llvm::append_range(candidates, top.getBody()->getOps<scf::ForOp>());
     }
     for (scf::ForOp candidate : candidates) {
@@ -198,18 +199,15 @@ struct WarpSpecializePass
       if (!type)
         return failure();
       unsigned index = kernel.getNumArguments();
-      auto baseName = kernel.getArgAttrOfType<StringAttr>(source->getBase(), "tile.name");
+      StringAttr baseName = kernel.getParamName(source->getBase());
       std::string name =
           (baseName ? baseName.str() : "arg" + std::to_string(source->getBase())) +
           ".tensormap";
-      OpBuilder names(&getContext());
-      if (failed(kernel.insertArgument(
-              index, type,
-              names.getDictionaryAttr(
-                  {names.getNamedAttr("tile.name", names.getStringAttr(name)),
-                   names.getNamedAttr("tile.tensormap_source", *source)}),
-              load.getLoc())))
+      if (failed(kernel.insertArgument(index, type, DictionaryAttr(), load.getLoc())))
         return failure();
+      kernel.setParamName(index, name);
+      kernel.setArgAttr(index, TileDialect::TensormapSourceAttrHelper::getNameStr(),
+                        *source);
       maps.push_back(kernel.getArgument(index));
     }
     return maps;

@@ -74,6 +74,17 @@ def Tile_KernelOp : Tile_Op<"kernel", [FunctionOpInterface, IsolatedFromAbove]> 
     ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
       return getFunctionType().getResults();
     }
+    // The parameter attributes of TileDialect's discardableAttrs, by index.
+    /// The parameter's `tile.name`; null when it has none.
+    ::mlir::StringAttr getParamName(unsigned index);
+    void setParamName(unsigned index, ::llvm::StringRef name);
+    /// Whether the parameter is `tile.invariant` memory.
+    bool isInvariantParam(unsigned index);
+    /// The `tile.tensormap_source` of a `!tile.tensormap` parameter.
+    TensorMapSourceAttr getTensorMapSource(unsigned index);
+    /// The axis of the logical grid a parameter tile-persistent appended
+    /// holds (`tile.grid_dim`); null for any other parameter.
+    ::mlir::IntegerAttr getGridDim(unsigned index);
   }];
 }
 
