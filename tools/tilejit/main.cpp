@@ -224,8 +224,9 @@ int runCompile(const tilejit::KernelRegistry &registry) {
     return fail(toString(std::move(err)));
   if (!metaFile.empty()) {
     json::Array params;
-    for (auto &[name, kind] : compiled->params)
-      params.push_back(json::Object{{"name", name}, {"kind", kind}});
+    for (const tilejit::CompiledParam &param : compiled->params)
+      params.push_back(json::Object{{"name", param.name},
+                                    {"kind", tilejit::paramKindName(param.kind)}});
     // A launcher fills a persistent kernel's logical grid, and builds each
     // tensor map from its source's parameters.
     if (compiled->gridParams)
@@ -233,7 +234,7 @@ int runCompile(const tilejit::KernelRegistry &registry) {
         (*params[*compiled->gridParams + axis].getAsObject())["grid_axis"] = axis;
     for (const tilejit::TensorMapSpec &map : compiled->tensorMaps)
       *params[map.param].getAsObject() =
-          json::Object{{"name", compiled->params[map.param].first},
+          json::Object{{"name", compiled->params[map.param].name},
                        {"kind", "tensormap"},
                        {"base", map.base},
                        {"sizes", json::Array{map.sizes[0], map.sizes[1]}},

@@ -416,13 +416,8 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
     KernelOp kernel = getOperation();
     bool hasWgmma = false;
     int64_t ringBytes = 0;
-    if (!arch.empty()) {
-      auto target = tilejit::Arch::parse(arch);
-      if (!target) {
-        kernel.emitOpError("cannot pick a matrix path: ")
-            << llvm::toString(target.takeError());
-        return signalPassFailure();
-      }
+    const std::optional<tilejit::Arch> &target = arch;
+    if (target) {
       tilejit::ArchCapabilities caps = target->capabilities();
       hasWgmma = caps.wgmma;
       if (caps.tma)
@@ -434,7 +429,8 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
     if (failed(checkTilesFit(kernel)))
       return signalPassFailure();
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ", "
-                            << getNumWarps(kernel) << " warps, arch '" << arch << "'"
+                            << getNumWarps(kernel) << " warps, arch '"
+                            << (target ? target->name() : StringRef()) << "'"
                             << (hasWgmma ? " (wgmma)" : "") << "\n");
     Assigner assigner(kernel, hasWgmma, ringBytes);
     assigner.processBlock(kernel.getBody().front());

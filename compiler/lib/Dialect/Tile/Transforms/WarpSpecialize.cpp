@@ -131,16 +131,16 @@ struct WarpSpecializePass
     if (!config || !config.getProducer())
       return;
     request = "producer = " + std::to_string(config.getProducer());
-    auto target = tilejit::Arch::parse(arch);
+    const std::optional<tilejit::Arch> &target = arch;
     if (!target) {
-      kernel.emitOpError("cannot check ")
-          << request << ": " << toString(target.takeError());
+      kernel.emitOpError(request) << " needs a target arch to check for TMA (the "
+                                     "pass's arch option)";
       return signalPassFailure();
     }
     // A request the target cannot honor is refused by name, never dropped.
     if (!target->capabilities().tma) {
       kernel.emitOpError(request)
-          << " needs TMA (cp.async.bulk.tensor), which " << arch << " lacks";
+          << " needs TMA (cp.async.bulk.tensor), which " << target->name() << " lacks";
       return signalPassFailure();
     }
     if (failed(specialize(kernel, config, *target)))
