@@ -39,26 +39,18 @@ std::string fileNameSafe(llvm::StringRef name) {
   return safe;
 }
 
-llvm::Expected<std::vector<runtime::KernelParam>>
-mapParams(llvm::StringRef kernel,
-          llvm::ArrayRef<std::pair<std::string, std::string>> params,
-          llvm::ArrayRef<TensorMapSpec> tensorMaps, std::optional<unsigned> gridParams) {
-  std::vector<runtime::KernelParam> mapped;
-  for (const auto &[name, kindName] : params) {
-    auto kind = runtime::parseParamKind(kindName);
-    if (!kind)
-      return llvm::createStringError(
-          "kernel '%s': parameter '%s' has kind '%s', which the "
-          "runtime cannot pass",
-          kernel.str().c_str(), name.c_str(), kindName.c_str());
-    mapped.push_back({name, *kind, runtime::paramKindSize(*kind)});
-  }
-  for (const TensorMapSpec &map : tensorMaps)
-    mapped[map.param].tensorMap = map;
-  if (gridParams)
+/// The compiler's parameters as the launcher sees them: sizes from their
+/// kinds, the ones the launcher supplies marked.
+std::vector<runtime::KernelParam> launchParams(const CompiledKernel &compiled) {
+  std::vector<runtime::KernelParam> params;
+  for (const CompiledParam &param : compiled.params)
+    params.push_back({param.name, param.kind, paramKindSize(param.kind)});
+  for (const TensorMapSpec &map : compiled.tensorMaps)
+    params[map.param].tensorMap = map;
+  if (compiled.gridParams)
     for (uint8_t axis : {0, 1})
-      mapped[*gridParams + axis].gridAxis = axis;
-  return mapped;
+      params[*compiled.gridParams + axis].gridAxis = axis;
+  return params;
 }
 
 } // namespace
@@ -77,9 +69,6 @@ runtime::CompilerIdentity JitCompiler::identity() const {
 
 llvm::Expected<runtime::CompiledKernel>
 JitCompiler::compile(const runtime::KernelRequest &request) {
-  auto arch = Arch::parse(request.arch);
-  if (!arch)
-    return arch.takeError();
   // The one flag: "shared-bytes", the shared memory a program may use when
   // the plan is sized for a smaller device than the arch's (RuntimeOptions).
   int64_t sharedBytesLimit = 0;
@@ -130,9 +119,9 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
                         "'{2}' is compiled without its dump",
                         dumpDirectory, ec.message(), request.kernelName));
     } else {
-      std::string prefix =
-          llvm::formatv("{0}/{1}-{2}.{3:d3}", dumpDirectory,
-                        fileNameSafe(request.kernelName), request.arch, compileCounter++);
+      std::string prefix = llvm::formatv("{0}/{1}-{2}.{3:d3}", dumpDirectory,
+                                         fileNameSafe(request.kernelName),
+                                         request.arch.name(), compileCounter++);
       opts.dumpLLVM = true;
       opts.dump = [prefix, stageNumber = 0u, &warnings](llvm::StringRef stage,
                                                         llvm::StringRef text) mutable {
@@ -152,20 +141,17 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
       };
     }
   }
-  auto compiled = compileToPTX(*module, *arch, opts);
+  auto compiled = compileToPTX(*module, request.arch, opts);
   if (!compiled)
     return llvm::createStringError(
-        "kernel '%s' for %s: %s\n%s", request.kernelName.c_str(), request.arch.c_str(),
-        llvm::toString(compiled.takeError()).c_str(), diagnostics.c_str());
+        "kernel '%s' for %s: %s\n%s", request.kernelName.c_str(),
+        request.arch.name().str().c_str(), llvm::toString(compiled.takeError()).c_str(),
+        diagnostics.c_str());
 
-  auto params = mapParams(request.kernelName, compiled->params, compiled->tensorMaps,
-                          compiled->gridParams);
-  if (!params)
-    return params.takeError();
   runtime::CompiledKernel result;
+  result.params = launchParams(*compiled);
   result.ptx = std::move(compiled->ptx);
   result.entryName = compiled->name;
-  result.params = std::move(*params);
   result.launch.threadsPerBlock = static_cast<uint32_t>(compiled->threads);
   result.launch.dynamicSharedBytes = static_cast<uint32_t>(compiled->sharedBytes);
   result.launch.programsPerSM = static_cast<uint32_t>(compiled->programsPerSM);

@@ -143,7 +143,8 @@ PTXResult KernelModule::compilePTX(const std::string &archName, unsigned optLeve
   result.threads = compiled->threads;
   result.sharedBytes = compiled->sharedBytes;
   result.sums = compiled->reducedSums ? "reduced" : "exact";
-  result.params = compiled->params;
+  for (const CompiledParam &param : compiled->params)
+    result.params.emplace_back(param.name, paramKindName(param.kind).str());
   result.lowerMs = compiled->lowerMs;
   result.translateMs = compiled->ptxTimings.translateMs;
   result.optimizeMs = compiled->ptxTimings.optimizeMs;

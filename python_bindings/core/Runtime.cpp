@@ -28,7 +28,7 @@ std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
   runtime::RuntimeOptions options = unwrap(
       runtime::RuntimeOptions::fromEnvironment(!config.arch.empty()), ErrorKind::Device);
   if (!config.arch.empty())
-    options.archOverride = config.arch;
+    options.archOverride = unwrap(Arch::parse(config.arch), ErrorKind::Argument);
   if (!config.cacheDirectory.empty())
     options.cacheDirectory = config.cacheDirectory;
   options.useDiskCache = options.useDiskCache && config.diskCache;
@@ -40,7 +40,7 @@ std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
     state->lending = lending.get();
     device = std::move(lending);
   } else if (config.device == "compile-only") {
-    if (options.archOverride.empty())
+    if (!options.archOverride)
       throw Error(ErrorKind::Argument,
                   "a compile-only runtime needs an arch (arch= or TILEJIT_ARCH)");
     // Stands in for a device the kernels are never loaded on: compile() does

@@ -1,5 +1,5 @@
-// The value types of the compiler interface: parameter kinds, argument checks
-// against a kernel's signature, canonical options.
+// The value types of the compiler interface: argument checks against a
+// kernel's signature, canonical options.
 #include "tilejit/runtime/CompilerInterface.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -10,39 +10,6 @@
 using namespace llvm;
 
 namespace tilejit::runtime {
-
-namespace {
-struct KindRow {
-  ParamKind kind;
-  const char *name;
-  uint32_t size;
-};
-constexpr KindRow kindTable[] = {
-    {ParamKind::Pointer, "ptr", 8}, {ParamKind::I8, "i8", 1},
-    {ParamKind::I16, "i16", 2},     {ParamKind::I32, "i32", 4},
-    {ParamKind::I64, "i64", 8},     {ParamKind::F16, "f16", 2},
-    {ParamKind::BF16, "bf16", 2},   {ParamKind::F32, "f32", 4},
-    {ParamKind::F64, "f64", 8},     {ParamKind::TensorMap, "tensormap", 128},
-};
-
-const KindRow &row(ParamKind kind) {
-  for (const KindRow &r : kindTable)
-    if (r.kind == kind)
-      return r;
-  llvm_unreachable("ParamKind missing from kindTable");
-}
-} // namespace
-
-StringRef paramKindName(ParamKind kind) { return row(kind).name; }
-
-uint32_t paramKindSize(ParamKind kind) { return row(kind).size; }
-
-std::optional<ParamKind> parseParamKind(StringRef name) {
-  for (const KindRow &r : kindTable)
-    if (name == r.name)
-      return r.kind;
-  return std::nullopt;
-}
 
 KernelArg KernelArg::bits(ParamKind kind, uint64_t pattern) {
   assert(kind != ParamKind::TensorMap &&

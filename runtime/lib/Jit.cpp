@@ -14,18 +14,17 @@ JitRuntime::create(std::unique_ptr<DeviceApi> device,
   if (!device || !compiler)
     return createStringError(inconvertibleErrorCode(),
                              "JitRuntime needs a device and a compiler");
-  Expected<Arch> arch = options.archOverride.empty() ? nativeArch(device->info())
-                                                     : Arch::parse(options.archOverride);
+  Expected<Arch> arch =
+      options.archOverride ? *options.archOverride : nativeArch(device->info());
   if (!arch) {
     std::string described;
     raw_string_ostream os(described);
     printDeviceInfo(os, device->info());
-    return createStringError(inconvertibleErrorCode(),
-                             formatv("no arch to compile for on {0}: {1}{2}", described,
-                                     toString(arch.takeError()),
-                                     options.archOverride.empty()
-                                         ? "; TILEJIT_ARCH selects one explicitly"
-                                         : ""));
+    return createStringError(
+        inconvertibleErrorCode(),
+        formatv("no arch to compile for on {0}: {1}{2}", described,
+                toString(arch.takeError()),
+                options.archOverride ? "" : "; TILEJIT_ARCH selects one explicitly"));
   }
   if (!options.diagnostics)
     options.diagnostics = printWarning;
@@ -91,13 +90,9 @@ Expected<DeviceBuffer> JitRuntime::allocate(size_t bytes) {
 
 std::string JitRuntime::diskKeyFor(const KernelRequest &request) const {
   CompilerIdentity identity = comp->identity();
-  std::string ptxVersion;
-  if (Expected<Arch> requested = Arch::parse(request.arch))
-    ptxVersion = requested->ptxVersionString();
-  else
-    consumeError(requested.takeError());
-  return computeDiskKey({request.canonicalIR, request.options.canonical(), request.arch,
-                         ptxVersion, identity.buildId, identity.llvmVersion});
+  return computeDiskKey({request.canonicalIR, request.options.canonical(),
+                         request.arch.name().str(), request.arch.ptxVersionString(),
+                         identity.buildId, identity.llvmVersion});
 }
 
 /// Checks that the compiler's output can be cached and launched.
@@ -106,7 +101,7 @@ static Error validateCompiled(const KernelRequest &request,
   auto invalid = [&](const Twine &what) {
     return createStringError(inconvertibleErrorCode(),
                              "the compiler's output for kernel '" + request.kernelName +
-                                 "' (" + request.arch + ") " + what);
+                                 "' (" + request.arch.name() + ") " + what);
   };
   if (kernel.ptx.empty() || kernel.entryName.empty())
     return invalid("has no PTX or no entry name");
@@ -141,7 +136,7 @@ JitRuntime::obtainCompiled(const KernelRequest &request, StringRef diskKey) {
   if (!compiled)
     return createStringError(inconvertibleErrorCode(),
                              formatv("compiling kernel '{0}' for {1}: {2}",
-                                     request.kernelName, request.arch,
+                                     request.kernelName, request.arch.name(),
                                      toString(compiled.takeError())));
   if (Error err = validateCompiled(request, *compiled))
     return std::move(err);
@@ -149,7 +144,8 @@ JitRuntime::obtainCompiled(const KernelRequest &request, StringRef diskKey) {
     warn(warning);
   loadStats.addCompiled(*compiled);
   if (disk)
-    if (Error err = disk->store(diskKey, request.kernelName, request.arch, *compiled))
+    if (Error err =
+            disk->store(diskKey, request.kernelName, request.arch.name(), *compiled))
       warn("could not write the kernel cache entry of '" + request.kernelName +
            "': " + toString(std::move(err)));
   return std::make_pair(std::make_shared<const CompiledKernel>(std::move(*compiled)),

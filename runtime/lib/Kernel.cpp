@@ -70,7 +70,7 @@ Error Kernel::compile() {
     return createStringError(inconvertibleErrorCode(),
                              formatv("building kernel '{0}' for {1}: {2}", spec.name,
                                      arch.name(), toString(ir.takeError())));
-  KernelRequest request{spec.name, std::move(*ir), arch.name().str(), spec.options};
+  KernelRequest request{spec.name, std::move(*ir), arch, spec.options};
   if (int64_t limit = runtime.sharedBytesLimit(); limit > 0)
     request.options.flags["shared-bytes"] = std::to_string(limit);
   ModuleKey memoryKey{runtime.diskKeyFor(request), runtime.device().contextId(),

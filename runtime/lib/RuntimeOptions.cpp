@@ -78,7 +78,7 @@ Expected<RuntimeOptions> RuntimeOptions::fromEnvironment(bool archGiven) {
     if (!parsed)
       return createStringError(inconvertibleErrorCode(),
                                "TILEJIT_ARCH: " + toString(parsed.takeError()));
-    options.archOverride = arch.str();
+    options.archOverride = *parsed;
   }
   Expected<bool> noCache = booleanEnvironment("TILEJIT_NO_CACHE", false);
   if (!noCache)

@@ -37,7 +37,8 @@ std::string TensorMapSpec::toString() const {
                        elementBytes);
 }
 
-llvm::Expected<TensorMapSpec> TensorMapSpec::fromFields(llvm::ArrayRef<int64_t> f) {
+/// The spec of toString's ten fields, each in range for its member.
+static llvm::Expected<TensorMapSpec> fromFields(llvm::ArrayRef<int64_t> f) {
   if (f.size() != 10)
     return llvm::createStringError(
         llvm::formatv("tensor map: 10 fields expected, got {0}", f.size()).str());

@@ -563,7 +563,7 @@ TEST_CASE("conv_prefill: one register layout for every tile, so the threads that
   auto module = def->build(ctx, llvm::cantFail(def->specialize({})));
   REQUIRE(bool(module));
   mlir::PassManager pm(&ctx);
-  buildTileLayoutPipeline(pm, "sm_90a");
+  buildTileLayoutPipeline(pm, llvm::cantFail(Arch::parse("sm_90a")));
   REQUIRE(mlir::succeeded(pm.run(**module)));
   int64_t conversions = 0, loads = 0, stores = 0;
   llvm::SmallPtrSet<mlir::Attribute, 2> layouts;

@@ -58,8 +58,11 @@ inline std::unique_ptr<JitRuntime> makeRuntime(std::unique_ptr<DeviceApi> device
                                                const std::string &arch = "") {
   auto options = RuntimeOptions::fromEnvironment(!arch.empty());
   REQUIRE(!!options);
-  if (!arch.empty())
-    options->archOverride = arch;
+  if (!arch.empty()) {
+    llvm::Expected<Arch> parsed = Arch::parse(arch);
+    REQUIRE(!!parsed);
+    options->archOverride = *parsed;
+  }
   options->cacheDirectory = cacheDir;
   options->useDiskCache = true;
   auto jit = JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),

@@ -84,7 +84,7 @@ TEST_CASE("every kernel of the decode and prefill plans for sm_110a and sm_121a 
       REQUIRE(bool(spec));
       auto ir = buildCanonicalIR(*def, *spec);
       REQUIRE(bool(ir));
-      auto compiled = compiler.compile({name, *ir, archName, {}});
+      auto compiled = compiler.compile({name, *ir, arch, {}});
       INFO((compiled ? "" : llvm::toString(compiled.takeError())));
       REQUIRE(bool(compiled));
       CHECK(compiled->launch.dynamicSharedBytes <= arch.profile().sharedBytesPerBlock);

@@ -150,7 +150,8 @@ TEST_CASE("the lowering records which kernels add their products with fewer bits
       constants = {"n=256", "k=256"};
     auto ir = buildCanonicalIR(*def, llvm::cantFail(def->specialize(constants)));
     REQUIRE(!!ir);
-    auto compiled = compiler.compile({c.kernel, *ir, c.arch, {}});
+    auto compiled = compiler.compile(
+        {c.kernel, *ir, llvm::cantFail(tilejit::Arch::parse(c.arch)), {}});
     REQUIRE(!!compiled);
     CHECK(sumPrecisionName(compiled->sums) == sumPrecisionName(c.sums));
   }

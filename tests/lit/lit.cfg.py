@@ -19,6 +19,10 @@ config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = config.tilejit_lit_obj_dir
 
 llvm_config.with_system_environment(["HOME", "TMP", "TEMP"])
+# A FileCheck variable defined before a CHECK-LABEL is forgotten at the next
+# label (its name does not start with '$'), so one function's value never
+# passes for another's.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 # FileCheck, not and count from LLVM's tools directory.
 llvm_config.use_default_substitutions()
 llvm_config.add_tool_substitutions(["not", "count"], config.llvm_tools_dir)

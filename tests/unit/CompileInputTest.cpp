@@ -1,6 +1,6 @@
 // compileToPTX on tile IR a caller hands it (the JIT's IR text, the `pipeline`
-// fuzz target): parameters the pipeline adds itself are refused with a message,
-// not left to the launch metadata's asserts.
+// fuzz target): parameters the pipeline adds itself, and parameters no launch
+// can pass, are refused with a message, not left to the launch metadata.
 #include "tilejit/Pipeline/Pipeline.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -44,4 +44,15 @@ tile.kernel @k(%a: !tile.ptr<bf16>, %m: i32 {tile.grid_dim = 0 : i64})
 })mlir") == "kernel 'k': parameter 1 carries tile.grid_dim; the logical grid's sizes are "
             "added by the pipeline (tile-persistent) and filled by the runtime, never "
             "passed in");
+}
+
+TEST_CASE("compileToPTX refuses a parameter no launch can pass", "[pipeline][badinput]") {
+  // The verifier takes an i1 parameter; no ParamKind holds one.
+  CHECK(compileError(R"mlir(
+tile.kernel @k(%a: !tile.ptr<f32> {tile.name = "a"}, %flag: i1 {tile.name = "flag"})
+    attributes {config = #tile.config<tile = [128], warps = 4>} {
+  tile.return
+})mlir") ==
+        "kernel 'k': parameter 1 ('flag') is i1, which a launch cannot pass (an i8 or "
+        "i32 can hold it)");
 }

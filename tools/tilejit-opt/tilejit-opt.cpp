@@ -1,7 +1,9 @@
-// tilejit-opt: mlir-opt for the tile dialect and tilejit's passes (drives the lit tests).
+// tilejit-opt: mlir-opt for the tile dialect, tilejit's passes and the test
+// passes of its analyses (drives the lit tests).
 // Files are read and written as the tilejit CLI does (docs/hardening.md): an input
 // that is no regular file is refused, and a failed write is an error, not LLVM's
 // fatal "IO failure on output stream".
+#include "tilejit/Dialect/Tile/Transforms/TestPasses.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/IrText.h"
@@ -93,6 +95,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   tilejit::registerCompilerDialects(registry);
   tilejit::registerCompilerPasses();
+  tilejit::tile::registerTileTestPasses();
   auto [inputPath, outputPath] = mlir::registerAndParseCLIOptions(
       argc, argv, "tilejit optimizer driver\n", registry);
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();

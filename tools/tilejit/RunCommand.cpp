@@ -279,7 +279,7 @@ openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device,
     return options.takeError();
   if (portable) {
     options->archOverride =
-        planArch->smVersion() == 90 ? planArch->name().str() : "sm_90";
+        planArch->smVersion() == 90 ? *planArch : cantFail(Arch::parse("sm_90"));
     options->sharedBytesLimit = planArch->profile().sharedBytesPerBlock;
   }
   auto jit = runtime::JitRuntime::create(

@@ -1,5 +1,6 @@
 // tilejit: the command-line driver: list, dump, compile, run, tune and tunedb.
 #include "Commands.h"
+#include "LaunchMetadata.h"
 #include "TilejitVersion.h"
 
 #include "tilejit/Builder/KernelRegistry.h"
@@ -17,7 +18,6 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/JSON.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -54,7 +54,7 @@ cl::opt<bool> showTime("time", cl::desc("Print the time of each stage"),
                        cl::sub(compileCmd));
 cl::opt<std::string> metaFile("meta",
                               cl::desc("Also write the launch metadata (entry, threads, "
-                                       "shared bytes, parameters) as JSON here"),
+                                       "shared bytes, sums, parameters) as JSON here"),
                               cl::sub(compileCmd));
 
 using tilejit::cli::fail;
@@ -223,31 +223,7 @@ int runCompile(const tilejit::KernelRegistry &registry) {
   if (Error err = tilejit::support::writeOutputFile(outFile, compiled->ptx, "PTX"))
     return fail(toString(std::move(err)));
   if (!metaFile.empty()) {
-    json::Array params;
-    for (auto &[name, kind] : compiled->params)
-      params.push_back(json::Object{{"name", name}, {"kind", kind}});
-    // A launcher fills a persistent kernel's logical grid, and builds each
-    // tensor map from its source's parameters.
-    if (compiled->gridParams)
-      for (unsigned axis : {0u, 1u})
-        (*params[*compiled->gridParams + axis].getAsObject())["grid_axis"] = axis;
-    for (const tilejit::TensorMapSpec &map : compiled->tensorMaps)
-      *params[map.param].getAsObject() =
-          json::Object{{"name", compiled->params[map.param].first},
-                       {"kind", "tensormap"},
-                       {"base", map.base},
-                       {"sizes", json::Array{map.sizes[0], map.sizes[1]}},
-                       {"size_args", json::Array{map.sizeArgs[0], map.sizeArgs[1]}},
-                       {"row_stride", map.rowStride},
-                       {"box", json::Array{map.box[0], map.box[1]}},
-                       {"element_bytes", map.elementBytes}};
-    std::string meta = formatv(
-        "{0:2}\n", json::Value(json::Object{{"entry", compiled->name},
-                                            {"arch", archName},
-                                            {"threads", compiled->threads},
-                                            {"shared_bytes", compiled->sharedBytes},
-                                            {"programs_per_sm", compiled->programsPerSM},
-                                            {"params", std::move(params)}}));
+    std::string meta = formatv("{0:2}\n", tilejit::cli::launchMetadata(*compiled, *arch));
     if (Error err = tilejit::support::writeOutputFile(metaFile, meta, "launch metadata"))
       return fail(toString(std::move(err)));
   }

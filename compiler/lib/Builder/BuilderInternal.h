@@ -47,6 +47,11 @@ mlir::Value broadcastValue(Kernel &k, mlir::Value v, const Shape &shape,
 /// The numpy broadcast of two shapes, or std::nullopt.
 std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
 
+/// An i32 index operand named `what`: a number that fits i32, or an integer
+/// scalar Value of at most 32 bits (sign-extended). A wider Value is a
+/// diagnostic: truncating it would silently index elsewhere.
+mlir::Value indexOperand(Kernel &k, const Operand &x, const char *what);
+
 /// Converts a scalar integer Value to i32 / i64 (extending or truncating).
 mlir::Value castInt(Kernel &k, mlir::Value v, mlir::Type to, mlir::Location loc);
 

@@ -203,16 +203,20 @@ llvm::Expected<OwningOpRef<ModuleOp>> Kernel::finish() {
     // `tile.invariant`: it may be read before tile.grid_dep_wait.
     for (auto [name, shape, invariant] :
          llvm::zip(paramNames_, paramShapes_, paramInvariant_)) {
-      SmallVector<NamedAttribute> attrs = {
-          builder_.getNamedAttr("tile.name", builder_.getStringAttr(name))};
+      SmallVector<NamedAttribute> attrs = {builder_.getNamedAttr(
+          tile::TileDialect::NameAttrHelper::getNameStr(), builder_.getStringAttr(name))};
       if (invariant)
-        attrs.push_back(builder_.getNamedAttr("tile.invariant", builder_.getUnitAttr()));
+        attrs.push_back(
+            builder_.getNamedAttr(tile::TileDialect::InvariantAttrHelper::getNameStr(),
+                                  builder_.getUnitAttr()));
       if (!shape.empty()) {
         SmallVector<Attribute> dims;
         for (const ParamDim &d : shape)
           dims.push_back(d.scalar.empty() ? Attribute(builder_.getI64IntegerAttr(d.size))
                                           : Attribute(builder_.getStringAttr(d.scalar)));
-        attrs.push_back(builder_.getNamedAttr("tile.shape", builder_.getArrayAttr(dims)));
+        attrs.push_back(
+            builder_.getNamedAttr(tile::TileDialect::ShapeAttrHelper::getNameStr(),
+                                  builder_.getArrayAttr(dims)));
       }
       argAttrs.push_back(builder_.getDictionaryAttr(attrs));
     }

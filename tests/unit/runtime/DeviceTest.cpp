@@ -128,7 +128,7 @@ TEST_CASE("the fake device refuses what would fault on a GPU", "[runtime][device
   CHECK(device.isLive(buffer.address() + 63));
   CHECK_FALSE(device.isLive(buffer.address() + 64));
 
-  KernelRequest request{"k", fakeIR("k", ptrAndCount()), "sm_90a", {}};
+  KernelRequest request{"k", fakeIR("k", ptrAndCount()), archNamed("sm_90a"), {}};
   CompiledKernel kernel = llvm::cantFail(FakeCompiler().compile(request));
   ModuleHandle module = llvm::cantFail(device.loadModule(kernel.ptx));
   FunctionHandle function = llvm::cantFail(device.getFunction(module, "k"));
@@ -162,7 +162,7 @@ TEST_CASE("the fake device refuses what would fault on a GPU", "[runtime][device
       Catch::Contains("module 1 was unloaded"));
 
   // PTX for another GPU's `a` target does not load, as with the driver's JIT.
-  request.arch = "sm_121a";
+  request.arch = archNamed("sm_121a");
   CompiledKernel foreign = llvm::cantFail(FakeCompiler().compile(request));
   CHECK_THAT(message(device.loadModule(foreign.ptx).takeError()),
              Catch::Contains("cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX"));

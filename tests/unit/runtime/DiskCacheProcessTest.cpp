@@ -43,7 +43,7 @@ int childCompiles(const std::string &dir, int barrierFd, uint64_t maxBytes) {
       return 11;
     }
     if (kernel.compiled()->ptx !=
-        FakeCompiler::ptxFor({name, ir, "sm_90a", {}}, *kernel.compiled()))
+        FakeCompiler::ptxFor({name, ir, archNamed("sm_90a"), {}}, *kernel.compiled()))
       return 12;
   }
   return runtime->stats().snapshot().corruptEntries == 0 ? 0 : 13;

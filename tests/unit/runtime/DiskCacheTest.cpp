@@ -27,7 +27,8 @@ DiskKeyInputs baseInputs() {
 }
 
 CompiledKernel sampleKernel(llvm::StringRef body = "body") {
-  KernelRequest request{"k", fakeIR("k", ptrAndCount(), 128, 0, body), "sm_90a", {}};
+  KernelRequest request{
+      "k", fakeIR("k", ptrAndCount(), 128, 0, body), archNamed("sm_90a"), {}};
   FakeCompiler compiler;
   return llvm::cantFail(compiler.compile(request));
 }
@@ -101,11 +102,11 @@ TEST_CASE("the runtime's disk key covers the arch and the compiler's identity",
   auto compiler = std::make_shared<FakeCompiler>();
   FakeDevice *device = nullptr;
   auto runtime = fakeRuntime(compiler, optionsFor(""), device);
-  KernelRequest request{"k", fakeIR("k", ptrAndCount()), "sm_90a", {}};
+  KernelRequest request{"k", fakeIR("k", ptrAndCount()), archNamed("sm_90a"), {}};
   std::string key = runtime->diskKeyFor(request);
   CHECK(runtime->diskKeyFor(request) == key);
   KernelRequest portable = request;
-  portable.arch = "sm_90";
+  portable.arch = archNamed("sm_90");
   CHECK(runtime->diskKeyFor(portable) != key);
   compiler->buildId = "fake-build-2";
   CHECK(runtime->diskKeyFor(request) != key);
@@ -275,8 +276,9 @@ TEST_CASE("the JIT recompiles a corrupt entry, loads the fresh code and replaces
     REQUIRE(warnings.size() == 1);
     CHECK_THAT(warnings[0], Catch::Contains("is corrupt"));
     // What was loaded is the compiler's output, and the entry is whole again.
-    CHECK(kernel.compiled()->ptx ==
-          FakeCompiler::ptxFor({"scale", ir, "sm_90a", {}}, *kernel.compiled()));
+    CHECK(
+        kernel.compiled()->ptx ==
+        FakeCompiler::ptxFor({"scale", ir, archNamed("sm_90a"), {}}, *kernel.compiled()));
     CHECK(readAll(path) == good);
   }
 }

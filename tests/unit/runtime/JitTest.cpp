@@ -88,7 +88,7 @@ TEST_CASE("TILEJIT_ARCH overrides the device's arch; one it cannot run fails at 
   auto compiler = std::make_shared<FakeCompiler>();
   {
     RuntimeOptions options = optionsFor("");
-    options.archOverride = "sm_121a";
+    options.archOverride = archNamed("sm_121a");
     FakeDevice *device = nullptr;
     auto runtime = fakeRuntime(compiler, options, device);
     Kernel kernel(*runtime, specFor("scale", fakeIR("scale", ptrAndCount())));
@@ -111,7 +111,7 @@ TEST_CASE("TILEJIT_ARCH overrides the device's arch; one it cannot run fails at 
   {
     // A portable target runs on later GPUs.
     RuntimeOptions options = optionsFor("");
-    options.archOverride = "sm_90";
+    options.archOverride = archNamed("sm_90");
     FakeDevice *device = nullptr;
     auto runtime =
         fakeRuntime(compiler, options, device, FakeDevice::withComputeCapability(12, 1));
@@ -127,7 +127,7 @@ TEST_CASE("TILEJIT_ARCH overrides the device's arch; one it cannot run fails at 
     // A caller that names its arch does not read a bad TILEJIT_ARCH.
     ScopedEnv arch("TILEJIT_ARCH", "sm_110");
     RuntimeOptions options = llvm::cantFail(RuntimeOptions::fromEnvironment(true));
-    CHECK(options.archOverride.empty());
+    CHECK_FALSE(options.archOverride);
   }
   {
     // TILEJIT_NO_CACHE: booleans in either spelling; anything else is an error.
@@ -149,7 +149,8 @@ TEST_CASE("TILEJIT_ARCH overrides the device's arch; one it cannot run fails at 
     ScopedEnv dir("TILEJIT_CACHE_DIR", "/tmp/tilejit-env-test");
     ScopedEnv off("TILEJIT_NO_CACHE", nullptr);
     RuntimeOptions options = llvm::cantFail(RuntimeOptions::fromEnvironment());
-    CHECK(options.archOverride == "sm_121a");
+    REQUIRE(options.archOverride);
+    CHECK(options.archOverride->name() == "sm_121a");
     CHECK(options.useDiskCache);
     CHECK(options.cacheDirectory == "/tmp/tilejit-env-test");
   }
@@ -159,7 +160,7 @@ TEST_CASE("TILEJIT_ARCH overrides the device's arch; one it cannot run fails at 
     ScopedEnv xdg("XDG_CACHE_HOME", "/tmp/xdg");
     ScopedEnv off("TILEJIT_NO_CACHE", "1");
     RuntimeOptions options = llvm::cantFail(RuntimeOptions::fromEnvironment());
-    CHECK(options.archOverride.empty());
+    CHECK_FALSE(options.archOverride);
     CHECK_FALSE(options.useDiskCache);
     CHECK(llvm::cantFail(cacheDirectoryFromEnvironment()) == "/tmp/xdg/tilejit");
   }

@@ -33,6 +33,9 @@ inline std::string fakeIR(llvm::StringRef name, llvm::ArrayRef<KernelParam> para
   return ir;
 }
 
+/// The arch named `name`, for tests that name one.
+inline Arch archNamed(llvm::StringRef name) { return llvm::cantFail(Arch::parse(name)); }
+
 /// A ptr and an i32 parameter: the signature most tests use.
 inline std::vector<KernelParam> ptrAndCount() {
   return {{"x", ParamKind::Pointer, 8}, {"n", ParamKind::I32, 4}};
@@ -92,7 +95,7 @@ public:
     std::string ptx =
         llvm::formatv("// fake PTX, {0}\n.version 8.8\n.target {1}\n"
                       ".address_size 64\n\n.visible .entry {2}(\n",
-                      request.options.canonical(), request.arch, kernel.entryName);
+                      request.options.canonical(), request.arch.name(), kernel.entryName);
     for (auto [index, param] : llvm::enumerate(kernel.params))
       ptx += llvm::formatv(
           "{0}\t.param .{1}{2} {3}_param_{4}", index ? ",\n" : "",

@@ -1,6 +1,8 @@
-// Arch parsing, error texts, the capability table
-// (docs/design.md#the-capability-table) and the PTX feature level chosen per arch.
+// Arch parsing, error texts, the command-line parser of an arch option, the
+// capability table (docs/design.md#the-capability-table) and the PTX feature
+// level chosen per arch.
 #include "tilejit/support/Arch.h"
+#include "tilejit/support/ArchOption.h"
 
 #include <catch2/catch.hpp>
 
@@ -62,6 +64,27 @@ TEST_CASE("Arch::parse names the `a` target for a suffix-less name", "[arch]") {
   CHECK_THAT(message, Catch::Contains("'sm_110a'"));
   CHECK_THAT(message, Catch::Contains("known arches: sm_90, sm_90a, sm_110a, sm_121a"));
   CHECK_THAT(parseError("sm_121"), Catch::Contains("'sm_121a'"));
+}
+
+TEST_CASE("an arch option holds the Arch its name parses to", "[arch]") {
+  // Static: llvm::cl keeps every option it has seen registered.
+  static llvm::cl::opt<std::optional<Arch>> option("arch-option-test",
+                                                   llvm::cl::ReallyHidden);
+  auto &parser = option.getParser();
+  std::optional<Arch> value;
+  CHECK_FALSE(parser.parse(option, "arch", "sm_121a", value));
+  REQUIRE(value);
+  CHECK(*value == parseOrFail("sm_121a"));
+  // Empty is no arch; the printed form parses back.
+  CHECK_FALSE(parser.parse(option, "arch", "", value));
+  CHECK_FALSE(value);
+  std::string printed;
+  llvm::raw_string_ostream os(printed);
+  parser.print(os, parseOrFail("sm_90a"));
+  parser.print(os, std::nullopt);
+  CHECK(printed == "sm_90a");
+  // An unknown name is the option's error (the lit tests check its text).
+  CHECK(parser.parse(option, "arch", "sm_80", value));
 }
 
 // One row per arch, as docs/design.md's table and the PTX ISA 9.0 target notes

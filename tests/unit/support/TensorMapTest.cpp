@@ -1,6 +1,6 @@
-// TensorMapSpec (support/TensorMap.h): the ten-integer form the compiler
-// records and cache entries store round-trips; a spec the hardware cannot
-// copy, or text that is not one, is refused with the number that is wrong.
+// TensorMapSpec (support/TensorMap.h): the ten-integer form cache entries
+// store round-trips; a spec the hardware cannot copy, or text that is not
+// one, is refused with the number that is wrong.
 #include "tilejit/support/TensorMap.h"
 
 #include <catch2/catch.hpp>

@@ -4,6 +4,7 @@
 #define TILEJIT_PIPELINE_PIPELINE_H
 
 #include "tilejit/Target/PTX/PTXTarget.h"
+#include "tilejit/support/ParamKind.h"
 #include "tilejit/support/TensorMap.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -27,15 +28,22 @@ void registerCompilerPasses();
 
 /// tile -> tile with layouts: tile-verify-lowerable, tile-persistent
 /// (persistent = G), tile-assign-layouts
-/// (matrix path from `arch`'s capability table; empty: mma.sync; `sharedBytes`
-/// per program, 0: the arch's device profile),
+/// (matrix path from `arch`'s capability table; none: mma.sync; `sharedBytes`
+/// per program, 0: the arch's device profile), tile-rematerialize,
 /// tile-warp-specialize (producer = 1: TMA, refused where the arch has none),
 /// tile-pipeline-dots, canonicalize, cse.
-void buildTileLayoutPipeline(mlir::OpPassManager &pm, llvm::StringRef arch = "",
+void buildTileLayoutPipeline(mlir::OpPassManager &pm,
+                             std::optional<Arch> arch = std::nullopt,
                              int64_t sharedBytes = 0);
 /// tile with layouts -> LLVM + NVVM: convert-tile-to-llvm,
 /// convert-arith-to-llvm, reconcile-unrealized-casts, canonicalize, cse.
 void buildTileToLLVMPipeline(mlir::OpPassManager &pm);
+
+/// One parameter of a compiled kernel, as its PTX declares it.
+struct CompiledParam {
+  std::string name;
+  ParamKind kind;
+};
 
 /// A kernel compiled to PTX, with what its launch needs.
 struct CompiledKernel {
@@ -52,11 +60,10 @@ struct CompiledKernel {
   /// Whether the kernel waits for the kernels before it (tile.grid_dep_wait),
   /// so the runtime may launch it before they end.
   bool waitsForPredecessors = false;
-  /// Parameters in order: name and kind ("ptr", "i32", "i64", "f32", ...,
-  /// "tensormap"). The caller's come first; the lowering's follow and the
-  /// runtime fills them at launch: a persistent kernel's logical grid
+  /// Parameters in order. The caller's come first; the lowering's follow and
+  /// the runtime fills them at launch: a persistent kernel's logical grid
   /// (`gridParams`), then the tensor maps it builds from `tensorMaps`.
-  std::vector<std::pair<std::string, std::string>> params;
+  std::vector<CompiledParam> params;
   /// Index of a persistent kernel's grid_x parameter (grid_y follows): the
   /// launch runs at most one program per multiprocessor (tile-persistent).
   std::optional<unsigned> gridParams;

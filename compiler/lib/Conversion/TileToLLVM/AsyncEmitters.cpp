@@ -9,6 +9,7 @@
 // a tensor map is the generic address of its by-value (grid-constant)
 // kernel parameter.
 #include "Emitter.h"
+#include "SharedMemoryEmitter.h"
 
 using namespace mlir;
 
@@ -56,7 +57,7 @@ void asmStatement(Emitter &e, llvm::StringRef text, llvm::StringRef constraints,
 LogicalResult emitMbarrierAlloc(Emitter &e, Operation *op) {
   auto alloc = cast<tile::MbarrierAllocOp>(op);
   Location loc = op->getLoc();
-  Value base = e.sharedBuffer(op, loc);
+  Value base = e.shared().buffer(op, loc);
   e.map(alloc.getResult(), {base});
   // One thread initializes; the fence makes the initialization visible to
   // the async proxy (TMA), the barrier to every thread.
@@ -69,7 +70,7 @@ LogicalResult emitMbarrierAlloc(Emitter &e, Operation *op) {
                    loc);
   });
   asmStatement(e, "fence.mbarrier_init.release.cluster;", "", {}, loc);
-  e.barrier(loc);
+  e.shared().barrier(loc);
   return success();
 }
 
@@ -188,10 +189,10 @@ LogicalResult emitWarpSpecialize(Emitter &e, Operation *op) {
                  "setmaxnreg.inc.sync.aligned.u32 " +
                      std::to_string(*ws.getConsumerRegs()) + ";",
                  "", {}, loc);
-  e.barrierThreads = 32 * e.numWarps;
+  e.shared().setBarrierThreads(32 * e.numWarps);
   if (!ws.getConsumer().empty() && failed(e.emitBlock(ws.getConsumer().front())))
     return failure();
-  e.barrierThreads = 0;
+  e.shared().setBarrierThreads(0);
   LLVM::BrOp::create(b, loc, done);
   b.setInsertionPointToEnd(done);
   return success();

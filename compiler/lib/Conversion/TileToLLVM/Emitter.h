@@ -64,14 +64,12 @@ LogicalResult verifyLowerable(tile::KernelOp kernel, const EmitterTable &table);
 /// read it (the caller moves it element by element).
 std::optional<Regs> operandThroughLdmatrix(Emitter &e, Value src, Value dst,
                                            bool transposed);
-/// How many registers of `d` go to or from scratch as one vector access along
-/// `dim` of rows `rowLength` long, at byte `offset` (at most 16 bytes).
-unsigned sharedVectorWidth(const Distributed &d, unsigned dim, int64_t rowLength,
-                           unsigned bytes, int64_t offset);
+class SharedMemoryEmitter;
 
 class Emitter {
 public:
   Emitter(tile::KernelOp kernel, mlir::LLVM::LLVMFuncOp func, const EmitterTable &table);
+  ~Emitter();
 
   /// Emits the kernel body into the function; the diagnostic names the op
   /// that has no GPU lowering.
@@ -86,12 +84,6 @@ public:
   mlir::OpBuilder b;
   mlir::MLIRContext *ctx;
   int64_t numWarps;
-  /// Bytes of dynamic shared memory the kernel needs (max over ops).
-  int64_t sharedBytes = 0;
-  /// Threads a barrier() waits for: 0 for the whole program; the consumer
-  /// warps' count inside a tile.warp_specialize consumer region (the producer
-  /// warpgroup never reaches those barriers).
-  int64_t barrierThreads = 0;
   /// Set when a dot was lowered to a tensor-core instruction that adds its
   /// products with fewer bits than f32 (e4m3 wgmma); the runtime's checks
   /// choose the wider R1h band from it (docs/numerics.md).
@@ -127,44 +119,13 @@ public:
   Value lane() const { return lane_; }
   Value warp() const { return warp_; }
 
-  // Shared memory: tile.shared_alloc and tile.mbarrier_alloc buffers at fixed
-  // offsets from the start, then the scratch space.
-  /// Base address (!llvm.ptr<3>) of a tile.shared_alloc or mbarrier buffer.
-  Value sharedBuffer(Operation *alloc, Location loc);
-
-  // Shared memory scratch (one buffer reused by every op, between barriers).
-  void barrier(Location loc);
-  /// Address of element `linear` of type `llvmType` at byte `offset` of scratch.
-  Value sharedAddress(Value linear, Type llvmType, int64_t offset, Location loc);
-  void reserveShared(int64_t bytes) {
-    sharedBytes = std::max(sharedBytes, scratchBase_ + bytes);
-  }
-  /// Writes a distributed tile to scratch, row-major in `d.shape`, at `offset`.
-  /// `pad` elements follow every row (the last dimension): rows then start on
-  /// different banks, so threads reading down a column do not conflict.
-  void storeShared(const Distributed &d, const Regs &values, Type llvmType,
-                   int64_t offset, Location loc, int64_t pad = 0);
-  /// Reads a distributed tile from scratch: register r takes the element at
-  /// row-major position `source(index of r)` of a buffer shaped `srcShape`.
-  /// `alongRows`: the dimension of `d` that `source` maps onto the buffer's
-  /// last (a conversion's last, a transpose's permuted one), one step there
-  /// one element along a row: a thread's consecutive elements there are read
-  /// as vectors.
-  Regs loadShared(const Distributed &d, Type llvmType, llvm::ArrayRef<int64_t> srcShape,
-                  const std::function<Regs(llvm::ArrayRef<Value>)> &source,
-                  int64_t offset, Location loc,
-                  std::optional<unsigned> alongRows = std::nullopt, int64_t pad = 0);
-  /// The row padding (elements) of a tile of `shape` stored from `from` and
-  /// read back into `to`: the wider of the two sides' vector accesses and at
-  /// least one 4-byte bank, so every row starts on another bank than the one
-  /// before it while vectors stay aligned (the 2-D tiles of a layout
-  /// conversion; 0 for a 1-D tile).
-  int64_t scratchRowPad(const Distributed &from, const Distributed &to, Type llvmType,
-                        llvm::ArrayRef<int64_t> shape, std::optional<unsigned> alongRows);
   /// Row-major position of `index` in `shape`, rows `pad` elements apart
   /// more than their length.
   Value linearize(llvm::ArrayRef<Value> index, llvm::ArrayRef<int64_t> shape,
                   Location loc, int64_t pad = 0);
+
+  /// The kernel's shared memory: buffers, scratch and barriers.
+  SharedMemoryEmitter &shared() { return *shared_; }
 
   /// shfl.sync of any scalar up to 64 bits (moved as one or two i32) across
   /// the whole warp: `lane` is the source lane (idx) or the lane mask (bfly).
@@ -190,9 +151,8 @@ private:
   llvm::DenseMap<mlir::Type, std::unique_ptr<Distributed>> layouts_, partialLayouts_;
   std::map<const Distributed *, Regs> threadIndex_;
   mlir::OpBuilder::InsertPoint prologue_;
-  Value lane_, warp_, shared_, sharedStart_;
-  llvm::DenseMap<Operation *, int64_t> bufferOffsets_;
-  int64_t scratchBase_ = 0;
+  Value lane_, warp_;
+  std::unique_ptr<SharedMemoryEmitter> shared_;
 };
 
 /// The LLVM type of one element: f8E4M3FN -> i8, !tile.ptr -> !llvm.ptr<1>.

@@ -4,6 +4,7 @@
 // when every warp holds the whole source, one element per lane, lanes
 // exchange it by warp shuffles; otherwise the tile goes through shared memory.
 #include "Emitter.h"
+#include "SharedMemoryEmitter.h"
 
 #include "llvm/Support/Debug.h"
 
@@ -107,12 +108,13 @@ LogicalResult moveTile(Emitter &e, Value src, Value dst, const IndexMap &map) {
     }
   trace("through shared memory");
   Type type = e.elementType(srcType);
-  const int64_t pad = e.scratchRowPad(from, to, type, srcType.getShape(), map.alongRows);
-  e.barrier(loc);
-  e.storeShared(from, in, type, 0, loc, pad);
-  e.barrier(loc);
-  e.map(dst, e.loadShared(to, type, srcType.getShape(), map.values, 0, loc, map.alongRows,
-                          pad));
+  const int64_t pad =
+      e.shared().rowPad(from, to, type, srcType.getShape(), map.alongRows);
+  e.shared().barrier(loc);
+  e.shared().store(from, in, type, 0, loc, pad);
+  e.shared().barrier(loc);
+  e.map(dst, e.shared().load(to, type, srcType.getShape(), map.values, 0, loc,
+                             map.alongRows, pad));
   return success();
 }
 
@@ -129,12 +131,12 @@ LogicalResult sumPartials(Emitter &e, Value src, Value dst) {
         "cannot convert between two split-K accumulator layouts");
   const Distributed &parts = e.partialLayout(srcType), &to = e.layout(dstType);
   Type type = e.elementType(srcType);
-  e.barrier(loc);
-  e.storeShared(parts, e.regs(src), type, 0, loc);
-  e.barrier(loc);
+  e.shared().barrier(loc);
+  e.shared().store(parts, e.regs(src), type, 0, loc);
+  e.shared().barrier(loc);
   Regs sum;
   for (int64_t g = 0; g < parts.shape[0]; ++g) {
-    Regs part = e.loadShared(
+    Regs part = e.shared().load(
         to, type, parts.shape,
         [&](ArrayRef<Value> index) {
           Regs out{e.i32(g, loc)};

@@ -4,6 +4,7 @@
 // runs Hillis-Steele steps (log2(n) steps): by warp shuffles when lanes alone
 // hold its axis, else through shared memory.
 #include "Emitter.h"
+#include "SharedMemoryEmitter.h"
 
 using namespace mlir;
 
@@ -86,8 +87,8 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
         b, loc, LLVM::MulOp::create(b, loc, otherWarp, e.i32(32, loc)), e.lane());
     Type stored = type.isInteger(1) ? b.getI8Type() : type;
     int64_t bytes = std::max<int64_t>(1, stored.getIntOrFloatBitWidth() / 8);
-    e.reserveShared(slices * threads * perSlice * bytes);
-    e.barrier(loc);
+    e.shared().reserve(slices * threads * perSlice * bytes);
+    e.shared().barrier(loc);
     auto slot = [&](Value slice, unsigned g) {
       Value row = LLVM::AddOp::create(
           b, loc, LLVM::MulOp::create(b, loc, slice, e.i32(threads, loc)), thread);
@@ -96,14 +97,14 @@ LogicalResult emitReduce(Emitter &e, Operation *op) {
     };
     for (unsigned g = 0; g < perSlice; ++g)
       LLVM::StoreOp::create(b, loc, partial[g],
-                            e.sharedAddress(slot(k, g), stored, 0, loc));
-    e.barrier(loc);
+                            e.shared().address(slot(k, g), stored, 0, loc));
+    e.shared().barrier(loc);
     for (unsigned g = 0; g < perSlice; ++g) {
       Value acc;
       for (int64_t s = 0; s < slices; ++s) {
         // Slice s of this thread's warp group: same other-warp bits, axis bits = s.
         Value v = LLVM::LoadOp::create(
-            b, loc, stored, e.sharedAddress(slot(e.i32(s, loc), g), stored, 0, loc));
+            b, loc, stored, e.shared().address(slot(e.i32(s, loc), g), stored, 0, loc));
         acc = acc ? combine(e, kind, acc, v, loc) : v;
       }
       partial[g] = acc;
@@ -168,9 +169,9 @@ LogicalResult emitScan(Emitter &e, Operation *op) {
     return success();
   }
   for (int64_t step = 1; step < n; step *= 2) {
-    e.barrier(loc);
-    e.storeShared(d, cur, element, 0, loc);
-    e.barrier(loc);
+    e.shared().barrier(loc);
+    e.shared().store(d, cur, element, 0, loc);
+    e.shared().barrier(loc);
     Regs next;
     for (unsigned r = 0; r < d.numRegs(); ++r) {
       Regs index = e.elementIndex(d, r, loc);
@@ -180,8 +181,8 @@ LogicalResult emitScan(Emitter &e, Operation *op) {
       index[axis] = LLVM::SelectOp::create(b, loc, valid, back, e.i32(0, loc));
       Value linear = e.linearize(index, d.shape, loc);
       Type stored = element.isInteger(1) ? b.getI8Type() : element;
-      Value v =
-          LLVM::LoadOp::create(b, loc, stored, e.sharedAddress(linear, stored, 0, loc));
+      Value v = LLVM::LoadOp::create(b, loc, stored,
+                                     e.shared().address(linear, stored, 0, loc));
       v = LLVM::SelectOp::create(b, loc, valid, v, identity);
       next.push_back(combine(e, tile::ReduceKind::Sum, cur[r], v, loc));
     }

@@ -4,6 +4,7 @@
 // Slots are stored as #tile.shared describes: rows of C elements whose
 // 16-byte chunks are XORed with the row's phase.
 #include "Emitter.h"
+#include "SharedMemoryEmitter.h"
 
 using namespace mlir;
 
@@ -62,7 +63,7 @@ struct Slots {
 };
 
 LogicalResult emitSharedAlloc(Emitter &e, Operation *op) {
-  e.map(op->getResult(0), {e.sharedBuffer(op, op->getLoc())});
+  e.map(op->getResult(0), {e.shared().buffer(op, op->getLoc())});
   return success();
 }
 
@@ -143,7 +144,7 @@ LogicalResult emitAsyncWait(Emitter &e, Operation *op) {
     NVVM::FenceProxyOp::create(
         e.b, op->getLoc(), NVVM::ProxyKindAttr::get(e.ctx, NVVM::ProxyKind::async_shared),
         NVVM::SharedSpaceAttr::get(e.ctx, NVVM::SharedSpace::shared_cta));
-  e.barrier(op->getLoc());
+  e.shared().barrier(op->getLoc());
   return success();
 }
 
@@ -306,9 +307,9 @@ std::optional<Regs> operandThroughLdmatrix(Emitter &e, Value src, Value dst,
     return std::nullopt;
   Slots slots(e, rows, cols, element, loc);
   OpBuilder &b = e.b;
-  Value base = e.sharedAddress(e.i32(0, loc), b.getI8Type(), 0, loc);
-  e.reserveShared(rows * cols * slots.bytes);
-  e.barrier(loc);
+  Value base = e.shared().address(e.i32(0, loc), b.getI8Type(), 0, loc);
+  e.shared().reserve(rows * cols * slots.bytes);
+  e.shared().barrier(loc);
   // The tile goes out row-major with each row's 16-byte chunks swizzled, as
   // many consecutive elements of a thread per store as one chunk holds.
   unsigned width = sharedVectorWidth(from, 1, cols, slots.bytes, 0);
@@ -334,7 +335,7 @@ std::optional<Regs> operandThroughLdmatrix(Emitter &e, Value src, Value dst,
       LLVM::StoreOp::create(b, loc, vector, at, width * slots.bytes);
     }
   });
-  e.barrier(loc);
+  e.shared().barrier(loc);
   // K along the stored rows: B of a [K, N] tile, A of a transposed [K, M].
   return loadFragments(e, slots, base, e.i32(0, loc), dstType,
                        /*kRows=*/isA ? transposed : !transposed, 0);

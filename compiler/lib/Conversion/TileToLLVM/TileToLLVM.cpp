@@ -1,5 +1,6 @@
 // convert-tile-to-llvm: each tile.kernel becomes an nvvm.kernel llvm.func.
 #include "Emitter.h"
+#include "SharedMemoryEmitter.h"
 #include "tilejit/Conversion/TileToLLVM/Passes.h"
 
 #include "llvm/Support/Debug.h"
@@ -24,6 +25,7 @@ struct ConvertTileToLLVMPass
     const EmitterTable table = makeEmitterTable();
 
     MLIRContext *ctx = &getContext();
+    auto *tileDialect = ctx->getLoadedDialect<tile::TileDialect>();
     for (auto kernel : llvm::make_early_inc_range(module.getOps<tile::KernelOp>())) {
       // Also when run alone (tilejit-opt), before the emitter meets anything.
       if (failed(verifyLowerable(kernel, table)))
@@ -39,7 +41,7 @@ struct ConvertTileToLLVMPass
       SmallVector<Attribute> tensorMaps;
       SmallVector<int64_t> gridDims;
       for (auto [i, t] : llvm::enumerate(kernel.getArgumentTypes())) {
-        if (kernel.getArgAttr(i, "tile.grid_dim"))
+        if (kernel.getGridDim(i))
           gridDims.push_back(i);
         auto map = dyn_cast<tile::TensorMapType>(t);
         if (!map)
@@ -51,15 +53,12 @@ struct ConvertTileToLLVMPass
         func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
                         b.getI64IntegerAttr(64));
         func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(), b.getUnitAttr());
-        auto source = kernel.getArgAttrOfType<tile::TensorMapSourceAttr>(
-            i, "tile.tensormap_source");
         int64_t bytes =
             std::max<int64_t>(1, map.getElementType().getIntOrFloatBitWidth() / 8);
-        // What the runtime builds the descriptor from (CompiledKernel::tensorMaps).
-        tensorMaps.push_back(b.getDenseI64ArrayAttr(
-            {int64_t(i), source.getBase(), source.getSizes()[0], source.getSizeArgs()[0],
-             source.getSizes()[1], source.getSizeArgs()[1], source.getStrides()[0],
-             map.getBox()[0], map.getBox()[1], bytes}));
+        // What the runtime builds the descriptor from (CompiledKernel::tensorMaps):
+        // the parameter's source with what its type said.
+        tensorMaps.push_back(
+            kernel.getTensorMapSource(i).withLaunchFields(i, map.getBox(), bytes));
       }
       // A producer warpgroup or warp (tile-warp-specialize) runs beside the
       // config's warps. setmaxnreg moves registers within the share the entry
@@ -81,23 +80,26 @@ struct ConvertTileToLLVMPass
                       b.getI32IntegerAttr(int32_t(programsPerSM)));
       }
       // A persistent grid launches this many programs per multiprocessor.
-      func->setAttr("tile.programs_per_sm", b.getI64IntegerAttr(programsPerSM));
+      tileDialect->getProgramsPerSmAttrHelper().setAttr(
+          func, b.getI64IntegerAttr(programsPerSM));
       if (!tensorMaps.empty())
-        func->setAttr("tile.tensormaps", b.getArrayAttr(tensorMaps));
+        tileDialect->getTensormapsAttrHelper().setAttr(func, b.getArrayAttr(tensorMaps));
       // tile-persistent's logical grid parameters (axis 0, then 1).
       if (!gridDims.empty())
-        func->setAttr("tile.grid_dims", b.getDenseI64ArrayAttr(gridDims));
+        tileDialect->getGridDimsAttrHelper().setAttr(func,
+                                                     b.getDenseI64ArrayAttr(gridDims));
       Emitter emitter(kernel, func, table);
       if (failed(emitter.run()))
         return signalPassFailure();
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ": "
-                              << threads << " threads, " << emitter.sharedBytes
+                              << threads << " threads, " << emitter.shared().bytes()
                               << " bytes of dynamic shared memory\n");
       // The runtime reads these to launch: dynamic shared bytes and threads.
-      func->setAttr("tile.shared_bytes", b.getI64IntegerAttr(emitter.sharedBytes));
-      func->setAttr("tile.threads", b.getI64IntegerAttr(threads));
-      func->setAttr("tile.sums",
-                    b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
+      tileDialect->getSharedBytesAttrHelper().setAttr(
+          func, b.getI64IntegerAttr(emitter.shared().bytes()));
+      tileDialect->getThreadsAttrHelper().setAttr(func, b.getI64IntegerAttr(threads));
+      tileDialect->getSumsAttrHelper().setAttr(
+          func, b.getStringAttr(emitter.reducedSums ? "reduced" : "exact"));
       kernel.erase();
     }
   }

@@ -1,10 +1,11 @@
 // The narrow interface through which the runtime reaches the compiler: a request
-// (canonical tile IR, exact arch, options) in, PTX and launch metadata out. The
+// (canonical tile IR, an Arch, options) in, PTX and launch metadata out. The
 // runtime includes no MLIR header; the MLIR -> PTX implementation lives in compiler/.
 #ifndef TILEJIT_RUNTIME_COMPILERINTERFACE_H
 #define TILEJIT_RUNTIME_COMPILERINTERFACE_H
 
 #include "tilejit/runtime/KernelSignature.h"
+#include "tilejit/support/Arch.h"
 
 #include "llvm/Support/Error.h"
 
@@ -33,8 +34,9 @@ struct KernelRequest {
   /// The tile IR after specialization, printed canonically (generic form,
   /// no locations): the content the disk cache key hashes.
   std::string canonicalIR;
-  /// The exact arch name, suffix included ("sm_90a").
-  std::string arch;
+  /// The exact target, suffix included (sm_90a): its name is part of the
+  /// disk cache key, its capability table picks the compiler's paths.
+  Arch arch;
   CompileOptions options;
 };
 

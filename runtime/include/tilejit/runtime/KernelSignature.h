@@ -3,6 +3,7 @@
 #ifndef TILEJIT_RUNTIME_KERNELSIGNATURE_H
 #define TILEJIT_RUNTIME_KERNELSIGNATURE_H
 
+#include "tilejit/support/ParamKind.h"
 #include "tilejit/support/TensorMap.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -18,33 +19,17 @@ namespace tilejit::runtime {
 /// An address in device memory (a CUdeviceptr).
 using DevicePtr = uint64_t;
 
-/// What a kernel parameter holds. Pointers are device addresses; a tensor map
-/// is a 128-byte TMA descriptor the runtime builds at launch; every other kind
-/// is a scalar passed by value.
-enum class ParamKind : uint8_t {
-  Pointer,
-  I8,
-  I16,
-  I32,
-  I64,
-  F16,
-  BF16,
-  F32,
-  F64,
-  TensorMap
-};
+// The kinds are support's: the compiler reports them, the launcher checks
+// arguments against them.
+using tilejit::ParamKind;
+using tilejit::paramKindName;
+using tilejit::paramKindSize;
+using tilejit::parseParamKind;
 
 /// The bytes of one TMA descriptor (CUtensorMap: 128 bytes, 64-byte aligned).
 struct alignas(64) TensorMapBytes {
   uint8_t bytes[128] = {};
 };
-
-/// "ptr", "i32", "bf16", ...: the spelling used in messages and cache entries.
-llvm::StringRef paramKindName(ParamKind kind);
-/// The kind spelled `name` by paramKindName; std::nullopt for anything else.
-std::optional<ParamKind> parseParamKind(llvm::StringRef name);
-/// The size in bytes of a value of `kind` (8 for a pointer).
-uint32_t paramKindSize(ParamKind kind);
 
 /// One parameter of a compiled kernel, in declaration order.
 struct KernelParam {

@@ -6,18 +6,21 @@
 #define TILEJIT_RUNTIME_RUNTIMEOPTIONS_H
 
 #include "tilejit/runtime/DiskCache.h"
+#include "tilejit/support/Arch.h"
 
 #include "llvm/Support/Error.h"
 
+#include <optional>
 #include <string>
 
 namespace tilejit::runtime {
 
 struct RuntimeOptions {
-  /// Compile for this exact arch instead of the device's (TILEJIT_ARCH). Empty:
-  /// the device's arch-specific target. Code the device cannot run is an error
-  /// when it is launched, not when it is compiled.
-  std::string archOverride;
+  /// Compile for this arch instead of the device's (TILEJIT_ARCH, parsed
+  /// where it is read). None: the device's arch-specific target. Code the
+  /// device cannot run is an error when it is launched, not when it is
+  /// compiled.
+  std::optional<Arch> archOverride;
   /// Shared memory a program may use, when the plans are sized for a smaller
   /// device than the one the kernels run on (`tilejit run --plan-arch
   /// sm_121a` on an H200: GB10's 99 KiB); 0: the target arch's. Every kernel

@@ -1,12 +1,11 @@
 // What the runtime needs to build a TMA descriptor (a `!tile.tensormap`
 // kernel parameter) at launch: which parameters hold the view's base and
-// sizes, its static parts, and the box one copy moves. The compiler records
-// it, the disk cache stores it, the runtime encodes it with
-// cuTensorMapEncodeTiled.
+// sizes, its static parts, and the box one copy moves. The compiler fills it
+// from its `#tile.tensormap_source` records, the disk cache stores it as text,
+// the runtime encodes it with cuTensorMapEncodeTiled.
 #ifndef TILEJIT_SUPPORT_TENSORMAP_H
 #define TILEJIT_SUPPORT_TENSORMAP_H
 
-#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -36,10 +35,10 @@ struct TensorMapSpec {
   /// Checks the fields against each other and the hardware's limits.
   llvm::Error validate() const;
   /// Ten comma-separated integers: param, base, size0, sizeArg0, size1,
-  /// sizeArg1, rowStride, box0, box1, elementBytes (the compiler's record and
-  /// the disk cache entry's text).
+  /// sizeArg1, rowStride, box0, box1, elementBytes (a disk cache entry's
+  /// text).
   std::string toString() const;
-  static llvm::Expected<TensorMapSpec> fromFields(llvm::ArrayRef<int64_t> fields);
+  /// The spec toString wrote, checked as validate() checks it.
   static llvm::Expected<TensorMapSpec> parse(llvm::StringRef text);
 
   bool operator==(const TensorMapSpec &other) const = default;

@@ -169,7 +169,7 @@
 // LLVM-SAME: %{{.*}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<128 x i8>, nvvm.grid_constant}
 // LLVM-SAME: nvvm.minctasm = 1 : i32
 // LLVM-SAME: nvvm.reqntid = array<i32: 384, 1, 1>
-// LLVM-SAME: tile.tensormaps = [array<i64: 4, 0, -1, 3, 512, -1, 512, 128, 128, 1>, array<i64: 5, 1, 64, -1, 512, -1, 512, 64, 128, 1>]
+// LLVM-SAME: tile.tensormaps = [#tile.tensormap_source<param = 4, base = 0, sizes = [-1, 512], size_args = [3, -1], strides = [512, 1], box = [128, 128], element_bytes = 1>, #tile.tensormap_source<param = 5, base = 1, sizes = [64, 512], size_args = [-1, -1], strides = [512, 1], box = [64, 128], element_bytes = 1>]
 // LLVM-COUNT-3: mbarrier.init.shared::cta.b64
 // LLVM: fence.mbarrier_init.release.cluster
 // LLVM-NEXT: nvvm.barrier0

@@ -21,16 +21,16 @@ LogicalResult BarriersType::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
-LogicalResult TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
-                                    ArrayRef<int64_t> box, Type element) {
-  if (!isa<BFloat16Type, Float16Type, Float8E4M3FNType>(element))
-    return emitError() << "a tensor map holds bf16, f16 or f8E4M3FN, got " << element;
+/// The box one TMA copy moves: 2-D, at most 256 of each, rows one swizzle
+/// span long.
+static LogicalResult verifyBox(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> box, int64_t elementBytes) {
   if (box.size() != 2)
     return emitError() << "a tensor map's box is 2-D, got " << box.size() << " sizes";
   for (int64_t size : box)
     if (size < 1 || size > 256)
       return emitError() << "a tensor map's box sizes must be in [1, 256], got " << size;
-  int64_t rowBytes = box[1] * bytesOf(element);
+  int64_t rowBytes = box[1] * elementBytes;
   if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
     return emitError() << "a tensor map's box rows must be 32, 64 or 128 bytes (one "
                           "swizzle span), got "
@@ -38,16 +38,29 @@ LogicalResult TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError
   return success();
 }
 
+LogicalResult TensorMapType::verify(function_ref<InFlightDiagnostic()> emitError,
+                                    ArrayRef<int64_t> box, Type element) {
+  if (!isa<BFloat16Type, Float16Type, Float8E4M3FNType>(element))
+    return emitError() << "a tensor map holds bf16, f16 or f8E4M3FN, got " << element;
+  return verifyBox(emitError, box, bytesOf(element));
+}
+
 int64_t TensorMapType::getBoxBytes() const {
   return getBox()[0] * getBox()[1] * bytesOf(getElementType());
 }
 
 LogicalResult TensorMapSourceAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                          int64_t base, ArrayRef<int64_t> sizes,
+                                          std::optional<int64_t> param, int64_t base,
+                                          ArrayRef<int64_t> sizes,
                                           ArrayRef<int64_t> sizeArgs,
-                                          ArrayRef<int64_t> strides) {
+                                          ArrayRef<int64_t> strides,
+                                          ArrayRef<int64_t> box,
+                                          std::optional<int64_t> elementBytes) {
   if (base < 0)
     return emitError() << "tensormap source base must be a parameter index, got " << base;
+  if (param && *param < 0)
+    return emitError() << "tensormap source param must be a parameter index, got "
+                       << *param;
   if (sizes.size() != 2 || sizeArgs.size() != 2 || strides.size() != 2)
     return emitError() << "tensormap source needs 2 sizes, size_args and strides";
   for (size_t d = 0; d < 2; ++d)
@@ -59,7 +72,14 @@ LogicalResult TensorMapSourceAttr::verify(function_ref<InFlightDiagnostic()> emi
     return emitError() << "tensormap source needs a contiguous last dimension and a "
                           "positive row stride, got strides ["
                        << strides[0] << ", " << strides[1] << "]";
-  return success();
+  if (box.empty() != !elementBytes)
+    return emitError() << "tensormap source needs box and element_bytes together";
+  if (!elementBytes)
+    return success();
+  if (*elementBytes != 1 && *elementBytes != 2)
+    return emitError() << "tensormap source element_bytes must be 1 or 2, got "
+                       << *elementBytes;
+  return verifyBox(emitError, box, *elementBytes);
 }
 
 /// Whether one thread runs `op`: it is in the producer region of a

@@ -72,13 +72,12 @@ LogicalResult GridDepWaitOp::verify() {
       if (!read)
         return WalkResult::advance();
       BlockArgument param = baseParameter(read, kernel);
-      if (param && kernel.getArgAttr(param.getArgNumber(), "tile.invariant"))
+      if (param && kernel.isInvariantParam(param.getArgNumber()))
         return WalkResult::advance();
       auto diag = inner->emitOpError("reads global memory before tile.grid_dep_wait ");
       if (!param)
         diag << "through a pointer that is not formed from a kernel parameter";
-      else if (auto name =
-                   kernel.getArgAttrOfType<StringAttr>(param.getArgNumber(), "tile.name"))
+      else if (StringAttr name = kernel.getParamName(param.getArgNumber()))
         diag << "through parameter '" << name.getValue()
              << "', which is not marked tile.invariant (a kernel before this one "
                 "may still write it)";

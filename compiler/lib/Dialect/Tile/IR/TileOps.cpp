@@ -79,13 +79,9 @@ LogicalResult KernelOp::verify() {
     return emitOpError("kernels return nothing, got ")
            << getResultTypes().size() << " result(s)";
   for (auto [i, t] : llvm::enumerate(getArgumentTypes())) {
-    if (getArgAttr(i, "tile.invariant") && !isa<PointerType>(t))
-      return emitOpError("parameter ") << i
-                                       << " is marked tile.invariant but is not a "
-                                          "!tile.ptr (only memory can be invariant)";
     // A tensor map is built by the runtime from the view its source names.
     if (isa<TensorMapType>(t)) {
-      auto source = getArgAttrOfType<TensorMapSourceAttr>(i, "tile.tensormap_source");
+      TensorMapSourceAttr source = getTensorMapSource(i);
       if (!source)
         return emitOpError("parameter ")
                << i << " is a !tile.tensormap without a tile.tensormap_source";

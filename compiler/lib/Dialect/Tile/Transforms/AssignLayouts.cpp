@@ -1,13 +1,13 @@
 // tile-assign-layouts: every tile gets a register layout encoding; conversions
 // are inserted (or splats rebuilt) where producer and consumer disagree. The
 // target's capability table picks each dot's matrix path (Staging.h).
+#include "LayoutQueries.h"
 #include "Staging.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/support/Arch.h"
 
 #include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/IR/IRMapping.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -22,19 +22,6 @@ using namespace mlir;
 using namespace tilejit::tile;
 
 namespace {
-
-RankedTensorType tileType(Value v) { return dyn_cast<RankedTensorType>(v.getType()); }
-
-Attribute layoutOf(Value v) {
-  auto t = tileType(v);
-  return t ? t.getEncoding() : Attribute();
-}
-
-/// A split-K accumulator layout: each warp group holds a partial sum.
-bool isPartial(Attribute layout) {
-  auto mma = dyn_cast_or_null<MmaLayoutAttr>(layout);
-  return mma && mma.getWpk() > 1;
-}
 
 /// A constant zero tile (a split-K chain may start from it: every group's
 /// partial starts at zero).
@@ -51,17 +38,6 @@ bool isZero(Value v) {
   if (auto f = dyn_cast<FloatAttr>(dense.getSplatValue<Attribute>()))
     return f.getValue().isZero();
   return false;
-}
-
-/// Values any layout can be rebuilt in for free.
-bool isRematerializable(Value v) {
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return false;
-  if (isa<SplatOp, ArangeOp>(def))
-    return true;
-  auto constant = dyn_cast<arith::ConstantOp>(def);
-  return constant && isa<SplatElementsAttr>(constant.getValue());
 }
 
 class Assigner {
@@ -153,13 +129,8 @@ private:
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": '" << v.getDefiningOp()->getName()
                               << "' at " << v.getLoc() << " rebuilt in " << layout
                               << " for '" << user->getName() << "'\n");
-      Operation *clone = b.clone(*v.getDefiningOp());
-      if (auto constant = dyn_cast<arith::ConstantOp>(clone))
-        constant.setValueAttr(SplatElementsAttr::get(
-            type,
-            cast<SplatElementsAttr>(constant.getValue()).getSplatValue<Attribute>()));
-      clone->getResult(0).setType(type);
-      return clone->getResult(0);
+      IRMapping same;
+      return cloneInLayout(b, v.getDefiningOp(), type, same);
     }
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": convert_layout " << layoutOf(v) << " -> "
                             << layout << " for '" << user->getName() << "' at "
@@ -373,116 +344,70 @@ private:
   llvm::DenseMap<Operation *, bool> wgmmaDots;
 };
 
-/// A conversion that would go through shared memory, of a tree of
-/// elementwise ops whose leaves are splats, constants, aranges and broadcasts
-/// of tiles every warp holds whole (Distributed::laneIndexBits): the tree is
-/// computed again in the target layout, its broadcasts by warp shuffles, and
-/// the conversion goes (the decay mask and the per-row and per-column factors
-/// of ssd_prefill's products, broadcast into the mma layout).
-class Rematerializer {
-public:
-  explicit Rematerializer(int64_t numWarps) : numWarps(numWarps) {}
-
-  void run(KernelOp kernel) {
-    SmallVector<ConvertLayoutOp> converts;
-    kernel.walk([&](ConvertLayoutOp c) { converts.push_back(c); });
-    for (ConvertLayoutOp convert : converts) {
-      auto target = convert.getResult().getType();
-      auto operand = dyn_cast<DotOperandLayoutAttr>(target.getEncoding());
-      // Operands loaded straight into their fragments (kContig): a tree of
-      // loads and elementwise ops is loaded and computed in the fragment.
-      const bool fragment = operand && operand.getKContig();
-      if ((!fragment && !isa<BlockedLayoutAttr, MmaLayoutAttr, SliceLayoutAttr>(
-                            target.getEncoding())) ||
-          isPartial(convert.getSrc().getType().getEncoding()) ||
-          inRegisters(convert.getSrc().getType(), target))
-        continue;
-      int budget = 16; // ops a tree may hold
-      // Into an accumulator, a load no other op reads is a leaf too: loading
-      // it in the mma layout costs less than a trip through shared memory.
-      const Loads loads = fragment                                   ? Loads::Any
-                          : isa<MmaLayoutAttr>(target.getEncoding()) ? Loads::SingleUse
-                                                                     : Loads::None;
-      if (!cheap(convert.getSrc(), budget, loads, target.getEncoding()))
-        continue;
-      LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": convert_layout at " << convert.getLoc()
-                              << ": its operand's tree is computed again in "
-                              << target.getEncoding() << " instead\n");
-      OpBuilder b(convert);
-      convert.getResult().replaceAllUsesWith(
-          rebuild(convert.getSrc(), target.getEncoding(), b));
-      convert.erase();
+/// Register layouts enumerate a thread's registers over power-of-two bases
+/// (Layouts.cpp): a tile dimension of another size has no layout, and a tile
+/// larger than the threads' registers hold none either. The first such tile,
+/// in program order, is named. An op of no loaded dialect (which
+/// tile-verify-lowerable refuses first in the pipeline) fails here too: the
+/// rules of the Assigner ask an op's dialect.
+LogicalResult checkTilesFit(KernelOp kernel) {
+  const int64_t maxElements = kMaxRegistersPerThread * 32 * getNumWarps(kernel);
+  auto unsized = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (!op->isRegistered()) {
+      op->emitOpError("is not an operation of a loaded dialect");
+      return WalkResult::interrupt();
     }
-  }
-
-private:
-  int64_t numWarps;
-
-  /// The moves tile lowering makes by renaming registers (LayoutEmitters).
-  bool inRegisters(RankedTensorType from, RankedTensorType to) {
-    auto a = distribute(from, numWarps), b = distribute(to, numWarps);
-    if (failed(a) || failed(b) || a->lanes != b->lanes || a->warps != b->warps)
-      return false;
-    return llvm::all_of(b->regs,
-                        [&](const Index &i) { return llvm::is_contained(a->regs, i); });
-  }
-
-  static bool elementwise(Operation *op) {
-    return (isa<arith::ArithDialect, math::MathDialect>(op->getDialect()) ||
-            isa<ConvertOp>(op)) &&
-           op->getNumResults() == 1 && op->getNumRegions() == 0;
-  }
-
-  /// Which loads from views are leaves (a load reads the same elements in any
-  /// layout).
-  enum class Loads { None, SingleUse, Any };
-
-  /// A conversion from `target` itself is a leaf (the tree reads its source).
-  bool cheap(Value v, int &budget, Loads loads, Attribute target) {
-    Operation *def = v.getDefiningOp();
-    if (!def || --budget < 0)
-      return false;
-    if (auto convert = dyn_cast<ConvertLayoutOp>(def))
-      return layoutOf(convert.getSrc()) == target ||
-             cheap(convert.getSrc(), budget, loads, target);
-    if (isRematerializable(v))
-      return true;
-    if (isa<LoadOp>(def) &&
-        (loads == Loads::Any || (loads == Loads::SingleUse && def->hasOneUse())))
-      return true;
-    if (auto bcast = dyn_cast<BroadcastOp>(def)) {
-      auto from = distribute(bcast.getSrc().getType(), numWarps);
-      return succeeded(from) && !from->laneIndexBits().empty();
+    for (Value r : op->getResults()) {
+      auto t = tileType(r);
+      if (!t)
+        continue;
+      if (!llvm::all_of(t.getShape(), [](int64_t d) { return llvm::isPowerOf2_64(d); })) {
+        op->emitOpError("has a tile dimension that is not a power of two, which no "
+                        "register layout distributes: ")
+            << describeType(t);
+        return WalkResult::interrupt();
+      }
+      int64_t elements = 1;
+      for (int64_t d : t.getShape())
+        if (__builtin_mul_overflow(elements, d, &elements))
+          elements = INT64_MAX;
+      if (elements > maxElements) {
+        op->emitOpError() << describeType(t) << " holds " << elements
+                          << " elements, more than the kernel's " << getNumWarps(kernel)
+                          << " warps hold at " << kMaxRegistersPerThread
+                          << " registers a thread";
+        return WalkResult::interrupt();
+      }
     }
-    if (!elementwise(def))
-      return false;
-    return llvm::all_of(def->getOperands(), [&](Value o) {
-      return !tileType(o) || cheap(o, budget, loads, target);
-    });
-  }
+    return WalkResult::advance();
+  });
+  return failure(unsized.wasInterrupted());
+}
 
-  Value rebuild(Value v, Attribute layout, OpBuilder &b) {
-    Operation *def = v.getDefiningOp();
-    auto t = tileType(v);
-    auto type = RankedTensorType::get(t.getShape(), t.getElementType(), layout);
-    if (auto convert = dyn_cast<ConvertLayoutOp>(def))
-      return layoutOf(convert.getSrc()) == layout ? convert.getSrc()
-                                                  : rebuild(convert.getSrc(), layout, b);
-    if (auto bcast = dyn_cast<BroadcastOp>(def))
-      return BroadcastOp::create(b, bcast.getLoc(), type, bcast.getSrc());
-    IRMapping operands;
-    if (!isRematerializable(v))
-      for (Value o : def->getOperands())
-        if (tileType(o))
-          operands.map(o, rebuild(o, layout, b));
-    Operation *clone = b.clone(*def, operands);
-    if (auto constant = dyn_cast<arith::ConstantOp>(clone))
-      constant.setValueAttr(SplatElementsAttr::get(
-          type, cast<SplatElementsAttr>(constant.getValue()).getSplatValue<Attribute>()));
-    clone->getResult(0).setType(type);
-    return clone->getResult(0);
-  }
-};
+/// Every tile has a layout its kernel's warps can hold.
+LogicalResult checkAllAssigned(KernelOp kernel) {
+  const int64_t numWarps = getNumWarps(kernel);
+  bool failedAny = false;
+  kernel.walk([&](Operation *op) {
+    for (Value r : op->getResults()) {
+      auto t = tileType(r);
+      if (t && !t.getEncoding()) {
+        op->emitOpError("no register layout could be assigned to ") << describeType(t);
+        failedAny = true;
+      } else if (t && !isa<WgmmaOperandLayoutAttr>(t.getEncoding()) &&
+                 failed(distribute(t, numWarps))) {
+        // (A wgmma operand lives in shared memory, not in registers.) E.g. a
+        // dot tile with fewer 16x8 blocks than the kernel has warps: a
+        // configuration error to report, not something lowering can fix.
+        op->emitOpError() << describeType(t) << " cannot be spread over the kernel's "
+                          << numWarps << " warps in layout " << t.getEncoding()
+                          << ": use fewer warps or a larger tile";
+        failedAny = true;
+      }
+    }
+  });
+  return failure(failedAny);
+}
 
 struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayoutsPass> {
   using TileAssignLayoutsBase::TileAssignLayoutsBase;
@@ -491,13 +416,8 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
     KernelOp kernel = getOperation();
     bool hasWgmma = false;
     int64_t ringBytes = 0;
-    if (!arch.empty()) {
-      auto target = tilejit::Arch::parse(arch);
-      if (!target) {
-        kernel.emitOpError("cannot pick a matrix path: ")
-            << llvm::toString(target.takeError());
-        return signalPassFailure();
-      }
+    const std::optional<tilejit::Arch> &target = arch;
+    if (target) {
       tilejit::ArchCapabilities caps = target->capabilities();
       hasWgmma = caps.wgmma;
       if (caps.tma)
@@ -506,73 +426,16 @@ struct AssignLayoutsPass : tilejit::tile::impl::TileAssignLayoutsBase<AssignLayo
                 ? std::min<int64_t>(sharedBytes, target->profile().sharedBytesPerBlock)
                 : target->profile().sharedBytesPerBlock;
     }
-    // Register layouts enumerate a thread's registers over power-of-two bases
-    // (Layouts.cpp): a tile dimension of another size has no layout, and a
-    // tile larger than the threads' registers hold none either. The first
-    // such tile, in program order, is named. An op of no loaded dialect (which
-    // tile-verify-lowerable refuses first in the pipeline) stops the pass
-    // here: the rules below ask an op's dialect.
-    const int64_t maxElements = kMaxRegistersPerThread * 32 * getNumWarps(kernel);
-    auto unsized = kernel.walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (!op->isRegistered()) {
-        op->emitOpError("is not an operation of a loaded dialect");
-        return WalkResult::interrupt();
-      }
-      for (Value r : op->getResults()) {
-        auto t = tileType(r);
-        if (!t)
-          continue;
-        if (!llvm::all_of(t.getShape(),
-                          [](int64_t d) { return llvm::isPowerOf2_64(d); })) {
-          op->emitOpError(
-              "has a tile dimension that is not a power of two, which no register "
-              "layout distributes: ")
-              << describeType(t);
-          return WalkResult::interrupt();
-        }
-        int64_t elements = 1;
-        for (int64_t d : t.getShape())
-          if (__builtin_mul_overflow(elements, d, &elements))
-            elements = INT64_MAX;
-        if (elements > maxElements) {
-          op->emitOpError() << describeType(t) << " holds " << elements
-                            << " elements, more than the kernel's " << getNumWarps(kernel)
-                            << " warps hold at " << kMaxRegistersPerThread
-                            << " registers a thread";
-          return WalkResult::interrupt();
-        }
-      }
-      return WalkResult::advance();
-    });
-    if (unsized.wasInterrupted())
+    if (failed(checkTilesFit(kernel)))
       return signalPassFailure();
-    const int64_t numWarps = getNumWarps(kernel);
     LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": kernel @" << kernel.getSymName() << ", "
-                            << numWarps << " warps, arch '" << arch << "'"
+                            << getNumWarps(kernel) << " warps, arch '"
+                            << (target ? target->name() : StringRef()) << "'"
                             << (hasWgmma ? " (wgmma)" : "") << "\n");
     Assigner assigner(kernel, hasWgmma, ringBytes);
     assigner.processBlock(kernel.getBody().front());
-    if (assigner.hadError)
+    if (assigner.hadError || failed(checkAllAssigned(kernel)))
       return signalPassFailure();
-    Rematerializer(numWarps).run(kernel);
-    kernel.walk([&](Operation *op) {
-      for (Value r : op->getResults()) {
-        auto t = tileType(r);
-        if (t && !t.getEncoding()) {
-          op->emitOpError("no register layout could be assigned to ") << describeType(t);
-          signalPassFailure();
-        } else if (t && !isa<WgmmaOperandLayoutAttr>(t.getEncoding()) &&
-                   failed(distribute(t, numWarps))) {
-          // (A wgmma operand lives in shared memory, not in registers.) E.g. a
-          // dot tile with fewer 16x8 blocks than the kernel has warps:
-          // a configuration error to report, not something lowering can fix.
-          op->emitOpError() << describeType(t) << " cannot be spread over the kernel's "
-                            << numWarps << " warps in layout " << t.getEncoding()
-                            << ": use fewer warps or a larger tile";
-          signalPassFailure();
-        }
-      }
-    });
   }
 };
 

@@ -54,12 +54,11 @@ struct PersistentPass : tilejit::tile::impl::TilePersistentBase<PersistentPass> 
     SmallVector<Value> grid;
     for (int64_t axis : {0, 1}) {
       unsigned index = kernel.getNumArguments();
-      auto dict = attrs.getDictionaryAttr(
-          {attrs.getNamedAttr("tile.name",
-                              attrs.getStringAttr(axis ? "grid_y" : "grid_x")),
-           attrs.getNamedAttr("tile.grid_dim", attrs.getI64IntegerAttr(axis))});
-      if (failed(kernel.insertArgument(index, i32, dict, kernel.getLoc())))
+      if (failed(kernel.insertArgument(index, i32, DictionaryAttr(), kernel.getLoc())))
         return signalPassFailure();
+      kernel.setParamName(index, axis ? "grid_y" : "grid_x");
+      kernel.setArgAttr(index, TileDialect::GridDimAttrHelper::getNameStr(),
+                        attrs.getI64IntegerAttr(axis));
       grid.push_back(kernel.getArgument(index));
     }
 
@@ -70,7 +69,8 @@ struct PersistentPass : tilejit::tile::impl::TilePersistentBase<PersistentPass> 
     Value programs = NumProgramsOp::create(b, loc, i32, 0);
     Value tiles = arith::MulIOp::create(b, loc, grid[0], grid[1]);
     auto loop = scf::ForOp::create(b, loc, first, tiles, programs);
-    loop->setAttr("tile.tile_loop", b.getUnitAttr());
+    ctx->getLoadedDialect<TileDialect>()->getTileLoopAttrHelper().setAttr(
+        loop, b.getUnitAttr());
     Block *loopBody = loop.getBody();
     Operation *ret = body.getTerminator();
     while (loop->getNextNode() != ret)

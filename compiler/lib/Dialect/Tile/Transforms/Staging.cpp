@@ -150,8 +150,10 @@ std::optional<StagedOperand> matchStagedOperand(Value operand, unsigned opIdx,
   return s;
 }
 
-SmallVector<StagedOperand> collectStagedOperands(scf::ForOp loop, StringRef debugType) {
-  SmallVector<StagedOperand> staged;
+void forEachDotOperand(
+    scf::ForOp loop,
+    function_ref<void(DotOp, unsigned, const std::optional<StagedOperand> &, StringRef)>
+        decided) {
   for (Operation &op : *loop.getBody()) {
     auto dot = dyn_cast<DotOp>(op);
     if (!dot)
@@ -159,16 +161,25 @@ SmallVector<StagedOperand> collectStagedOperands(scf::ForOp loop, StringRef debu
     Value operands[] = {dot.getA(), dot.getB()};
     for (auto [opIdx, operand] : llvm::enumerate(operands)) {
       std::string why;
-      if (auto s = matchStagedOperand(operand, opIdx, loop, why))
-        staged.push_back(*s);
-      DEBUG_WITH_TYPE(debugType.data(),
-                      llvm::dbgs() << debugType << ": operand " << (opIdx ? "B" : "A")
-                                   << " of the dot at " << dot.getLoc() << ": "
-                                   << (why.empty() ? "staged through shared memory"
-                                                   : "stays in registers, since " + why)
-                                   << "\n");
+      std::optional<StagedOperand> s = matchStagedOperand(operand, opIdx, loop, why);
+      decided(dot, opIdx, s, why);
     }
   }
+}
+
+SmallVector<StagedOperand> collectStagedOperands(scf::ForOp loop, StringRef debugType) {
+  SmallVector<StagedOperand> staged;
+  forEachDotOperand(loop, [&](DotOp dot, unsigned opIdx,
+                              const std::optional<StagedOperand> &s, StringRef why) {
+    if (s)
+      staged.push_back(*s);
+    DEBUG_WITH_TYPE(debugType.data(),
+                    llvm::dbgs() << debugType << ": operand " << (opIdx ? "B" : "A")
+                                 << " of the dot at " << dot.getLoc() << ": "
+                                 << (why.empty() ? "staged through shared memory"
+                                                 : "stays in registers, since " + why)
+                                 << "\n");
+  });
   return staged;
 }
 

@@ -30,8 +30,16 @@ struct StagedOperand {
 /// loaded straight from global memory).
 std::optional<StagedOperand> matchStagedOperand(mlir::Value operand, unsigned opIdx,
                                                 mlir::scf::ForOp loop, std::string &why);
+/// Calls `decided` for each operand of each dot of `loop`'s body, in order,
+/// with its staging (nullopt when it stays in registers) and why not.
+void forEachDotOperand(mlir::scf::ForOp loop,
+                       llvm::function_ref<void(DotOp dot, unsigned opIdx,
+                                               const std::optional<StagedOperand> &staged,
+                                               llvm::StringRef why)>
+                           decided);
 /// Every stageable operand of the dots of `loop`'s body, in order; each
-/// decision is traced under `debugType` (-debug-only).
+/// decision is traced under `debugType` (-debug-only; -test-tile-staged-operands
+/// prints them for tests).
 llvm::SmallVector<StagedOperand> collectStagedOperands(mlir::scf::ForOp loop,
                                                        llvm::StringRef debugType);
 /// `v` for the iteration whose induction variable `map` names: values from
@@ -57,7 +65,7 @@ bool isRecomputable(mlir::Value v, mlir::scf::ForOp loop);
 /// 2-D view with a contiguous last dimension, static 16-byte-multiple size
 /// and row stride, zero padding, offsets recomputable with the column one a
 /// chunk multiple, and ldmatrix able to read the slot (K contiguous unless
-/// 16-bit B). The passes trace the reason (-debug-only).
+/// 16-bit B).
 std::string whyNotStageable(LoadOp load, unsigned opIdx, bool transposed,
                             mlir::scf::ForOp loop);
 

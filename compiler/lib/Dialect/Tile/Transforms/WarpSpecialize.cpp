@@ -11,13 +11,12 @@
 // one producer warp, the kernel's registers, and release per warp. Runs after
 // tile-assign-layouts and before tile-pipeline-dots, which then finds nothing
 // left to stage.
-#include "Staging.h"
+#include "TmaRings.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/support/Arch.h"
 
 #include "mlir/IR/Matchers.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Debug.h"
 
 #define DEBUG_TYPE "tile-warp-specialize"
@@ -105,228 +104,20 @@ FailureOr<TensorMapSourceAttr> tensorMapSource(Value view, KernelOp kernel,
                                   sizeArgs, type.getStrides());
 }
 
-/// Clones into `b` what `v` needs that is defined in `block` (the consumer
-/// body): region-free ops without memory effects only (an integer division
-/// is fine: the producer computes it for the same iterations the consumers
-/// do); values from above stay.
-FailureOr<Value> cloneChain(OpBuilder &b, Value v, Block *block, IRMapping &map) {
-  if (Value mapped = map.lookupOrNull(v))
-    return mapped;
-  Operation *def = v.getDefiningOp();
-  if (!def || !block->getParentOp()->isProperAncestor(def))
-    return v;
-  if (!isMemoryEffectFree(def) || def->getNumRegions())
-    return failure();
-  for (Value o : def->getOperands())
-    if (failed(cloneChain(b, o, block, map)))
-      return failure();
-  return b.clone(*def, map)->getResult(cast<OpResult>(v).getResultNumber());
-}
-
-/// Where a K iteration falls in the rings' sequence: every program walks its
-/// K loop once per tile, so the sequence numbers tile index x trip count +
-/// K index (the tile loop's parts null without tile-persistent).
-struct RingPosition {
-  Value kIv, kLb, kUb, kStep;
-  Value tileIv, tileLb, tileStep;
+/// The K loop whose dots' operands TMA feeds: the one loop, at the top level
+/// or in tile-persistent's tile loop, with staged operands.
+struct KLoop {
+  scf::ForOp loop, tileLoop;
+  SmallVector<StagedOperand> staged;
 };
 
-/// K iterations of the loop `at` describes: ceil((ub - lb) / step).
-Value tripCount(OpBuilder &b, Location loc, const RingPosition &at) {
-  Value one = arith::ConstantIntOp::create(b, loc, b.getI32Type(), 1);
-  return arith::DivSIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, arith::SubIOp::create(b, loc, at.kUb, at.kLb),
-                            arith::SubIOp::create(b, loc, at.kStep, one)),
-      at.kStep);
-}
-
-/// (slot, parity) of an iteration in a ring of `stages`: its sequence number
-/// i, i % stages and (i / stages) % 2, flipped for a producer, whose first
-/// pass waits for nothing.
-std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, const RingPosition &at,
-                                      int64_t stages, bool producer) {
-  Type i32 = b.getI32Type();
-  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
-  auto indexOf = [&](Value iv, Value lb, Value step) {
-    return arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
-  };
-  Value index = indexOf(at.kIv, at.kLb, at.kStep);
-  if (at.tileIv) {
-    Value trip = tripCount(b, loc, at);
-    index = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, indexOf(at.tileIv, at.tileLb, at.tileStep), trip),
-        index);
-  }
-  Value slot = arith::RemSIOp::create(b, loc, index, c(stages));
-  Value parity = arith::AndIOp::create(
-      b, loc, arith::DivSIOp::create(b, loc, index, c(stages)), c(1));
-  if (producer)
-    parity = arith::XOrIOp::create(b, loc, parity, c(1));
-  return {slot, parity};
-}
-
-/// After a loop that releases each slot one iteration late: the release of
-/// its last iteration's slot, which a persistent program's next tile needs
-/// (none when the loop did not run).
-void releaseLast(OpBuilder &b, Location loc, Value empty, RingPosition at,
-                 int64_t stages) {
-  Type i32 = b.getI32Type();
-  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
-  Value trip = tripCount(b, loc, at);
-  at.kIv = arith::AddIOp::create(
-      b, loc, at.kLb,
-      arith::MulIOp::create(b, loc, arith::SubIOp::create(b, loc, trip, c(1)), at.kStep));
-  Value lastSlot = slotAndParity(b, loc, at, stages, /*producer=*/false).first;
-  Value ran = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, trip, c(0));
-  MbarrierArriveOp::create(b, loc, empty, lastSlot, ran);
-}
-
-/// Issues one K step's copies from the producing thread: waits until the
-/// step's slot is empty, expects its bytes on the full barrier and starts
-/// one TMA copy per operand at the step's offsets. `map` takes the consumer
-/// body's values (its K index, and the tile index for a persistent loop) to
-/// the step's; what the offsets need from `body` is cloned (pure ops only).
-LogicalResult issueStep(OpBuilder &b, Location loc, MutableArrayRef<StagedOperand> staged,
-                        ArrayRef<BlockArgument> maps, Value full, Value empty,
-                        const RingPosition &at, int64_t stages, int64_t txBytes,
-                        Block *body, IRMapping &map) {
-  auto [slot, parity] = slotAndParity(b, loc, at, stages, /*producer=*/true);
-  MbarrierWaitOp::create(b, loc, empty, slot, parity);
-  MbarrierExpectTxOp::create(b, loc, full, slot, uint32_t(txBytes));
-  for (auto [s, tensorMap] : llvm::zip(staged, maps)) {
-    SmallVector<Value> offsets;
-    for (Value o : s.load.getOffsets()) {
-      auto clone = cloneChain(b, o, body, map);
-      if (failed(clone))
-        return s.load.emitOpError("needs offsets the producer can compute (pure ops)");
-      offsets.push_back(*clone);
-    }
-    TmaCopyOp::create(b, s.load.getLoc(), tensorMap, offsets, s.buffer, slot, full);
-  }
-  return success();
-}
-
-/// producer = 2: thread 0 of the consumers issues the copies itself, stages - 1
-/// K steps ahead of the step they all read: before the K loop, the first
-/// stages - 1 steps; at the top of iteration i, step i + stages - 1 (into the
-/// slot step i - 1 read, once every warp has released it). No warp is added,
-/// so the consumers keep the register file a producer warp would share
-/// (ptxas caps 9 warps at 168 registers a thread, 8 at 255).
-LogicalResult issueInline(scf::ForOp loop, RingPosition at,
-                          MutableArrayRef<StagedOperand> staged,
-                          ArrayRef<BlockArgument> maps, Value full, Value empty,
-                          int64_t stages, int64_t txBytes) {
-  Location loc = loop.getLoc();
-  Type i32 = IntegerType::get(loop.getContext(), 32);
-  auto singleThread = [&](OpBuilder &b) {
-    auto op = SingleThreadOp::create(b, loc);
-    op.getBody().push_back(new Block());
-    b.setInsertionPointToStart(&op.getBody().front());
-  };
-  // Issues step `iv` when it is one of the loop's.
-  auto issueIfInLoop = [&](OpBuilder &b, Value iv) -> LogicalResult {
-    Value inLoop = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, iv,
-                                         loop.getUpperBound());
-    auto guard = scf::IfOp::create(b, loc, inLoop, /*withElseRegion=*/false);
-    b.setInsertionPointToStart(guard.thenBlock());
-    IRMapping map;
-    map.map(loop.getInductionVar(), iv);
-    RingPosition step = at;
-    step.kIv = iv;
-    return issueStep(b, loc, staged, maps, full, empty, step, stages, txBytes,
-                     loop.getBody(), map);
-  };
-  OpBuilder before(loop);
-  singleThread(before);
-  auto c = [&](OpBuilder &b, int64_t v) {
-    return arith::ConstantIntOp::create(b, loc, i32, v);
-  };
-  auto ahead =
-      scf::ForOp::create(before, loc, c(before, 0), c(before, stages - 1), c(before, 1));
-  before.setInsertionPointToStart(ahead.getBody());
-  Value first = arith::AddIOp::create(
-      before, loc, loop.getLowerBound(),
-      arith::MulIOp::create(before, loc, ahead.getInductionVar(), loop.getStep()));
-  if (failed(issueIfInLoop(before, first)))
-    return failure();
-  OpBuilder top(loop.getBody(), loop.getBody()->begin());
-  singleThread(top);
-  Value next = arith::AddIOp::create(
-      top, loc, loop.getInductionVar(),
-      arith::MulIOp::create(top, loc, c(top, stages - 1), loop.getStep()));
-  return issueIfInLoop(top, next);
-}
-
-/// Keeps one wgmma group in flight across the consumer loop's iterations:
-/// the loop's single dot (both operands in wgmma layouts, its accumulator
-/// the loop's only iter_arg use) becomes a tile.dot_async chaining the
-/// accumulator, and a tile.dot_wait {pending = 1} lets the previous
-/// iteration's group finish before its slot is released, so the tensor cores
-/// never wait for a release. Not for e4m3: its reduced sums (R1h) are
-/// promoted to f32 after every K block, and reading one block's finished
-/// products while the next block's wgmma runs makes ptxas serialize every
-/// wgmma (warning C7514; seen with the loop unrolled by two so that nothing
-/// copies registers in flight, and with the next block's partial sums
-/// starting from zero without a register write); two consumer warpgroups, or
-/// two programs per multiprocessor, overlap each other's promotion instead.
-/// Pairs of K blocks per iteration (the first promoted while the second runs,
-/// nothing in flight at the back edge) pass ptxas but measured no faster on
-/// the H200, whose main loop already runs near the tensor rate
-/// (docs/journal/2026-12-02.md, issue 20, session 3).
-/// Returns whether the loop was rewritten.
-bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stages,
-                          RingPosition at) {
-  auto dots = llvm::to_vector(loop.getBody()->getOps<DotOp>());
-  auto arrives = llvm::to_vector(loop.getBody()->getOps<MbarrierArriveOp>());
-  if (dots.size() != 1 || arrives.size() != 1 || loop.getNumRegionIterArgs() != 1)
-    return false;
-  DotOp dot = dots.front();
-  BlockArgument accArg = loop.getRegionIterArgs()[0];
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  if (dot.getAcc() != accArg || !accArg.hasOneUse() ||
-      yield.getOperand(0) != dot.getResult() || !dot->hasOneUse() ||
-      !isa<WgmmaOperandLayoutAttr>(dot.getA().getType().getEncoding()))
-    return false;
-  if (isa<Float8E4M3FNType>(dot.getA().getType().getElementType())) {
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": e4m3 dot at " << dot.getLoc()
-                            << " stays synchronous: its products are promoted to f32 "
-                               "after every K block\n");
-    return false;
-  }
-  Location loc = dot.getLoc();
-  auto accType = dot.getResult().getType();
-  OpBuilder b(dot);
-  Value started = DotAsyncOp::create(b, loc, accType, dot.getA(), dot.getB(), accArg);
-  DotWaitOp::create(b, loc, TypeRange{}, ValueRange{}, 1u);
-  dot.getResult().replaceAllUsesWith(started);
-  dot.erase();
-  // The previous iteration's slot is free once its group has finished.
-  MbarrierArriveOp arrive = arrives.front();
-  b.setInsertionPoint(arrive);
-  Type i32 = b.getI32Type();
-  auto c = [&](int64_t v) { return arith::ConstantIntOp::create(b, loc, i32, v); };
-  Value index = arith::DivSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, loop.getInductionVar(), loop.getLowerBound()),
-      loop.getStep());
-  Value notFirst = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, index, c(0));
-  Value previous = arith::RemSIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, slot, c(stages - 1)), c(stages));
-  MbarrierArriveOp::create(b, loc, empty, previous, notFirst);
-  arrive.erase();
-  // The last group finishes after the loop. A persistent program's next tile
-  // needs its slot back: released there, when the loop ran at all.
-  b.setInsertionPointAfter(loop);
-  auto last =
-      DotWaitOp::create(b, loc, TypeRange{accType}, ValueRange{loop.getResult(0)}, 0u);
-  loop.getResult(0).replaceAllUsesExcept(last.getResult(0), last);
-  if (at.tileIv)
-    releaseLast(b, loc, empty, at, stages);
-  LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc
-                          << ": one wgmma group in flight, chained accumulator\n");
-  return true;
-}
+/// What the rings are: one tensor map per staged operand, the "full" and
+/// "empty" mbarriers, their slots and the bytes one K step copies.
+struct Rings {
+  SmallVector<BlockArgument> maps;
+  Value full, empty;
+  int64_t stages, txBytes;
+};
 
 struct WarpSpecializePass
     : tilejit::tile::impl::TileWarpSpecializeBase<WarpSpecializePass> {
@@ -340,53 +131,93 @@ struct WarpSpecializePass
     if (!config || !config.getProducer())
       return;
     request = "producer = " + std::to_string(config.getProducer());
-    auto target = tilejit::Arch::parse(arch);
+    const std::optional<tilejit::Arch> &target = arch;
     if (!target) {
-      kernel.emitOpError("cannot check ")
-          << request << ": " << toString(target.takeError());
+      kernel.emitOpError(request) << " needs a target arch to check for TMA (the "
+                                     "pass's arch option)";
       return signalPassFailure();
     }
     // A request the target cannot honor is refused by name, never dropped.
     if (!target->capabilities().tma) {
       kernel.emitOpError(request)
-          << " needs TMA (cp.async.bulk.tensor), which " << arch << " lacks";
+          << " needs TMA (cp.async.bulk.tensor), which " << target->name() << " lacks";
       return signalPassFailure();
     }
-    if (failed(specialize(kernel, config, target->capabilities())))
+    if (failed(specialize(kernel, config, *target)))
       signalPassFailure();
   }
 
-  LogicalResult specialize(KernelOp kernel, ConfigAttr config,
-                           const tilejit::ArchCapabilities &caps) {
-    Block &body = kernel.getBody().front();
-    // The K loop: at the top level, or in tile-persistent's tile loop.
-    scf::ForOp loop, tileLoop;
-    SmallVector<StagedOperand> staged;
+  FailureOr<KLoop> findKLoop(KernelOp kernel) {
+    auto *tileDialect = getContext().getLoadedDialect<TileDialect>();
+    KLoop found;
     SmallVector<scf::ForOp> candidates;
-    for (auto top : body.getOps<scf::ForOp>()) {
+    for (auto top : kernel.getBody().front().getOps<scf::ForOp>()) {
       candidates.push_back(top);
-      if (top->hasAttr("tile.tile_loop"))
+      if (tileDialect->getTileLoopAttrHelper().isAttrPresent(top))
         llvm::append_range(candidates, top.getBody()->getOps<scf::ForOp>());
     }
     for (scf::ForOp candidate : candidates) {
-      SmallVector<StagedOperand> found = collectStagedOperands(candidate, DEBUG_TYPE);
-      if (found.empty())
+      SmallVector<StagedOperand> staged = collectStagedOperands(candidate, DEBUG_TYPE);
+      if (staged.empty())
         continue;
-      if (loop)
+      if (found.loop)
         return kernel.emitOpError(request)
-               << " needs one K loop of staged dots, found two (at " << loop.getLoc()
-               << " and " << candidate.getLoc() << ")";
-      loop = candidate;
-      staged = std::move(found);
+               << " needs one K loop of staged dots, found two (at "
+               << found.loop.getLoc() << " and " << candidate.getLoc() << ")";
+      found.loop = candidate;
+      found.staged = std::move(staged);
     }
-    if (!loop)
+    if (!found.loop)
       return kernel.emitOpError(request)
              << " needs a top-level K loop (or one in the persistent tile loop) whose "
-                "dot "
-                "operands are loaded tiles that can be staged in shared memory "
-                "(-debug-only=tile-warp-specialize says why each is not)";
-    if (loop->getParentOp() != kernel)
-      tileLoop = cast<scf::ForOp>(loop->getParentOp());
+                "dot operands are loaded tiles that can be staged in shared memory "
+                "(-test-tile-staged-operands says why each is not)";
+    if (found.loop->getParentOp() != kernel)
+      found.tileLoop = cast<scf::ForOp>(found.loop->getParentOp());
+    return found;
+  }
+
+  /// One !tile.tensormap parameter per staged operand, named after its base,
+  /// its source saying which view the runtime builds it from.
+  FailureOr<SmallVector<BlockArgument>> addTensorMaps(KernelOp kernel,
+                                                      ArrayRef<StagedOperand> staged) {
+    SmallVector<BlockArgument> maps;
+    for (const StagedOperand &s : staged) {
+      LoadOp load = s.load;
+      std::string why;
+      auto source = tensorMapSource(load.getView(), kernel, why);
+      if (failed(source))
+        return load.emitOpError("cannot be copied by TMA for ") << request << ": " << why;
+      // A box TMA cannot copy (over 256 rows, rows that are not one swizzle
+      // span) is the load's diagnostic, as the type's verifier words it.
+      auto tile = load.getResult().getType();
+      auto type = TensorMapType::getChecked(
+          [&] {
+            return load.emitOpError("cannot be copied by TMA for ") << request << ": ";
+          },
+          &getContext(), tile.getShape(), tile.getElementType());
+      if (!type)
+        return failure();
+      unsigned index = kernel.getNumArguments();
+      StringAttr baseName = kernel.getParamName(source->getBase());
+      std::string name =
+          (baseName ? baseName.str() : "arg" + std::to_string(source->getBase())) +
+          ".tensormap";
+      if (failed(kernel.insertArgument(index, type, DictionaryAttr(), load.getLoc())))
+        return failure();
+      kernel.setParamName(index, name);
+      kernel.setArgAttr(index, TileDialect::TensormapSourceAttrHelper::getNameStr(),
+                        *source);
+      maps.push_back(kernel.getArgument(index));
+    }
+    return maps;
+  }
+
+  LogicalResult specialize(KernelOp kernel, ConfigAttr config,
+                           const tilejit::Arch &target) {
+    FailureOr<KLoop> kLoop = findKLoop(kernel);
+    if (failed(kLoop))
+      return failure();
     const int64_t stages = config.getStages(), warps = config.getWarps();
     if (stages < 2)
       return kernel.emitOpError(request)
@@ -395,7 +226,7 @@ struct WarpSpecializePass
     // tile-assign-layouts chose each dot's path: wgmma operands are read from
     // the slots by the tensor cores, a warpgroup at a time; mma.sync ones by
     // ldmatrix, a warp at a time.
-    const bool wgmma = llvm::any_of(staged, [](StagedOperand &s) {
+    const bool wgmma = llvm::any_of(kLoop->staged, [](StagedOperand &s) {
       return isa<WgmmaOperandLayoutAttr>(s.convert.getResult().getType().getEncoding());
     });
     const bool inline_ = config.getProducer() == 2;
@@ -403,62 +234,40 @@ struct WarpSpecializePass
       return kernel.emitOpError(
           "producer = 2 (a consumer thread issues the copies) is for "
           "mma.sync consumers; wgmma's take producer = 1");
-    if (wgmma && !caps.setmaxnreg)
+    if (wgmma && !target.capabilities().setmaxnreg)
       return kernel.emitOpError("producer = 1 with wgmma consumers needs setmaxnreg "
                                 "(their register split), which ")
-             << arch << " lacks";
+             << target.name() << " lacks";
+    FailureOr<SmallVector<BlockArgument>> maps = addTensorMaps(kernel, kLoop->staged);
+    if (failed(maps))
+      return failure();
 
-    // Tensor maps: one parameter per staged operand, named after its base.
-    SmallVector<BlockArgument> maps;
-    for (StagedOperand &s : staged) {
-      std::string why;
-      auto source = tensorMapSource(s.load.getView(), kernel, why);
-      if (failed(source))
-        return s.load.emitOpError("cannot be copied by TMA for ")
-               << request << ": " << why;
-      // A box TMA cannot copy (over 256 rows, rows that are not one swizzle
-      // span) is the load's diagnostic, as the type's verifier words it.
-      auto tile = s.load.getResult().getType();
-      auto type = TensorMapType::getChecked(
-          [&] {
-            return s.load.emitOpError("cannot be copied by TMA for ") << request << ": ";
-          },
-          &getContext(), tile.getShape(), tile.getElementType());
-      if (!type)
-        return failure();
-      unsigned index = kernel.getNumArguments();
-      auto baseName = kernel.getArgAttrOfType<StringAttr>(source->getBase(), "tile.name");
-      std::string name =
-          (baseName ? baseName.str() : "arg" + std::to_string(source->getBase())) +
-          ".tensormap";
-      OpBuilder names(&getContext());
-      if (failed(kernel.insertArgument(
-              index, type,
-              names.getDictionaryAttr(
-                  {names.getNamedAttr("tile.name", names.getStringAttr(name)),
-                   names.getNamedAttr("tile.tensormap_source", *source)}),
-              s.load.getLoc())))
-        return failure();
-      maps.push_back(kernel.getArgument(index));
-    }
-
-    Location loc = loop.getLoc();
+    Block &body = kernel.getBody().front();
+    Location loc = kLoop->loop.getLoc();
     OpBuilder b(&body, body.begin());
     int64_t txBytes = 0;
-    for (StagedOperand &s : staged) {
+    for (auto [s, map] : llvm::zip(kLoop->staged, *maps)) {
       allocateRing(b, loc, s, stages);
-      txBytes += cast<TensorMapType>(maps[&s - staged.data()].getType()).getBoxBytes();
+      txBytes += cast<TensorMapType>(map.getType()).getBoxBytes();
     }
     auto ringType = BarriersType::get(&getContext(), stages);
-    Value full = MbarrierAllocOp::create(b, loc, ringType, 1u);
-    Value empty =
-        MbarrierAllocOp::create(b, loc, ringType, uint32_t(wgmma ? warps / 4 : warps));
+    Rings rings{
+        *maps, MbarrierAllocOp::create(b, loc, ringType, 1u),
+        MbarrierAllocOp::create(b, loc, ringType, uint32_t(wgmma ? warps / 4 : warps)),
+        stages, txBytes};
     if (inline_)
-      return specializeInline(loop, tileLoop, staged, maps, full, empty, stages, txBytes);
+      return specializeInline(*kLoop, rings);
+    return specializeWithProducer(kernel, *kLoop, rings, wgmma, warps);
+  }
 
-    // Everything else the kernel did becomes the consumers' region.
+  /// producer = 1: everything the kernel did becomes the consumers' region of
+  /// a tile.warp_specialize whose producer walks the same iterations.
+  LogicalResult specializeWithProducer(KernelOp kernel, KLoop &k, Rings &rings,
+                                       bool wgmma, int64_t warps) {
+    Block &body = kernel.getBody().front();
+    Location loc = k.loop.getLoc();
     Operation *ret = body.getTerminator();
-    b.setInsertionPoint(ret);
+    OpBuilder b(ret);
     WarpSpecializeOp ws;
     if (wgmma) {
       RegisterSplit split = registerSplit(warps);
@@ -476,94 +285,81 @@ struct WarpSpecializePass
         continue;
       op.moveBefore(consumer, consumer->end());
     }
-
-    // The producer: the same iterations (of the same tiles), one TMA copy per
-    // operand per step.
-    OpBuilder pb(producer, producer->end());
-    IRMapping outer;
-    auto loopLike = [&](scf::ForOp of, IRMapping &map) -> FailureOr<scf::ForOp> {
-      auto lb = cloneChain(pb, of.getLowerBound(), consumer, map),
-           ub = cloneChain(pb, of.getUpperBound(), consumer, map),
-           step = cloneChain(pb, of.getStep(), consumer, map);
-      if (failed(lb) || failed(ub) || failed(step))
-        return of.emitOpError("needs bounds the producer can compute (pure ops)");
-      auto copy = scf::ForOp::create(pb, of.getLoc(), *lb, *ub, *step);
-      map.map(of.getInductionVar(), copy.getInductionVar());
-      pb.setInsertionPointToStart(copy.getBody());
-      return copy;
-    };
-    RingPosition pAt;
-    if (tileLoop) {
-      auto tiles = loopLike(tileLoop, outer);
-      if (failed(tiles))
-        return failure();
-      pAt.tileIv = tiles->getInductionVar();
-      pAt.tileLb = tiles->getLowerBound();
-      pAt.tileStep = tiles->getStep();
-    }
-    auto copyLoop = loopLike(loop, outer);
-    if (failed(copyLoop))
-      return failure();
-    pAt.kIv = copyLoop->getInductionVar();
-    pAt.kLb = copyLoop->getLowerBound();
-    pAt.kUb = copyLoop->getUpperBound();
-    pAt.kStep = copyLoop->getStep();
-    if (failed(issueStep(pb, loc, staged, maps, full, empty, pAt, stages, txBytes,
-                         consumer, outer)))
+    if (failed(buildProducer(producer, consumer, k, rings)))
       return failure();
 
     // The consumers: wait for the slot, read it, release it after the dots.
-    b.setInsertionPointToStart(loop.getBody());
-    RingPosition cAt{loop.getInductionVar(), loop.getLowerBound(), loop.getUpperBound(),
-                     loop.getStep()};
-    if (tileLoop) {
-      cAt.tileIv = tileLoop.getInductionVar();
-      cAt.tileLb = tileLoop.getLowerBound();
-      cAt.tileStep = tileLoop.getStep();
-    }
-    auto [cSlot, cParity] = slotAndParity(b, loc, cAt, stages, /*producer=*/false);
-    MbarrierWaitOp::create(b, loc, full, cSlot, cParity);
-    for (StagedOperand &s : staged)
-      readFromSlot(b, s, cSlot);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    MbarrierArriveOp::create(b, loc, empty, cSlot, Value(), /*per_warp=*/!wgmma);
-    bool inFlight = wgmma && keepOneGroupInFlight(loop, empty, cSlot, stages, cAt);
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << staged.size()
-                            << " operands by TMA, " << stages << " slots, " << txBytes
-                            << " bytes per step, " << warps << " consumer warps ("
-                            << (wgmma ? "wgmma" : "mma.sync") << ")"
-                            << (inFlight ? ", one wgmma group in flight" : "") << "\n");
+    b.setInsertionPointToStart(k.loop.getBody());
+    RingPosition at = ringPositionOf(k.loop, k.tileLoop);
+    auto [slot, parity] = slotAndParity(b, loc, at, rings.stages, /*producer=*/false);
+    MbarrierWaitOp::create(b, loc, rings.full, slot, parity);
+    for (StagedOperand &s : k.staged)
+      readFromSlot(b, s, slot);
+    b.setInsertionPoint(k.loop.getBody()->getTerminator());
+    MbarrierArriveOp::create(b, loc, rings.empty, slot, Value(), /*per_warp=*/!wgmma);
+    bool inFlight =
+        wgmma && keepOneGroupInFlight(k.loop, rings.empty, slot, rings.stages, at);
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << k.staged.size()
+                            << " operands by TMA, " << rings.stages << " slots, "
+                            << rings.txBytes << " bytes per step, " << warps
+                            << " consumer warps (" << (wgmma ? "wgmma" : "mma.sync")
+                            << ")" << (inFlight ? ", one wgmma group in flight" : "")
+                            << "\n");
     return success();
+  }
+
+  /// The producer region: the same iterations (of the same tiles) as the
+  /// consumers', one TMA copy per operand per step.
+  LogicalResult buildProducer(Block *producer, Block *consumer, KLoop &k, Rings &rings) {
+    OpBuilder pb(producer, producer->end());
+    IRMapping outer;
+    auto loopLike = [&](scf::ForOp of) -> FailureOr<scf::ForOp> {
+      auto lb = cloneChain(pb, of.getLowerBound(), consumer, outer),
+           ub = cloneChain(pb, of.getUpperBound(), consumer, outer),
+           step = cloneChain(pb, of.getStep(), consumer, outer);
+      if (failed(lb) || failed(ub) || failed(step))
+        return of.emitOpError("needs bounds the producer can compute (pure ops)");
+      auto copy = scf::ForOp::create(pb, of.getLoc(), *lb, *ub, *step);
+      outer.map(of.getInductionVar(), copy.getInductionVar());
+      pb.setInsertionPointToStart(copy.getBody());
+      return copy;
+    };
+    scf::ForOp tiles;
+    if (k.tileLoop) {
+      auto copied = loopLike(k.tileLoop);
+      if (failed(copied))
+        return failure();
+      tiles = *copied;
+    }
+    auto copyLoop = loopLike(k.loop);
+    if (failed(copyLoop))
+      return failure();
+    return issueStep(pb, k.loop.getLoc(), k.staged, rings.maps, rings.full, rings.empty,
+                     ringPositionOf(*copyLoop, tiles), rings.stages, rings.txBytes,
+                     consumer, outer);
   }
 
   /// producer = 2: the kernel stays one region; its K loop waits for each
   /// slot, reads it and releases it per warp, and thread 0 issues the copies
   /// (issueInline).
-  LogicalResult specializeInline(scf::ForOp loop, scf::ForOp tileLoop,
-                                 MutableArrayRef<StagedOperand> staged,
-                                 ArrayRef<BlockArgument> maps, Value full, Value empty,
-                                 int64_t stages, int64_t txBytes) {
-    Location loc = loop.getLoc();
-    RingPosition at{loop.getInductionVar(), loop.getLowerBound(), loop.getUpperBound(),
-                    loop.getStep()};
-    if (tileLoop) {
-      at.tileIv = tileLoop.getInductionVar();
-      at.tileLb = tileLoop.getLowerBound();
-      at.tileStep = tileLoop.getStep();
-    }
-    if (failed(issueInline(loop, at, staged, maps, full, empty, stages, txBytes)))
+  LogicalResult specializeInline(KLoop &k, Rings &rings) {
+    Location loc = k.loop.getLoc();
+    RingPosition at = ringPositionOf(k.loop, k.tileLoop);
+    if (failed(issueInline(k.loop, at, k.staged, rings.maps, rings.full, rings.empty,
+                           rings.stages, rings.txBytes)))
       return failure();
     // After the issuing thread's region: the consumers' wait for the step.
-    OpBuilder b(loop.getBody(), std::next(loop.getBody()->begin()));
-    auto [slot, parity] = slotAndParity(b, loc, at, stages, /*producer=*/false);
-    MbarrierWaitOp::create(b, loc, full, slot, parity);
-    for (StagedOperand &s : staged)
+    OpBuilder b(k.loop.getBody(), std::next(k.loop.getBody()->begin()));
+    auto [slot, parity] = slotAndParity(b, loc, at, rings.stages, /*producer=*/false);
+    MbarrierWaitOp::create(b, loc, rings.full, slot, parity);
+    for (StagedOperand &s : k.staged)
       readFromSlot(b, s, slot);
-    b.setInsertionPoint(loop.getBody()->getTerminator());
-    MbarrierArriveOp::create(b, loc, empty, slot, Value(), /*per_warp=*/true);
-    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << staged.size()
-                            << " operands by TMA from thread 0, " << stages << " slots, "
-                            << txBytes << " bytes per step (mma.sync)\n");
+    b.setInsertionPoint(k.loop.getBody()->getTerminator());
+    MbarrierArriveOp::create(b, loc, rings.empty, slot, Value(), /*per_warp=*/true);
+    LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": loop at " << loc << ": " << k.staged.size()
+                            << " operands by TMA from thread 0, " << rings.stages
+                            << " slots, " << rings.txBytes
+                            << " bytes per step (mma.sync)\n");
     return success();
   }
 };

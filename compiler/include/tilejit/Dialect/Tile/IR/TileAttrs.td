@@ -246,13 +246,50 @@ def Tile_TensorMapSourceAttr : AttrDef<Tile_Dialect, "TensorMapSource"> {
     ```mlir
     #tile.tensormap_source<base = 0, sizes = [-1, 4096], size_args = [3, -1], strides = [4096, 1]>
     ```
+
+    On the `llvm.func` that `convert-tile-to-llvm` makes, the parameter is a
+    plain pointer, so each record of its `tile.tensormaps` adds what the
+    `!tile.tensormap` type said: `param`, the parameter's index, `box`, the
+    rows and columns one copy moves, and `element_bytes`. The runtime decodes
+    the records by these names (`CompiledKernel::tensorMaps`).
+
+    ```mlir
+    #tile.tensormap_source<param = 5, base = 0, sizes = [-1, 4096], size_args = [3, -1], strides = [4096, 1], box = [128, 64], element_bytes = 2>
+    ```
   }];
-  let parameters = (ins "int64_t":$base, ArrayRefParameter<"int64_t">:$sizes,
+  let parameters = (ins OptionalParameter<"std::optional<int64_t>">:$param,
+                        "int64_t":$base, ArrayRefParameter<"int64_t">:$sizes,
                         ArrayRefParameter<"int64_t">:$sizeArgs,
-                        ArrayRefParameter<"int64_t">:$strides);
+                        ArrayRefParameter<"int64_t">:$strides,
+                        OptionalArrayRefParameter<"int64_t">:$box,
+                        OptionalParameter<"std::optional<int64_t>">:$elementBytes);
   let assemblyFormat = [{
-    `<` `base` `=` $base `,` `sizes` `=` `[` $sizes `]` `,` `size_args` `=` `[` $sizeArgs `]`
-        `,` `strides` `=` `[` $strides `]` `>`
+    `<` (`param` `=` $param^ `,` ` `)? `base` `=` $base `,` `sizes` `=` `[` $sizes `]` `,`
+        `size_args` `=` `[` $sizeArgs `]` `,` `strides` `=` `[` $strides `]`
+        (`,` `box` `=` `[` $box^ `]`)? (`,` `element_bytes` `=` $elementBytes^)? `>`
+  }];
+  let builders = [
+    AttrBuilder<(ins "int64_t":$base, "::llvm::ArrayRef<int64_t>":$sizes,
+                     "::llvm::ArrayRef<int64_t>":$sizeArgs,
+                     "::llvm::ArrayRef<int64_t>":$strides), [{
+      return $_get($_ctxt, std::nullopt, base, sizes, sizeArgs, strides,
+                   ::llvm::ArrayRef<int64_t>(), std::nullopt);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Whether this is an llvm.func's record: param, box and element_bytes
+    /// are there (a kernel parameter's source has none of them).
+    bool isLaunchRecord() const {
+      return getParam().has_value() && !getBox().empty() &&
+             getElementBytes().has_value();
+    }
+    /// The record of parameter `param`, whose copies move `box` of
+    /// `elementBytes`-byte elements.
+    TensorMapSourceAttr withLaunchFields(int64_t param, ::llvm::ArrayRef<int64_t> box,
+                                         int64_t elementBytes) const {
+      return get(getContext(), param, getBase(), getSizes(), getSizeArgs(),
+                 getStrides(), box, elementBytes);
+    }
   }];
   let genVerifyDecl = 1;
 }

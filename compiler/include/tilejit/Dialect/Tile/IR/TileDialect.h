@@ -6,7 +6,6 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 
-#include "tilejit/Dialect/Tile/IR/TileDialect.h.inc"
 #include "tilejit/Dialect/Tile/IR/TileEnums.h.inc"
 
 #define GET_TYPEDEF_CLASSES
@@ -14,6 +13,9 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "tilejit/Dialect/Tile/IR/TileAttrs.h.inc"
+
+// After the attributes: the discardable attributes' helpers name their classes.
+#include "tilejit/Dialect/Tile/IR/TileDialect.h.inc"
 
 namespace tilejit::tile {
 

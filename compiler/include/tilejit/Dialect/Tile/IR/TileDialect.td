@@ -17,6 +17,28 @@ def Tile_Dialect : Dialect {
     pointers with explicit masks. See TileOps.td for the semantics of masking,
     out-of-bounds accesses, overflow and rounding.
   }];
+  // The discardable attributes tilejit's passes and builder set, each with a
+  // generated TileDialect::<Name>AttrHelper; DiscardableAttrs.cpp verifies
+  // them (docs/tile-dialect.md, "Discardable attributes").
+  let discardableAttrs = (ins
+    // On tile.kernel parameters.
+    "::mlir::StringAttr":$name,
+    "::mlir::UnitAttr":$invariant,
+    "::mlir::ArrayAttr":$shape,
+    "::mlir::IntegerAttr":$grid_dim,
+    "TensorMapSourceAttr":$tensormap_source,
+    // On tile-persistent's loop over a program's tiles (an scf.for).
+    "::mlir::UnitAttr":$tile_loop,
+    // On the llvm.func convert-tile-to-llvm makes: the launch metadata.
+    "::mlir::IntegerAttr":$threads,
+    "::mlir::IntegerAttr":$shared_bytes,
+    "::mlir::IntegerAttr":$programs_per_sm,
+    "::mlir::StringAttr":$sums,
+    "::mlir::DenseI64ArrayAttr":$grid_dims,
+    "::mlir::ArrayAttr":$tensormaps
+  );
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
   let hasConstantMaterializer = 1;

@@ -4,6 +4,7 @@
 
 #include "mlir/Pass/Pass.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
+#include "tilejit/support/ArchOption.h"
 
 namespace tilejit::tile {
 

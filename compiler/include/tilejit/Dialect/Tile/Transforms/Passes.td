@@ -15,20 +15,38 @@ def TileAssignLayouts : Pass<"tile-assign-layouts", "::tilejit::tile::KernelOp">
     different layout than its producer has, splats and constants are
     rebuilt in place and anything else goes through `tile.convert_layout`.
 
-    `arch` (an exact arch name; empty: none) selects the matrix path from
-    that arch's capability table: with wgmma, a dot whose operands a loop
-    loads with K contiguous (bf16/f16/e4m3, rows of 32, 64 or 128 bytes,
+    `arch` (an Arch, parsed from its exact name where the option is read;
+    none: no capabilities) selects the matrix path from that arch's
+    capability table: with wgmma, a dot whose operands a loop loads with K
+    contiguous (bf16/f16/e4m3, rows of 32, 64 or 128 bytes,
     M a multiple of 16 x warps, N at most 256) takes `#tile.wgmma_operand`
     operands; every other dot keeps the mma.sync fragments. `shared-bytes`
     (0: the arch's device profile) is the shared memory a program may use,
     less for a plan sized for a smaller device (GB10's 99 KiB on an H200).
   }];
   let options = [
-    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+    Option<"arch", "arch", "std::optional<::tilejit::Arch>", /*default=*/"std::nullopt",
            "Exact target arch (sm_90, sm_90a, sm_110a, sm_121a) whose capabilities pick the dot path">,
     Option<"sharedBytes", "shared-bytes", "int64_t", /*default=*/"0",
            "Shared memory per program (0: the arch's device profile)">
   ];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TileRematerialize : Pass<"tile-rematerialize", "::tilejit::tile::KernelOp"> {
+  let summary = "Compute cheap trees again in the layout a conversion asks for";
+  let description = [{
+    Runs after `tile-assign-layouts`. A `tile.convert_layout` into a blocked,
+    slice or mma layout (or into a dot operand fragment loaded straight from
+    global memory) that tile lowering could not do by renaming registers goes
+    through shared memory. Where its operand is a tree of at most 16
+    elementwise ops whose leaves are splats, constants, aranges, broadcasts of
+    tiles every warp holds whole (moved by warp shuffles) and loads from
+    views (into a fragment any load, into an accumulator a load nothing else
+    reads), the tree is computed again in the target layout and the
+    conversion goes. A split-K partial sum is never
+    converted this way (each warp group holds only its part).
+  }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
@@ -67,7 +85,7 @@ def TileWarpSpecialize : Pass<"tile-warp-specialize", "::tilejit::tile::KernelOp
     the config and `tile-pipeline-dots` stages the operands by cp.async.
   }];
   let options = [
-    Option<"arch", "arch", "std::string", /*default=*/"\"\"",
+    Option<"arch", "arch", "std::optional<::tilejit::Arch>", /*default=*/"std::nullopt",
            "Exact target arch whose capabilities decide whether TMA is used">
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect"];

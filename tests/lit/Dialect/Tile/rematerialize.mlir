@@ -1,11 +1,18 @@
-// tile-assign-layouts computes an elementwise tree again in the layout its
+// tile-rematerialize computes an elementwise tree again in the layout its
 // consumer needs when its leaves are splats, constants and broadcasts of tiles
-// every warp holds whole, instead of converting its result through shared memory.
+// every warp holds whole, instead of converting its result through shared
+// memory. tile-assign-layouts leaves the conversion; the layout pipeline runs
+// both.
+// RUN: tilejit-opt %s --tile-assign-layouts | FileCheck %s --check-prefix=CONVERT
+// RUN: tilejit-opt %s --tile-assign-layouts --tile-rematerialize | FileCheck %s
 // RUN: tilejit-opt %s --tile-layout-pipeline | FileCheck %s
 
 // An elementwise tree of broadcast rows and columns (a causal decay mask) that
 // a product's accumulator layout consumes is computed in that layout: no
 // 32x32 conversion remains, the broadcasts take the mma layout directly.
+// CONVERT-LABEL: tile.kernel @decay_into_mma
+// CONVERT: [[DECAY:%[0-9a-z_]+]] = math.exp
+// CONVERT: tile.convert_layout [[DECAY]] {{.*}} -> tensor<32x32xf32, #tile.mma
 // CHECK-LABEL: tile.kernel @decay_into_mma
 // CHECK-NOT: tile.convert_layout {{.*}} -> tensor<32x32xf32, #tile.mma
 // CHECK: tile.broadcast {{.*}} -> tensor<32x32xf32, #tile.mma
