@@ -1,6 +1,6 @@
 """How often R1's and R1h's per-output bands reject the defects they guard
 against, on full-range e4m3 codes at the NemotronH projection shapes (no GPU:
-numpy only). The floors of ProjectionCheck (models/plan/Check.h) come from
+numpy only). The floors of ProjectionCheck (models/nemotron_h/Check.h) come from
 these shares. Usage: /usr/bin/python3 bench/r1h_separation.py"""
 
 import numpy as np

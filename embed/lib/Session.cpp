@@ -138,15 +138,12 @@ Result<Session> Session::create(Engine &engine, const Model &model,
   if (!registry)
     return registry.error();
   auto state = std::make_shared<State>();
-  for (const std::string &setting : options.settings) {
-    auto [kernel, assignment] = llvm::StringRef(setting).split('.');
-    if (assignment.empty() || !assignment.contains('='))
-      return Error(ErrorKind::InvalidArgument,
-                   fmt::format("setting '{}': expected KERNEL.CONSTANT=VALUE", setting));
-    state->overrides[kernel.str()].push_back(assignment.str());
-  }
-  if (llvm::Error err = models::checkOverrideNames(**registry, state->overrides))
-    return toError(ErrorKind::InvalidArgument, std::move(err));
+  auto overrides = models::parseKernelSettings(
+      **registry, options.settings,
+      [](llvm::StringRef setting) { return fmt::format("setting '{}'", setting.str()); });
+  if (!overrides)
+    return toError(ErrorKind::InvalidArgument, overrides.takeError());
+  state->overrides = std::move(*overrides);
   state->engine = engine.state;
   state->model = model.state;
   state->slots = options.slots;
@@ -166,8 +163,8 @@ models::PlanOptions planOptions(const Session::State &s, const KernelRegistry &r
   options.overrides = s.overrides;
   options.overridesMustApply = false;
   if (s.engine->jit) {
-    options.tuned =
-        models::tunedFromDatabase(*s.engine->jit, registry, rows, tokens, log);
+    options.tuned = models::tunedFromDatabase(*s.engine->jit, registry,
+                                              {{"rows", rows}, {"tokens", tokens}}, log);
     options.arch = s.engine->jit->targetArch();
   }
   return options;

@@ -3,6 +3,7 @@
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/support/OutputFile.h"
+#include "tilejit/support/Timing.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -23,12 +24,6 @@
 
 namespace tilejit {
 namespace {
-
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                   start)
-      .count();
-}
 
 /// `name` with every character outside [A-Za-z0-9_.-] replaced by '_'.
 std::string fileNameSafe(llvm::StringRef name) {
@@ -104,7 +99,7 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
   if (!module)
     return llvm::createStringError("kernel '%s': the tile IR does not parse:\n%s",
                                    request.kernelName.c_str(), diagnostics.c_str());
-  double parseMs = msSince(parseStart);
+  double parseMs = support::msSince(parseStart);
 
   CompileOptions opts;
   opts.ptx.optLevel = request.options.optLevel;

@@ -7,6 +7,7 @@
 // index), which it also stores to `errors`. Indices are read as given (i64
 // with `index_i64`), so no value reaches a comparison truncated.
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -114,6 +115,22 @@ void buildCheckVarlen(Kernel &k, const Specialization &spec) {
     word = where(it->second != INT32_MAX, check.word(it->first, it->second), word);
   store(status, word);
   check.record(word);
+}
+
+KernelDef checkVarlenKernel() {
+  using R = ConstantRange;
+  return {"check_varlen",
+          "tilejit.ops' device-side check of varlen metadata (R9): cu_seqlens, and with "
+          "chunks the caller's chunk boundaries, seq_idx and last_chunk_indices",
+          {{"index_i64", 0, "1: the index tensors are i64; 0: i32", {}, R::flag()},
+           {"chunks",
+            0,
+            "1: also cu_chunk_seqlens, seq_idx and last_chunk_indices",
+            {},
+            R::flag()},
+           {"block", 1024, "entries per step", {}, tileRange()},
+           {"warps", 4, "warps per program", {}, warpsRange()}},
+          buildCheckVarlen};
 }
 
 } // namespace tilejit::models

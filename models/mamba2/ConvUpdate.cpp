@@ -8,6 +8,7 @@
 // touches no state, writes NaN and records the error; `slots_i64` takes i64
 // slot tables as they are given.
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 #include <cmath>
@@ -60,6 +61,26 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   if (past)
     y = where(*past, full(y.shape(), std::nan(""), DType::BF16), y);
   store(out + seq64 * channels + cols, y, inRange);
+}
+
+KernelDef convUpdateKernel() {
+  return {"conv_update",
+          "R3d causal conv1d update + SiLU, conv state shifted in place",
+          {{"channels", 6144, "conv channels (I + 2*G*N)", {}, sizeRange()},
+           {"block", 256, "channels per program", {}, tileRange()},
+           {"x_stride",
+            0,
+            "row stride of x; 0: channels (x read in place from a wider row)",
+            {},
+            columnsRange()},
+           {"x_col", 0, "first x column in that row", {}, columnsRange()},
+           stateLayout(),
+           slotsI64(),
+           checked(),
+           dependent()},
+          buildConvUpdate,
+          {zeroOrAtLeast("x_stride", "channels"),
+           columnsWithin("x_col", "channels", "x_stride"), slotsI64NeedsChecks()}};
 }
 
 } // namespace tilejit::models

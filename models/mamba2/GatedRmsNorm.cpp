@@ -5,6 +5,7 @@
 // and only that is stored. Without the gate (`gate` 0: no z), v = y: a plain group
 // RMSNorm with the same two rounding points.
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -49,6 +50,30 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   if (inputScale)
     result = (result.to(DType::F32) / *inputScale).to(DType::F8E4M3);
   store(outView, {row, col}, result);
+}
+
+KernelDef gatedRmsNormKernel() {
+  return {
+      "gated_rmsnorm",
+      "R6 gated group RMSNorm: bf16(w * bf16(y*silu(z) * rsqrt(mean(v^2)+eps)))",
+      {{"width", 4096, "channels per row (I = H*P)", {}, sizeRange()},
+       {"group_size", 512, "channels per norm group (I / G)", {}, tileRange()},
+       {"fp8_out",
+        0,
+        "1: store e4m3(out / input_scale) for an FP8 out_proj",
+        {},
+        ConstantRange::flag()},
+       {"z_stride",
+        0,
+        "row stride of z; 0: width (10304 reads z in place from in_proj's output)",
+        {},
+        columnsRange()},
+       {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, ConstantRange::flag()},
+       dependent()},
+      buildGatedRmsNorm,
+      // A partial last group would be normalized over fewer channels than
+      // it divides by.
+      {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width")}};
 }
 
 } // namespace tilejit::models

@@ -8,6 +8,7 @@
 // tensor-core tiles for large batches; `direct` 1 uses tensor cores for any
 // batch with the operands loaded straight into their fragments (projectDirect).
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -106,6 +107,39 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   Value c = cols - inner;
   ConvOperands conv{state, convWeight, convBias, channels};
   store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
+}
+
+/// Tuned per batch size: its tuning database entries are bucketed by rows.
+KernelDef inProjConvKernel() {
+  using R = ConstantRange;
+  return {"in_proj_conv",
+          "decode in_proj (R1 FP8 W8A8 or R1b bf16) -> split -> conv update (R3d), fused",
+          {{"hidden", 2688, "model hidden size (K)", {}, sizeRange()},
+           {"inner", 4096, "z columns, I = H*P", {}, sizeRange()},
+           {"channels", 6144, "xBC columns, I + 2*G*N", {}, sizeRange()},
+           {"heads", 64, "dt columns, H", {}, sizeRange()},
+           {"fp8",
+            1,
+            "1: e4m3 weight, static activation quant; 0: bf16 weight",
+            {},
+            R::flag()},
+           projectionBlockM(),
+           {"block_n", 16, "output columns per program", {8, 32}, R::powersOfTwo(1, 256)},
+           {"block_k", 128, "K per step", {64}, R::powersOfTwo(1, 1024)},
+           {"loads_in_flight",
+            21,
+            "GEMV: K steps whose weight loads issue together",
+            {7, 14},
+            inFlightRange()},
+           projectionStages(),
+           {"warps", 4, "warps per program", {2, 8}, warpsRange()},
+           projectionDirect(),
+           projectionSplitK(),
+           dependent(2),
+           prefetch()},
+          buildInProjConv,
+          projectionRules("hidden"),
+          {"rows"}};
 }
 
 } // namespace tilejit::models

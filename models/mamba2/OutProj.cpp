@@ -5,6 +5,7 @@
 // `out_f32` stores y in f32 instead, and `scale_ptr` reads s_x and s_w from two
 // one-element f32 tensors (tilejit.ops' scaled_mm, torch._scaled_mm's form).
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -69,6 +70,49 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   if (outputScale)
     acc = acc * *outputScale;
   store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
+}
+
+KernelDef outProjKernel() {
+  using R = ConstantRange;
+  return {"out_proj",
+          "decode out_proj: R1 with e4m3 activations, or R1b bf16",
+          {{"inner", 4096, "K, I = H*P", {}, sizeRange()},
+           {"hidden", 2688, "output columns", {}, sizeRange()},
+           {"fp8", 1, "1: e4m3 weight and activation; 0: bf16", {}, R::flag()},
+           projectionBlockM(),
+           {"block_n", 4, "output columns per program", {}, R::powersOfTwo(1, 256)},
+           {"block_k", 512, "K per step", {}, R::powersOfTwo(1, 1024)},
+           {"loads_in_flight",
+            8,
+            "GEMV: K steps whose weight loads issue together",
+            {},
+            inFlightRange()},
+           projectionStages(),
+           {"warps", 4, "warps per program", {}, warpsRange()},
+           projectionDirect(),
+           projectionSplitK(),
+           {"out_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()},
+           {"scale_ptr",
+            0,
+            "fp8: 1: s_x and s_w as one-element f32 tensors (scale_a, scale_b)",
+            {},
+            R::flag()},
+           {"producer",
+            0,
+            "tensor cores, an arch with TMA: the K loop's operands come by TMA; 1: "
+            "issued by a producer warp(group), 2: by one consumer thread",
+            {1},
+            R::between(0, 2)},
+           {"persistent",
+            0,
+            "tensor cores: G >= 1: one program per multiprocessor walks the tiles, G "
+            "columns of tiles at a time",
+            {8},
+            R::between(0, 64)},
+           dependent(2),
+           prefetch()},
+          buildOutProj,
+          projectionRules("inner")};
 }
 
 } // namespace tilejit::models

@@ -5,6 +5,7 @@
 // `scale_ptr` 1 reads s_x from device memory (a one-element f32 tensor, as
 // PyTorch callers hold it) instead of a launch argument.
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -21,6 +22,19 @@ void buildQuantizeE4m3(Kernel &k, const Specialization &spec) {
   Value v = load(makeView(x, {rows, width}, {width, 1}), {row, col}, {1, block});
   store(makeView(out, {rows, width}, {width, 1}), {row, col},
         (v.to(DType::F32) * (1.0 / scale)).to(DType::F8E4M3));
+}
+
+KernelDef quantizeE4m3Kernel() {
+  return {"quantize_e4m3",
+          "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
+          {{"width", 2688, "columns per row", {}, sizeRange()},
+           {"block", 1024, "columns per program", {}, tileRange()},
+           {"scale_ptr",
+            0,
+            "1: input_scale is a one-element f32 tensor",
+            {},
+            ConstantRange::flag()}},
+          buildQuantizeE4m3};
 }
 
 } // namespace tilejit::models

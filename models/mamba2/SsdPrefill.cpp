@@ -13,6 +13,7 @@
 // with other conventions (tilejit.ops' mamba_chunk_scan_combined): A itself, dt without
 // softplus, f32 y.
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 #include <cmath>
@@ -342,47 +343,70 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec) {
          [&] { store(spanDecay + span.to(DType::I64) * g.heads + h, out[1]); });
 }
 
-void buildSsdStatePass(Kernel &k, const Specialization &spec) {
-  const int64_t heads = spec.get("heads"), block = spec.get("block");
-  const int64_t size = spec.get("head_dim") * spec.get("state");
-  // [spans]: the slot of each span's tail sequence, -1 for padding
-  Value spanSlot = k.ptrParam("span_slot", DType::I32, {"spans"});
-  Value spanFlags = k.ptrParam("span_flags", DType::I32, {"spans"}); // [spans]
-  Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"});     // [spans * heads]
-  // [spans, heads, head_dim * state]: each span's tail state in, entering state out
-  Value spanStates = k.ptrParam("span_states", DType::F32, {"?", heads, size});
-  // [spans, heads, head_dim * state]: the state each span's tail starts from
-  Value spanTail = k.ptrParam("span_tail", DType::F32, {"?", heads, size});
-  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, size}); // [slots, ..]
-  Value numSpans = k.scalarParam("spans", DType::I32);
-  k.setConfig({{block}, spec.get("warps"), 1});
-
-  Value off = programId(0) * block, h = programId(1);
-  auto entry = [&](Value base, Value index, Dim elements) {
-    return makeView(base + (index.to(DType::I64) * heads + h.to(DType::I64)) * size,
-                    {elements}, {1});
-  };
-  forRange(0, numSpans, 1, {zeros({block}, DType::F32)},
-           [&](Value z, std::vector<Value> carried) {
-             // The span enters with the previous span's exit state (used
-             // when it starts mid-sequence). Its tail starts from that state,
-             // or (kSpanTailStarts) at a sequence start, from
-             // the page (kSpanTailFromPage) or zeros; ssd_prefill writes pages.
-             Value flags = load(spanFlags + z), slot = load(spanSlot + z);
-             Value starts = (flags & kSpanTailStarts) != 0;
-             // Only a tail that starts here reads the page (the load is empty otherwise).
-             Value fromPage = starts & (slot >= 0) & ((flags & kSpanTailFromPage) != 0);
-             Value initElements = where(fromPage, constant(double(size), DType::I32),
-                                        constant(0, DType::I32));
-             Value initial =
-                 load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block});
-             Value tail = load(entry(spanStates, z, size), {off}, {block});
-             store(entry(spanStates, z, size), {off}, carried[0]);
-             Value start = where(starts, initial, carried[0]);
-             store(entry(spanTail, z, size), {off}, start);
-             return std::vector<Value>{
-                 start * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + tail};
-           });
+/// ssd_prefill tunes its state rows and warps per prompt length: its tuning
+/// database entries are bucketed by tokens.
+std::vector<KernelDef> ssdKernels() {
+  using R = ConstantRange;
+  std::vector<ConstantRule> rules = pageRules();
+  // dt is read at columns dt_col + [0, heads) of rows dt_stride apart.
+  rules.push_back({"dt_col + heads <= dt_stride",
+                   {"dt_col", "heads", "dt_stride"},
+                   [](const Specialization &s) {
+                     return s.get("dt_col") + s.get("heads") <= s.get("dt_stride");
+                   }});
+  const std::vector<KernelConstant> constants = {
+      {"heads", 64, "SSM heads (H)", {}, sizeRange()},
+      {"head_dim", 64, "head dim (P)", {}, sizeRange()},
+      {"state", 128, "state size (N)", {}, tileRange()},
+      {"groups", 8, "B/C groups (G)", {}, sizeRange()},
+      {"chunk",
+       32,
+       "tokens per chunk (R5p is invariant to it; the varlen metadata must use it)",
+       {},
+       R::powersOfTwo(1, 256)},
+      {"dt_stride",
+       10304,
+       "row stride of dt (in_proj's output row: z | xBC | dt)",
+       {},
+       sizeRange()},
+      {"dt_col", 10240, "first dt column in that row", {}, columnsRange()},
+      {"block_p", 32, "state rows (p) per program", {16, 64}, tileRange()},
+      {"warps", 4, "warps per program", {8}, warpsRange()},
+      {"precision",
+       int64_t(SsdPrecision::Exact),
+       "R5p-m operands of the tensor-core products: 0 exact (hi + lo bf16 "
+       "pairs), 1 upstream (single bf16)",
+       {},
+       R::flag()},
+      aLog(),
+      dtSoftplus()};
+  std::vector<KernelConstant> prefillConstants = constants;
+  prefillConstants.push_back(yF32());
+  prefillConstants.push_back(checked());
+  prefillConstants.push_back(
+      {"span_states",
+       0,
+       "1: one program walks one span of chunks (span_chunk) from its entering state "
+       "(span_states, after ssd_state_pass); 0: the whole stream; pages read and "
+       "written at the sequences' first and last chunks either way",
+       {},
+       R::flag()});
+  std::vector<ConstantRule> prefillRules = rules;
+  prefillRules.push_back({"checked walks the whole stream (span_states = 0)",
+                          {"checked", "span_states"},
+                          [](const Specialization &s) {
+                            return !(s.get("checked") && s.get("span_states"));
+                          }});
+  return {{"ssd_prefill",
+           "R5p chunked SSD over a packed varlen stream (or one span of it)",
+           std::move(prefillConstants),
+           buildSsdPrefill,
+           std::move(prefillRules),
+           {"tokens"}},
+          {"ssd_span_state",
+           "R5p's chunk states summed over each span's tail (from its last sequence "
+           "start) from zero, and the tail's decay",
+           constants, buildSsdSpanState, rules}};
 }
 
 } // namespace tilejit::models

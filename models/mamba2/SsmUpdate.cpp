@@ -12,6 +12,7 @@
 // touches no state, writes NaN and records the error; `slots_i64` takes i64
 // slot tables as they are given.
 #include "Parts.h"
+#include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 #include <cmath>
@@ -111,6 +112,36 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
     Value xp = load(makeView(xRow, {headDim}, {1}), {p0}, {bp}).to(DType::F32);
     store(yView, {p0}, (sum(s * c, 1) + load(dSkip + h) * xp).to(yType));
   });
+}
+
+KernelDef ssmUpdateKernel() {
+  std::vector<ConstantRule> rules = pageRules();
+  rules.push_back(zeroOrAtLeast("dt_stride", "heads"));
+  rules.push_back(columnsWithin("dt_col", "heads", "dt_stride"));
+  rules.push_back(slotsI64NeedsChecks());
+  return {"ssm_update",
+          "R5d selective state update, SSM page updated in place",
+          {{"heads", 64, "SSM heads (H)", {}, sizeRange()},
+           {"head_dim", 64, "head dim (P)", {}, sizeRange()},
+           {"state", 128, "state size (N)", {}, tileRange()},
+           {"groups", 8, "B/C groups (G)", {}, sizeRange()},
+           {"block_p", 16, "state rows (p) per program", {}, tileRange()},
+           {"warps", 4, "warps per program", {}, warpsRange()},
+           aLog(),
+           dtSoftplus(),
+           {"dt_stride", 0, "row stride of dt; 0: heads", {}, columnsRange()},
+           {"dt_col", 0, "first dt column in that row", {}, columnsRange()},
+           yF32(),
+           {"dst_slots",
+            0,
+            "1: read the state from slots, write it to dst_slots",
+            {},
+            ConstantRange::flag()},
+           slotsI64(),
+           checked(),
+           dependent()},
+          buildSsmUpdate,
+          std::move(rules)};
 }
 
 } // namespace tilejit::models

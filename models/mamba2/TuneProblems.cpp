@@ -1,7 +1,8 @@
-// How `tilejit tune` runs the Mamba2 kernels (Register.cpp registers them): launch
-// sizes, arguments, grids, constraints and check tolerances. A kernel becomes
-// tunable by giving its constants candidate lists (KernelConstant::candidates)
-// and adding its problem here.
+// How `tilejit tune` runs the Mamba2 kernels (registered next to each kernel):
+// launch sizes, arguments, grids, constraints and check tolerances. A kernel
+// becomes tunable by giving its constants candidate lists
+// (KernelConstant::candidates), declaring its tuning key (the launch sizes of
+// its problem) and adding its problem here.
 #include "tilejit/models/TuneProblems.h"
 
 #include "llvm/Support/MathExtras.h"

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <memory>
 #include <set>
+#include <tuple>
 
 namespace tilejit::models {
 
@@ -25,7 +26,10 @@ struct GpuRunner::Impl {
   StepPlan plan;
   std::shared_ptr<GpuSharedState> shared;      // weight slots and pages
   std::map<std::string, DeviceBuffer> buffers; // the other non-weight buffers
-  std::map<std::string, std::unique_ptr<runtime::Kernel>> kernels;
+  /// By kernel, constants and weight slot (-1: none).
+  std::map<std::tuple<std::string, ConstantValues, int64_t>,
+           std::unique_ptr<runtime::Kernel>>
+      kernels;
   std::vector<runtime::Kernel *> launchKernels; // per plan launch
   std::vector<int32_t> deviceSlots;             // what the "slots" buffer holds
   std::optional<Stream> stream;
@@ -158,15 +162,13 @@ GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPla
     const WeightSlot *slot = launch.weightSlot >= 0
                                  ? impl->shared->slots.at(launch.weightSlot).get()
                                  : nullptr;
-    std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",") +
-                      (slot ? "|slot" + std::to_string(launch.weightSlot) : "");
-    auto &kernel = impl->kernels[key];
+    auto &kernel = impl->kernels[{launch.kernel, launch.spec.values(),
+                                  slot ? launch.weightSlot : -1}];
     if (!kernel) {
-      auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
-      if (!specialized)
-        return specialized.takeError();
-      KernelSpec kernelSpec =
-          makeKernelSpec(*specialized->def, std::move(specialized->spec));
+      auto def = findPlanKernel(registry, launch.kernel);
+      if (!def)
+        return def.takeError();
+      KernelSpec kernelSpec = makeKernelSpec(**def, launch.spec);
       kernelSpec.weightSlot = slot;
       kernel = std::make_unique<runtime::Kernel>(jit, std::move(kernelSpec));
     }
@@ -326,8 +328,7 @@ llvm::Expected<StepTimes> GpuRunner::time(int replays) {
   auto ms = replayTimes(impl->jit.device(), *impl->graph, *impl->stream, replays);
   if (!ms)
     return ms.takeError();
-  return StepTimes{(*ms)[ms->size() / 2] * 1e3, ms->front() * 1e3, ms->back() * 1e3,
-                   replays};
+  return StepTimes{ms->median * 1e3, ms->min * 1e3, ms->max * 1e3, replays};
 }
 
 llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int replays) {
@@ -370,37 +371,35 @@ llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int rep
   auto ms = replayTimes(impl->jit.device(), *graph, *impl->stream, replays);
   if (!ms)
     return ms.takeError();
-  return (*ms)[ms->size() / 2] * 1e3 / launches;
+  return ms->median * 1e3 / launches;
 }
 
-/// The tuning database's configurations for the plan's tunable kernels
-/// (in_proj_conv at `rows` rows, ssd_prefill at `tokens` tokens): the key is
-/// the kernel at the plan's geometry with its tunable constants at their
-/// defaults, as `tilejit tune` records it. Says which entries it uses.
 TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
-                                 int64_t rows, int64_t tokens, llvm::raw_ostream &log) {
+                                 tuning::NamedValues shape, llvm::raw_ostream &log) {
   auto db = std::make_shared<tuning::TuneDb>(tuning::loadTuneDb(jit));
   auto said = std::make_shared<std::set<std::string>>();
-  return [&jit, &registry, rows, tokens, db, said,
-          &log](llvm::StringRef kernel,
-                llvm::ArrayRef<std::string> geometry) -> std::vector<std::string> {
-    tuning::NamedValues shape;
-    if (kernel == "in_proj_conv")
-      shape = {{"rows", rows}};
-    else if (kernel == "ssd_prefill" && tokens > 0)
-      shape = {{"tokens", tokens}};
-    else
-      return {};
+  return [&jit, &registry, shape = std::move(shape), db, said, &log](
+             llvm::StringRef kernel, const ConstantValues &geometry) -> ConstantValues {
     const KernelDef *def = registry.find(kernel);
+    if (!def || def->tuningKey.empty())
+      return {};
+    // The plan's values of the launch sizes the kernel is tuned by.
+    tuning::NamedValues at;
+    for (const std::string &axis : def->tuningKey) {
+      auto it = shape.find(axis);
+      if (it == shape.end() || it->second <= 0)
+        return {};
+      at.insert(*it);
+    }
     auto base = tuning::tuningBase(*def, geometry);
     if (!base) {
       llvm::consumeError(base.takeError());
       return {};
     }
-    tuning::TunedChoice choice = tuning::lookupTuned(jit, *db, *def, *base, shape);
+    tuning::TunedChoice choice = tuning::lookupTuned(jit, *db, *def, *base, at);
     if (!choice.message.empty() && said->insert(choice.key.id()).second)
       log << choice.message << "\n";
-    return choice.constants();
+    return choice.config;
   };
 }
 

@@ -27,11 +27,11 @@ HostBuffers randomStepBuffers(const StepPlan &plan, llvm::ArrayRef<int32_t> slot
   Rng rng(seed);
   for (auto &[name, bytes] : buffers) {
     const PlanBuffer &buffer = plan.buffers.at(name);
-    const int64_t elements = int64_t(bytes.size() / elementBytes(buffer.type));
+    const int64_t elements = int64_t(bytes.size() / dtypeBytes(buffer.type));
     if (name == StepPlan::activation(0)) {
       bytes = bytesOf(randomBF16({elements}, rng, -2, 2).data);
     } else if (buffer.role == PlanBuffer::Role::State && randomPages) {
-      bytes = buffer.type == ElementType::F32
+      bytes = buffer.type == DType::F32
                   ? bytesOf(randomF32({elements}, rng, -1, 1).data)
                   : bytesOf(randomBF16({elements}, rng, -1, 1).data);
     }
@@ -63,7 +63,8 @@ llvm::Error checkSlots(llvm::ArrayRef<int32_t> slots, int64_t numSlots) {
 struct InterpreterRunner::Impl {
   const KernelRegistry &registry;
   mlir::MLIRContext ctx;
-  std::map<std::string, interp::CompiledKernel> kernels;
+  /// By kernel and constants.
+  std::map<std::pair<std::string, ConstantValues>, interp::CompiledKernel> kernels;
 
   /// Runs `launch` over `buffers` (checked by the caller).
   llvm::Error run(const StepPlan &plan, const PlannedLaunch &launch,
@@ -77,14 +78,14 @@ struct InterpreterRunner::Impl {
   }
 
   llvm::Expected<const interp::CompiledKernel *> kernel(const PlannedLaunch &launch) {
-    std::string key = launch.kernel + "|" + llvm::join(launch.constants, ",");
+    std::pair<std::string, ConstantValues> key{launch.kernel, launch.spec.values()};
     auto it = kernels.find(key);
     if (it != kernels.end())
       return &it->second;
-    auto specialized = specializeKernel(registry, launch.kernel, launch.constants);
-    if (!specialized)
-      return specialized.takeError();
-    auto module = specialized->def->build(ctx, specialized->spec);
+    auto def = findPlanKernel(registry, launch.kernel);
+    if (!def)
+      return def.takeError();
+    auto module = (*def)->build(ctx, launch.spec);
     if (!module)
       return module.takeError();
     auto compiled =

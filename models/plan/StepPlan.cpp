@@ -7,53 +7,25 @@
 
 namespace tilejit::models {
 
-std::string kv(llvm::StringRef name, int64_t value) {
-  return llvm::formatv("{0}={1}", name, value).str();
-}
-
-llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
-                                         const KernelOverrides &overrides,
-                                         llvm::StringRef kernel,
-                                         std::vector<std::string> geometry,
-                                         const TunedConstants &tuned) {
-  if (tuned) {
-    std::vector<std::string> extra = tuned(kernel, geometry);
-    geometry.insert(geometry.end(), extra.begin(), extra.end());
-  }
-  auto it = overrides.find(kernel.str());
-  if (it != overrides.end())
-    geometry.insert(geometry.end(), it->second.begin(), it->second.end());
-  auto specialized = specializeKernel(registry, kernel, geometry);
+llvm::Expected<Specialization> planKernel(const KernelRegistry &registry,
+                                          const KernelOverrides &overrides,
+                                          llvm::StringRef kernel, ConstantValues geometry,
+                                          const TunedConstants &tuned) {
+  ConstantValues constants = geometry;
+  if (tuned)
+    for (const auto &[name, value] : tuned(kernel, geometry))
+      constants[name] = value;
+  if (auto it = overrides.find(kernel.str()); it != overrides.end())
+    for (const auto &[name, value] : it->second)
+      constants[name] = value;
+  auto specialized = specializeKernel(registry, kernel, constants);
   if (!specialized)
     return specialized.takeError();
-  return PlannedKernel{std::move(geometry), std::move(specialized->spec)};
+  return std::move(specialized->spec);
 }
 
-llvm::StringRef elementTypeName(ElementType type) {
-  switch (type) {
-  case ElementType::BF16:
-    return "bf16";
-  case ElementType::E4M3:
-    return "e4m3";
-  case ElementType::F32:
-    return "f32";
-  case ElementType::I32:
-    return "i32";
-  }
-  llvm_unreachable("unknown element type");
-}
-
-size_t elementBytes(ElementType type) {
-  switch (type) {
-  case ElementType::BF16:
-    return 2;
-  case ElementType::E4M3:
-    return 1;
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  }
-  llvm_unreachable("unknown element type");
+llvm::StringRef tensorTypeName(DType type) {
+  return type == DType::F8E4M3 ? "e4m3" : dtypeName(type);
 }
 
 static std::string placeName(int device) {
@@ -75,8 +47,8 @@ llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
   auto fail = [&](const llvm::Twine &problem) {
     return llvm::createStringError("tensor " + named + " " + problem);
   };
-  if (tensor.type != elementTypeName(want.type))
-    return fail("must be " + elementTypeName(want.type) + ", got " + tensor.type);
+  if (tensor.type != tensorTypeName(want.type))
+    return fail("must be " + tensorTypeName(want.type) + ", got " + tensor.type);
   if (tensor.shape != want.shape)
     return fail("must have shape " + formatShape(want.shape) + ", got " +
                 formatShape(tensor.shape));
@@ -104,21 +76,28 @@ llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
   return llvm::Error::success();
 }
 
-llvm::Expected<SpecializedKernel>
-specializeKernel(const KernelRegistry &registry, llvm::StringRef kernel,
-                 llvm::ArrayRef<std::string> constants) {
-  const KernelDef *def = registry.find(kernel);
-  if (!def)
-    return llvm::createStringError("plan: kernel '" + kernel + "' is not registered");
-  auto spec = def->specialize(constants);
-  if (!spec)
-    return spec.takeError();
-  return SpecializedKernel{def, std::move(*spec)};
+llvm::Expected<const KernelDef *> findPlanKernel(const KernelRegistry &registry,
+                                                 llvm::StringRef kernel) {
+  if (const KernelDef *def = registry.find(kernel))
+    return def;
+  return llvm::createStringError("plan: kernel '" + kernel + "' is not registered");
 }
 
-PlanArg StepPlan::addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
+llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
+                                                   llvm::StringRef kernel,
+                                                   const ConstantValues &constants) {
+  auto def = findPlanKernel(registry, kernel);
+  if (!def)
+    return def.takeError();
+  auto spec = (*def)->specialize(constants);
+  if (!spec)
+    return spec.takeError();
+  return SpecializedKernel{*def, std::move(*spec)};
+}
+
+PlanArg StepPlan::addBuffer(std::string name, PlanBuffer::Role role, DType type,
                             std::vector<int64_t> shape, int64_t layer) {
-  size_t bytes = size_t(numElements(shape)) * elementBytes(type);
+  size_t bytes = size_t(numElements(shape)) * dtypeBytes(type);
   buffers[name] = {role, bytes, type, std::move(shape), layer, {}};
   return PlanArg::of(std::move(name));
 }

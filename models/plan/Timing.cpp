@@ -13,8 +13,8 @@ namespace tilejit::models {
 
 using namespace tilejit::runtime;
 
-llvm::Expected<std::vector<double>> replayTimes(DeviceApi &device, Graph &graph,
-                                                Stream &stream, int replays) {
+llvm::Expected<support::SampleSummary> replayTimes(DeviceApi &device, Graph &graph,
+                                                   Stream &stream, int replays) {
   auto start = Event::create(device), end = Event::create(device);
   if (!start || !end)
     return llvm::joinErrors(start.takeError(), end.takeError());
@@ -35,8 +35,7 @@ llvm::Expected<std::vector<double>> replayTimes(DeviceApi &device, Graph &graph,
       return elapsed.takeError();
     ms.push_back(*elapsed);
   }
-  std::sort(ms.begin(), ms.end());
-  return ms;
+  return support::summarize(std::move(ms));
 }
 
 llvm::Expected<double> timeStreamFloor(JitRuntime &jit, const KernelRegistry &registry,
@@ -97,7 +96,7 @@ llvm::Expected<double> timeStreamFloor(JitRuntime &jit, const KernelRegistry &re
   auto ms = replayTimes(jit.device(), *graph, *stream, replays);
   if (!ms)
     return ms.takeError();
-  return (*ms)[ms->size() / 2] * 1e3 / launches;
+  return ms->median * 1e3 / launches;
 }
 
 llvm::Expected<std::vector<KernelTime>> timeKernels(GpuRunner &runner,

@@ -30,7 +30,7 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
   const std::pair<const std::string, PlanBuffer> *largest = nullptr;
   for (const auto &entry : plan.buffers) {
     const auto &[name, buffer] = entry;
-    uint64_t bytes = elementBytes(buffer.type);
+    uint64_t bytes = dtypeBytes(buffer.type);
     for (int64_t d : buffer.shape)
       if (d < 0 || __builtin_mul_overflow(bytes, uint64_t(d), &bytes))
         return llvm::createStringError("plan: buffer '" + name + "' of shape " +
@@ -39,7 +39,7 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
     if (bytes != buffer.bytes)
       return llvm::createStringError(llvm::formatv(
           "plan: buffer '{0}' holds {1} bytes, its shape {2} of {3} needs {4}", name,
-          buffer.bytes, formatShape(buffer.shape), elementTypeName(buffer.type), bytes));
+          buffer.bytes, formatShape(buffer.shape), tensorTypeName(buffer.type), bytes));
     if (buffer.role == PlanBuffer::Role::Weight)
       continue;
     if (__builtin_add_overflow(host, bytes, &host))
@@ -92,10 +92,11 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
   std::set<std::string> launched;
   for (const PlannedLaunch &launch : plan.launches)
     launched.insert(launch.kernel);
-  for (const auto &[kernel, settings] : overrides)
-    if (!launched.count(kernel))
+  for (const auto &[kernel, values] : overrides)
+    if (!launched.count(kernel) && !values.empty())
       return llvm::createStringError(
-          "plan: --set " + kernel + "." + (settings.empty() ? "" : settings.front()) +
+          "plan: --set " +
+          formatConstantSetting({kernel, values.begin()->first, values.begin()->second}) +
           ": the plan launches no '" + kernel + "' (it launches " +
           llvm::join(launched, ", ") + ")");
   return llvm::Error::success();
@@ -107,34 +108,31 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
                       referenceCopies);
 }
 
-llvm::Error checkOverrideNames(const KernelRegistry &registry,
-                               const KernelOverrides &overrides) {
-  for (const auto &[kernel, settings] : overrides) {
-    const KernelDef *def = registry.find(kernel);
+llvm::Expected<KernelOverrides>
+parseKernelSettings(const KernelRegistry &registry, llvm::ArrayRef<std::string> settings,
+                    llvm::function_ref<std::string(llvm::StringRef)> quote) {
+  KernelOverrides overrides;
+  for (const std::string &text : settings) {
+    auto fail = [&](const llvm::Twine &problem) {
+      return llvm::createStringError(quote(text) + ": " + problem);
+    };
+    auto setting = parseConstantSetting(text, /*namesKernel=*/true);
+    if (!setting)
+      return fail(llvm::toString(setting.takeError()));
+    const KernelDef *def = registry.find(setting->kernel);
     if (!def) {
       std::vector<std::string> names;
       for (const KernelDef *d : registry.all())
         names.push_back(d->name);
-      return llvm::createStringError(
-          "--set " + kernel + "." + (settings.empty() ? "" : settings.front()) +
-          ": no kernel '" + kernel +
-          "' is registered (kernels: " + llvm::join(names, ", ") + ")");
+      return fail("no kernel '" + setting->kernel +
+                  "' is registered (kernels: " + llvm::join(names, ", ") + ")");
     }
-    for (const std::string &setting : settings) {
-      auto [name, value] = llvm::StringRef(setting).split('=');
-      int64_t parsed;
-      if (llvm::any_of(def->constants,
-                       [&](const KernelConstant &c) { return c.name == name; }) &&
-          !value.getAsInteger(10, parsed))
-        continue;
-      // specialize() words the refusal (an unknown constant lists the known
-      // ones); ranges wait for the plan's geometry.
-      return llvm::createStringError(
-          "--set " + kernel + "." + setting + ": " +
-          llvm::toString(def->specialize({setting}).takeError()));
-    }
+    // Ranges wait for the plan's geometry.
+    if (llvm::Error err = def->checkNames({{setting->name, setting->value}}))
+      return fail(llvm::toString(std::move(err)));
+    overrides[setting->kernel][setting->name] = setting->value;
   }
-  return llvm::Error::success();
+  return overrides;
 }
 
 } // namespace tilejit::models

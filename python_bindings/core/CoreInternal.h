@@ -23,9 +23,6 @@ class JitRuntime;
 
 namespace tilejit::python {
 
-inline DType toDType(ElementType t) { return static_cast<DType>(t); }
-inline ElementType toElementType(DType t) { return static_cast<ElementType>(t); }
-
 /// Throws `err` as an Error of `kind` (its message unchanged).
 [[noreturn]] void throwError(ErrorKind kind, llvm::Error err);
 

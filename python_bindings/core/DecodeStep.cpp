@@ -129,7 +129,7 @@ DecodeStep::buffers() const {
       out;
   for (const auto &[name, buffer] : state->plan.buffers)
     out.emplace_back(name, roles[int(buffer.role)], buffer.bytes,
-                     models::elementTypeName(buffer.type).str(), buffer.shape);
+                     models::tensorTypeName(buffer.type).str(), buffer.shape);
   return out;
 }
 

@@ -155,16 +155,16 @@ KernelBuilder *KernelBuilder::current() { return currentBuilder; }
 const std::string &KernelBuilder::name() const { return state->name; }
 bool KernelBuilder::finished() const { return !state->kernel; }
 
-ValueId KernelBuilder::ptrParam(const std::string &name, ElementType pointee,
+ValueId KernelBuilder::ptrParam(const std::string &name, DType pointee,
                                 const Location &loc) {
   CallScope call(state->values);
-  return state->add(state->active().ptrParam(name, toDType(pointee), call.loc(loc)));
+  return state->add(state->active().ptrParam(name, pointee, call.loc(loc)));
 }
 
-ValueId KernelBuilder::scalarParam(const std::string &name, ElementType type,
+ValueId KernelBuilder::scalarParam(const std::string &name, DType type,
                                    const Location &loc) {
   CallScope call(state->values);
-  return state->add(state->active().scalarParam(name, toDType(type), call.loc(loc)));
+  return state->add(state->active().scalarParam(name, type, call.loc(loc)));
 }
 
 void KernelBuilder::setConfig(const KernelConfig &c) {
@@ -186,10 +186,10 @@ std::vector<int64_t> KernelBuilder::shape(ValueId v) const {
   return valid(v) ? state->at(v).shape() : std::vector<int64_t>{};
 }
 
-ElementType KernelBuilder::dtype(ValueId v) const {
+DType KernelBuilder::dtype(ValueId v) const {
   if (!valid(v))
     throw Error(ErrorKind::Build, "an invalid value (an earlier mistake) has no dtype");
-  return toElementType(state->at(v).dtype());
+  return state->at(v).dtype();
 }
 
 std::string KernelBuilder::describe(ValueId v) const {
@@ -200,10 +200,10 @@ std::string KernelBuilder::describe(ValueId v) const {
   return tile::describeType(state->at(v).raw().getType());
 }
 
-ValueId KernelBuilder::convert(ValueId v, ElementType type, const Location &loc) {
+ValueId KernelBuilder::convert(ValueId v, DType type, const Location &loc) {
   state->active();
   CallScope call(state->values);
-  return state->add(call.value(v).to(toDType(type), call.loc(loc)));
+  return state->add(call.value(v).to(type, call.loc(loc)));
 }
 
 #define TILEJIT_FORWARD(expr)                                                            \
@@ -220,16 +220,16 @@ ValueId KernelBuilder::numPrograms(int axis, const Location &loc) {
 ValueId KernelBuilder::arange(int start, int end, const Location &loc) {
   TILEJIT_FORWARD(tilejit::arange(start, end, call.loc(loc)));
 }
-ValueId KernelBuilder::constant(double value, ElementType type, const Location &loc) {
-  TILEJIT_FORWARD(tilejit::constant(value, toDType(type), call.loc(loc)));
+ValueId KernelBuilder::constant(double value, DType type, const Location &loc) {
+  TILEJIT_FORWARD(tilejit::constant(value, type, call.loc(loc)));
 }
 ValueId KernelBuilder::full(const std::vector<int64_t> &shape, const Operand &value,
-                            ElementType type) {
-  TILEJIT_FORWARD(tilejit::full(shape, call.operand(value), toDType(type)));
+                            DType type) {
+  TILEJIT_FORWARD(tilejit::full(shape, call.operand(value), type));
 }
-ValueId KernelBuilder::zeros(const std::vector<int64_t> &shape, ElementType type,
+ValueId KernelBuilder::zeros(const std::vector<int64_t> &shape, DType type,
                              const Location &loc) {
-  TILEJIT_FORWARD(tilejit::zeros(shape, toDType(type), call.loc(loc)));
+  TILEJIT_FORWARD(tilejit::zeros(shape, type, call.loc(loc)));
 }
 ValueId KernelBuilder::broadcastTo(const Operand &x, const std::vector<int64_t> &shape) {
   TILEJIT_FORWARD(tilejit::broadcastTo(call.operand(x), shape));

@@ -13,26 +13,6 @@
 
 namespace tilejit::python {
 
-const char *elementTypeName(ElementType type) { return dtypeName(toDType(type)); }
-
-unsigned elementTypeSize(ElementType type) {
-  switch (type) {
-  case ElementType::F32:
-  case ElementType::I32:
-    return 4;
-  case ElementType::F16:
-  case ElementType::BF16:
-    return 2;
-  case ElementType::F8E4M3:
-  case ElementType::I1:
-  case ElementType::I8:
-    return 1;
-  case ElementType::I64:
-    return 8;
-  }
-  return 0;
-}
-
 Error::~Error() = default;
 
 void throwError(ErrorKind kind, llvm::Error err) {
@@ -70,7 +50,7 @@ std::vector<Param> paramsOf(tile::KernelOp kernel) {
     }
     std::optional<DType> dtype = fromMlirType(element);
     assert(dtype && "the builder declares parameters of DTypes only");
-    p.type = toElementType(*dtype);
+    p.type = *dtype;
     if (auto shape = kernel.getArgAttrOfType<mlir::ArrayAttr>(i, "tile.shape"))
       for (mlir::Attribute d : shape) {
         if (auto size = llvm::dyn_cast<mlir::IntegerAttr>(d))
@@ -212,10 +192,7 @@ buildRegistered(const std::string &name,
   const KernelDef *def = registry().find(name);
   if (!def)
     throw Error(ErrorKind::Argument, "no registered kernel '" + name + "'");
-  std::vector<std::string> overrides;
-  for (const auto &[key, value] : constants)
-    overrides.push_back(key + "=" + std::to_string(value));
-  Specialization spec = unwrap(def->specialize(overrides), ErrorKind::Argument);
+  Specialization spec = unwrap(def->specialize(constants), ErrorKind::Argument);
   auto ctx = makeCompilerContext();
   auto module = unwrap(def->build(*ctx, spec), ErrorKind::Build);
   return makeKernelModule(std::move(ctx), std::move(module));

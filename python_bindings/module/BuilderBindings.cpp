@@ -124,14 +124,14 @@ void bindBuilder(py::module_ &m) {
       .def_property_readonly("name", &KernelBuilder::name)
       .def(
           "ptr_param",
-          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name,
-             ElementType t) { return wrap(b, b->ptrParam(name, t, callerLocation())); },
+          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name, DType t) {
+            return wrap(b, b->ptrParam(name, t, callerLocation()));
+          },
           py::arg("name"), py::arg("pointee"),
           "A pointer parameter to elements of `pointee`.")
       .def(
           "scalar_param",
-          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name,
-             ElementType t) {
+          [](const std::shared_ptr<KernelBuilder> &b, const std::string &name, DType t) {
             return wrap(b, b->scalarParam(name, t, callerLocation()));
           },
           py::arg("name"), py::arg("dtype"))
@@ -177,7 +177,7 @@ void bindBuilder(py::module_ &m) {
       .def_property_readonly("is_view",
                              [](const PyValue &v) { return v.builder->isView(v.id); })
       .def("to",
-           [](const PyValue &v, ElementType t) {
+           [](const PyValue &v, DType t) {
              return wrap(v.builder, v.builder->convert(v.id, t, callerLocation()));
            })
       .def("__repr__",
@@ -214,15 +214,15 @@ void bindBuilder(py::module_ &m) {
     auto b = currentKernel();
     return wrap(b, b->arange(start, end, callerLocation()));
   });
-  m.def("constant", [](double v, ElementType t) {
+  m.def("constant", [](double v, DType t) {
     auto b = currentKernel();
     return wrap(b, b->constant(v, t, callerLocation()));
   });
-  m.def("full", [](std::vector<int64_t> shape, py::handle v, ElementType t) {
+  m.def("full", [](std::vector<int64_t> shape, py::handle v, DType t) {
     auto b = kernelFor({v});
     return wrap(b, b->full(shape, toOperand(b, v, callerLocation()), t));
   });
-  m.def("zeros", [](std::vector<int64_t> shape, ElementType t) {
+  m.def("zeros", [](std::vector<int64_t> shape, DType t) {
     auto b = currentKernel();
     return wrap(b, b->zeros(shape, t, callerLocation()));
   });

@@ -60,6 +60,7 @@ Location callerLocation() {
 } // namespace tilejit::python
 
 using namespace tilejit::python;
+using tilejit::DType;
 
 PYBIND11_MODULE(_tilejit, m) {
   m.doc() = "tilejit: write tile kernels in Python, compile them to PTX, run them on "
@@ -93,16 +94,17 @@ PYBIND11_MODULE(_tilejit, m) {
     }
   });
 
-  py::enum_<ElementType>(m, "dtype", "Element types of tiles, scalars and pointees.")
-      .value("f32", ElementType::F32)
-      .value("f16", ElementType::F16)
-      .value("bf16", ElementType::BF16)
-      .value("f8e4m3", ElementType::F8E4M3)
-      .value("i1", ElementType::I1)
-      .value("i8", ElementType::I8)
-      .value("i32", ElementType::I32)
-      .value("i64", ElementType::I64)
-      .def_property_readonly("itemsize", &elementTypeSize);
+  py::enum_<DType>(m, "dtype", "Element types of tiles, scalars and pointees.")
+      .value("f32", DType::F32)
+      .value("f16", DType::F16)
+      .value("bf16", DType::BF16)
+      .value("f8e4m3", DType::F8E4M3)
+      .value("i1", DType::I1)
+      .value("i8", DType::I8)
+      .value("i32", DType::I32)
+      .value("i64", DType::I64)
+      .def_property_readonly("itemsize",
+                             [](DType t) { return unsigned(tilejit::dtypeBytes(t)); });
 
   bindBuilder(m);
   bindModules(m);

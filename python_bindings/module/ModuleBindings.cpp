@@ -57,8 +57,8 @@ void bindModules(py::module_ &m) {
                     "Pointers: the declared shape (sizes, names of the scalar parameters "
                     "holding sizes, '?' for any), [] when not declared")
       .def("__repr__", [](const Param &p) {
-        return "Param(" + p.name + ": " + (p.pointer ? "ptr<" : "") +
-               elementTypeName(p.type) + (p.pointer ? ">" : "") + ")";
+        return "Param(" + p.name + ": " + (p.pointer ? "ptr<" : "") + dtypeName(p.type) +
+               (p.pointer ? ">" : "") + ")";
       });
 
   py::class_<PTXResult>(m, "PTXResult", "A kernel compiled to PTX, with every stage.")

@@ -2,6 +2,7 @@
 // kernels compile in parallel on worker threads, then load on the calling thread, with
 // total and per-kernel times.
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/support/Timing.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/ThreadPool.h"
@@ -13,13 +14,7 @@ using namespace llvm;
 
 namespace tilejit::runtime {
 
-namespace {
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                   start)
-      .count();
-}
-} // namespace
+using support::msSince;
 
 void LoadReport::print(raw_ostream &os) const {
   os << formatv("prepared {0} kernels in {1:F1} ms on {2} threads\n", kernels.size(),

@@ -10,7 +10,6 @@
 #include "tilejit/support/FloatFormats.h"
 
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
 
 #include "ModelTestSupport.h"
 
@@ -51,8 +50,7 @@ interp::CompiledKernel compileKernel(llvm::StringRef name, const Specialization 
   return std::move(*compiled);
 }
 
-Specialization specialize(llvm::StringRef name,
-                          const std::vector<std::string> &constants) {
+Specialization specialize(llvm::StringRef name, const ConstantValues &constants) {
   const KernelDef *def = modelRegistry().find(name);
   REQUIRE(def);
   return llvm::cantFail(def->specialize(constants));
@@ -60,7 +58,7 @@ Specialization specialize(llvm::StringRef name,
 
 /// conv_prefill built once for `constants` and compiled for the interpreter.
 struct ConvPrefillKernel {
-  explicit ConvPrefillKernel(const std::vector<std::string> &constants) {
+  explicit ConvPrefillKernel(const ConstantValues &constants) {
     Specialization spec = specialize("conv_prefill", constants);
     inner = spec.get("inner");
     channels = spec.get("channels");
@@ -93,14 +91,6 @@ struct ConvPrefillKernel {
   int64_t inner = 0, channels = 0, heads = 0, blockT = 0, blockC = 0;
   std::optional<interp::CompiledKernel> kernel;
 };
-
-ref::PrefillBatch makeBatch(llvm::ArrayRef<int64_t> lengths,
-                            llvm::ArrayRef<int64_t> slots, std::vector<bool> carry) {
-  ref::PrefillBatch batch{{0}, slots.vec(), std::move(carry)};
-  for (int64_t l : lengths)
-    batch.cuSeqlens.push_back(batch.cuSeqlens.back() + l);
-  return batch;
-}
 
 /// What the f64 reference says a batch does: silu(pre) per token (0 for the
 /// padding sequences' tokens) and the pages afterwards.
@@ -203,11 +193,10 @@ Operands randomOperands(const ConvPrefillKernel &k, int64_t tokens, int64_t numS
 
 /// The reduced geometry CI runs: 200 channels are one full and one partial
 /// block of 128; 8-token chunks; zxbcdt rows of 40 + 200 + 8 columns.
-std::vector<std::string> reducedConstants(int64_t rowsPerStep, bool fastSilu = false) {
-  return {"inner=40",    "channels=200",
-          "heads=8",     "block_t=8",
-          "block_c=128", "rows_per_step=" + std::to_string(rowsPerStep),
-          "warps=4",     fastSilu ? "fast_silu=1" : "fast_silu=0"};
+ConstantValues reducedConstants(int64_t rowsPerStep, bool fastSilu = false) {
+  return {{"inner", 40},  {"channels", 200},      {"heads", 8},
+          {"block_t", 8}, {"block_c", 128},       {"rows_per_step", rowsPerStep},
+          {"warps", 4},   {"fast_silu", fastSilu}};
 }
 
 /// Runs `batch` through the kernel (chunks in order, or reversed: the
@@ -302,7 +291,7 @@ TEST_CASE("conv_prefill at the full NemotronH geometry and default constants aga
           "[e2e][interp][prefill]") {
   const bool fastSilu = GENERATE(false, true);
   INFO((fastSilu ? "fast_silu" : "silu with division"));
-  ConvPrefillKernel k({fastSilu ? "fast_silu=1" : "fast_silu=0"});
+  ConvPrefillKernel k({{"fast_silu", fastSilu}});
   REQUIRE(k.channels == 6144);
   REQUIRE(k.rowStride() == 10304);
   // 70 tokens: a full 64-token chunk and a ragged one.
@@ -417,7 +406,7 @@ TEST_CASE("conv_prefill then conv_update decode steps on the same page equal one
   k.run(llvm::cantFail(prefillMetadata(shorter, prefixRows.dim(0), numSlots, k.blockT)),
         prefixRows, o.weight, o.bias, page, outPrefix);
   Specialization updateSpec =
-      specialize("conv_update", {"channels=" + std::to_string(C), "block=256"});
+      specialize("conv_update", {{"channels", C}, {"block", 256}});
   interp::CompiledKernel update = compileKernel("conv_update", updateSpec);
   const std::vector<int32_t> slots32(slots.begin(), slots.end());
   int64_t compared = 0, differing = 0;
@@ -447,143 +436,4 @@ TEST_CASE("conv_prefill then conv_update decode steps on the same page equal one
     for (int64_t t = 0; t < prefix[s]; ++t, ++r)
       CHECK(std::equal(outPrefix.begin() + r * C, outPrefix.begin() + (r + 1) * C,
                        outLonger.begin() + (longer.cuSeqlens[s] + t) * C));
-}
-
-TEST_CASE(
-    "prefill metadata: chunks of a varlen batch, and bad batches refused with their "
-    "numbers",
-    "[e2e][prefill]") {
-  auto message = [](const ref::PrefillBatch &b, int64_t tokens, int64_t slots) {
-    auto m = prefillMetadata(b, tokens, slots, 8);
-    return m ? std::string("accepted") : llvm::toString(m.takeError());
-  };
-  // Lengths 1, 13, 8 in chunks of 8: {0: [0, 1)}, {1: [1, 9), [9, 14)}, {2: [14, 22)}.
-  auto m =
-      prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8);
-  REQUIRE(bool(m));
-  CHECK(m->chunkSequence == std::vector<int32_t>{0, 1, 1, 2});
-  CHECK(m->chunkBegin == std::vector<int32_t>{0, 1, 9, 14});
-  CHECK(m->chunkEnd == std::vector<int32_t>{1, 9, 14, 22});
-  CHECK(m->cuSeqlens == std::vector<int32_t>{0, 1, 14, 22});
-  CHECK(m->slots == std::vector<int32_t>{3, -1, 0});
-  CHECK(m->init == std::vector<int32_t>{1, 0, 1});
-  // Padded to a graph's capacity with spare chunks: sequence -1, no tokens.
-  m = prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8,
-                      6);
-  REQUIRE(bool(m));
-  CHECK(m->chunkSequence == std::vector<int32_t>{0, 1, 1, 2, -1, -1});
-  CHECK(m->chunkBegin == std::vector<int32_t>{0, 1, 9, 14, 0, 0});
-  CHECK(m->chunkEnd == std::vector<int32_t>{1, 9, 14, 22, 0, 0});
-  m = prefillMetadata(makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true}), 22, 4, 8,
-                      3);
-  REQUIRE(!m);
-  CHECK_THAT(
-      llvm::toString(m.takeError()),
-      Catch::Contains("22 tokens in 3 sequences need 4 chunks of 8, but the capacity "
-                      "is 3 chunks"));
-
-  ref::PrefillBatch b = makeBatch({4, 5}, {0, 1}, {true, true});
-  b.cuSeqlens = {0, 4, 4, 9};
-  b.slots = {0, 1, 2};
-  b.continueFromSlot = {true, true, true};
-  CHECK_THAT(message(b, 9, 4), Catch::Contains("sequence 1 is empty or negative "
-                                               "(cu_seqlens[1] = 4, cu_seqlens[2] = 4)"));
-  b = makeBatch({4, 5}, {0, 1}, {true, true});
-  b.cuSeqlens[0] = 1;
-  CHECK_THAT(message(b, 9, 4), Catch::Contains("cu_seqlens[0] is 1, expected 0"));
-  b = makeBatch({4, 5}, {0, 1}, {true, true});
-  CHECK_THAT(message(b, 10, 4),
-             Catch::Contains("cu_seqlens ends at 9 but the batch holds 10 tokens"));
-  CHECK_THAT(message(makeBatch({4, 5, 1}, {2, -1, 2}, {true, true, false}), 10, 4),
-             Catch::Contains("sequences 0 and 2 both use slot 2 in one batch"));
-  CHECK_THAT(message(makeBatch({4, 5}, {0, 4}, {true, true}), 9, 4),
-             Catch::Contains("sequence 1 uses slot 4, outside [0, 4)"));
-  CHECK_THAT(message(makeBatch({4, 5}, {0}, {true, true}), 9, 4),
-             Catch::Contains("cu_seqlens holds 2 sequences but there are 1 slots and 2 "
-                             "continue flags"));
-}
-
-TEST_CASE("prefill metadata: each span's tail sequence and flags, in time linear in the "
-          "chunks",
-          "[e2e][prefill]") {
-  // Lengths 1, 13, 8 in chunks of 8: chunks of sequences 0, 1, 1, 2.
-  const ref::PrefillBatch b = makeBatch({1, 13, 8}, {3, -1, 0}, {true, false, true});
-  auto one = llvm::cantFail(prefillMetadata(b, 22, 4, 8, 0, /*spanChunks=*/1));
-  CHECK(one.spanChunk == std::vector<int32_t>{0, 1, 2, 3, 4});
-  CHECK(one.spanSlot == std::vector<int32_t>{3, -1, -1, 0});
-  // Sequence 1's second chunk does not start it; sequences 0 and 2 continue.
-  CHECK(one.spanFlags == std::vector<int32_t>{kSpanTailStarts | kSpanTailFromPage,
-                                              kSpanTailStarts, 0,
-                                              kSpanTailStarts | kSpanTailFromPage});
-  auto two = llvm::cantFail(prefillMetadata(b, 22, 4, 8, 0, /*spanChunks=*/2));
-  CHECK(two.spanChunk == std::vector<int32_t>{0, 2, 4});
-  CHECK(two.spanSlot == std::vector<int32_t>{-1, 0});
-  CHECK(two.spanFlags ==
-        std::vector<int32_t>{kSpanTailStarts, kSpanTailStarts | kSpanTailFromPage});
-
-  // One sequence of 2^20 one-token chunks, a span each: each span's tail used
-  // to walk back to its sequence's first chunk, 2^39 steps here (`tilejit run
-  // --mode prefill --tokens 2147483647` never reached the plan's size check).
-  const int64_t n = int64_t(1) << 20;
-  auto longOne =
-      llvm::cantFail(prefillMetadata(makeBatch({n}, {0}, {true}), n, 1, 1, 0, 1));
-  REQUIRE(longOne.spanFlags.size() == size_t(n));
-  CHECK(longOne.spanFlags.front() == (kSpanTailStarts | kSpanTailFromPage));
-  CHECK(std::count(longOne.spanFlags.begin(), longOne.spanFlags.end(),
-                   int32_t(kSpanTailFromPage)) == n - 1);
-}
-
-TEST_CASE("conv_prefill: a bad block_t or rows_per_step is refused naming them",
-          "[e2e][prefill]") {
-  const KernelDef *def = modelRegistry().find("conv_prefill");
-  REQUIRE(def);
-  auto refused = [&](std::vector<std::string> overrides) {
-    auto spec = def->specialize(overrides);
-    REQUIRE(!spec);
-    return llvm::toString(spec.takeError());
-  };
-  CHECK(refused({"block_t=48"}) ==
-        "kernel 'conv_prefill': constant 'block_t' is 48; it must be a power of two in "
-        "[4, 1024]");
-  CHECK(refused({"rows_per_step=2", "block_t=8"}) ==
-        "kernel 'conv_prefill': constant 'rows_per_step' is 2; it must be in [3, 64]");
-  CHECK(refused({"rows_per_step=6", "block_t=8"}) ==
-        "kernel 'conv_prefill': rows_per_step = 6, block_t = 8 breaks the rule "
-        "rows_per_step divides block_t");
-}
-
-TEST_CASE("conv_prefill: one register layout for every tile, so the threads that load a "
-          "channel's old conv state are the ones that store its new state",
-          "[e2e][prefill]") {
-  const KernelDef *def = modelRegistry().find("conv_prefill");
-  REQUIRE(def);
-  mlir::DialectRegistry dialects;
-  registerCompilerDialects(dialects);
-  mlir::MLIRContext ctx(dialects);
-  auto module = def->build(ctx, llvm::cantFail(def->specialize({})));
-  REQUIRE(bool(module));
-  mlir::PassManager pm(&ctx);
-  buildTileLayoutPipeline(pm, llvm::cantFail(Arch::parse("sm_90a")));
-  REQUIRE(mlir::succeeded(pm.run(**module)));
-  int64_t conversions = 0, loads = 0, stores = 0;
-  llvm::SmallPtrSet<mlir::Attribute, 2> layouts;
-  (*module)->walk([&](mlir::Operation *op) {
-    conversions += mlir::isa<tile::ConvertLayoutOp>(op);
-    if (auto load = mlir::dyn_cast<tile::LoadOp>(op)) {
-      ++loads;
-      layouts.insert(load.getResult().getType().getEncoding());
-    }
-    if (auto store = mlir::dyn_cast<tile::StoreOp>(op)) {
-      ++stores;
-      layouts.insert(
-          mlir::cast<mlir::RankedTensorType>(store.getValue().getType()).getEncoding());
-    }
-  });
-  CHECK(conversions == 0);
-  // 4 weight taps, bias, 3 old-state taps, 3 halo rows, 3 final-state rows
-  // and rows_per_step (8) token rows; 3 new-state taps, 8 output rows and 8
-  // zero rows of a padding sequence.
-  CHECK(loads == 4 + 1 + 3 + 3 + 3 + 8);
-  CHECK(stores == 3 + 8 + 8);
-  CHECK(layouts.size() == 1);
 }

@@ -2,7 +2,7 @@
 // output, out_proj) and the whole planned decode step on the interpreter
 // against the sequential f64 reference, with padding rows, random slots and
 // carried state. Every band is paired with the counterfactual it separates.
-#include "tilejit/models/plan/Check.h"
+#include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/reference/Reference.h"
 #include "tilejit/support/FloatFormats.h"
 
@@ -34,8 +34,9 @@ TEST_CASE("decode step on the interpreter: 3 carried steps, FP8 and bf16 layers,
   // split over warp groups): one masked K step of 256 over K = 200.
   KernelOverrides overrides = GENERATE(
       KernelOverrides{},
-      KernelOverrides{{"in_proj_conv", {"block_m=16", "block_n=64", "block_k=64"}}},
-      KernelOverrides{{"in_proj_conv", {"direct=1"}}, {"out_proj", {"direct=1"}}});
+      KernelOverrides{
+          {"in_proj_conv", {{"block_m", 16}, {"block_n", 64}, {"block_k", 64}}}},
+      KernelOverrides{{"in_proj_conv", {{"direct", 1}}}, {"out_proj", {{"direct", 1}}}});
   auto plan =
       planDecodeStep(modelRegistry(), c, *layers, rows, numSlots,
                      PlanOptions{overrides, nullptr, /*perLayerActivations=*/true});
@@ -138,7 +139,7 @@ TEST_CASE(
                   {"l0.dt_bias", {PlanBuffer::Role::Weight, size_t(H * 4)}},
                   {"l0.D", {PlanBuffer::Role::Weight, size_t(H * 4)}}};
   plan.launches = {{"ssm_update",
-                    {},
+                    llvm::cantFail(def->specialize({})),
                     {P / 16, H, rows},
                     {PlanArg::of("xbc"), PlanArg::of("dt"), PlanArg::of("l0.A_log"),
                      PlanArg::of("l0.dt_bias"), PlanArg::of("l0.D"), PlanArg::of("slots"),
@@ -202,7 +203,7 @@ TEST_CASE("compareBuffer: identical buffers agree, one code or one exponent bit 
           "[e2e][decode]") {
   Rng rng(5);
   std::vector<uint8_t> codes = {0x38, 0x39, 0xb8, 0x00, 0x80};
-  PlanBuffer e4m3{PlanBuffer::Role::Activation, codes.size(), ElementType::E4M3, {5}};
+  PlanBuffer e4m3{PlanBuffer::Role::Activation, codes.size(), DType::F8E4M3, {5}};
   CHECK(compareBuffer(e4m3, codes, codes).outside == 0);
   std::vector<uint8_t> moved = codes;
   moved[0] ^= 0x01; // one code: the quantization step a one-ulp input may move
@@ -211,7 +212,7 @@ TEST_CASE("compareBuffer: identical buffers agree, one code or one exponent bit 
   moved[1] ^= 0x02; // two codes apart
   CHECK(compareBuffer(e4m3, moved, codes).outside == 1);
   std::vector<uint8_t> state = bytesOf(randomF32({64}, rng, -1, 1).data);
-  PlanBuffer f32{PlanBuffer::Role::State, state.size(), ElementType::F32, {64}};
+  PlanBuffer f32{PlanBuffer::Role::State, state.size(), DType::F32, {64}};
   std::vector<uint8_t> flipped = state;
   flipped[3] ^= 0x40; // an exponent bit of one f32
   BufferAgreement a = compareBuffer(f32, flipped, state);

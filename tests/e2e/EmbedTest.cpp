@@ -109,7 +109,7 @@ TEST_CASE("embedding API on the interpreter: a prefill then decode steps equal t
       llvm::cantFail(checkpoint->loadMambaLayer(0)),
       llvm::cantFail(checkpoint->loadMambaLayer(2))};
   const NemotronHConfig &c = checkpoint->config();
-  PlanOptions options{{{"ssd_prefill", {"block_p=16"}}}};
+  PlanOptions options{{{"ssd_prefill", {{"block_p", 16}}}}};
   ref::PrefillBatch batch{{0, 7, 11}, {2, 0}, {false, false}};
   auto prefillPlan = planPrefill(modelRegistry(), c, weights, batch, 11, 3, options);
   REQUIRE(bool(prefillPlan));

@@ -49,7 +49,7 @@ TEST_CASE("GPU runners sharing a GpuSharedState upload each weight once and carr
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
-  PlanOptions options{{{"ssd_prefill", {"block_p=16"}}}};
+  PlanOptions options{{{"ssd_prefill", {{"block_p", 16}}}}};
   auto decodePlan = planDecodeStep(modelRegistry(), c, *layers, 2, 4);
   REQUIRE(bool(decodePlan));
   ref::PrefillBatch batch{{0, 9, 12}, {1, 3}, {false, true}};

@@ -14,6 +14,7 @@
 #include <random>
 
 using tilejit::bf16ToF32;
+using tilejit::ConstantValues;
 using tilejit::e4m3ToF32;
 using tilejit::f32ToBF16;
 using tilejit::KernelDef;
@@ -23,7 +24,7 @@ using namespace tilejit::gputest;
 namespace {
 
 Kernel gemmKernel(JitRuntime &jit, llvm::StringRef name,
-                  std::vector<std::string> overrides) {
+                  const ConstantValues &overrides) {
   const KernelDef *def = registry().find(name);
   REQUIRE(def);
   auto spec = def->specialize(overrides);
@@ -47,13 +48,12 @@ constexpr int32_t kM = 200, kN = 300, kK = 320;
 
 // block_n 128 and 256: the accumulator stored as whole rows through shared
 // memory (128) or, where the ring leaves no room for that, directly (256).
-std::vector<std::string> e4m3Constants(bool persistent, int blockN = 128,
-                                       int producer = 1) {
-  std::vector<std::string> c = {
-      "n=300",       "k=320",   "block_m=128", "block_n=" + std::to_string(blockN),
-      "block_k=128", "warps=8", "stages=4",    "producer=" + std::to_string(producer)};
+ConstantValues e4m3Constants(bool persistent, int blockN = 128, int producer = 1) {
+  ConstantValues c = {
+      {"n", 300},       {"k", 320},   {"block_m", 128}, {"block_n", blockN},
+      {"block_k", 128}, {"warps", 8}, {"stages", 4},    {"producer", producer}};
   if (persistent)
-    c.push_back("persistent=8");
+    c["persistent"] = 8;
   return c;
 }
 
@@ -251,11 +251,11 @@ TEST_CASE("GPU: e4m3 and bf16 GEMMs fed by a TMA producer warpgroup, persistent 
                         wb = bf16Values(size_t(kN) * kK);
   const Products bf16 = products(ab, wb, bf16ToF32, 1.0);
   for (bool persistent : {false, true}) {
-    std::vector<std::string> constants = {"inner=320",   "hidden=300",  "fp8=0",
-                                          "block_m=128", "block_n=128", "block_k=64",
-                                          "warps=8",     "stages=4",    "producer=1"};
+    ConstantValues constants = {{"inner", 320},   {"hidden", 300},  {"fp8", 0},
+                                {"block_m", 128}, {"block_n", 128}, {"block_k", 64},
+                                {"warps", 8},     {"stages", 4},    {"producer", 1}};
     if (persistent)
-      constants.push_back("persistent=8");
+      constants["persistent"] = 8;
     Kernel gemm = gemmKernel(*jit, "out_proj", constants);
     std::vector<uint16_t> y =
         runGemm(*jit, gemm, false, asBytes(ab), asBytes(wb), std::nullopt);
@@ -327,26 +327,25 @@ TEST_CASE("GPU: GEMMs fed by TMA to mma.sync consumers (the portable sm_90 targe
   struct Variant {
     int producer;
     bool persistent;
-    const char *blockN, *stages;
+    int64_t blockN, stages;
   };
-  for (Variant v : {Variant{1, false, "block_n=128", "stages=4"},
-                    Variant{1, true, "block_n=128", "stages=4"},
-                    Variant{2, false, "block_n=128", "stages=4"},
-                    Variant{2, true, "block_n=256", "stages=3"},
-                    Variant{2, false, "block_n=256", "stages=2"}}) {
-    std::vector<std::string> constants = {
-        "inner=320",   "hidden=300", "fp8=0",
-        "block_m=128", v.blockN,     "block_k=64",
-        "warps=8",     v.stages,     "producer=" + std::to_string(v.producer)};
+  for (Variant v :
+       {Variant{1, false, 128, 4}, Variant{1, true, 128, 4}, Variant{2, false, 128, 4},
+        Variant{2, true, 256, 3}, Variant{2, false, 256, 2}}) {
+    ConstantValues constants = {
+        {"inner", 320},   {"hidden", 300},       {"fp8", 0},
+        {"block_m", 128}, {"block_n", v.blockN}, {"block_k", 64},
+        {"warps", 8},     {"stages", v.stages},  {"producer", v.producer}};
     if (v.persistent)
-      constants.push_back("persistent=8");
+      constants["persistent"] = 8;
     Kernel gemm = gemmKernel(*jit, "out_proj", constants);
     std::vector<uint16_t> y =
         runGemm(*jit, gemm, false, asBytes(ab), asBytes(wb), std::nullopt);
     CHECK(gemm.compiled()->ptx.find("wgmma") == std::string::npos);
     int64_t outside = outsideBand(y, bf16.ref, bf16.absum, exact);
-    llvm::outs() << llvm::formatv("out_proj bf16 sm_90 TMA producer={0}, {1}, {2}, "
-                                  "mma.sync{3}: {4} of {5} outside the f32 band\n",
+    llvm::outs() << llvm::formatv("out_proj bf16 sm_90 TMA producer {0}, block_n {1}, "
+                                  "stages {2}, mma.sync{3}: {4} of {5} outside the "
+                                  "f32 band\n",
                                   v.producer, v.blockN, v.stages,
                                   v.persistent ? ", persistent" : "", outside, y.size());
     CHECK(outside == 0);

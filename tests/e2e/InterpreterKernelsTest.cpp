@@ -33,8 +33,8 @@ const KernelRegistry &registry() {
 }
 
 /// Builds a registered kernel with `constants` and runs it on the interpreter.
-void runKernel(llvm::StringRef name, std::vector<std::string> constants,
-               interp::Grid grid, std::vector<Arg> args) {
+void runKernel(llvm::StringRef name, const ConstantValues &constants, interp::Grid grid,
+               std::vector<Arg> args) {
   mlir::DialectRegistry dialects;
   registerCompilerDialects(dialects);
   mlir::MLIRContext ctx(dialects);
@@ -131,8 +131,8 @@ TEST_CASE("cumsum on the interpreter against f64", "[e2e][interp]") {
 
 TEST_CASE("gemm_bf16 and gemm_e4m3 on the interpreter against f64", "[e2e][interp]") {
   const int m = 70, n = 256, k = 128; // 70 rows: the second 64-row tile is partial
-  std::vector<std::string> constants = {"n=256",      "k=128",      "block_m=64",
-                                        "block_n=64", "block_k=32", "warps=4"};
+  ConstantValues constants = {{"n", 256},      {"k", 128},      {"block_m", 64},
+                              {"block_n", 64}, {"block_k", 32}, {"warps", 4}};
   Rng rng(4);
   SECTION("bf16") {
     Tensor<uint16_t> a = models::randomBF16({m, k}, rng, -1, 1);
@@ -218,8 +218,7 @@ TEST_CASE(
   Tensor<uint16_t> w = models::randomBF16({width}, rng, 0.5, 1.5);
   std::vector<uint16_t> out(rows * width, kPoisonBF16);
   runKernel("gated_rmsnorm",
-            {"width=" + std::to_string(width), "group_size=" + std::to_string(group),
-             "z_stride=" + std::to_string(stride)},
+            {{"width", width}, {"group_size", group}, {"z_stride", stride}},
             {rows, width / group, 1},
             {Arg::readOnlyBuffer(y.data), Arg::readOnlyBuffer(wide.data),
              Arg::readOnlyBuffer(w.data), Arg::buffer(out), Arg::intScalar(rows),
@@ -245,7 +244,7 @@ TEST_CASE(
   Tensor<uint16_t> x =
       models::randomBF16({rows, width}, rng, -7, 7); // up to +-560: saturates
   std::vector<uint8_t> out(rows * width, 0x7f);      // poison: NaN
-  runKernel("quantize_e4m3", {"width=1000", "block=512"}, {2, rows, 1},
+  runKernel("quantize_e4m3", {{"width", 1000}, {"block", 512}}, {2, rows, 1},
             {Arg::readOnlyBuffer(x.data), Arg::buffer(out), Arg::intScalar(rows),
              Arg::floatScalar(scale)});
   // R1: dividing or multiplying by the reciprocal may move a quotient on a

@@ -5,8 +5,8 @@
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/nemotron_h/NemotronH.h"
-#include "tilejit/models/plan/Check.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -56,6 +56,17 @@ inline std::string reportOf(const StepCheck &check) {
   llvm::raw_string_ostream os(report);
   check.print(os);
   return report;
+}
+
+/// A packed batch of sequences of `lengths` tokens in `slots` (negative:
+/// padding), each continuing from its slot where `carry` says so.
+inline ref::PrefillBatch makeBatch(llvm::ArrayRef<int64_t> lengths,
+                                   llvm::ArrayRef<int64_t> slots,
+                                   std::vector<bool> carry) {
+  ref::PrefillBatch batch{{0}, slots.vec(), std::move(carry)};
+  for (int64_t l : lengths)
+    batch.cuSeqlens.push_back(batch.cuSeqlens.back() + l);
+  return batch;
 }
 
 } // namespace tilejit::models::testing

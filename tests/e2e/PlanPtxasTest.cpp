@@ -28,9 +28,9 @@ const std::map<std::string, int64_t> kRecordedSpills = {{"ssd_prefill", 88}};
 
 /// The kernel specializations `plan` launches: name and constants.
 void collect(const StepPlan &plan,
-             std::set<std::pair<std::string, std::vector<std::string>>> &into) {
+             std::set<std::pair<std::string, ConstantValues>> &into) {
   for (const PlannedLaunch &launch : plan.launches)
-    into.insert({launch.kernel, launch.constants});
+    into.insert({launch.kernel, launch.spec.values()});
 }
 
 } // namespace
@@ -56,7 +56,7 @@ TEST_CASE("every kernel of the decode and prefill plans for sm_110a and sm_121a 
     Arch arch = llvm::cantFail(Arch::parse(archName));
     PlanOptions options;
     options.arch = arch;
-    std::set<std::pair<std::string, std::vector<std::string>>> kernels;
+    std::set<std::pair<std::string, ConstantValues>> kernels;
     for (int64_t rows : {1, 64}) {
       auto decode = planDecodeStep(modelRegistry(), c, layers, rows, 256, options);
       INFO(archName << " decode " << rows << ": "
@@ -73,11 +73,9 @@ TEST_CASE("every kernel of the decode and prefill plans for sm_110a and sm_121a 
     // consumer-issued copies), so the gate covers the new pipeline.
     bool tmaGemm = false;
     for (const auto &[name, constants] : kernels) {
-      std::string all;
-      for (const std::string &kv : constants)
-        all += kv + " ";
-      INFO(archName << " " << name << " " << all);
-      tmaGemm |= all.find("producer=2") != std::string::npos;
+      INFO(archName << " " << name << " " << formatConstants(constants));
+      auto producer = constants.find("producer");
+      tmaGemm |= producer != constants.end() && producer->second == 2;
       const KernelDef *def = modelRegistry().find(name);
       REQUIRE(def);
       auto spec = def->specialize(constants);

@@ -5,8 +5,8 @@
 // (StepCheck.h), each op alone held to its own in its kernel test.
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/nemotron_h/Planner.h"
-#include "tilejit/models/plan/Check.h"
 #include "tilejit/models/plan/Runners.h"
 #include "tilejit/runtime/FakeDevice.h"
 #include "tilejit/runtime/Jit.h"
@@ -24,7 +24,7 @@ using namespace tilejit::models::testing;
 namespace {
 
 /// The SSD's state tile of 16 x 32 holds four mma blocks: four warps.
-const PlanOptions kSmall{{{"ssd_prefill", {"block_p=16", "warps=4"}}},
+const PlanOptions kSmall{{{"ssd_prefill", {{"block_p", 16}, {"warps", 4}}}},
                          nullptr,
                          /*perLayerActivations=*/true};
 
@@ -123,8 +123,8 @@ TEST_CASE(
   CHECK(error({{0, 5, 9}, {0, 1}, {false, false}}, 10).find("10") != std::string::npos);
   // The conv and the SSD share the chunk metadata: different chunks are refused.
   auto mixed = planPrefill(modelRegistry(), c, *layers, {{0, 9}, {0}, {false}}, 9, 4,
-                           PlanOptions{{{"ssd_prefill", {"block_p=16", "warps=4"}},
-                                        {"conv_prefill", {"block_t=64"}}}});
+                           PlanOptions{{{"ssd_prefill", {{"block_p", 16}, {"warps", 4}}},
+                                        {"conv_prefill", {{"block_t", 64}}}}});
   REQUIRE_FALSE(bool(mixed));
   CHECK(llvm::toString(mixed.takeError()).find("block_t (64) must equal") !=
         std::string::npos);
@@ -184,7 +184,7 @@ TEST_CASE(
   REQUIRE(bool(layers));
   const ref::PrefillBatch batch{{0, 20, 40}, {0, 1}, {false, true}};
   auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 40, 2,
-                             PlanOptions{{{"ssd_prefill", {"warps=4"}}},
+                             PlanOptions{{{"ssd_prefill", {{"warps", 4}}}},
                                          nullptr,
                                          /*perLayerActivations=*/true});
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
@@ -210,60 +210,53 @@ TEST_CASE(
   NemotronHConfig c = smallConfig(); // hidden 200: FP8 in_proj rows of 200 bytes
   auto layers = syntheticMambaLayers(c, 2);
   REQUIRE(bool(layers));
-  auto gemmConstants = [&](std::optional<Arch> arch) {
+  auto gemmSpecs = [&](std::optional<Arch> arch) {
     PlanOptions options = kSmall;
     options.arch = arch;
     auto plan = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, options);
     INFO((plan ? "" : llvm::toString(plan.takeError())));
     REQUIRE(bool(plan));
-    std::map<std::string, std::string> byRole; // "in_proj fp8=1" -> its constants
+    std::map<std::string, Specialization> byRole; // "in_proj layer 0" -> its constants
     for (const PlannedLaunch &l : plan->plan.launches)
-      if (l.role == "in_proj" || l.role == "out_proj") {
-        std::string all;
-        for (const std::string &kv : l.constants)
-          all += kv + " ";
-        byRole[l.role + " layer " + std::to_string(l.layer)] = all;
-      }
+      if (l.role == "in_proj" || l.role == "out_proj")
+        byRole[l.role + " layer " + std::to_string(l.layer)] = l.spec;
     return byRole;
   };
-  auto hopper = gemmConstants(llvm::cantFail(Arch::parse("sm_90a")));
+  auto hopper = gemmSpecs(llvm::cantFail(Arch::parse("sm_90a")));
   REQUIRE(!hopper.empty());
-  for (const auto &[role, constants] : hopper) {
-    INFO(role << ": " << constants);
+  for (const auto &[role, spec] : hopper) {
+    INFO(role << ": " << formatConstants(spec.values()));
     // The FP8 in_proj's rows (K = 200 bytes) do not start on 16 bytes: cp.async.
-    bool fp8InProj =
-        role.starts_with("in_proj") && constants.find("fp8=1") != std::string::npos;
-    CHECK((constants.find("producer=1") != std::string::npos) == !fp8InProj);
-    CHECK((constants.find("block_n=256") != std::string::npos) == !fp8InProj);
+    bool fp8InProj = role.starts_with("in_proj") && spec.get("fp8") == 1;
+    CHECK((spec.get("producer") == 1) == !fp8InProj);
+    CHECK((spec.get("block_n") == 256) == !fp8InProj);
     // Persistent, and 3 slots: the rings leave room to store the
     // accumulator as whole rows.
-    CHECK((constants.find("persistent=8") != std::string::npos) == !fp8InProj);
-    CHECK(constants.find("stages=3") != std::string::npos);
+    CHECK((spec.get("persistent") == 8) == !fp8InProj);
+    CHECK(spec.get("stages") == 3);
   }
   // TMA and mma.sync: bf16 in 128 x 256 tiles whose copies a consumer thread
   // issues, 3 stages of 48 KiB (2 within GB10's 99 KiB); e4m3 in 128 x 128
   // tiles fed by a producer warp, 3 stages; the FP8 in_proj's rows keep the
   // cp.async tiles.
   for (const char *arch : {"sm_90", "sm_110a", "sm_121a"})
-    for (const auto &[role, constants] :
-         gemmConstants(llvm::cantFail(Arch::parse(arch)))) {
-      INFO(arch << " " << role << ": " << constants);
-      const bool fp8 = constants.find("fp8=1") != std::string::npos;
+    for (const auto &[role, spec] : gemmSpecs(llvm::cantFail(Arch::parse(arch)))) {
+      INFO(arch << " " << role << ": " << formatConstants(spec.values()));
+      const bool fp8 = spec.get("fp8") == 1;
       const bool fp8InProj = role.starts_with("in_proj") && fp8;
-      CHECK(constants.find("persistent") == std::string::npos);
+      CHECK(spec.get("persistent") == 0);
       if (fp8InProj) {
-        CHECK(constants.find("producer") == std::string::npos);
-        CHECK(constants.find("block_m=64") != std::string::npos);
+        CHECK(spec.get("producer") == 0);
+        CHECK(spec.get("block_m") == 64);
       } else if (fp8) {
-        CHECK(constants.find("block_m=128 block_n=128") != std::string::npos);
-        CHECK(constants.find("stages=3 producer=1") != std::string::npos);
+        CHECK((spec.get("block_m") == 128 && spec.get("block_n") == 128));
+        CHECK((spec.get("stages") == 3 && spec.get("producer") == 1));
       } else {
-        CHECK(constants.find("block_m=128 block_n=256") != std::string::npos);
-        CHECK(constants.find(std::string("stages=") +
-                             (std::string(arch) == "sm_121a" ? "2" : "3") +
-                             " producer=2") != std::string::npos);
+        CHECK((spec.get("block_m") == 128 && spec.get("block_n") == 256));
+        CHECK(spec.get("stages") == (std::string(arch) == "sm_121a" ? 2 : 3));
+        CHECK(spec.get("producer") == 2);
       }
     }
-  for (const auto &[role, constants] : gemmConstants(std::nullopt))
-    CHECK(constants.find("producer=1") == std::string::npos);
+  for (const auto &[role, spec] : gemmSpecs(std::nullopt))
+    CHECK(spec.get("producer") != 1);
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 using tilejit::buildCanonicalIR;
+using tilejit::ConstantValues;
 using tilejit::JitCompiler;
 using tilejit::KernelDef;
 using tilejit::makeKernelSpec;
@@ -145,9 +146,9 @@ TEST_CASE("the lowering records which kernels add their products with fewer bits
     const KernelDef *def = registry().find(c.kernel);
     REQUIRE(def);
     // Small shapes keep the compile quick; the matrix path does not depend on them.
-    std::vector<std::string> constants;
+    ConstantValues constants;
     if (llvm::StringRef(c.kernel).starts_with("gemm"))
-      constants = {"n=256", "k=256"};
+      constants = {{"n", 256}, {"k", 256}};
     auto ir = buildCanonicalIR(*def, llvm::cantFail(def->specialize(constants)));
     REQUIRE(!!ir);
     auto compiled = compiler.compile(

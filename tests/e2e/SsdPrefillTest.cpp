@@ -83,17 +83,12 @@ std::vector<Out> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   mlir::MLIRContext ctx(dialects);
   const KernelDef *def = modelRegistry().find("ssd_prefill");
   REQUIRE(def);
-  std::vector<std::string> constants = {"heads=" + std::to_string(H),
-                                        "head_dim=" + std::to_string(P),
-                                        "state=" + std::to_string(N),
-                                        "groups=" + std::to_string(G),
-                                        "chunk=" + std::to_string(q),
-                                        "dt_stride=" + std::to_string(H),
-                                        "dt_col=0",
-                                        "block_p=" + std::to_string(bp),
-                                        "warps=4",
-                                        "precision=" + std::to_string(int64_t(precision)),
-                                        std::string("y_f32=") + (f32 ? "1" : "0")};
+  ConstantValues constants = {{"heads", H},  {"head_dim", P},
+                              {"state", N},  {"groups", G},
+                              {"chunk", q},  {"dt_stride", H},
+                              {"dt_col", 0}, {"block_p", bp},
+                              {"warps", 4},  {"precision", int64_t(precision)},
+                              {"y_f32", f32}};
   auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
   REQUIRE(bool(module));
   auto kernel = *(*module)->getOps<tile::KernelOp>().begin();

@@ -83,9 +83,9 @@ void runKernels(llvm::ArrayRef<uint8_t> input) {
   const KernelDef &def = *kernels[in.byte() % kernels.size()];
   auto arch = Arch::parse(archs[in.byte() % numArchs]);
   check(bool(arch), "a listed arch does not parse");
-  std::vector<std::string> overrides;
+  ConstantValues overrides;
   for (const KernelConstant &c : def.constants)
-    overrides.push_back(c.name + "=" + std::to_string(valueFor(c, in.byte(), in)));
+    overrides[c.name] = valueFor(c, in.byte(), in);
   auto spec = def.specialize(overrides);
   if (!spec) {
     check(llvm::StringRef(llvm::toString(spec.takeError())).contains(def.name),

@@ -18,14 +18,14 @@ from test_gpu import assert_band  # noqa: E402
 HIDDEN, INNER, HEADS, GN = 2688, 4096, 64, 1024     # docs/numerics.md#geometry
 CHANNELS = INNER + 2 * GN
 OUT_COLS = INNER + CHANNELS + HEADS
-# The plan's choices (models/nemotron_h/Planner.cpp): GEMV below 16 rows,
+# The plan's choices (models/nemotron_h/LayerBuilder.cpp): GEMV below 16 rows,
 # 16-row tensor-core tiles from there.
 GEMV_IN, TILES = {True: {"block_n": 16}, False: {"block_n": 8}}, \
     {"block_m": 16, "block_n": 32, "block_k": 64}
 GEMV_OUT = {True: {"block_n": 4}, False: {"block_n": 4, "block_k": 256}}
 TILES_OUT = {"block_m": 16, "block_n": 64, "block_k": 64}
 # Tensor cores for any batch with the operands loaded straight into fragments
-# (Planner.cpp's directTiles: K split over 4 warp groups).
+# (LayerBuilder.cpp's directTiles: K split over 4 warp groups).
 DIRECT = {"direct": 1, "block_n": 16, "block_k": 256, "split_k": 4, "warps": 4,
           "loads_in_flight": 4}
 

@@ -78,7 +78,7 @@ TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
                  {"checked", 0, ""},
                  {"dependent", 1, ""}},
                 models::buildConvUpdate};
-  auto module = def.build(*f.ctx, cantFail(def.specialize({"block=128"})));
+  auto module = def.build(*f.ctx, cantFail(def.specialize({{"block", 128}})));
   REQUIRE(bool(module));
   std::string text = print(**module);
   INFO(text);
@@ -241,16 +241,37 @@ TEST_CASE("loops carry values and check their types", "[builder]") {
   }
 }
 
-TEST_CASE("specialization rejects unknown constants and non-integers", "[builder]") {
+TEST_CASE("specialization rejects unknown constants", "[builder]") {
   KernelDef def{"k", "", {{"block", 128, ""}}, [](Kernel &, const Specialization &) {}};
-  CHECK(cantFail(def.specialize({"block=64"})).get("block") == 64);
-  CHECK(cantFail(def.specialize({})).key() == "block=128");
-  CHECK(errorText(def.specialize({"blok=64"}).takeError()) ==
+  CHECK(cantFail(def.specialize({{"block", 64}})).get("block") == 64);
+  CHECK(cantFail(def.specialize({})).values() == ConstantValues{{"block", 128}});
+  CHECK(errorText(def.specialize({{"blok", 64}}).takeError()) ==
         "kernel 'k' has no constant 'blok' (it has: block)");
-  CHECK(errorText(def.specialize({"block=x"}).takeError()) ==
+}
+
+TEST_CASE("the text form of a constant setting is read by one parser", "[builder]") {
+  ConstantSetting plain = cantFail(parseConstantSetting("block=64"));
+  CHECK(plain.kernel.empty());
+  CHECK(plain.name == "block");
+  CHECK(plain.value == 64);
+  CHECK(formatConstantSetting(plain) == "block=64");
+  CHECK(cantFail(parseConstantSetting(" block = -8 ")).value == -8);
+  ConstantSetting named = cantFail(parseConstantSetting("ssm_update.block_p=16", true));
+  CHECK(named.kernel == "ssm_update");
+  CHECK(named.name == "block_p");
+  CHECK(named.value == 16);
+  CHECK(formatConstantSetting(named) == "ssm_update.block_p=16");
+  CHECK(errorText(parseConstantSetting("block=x").takeError()) ==
         "constant 'block' needs an integer, got 'x'");
-  CHECK(errorText(def.specialize({"block"}).takeError()) ==
+  CHECK(errorText(parseConstantSetting("block").takeError()) ==
         "expected name=value, got 'block'");
+  CHECK(errorText(parseConstantSetting("block_p=16", true).takeError()) ==
+        "expected KERNEL.CONSTANT=VALUE");
+  CHECK(errorText(parseConstantSetting("ssm_update.block_p", true).takeError()) ==
+        "expected KERNEL.CONSTANT=VALUE");
+  CHECK(errorText(parseConstantSetting("ssm_update.block_p=x", true).takeError()) ==
+        "constant 'block_p' needs an integer, got 'x'");
+  CHECK(formatConstants({{"b", 2}, {"a", 1}}) == "a=1,b=2");
 }
 
 TEST_CASE("the registry refuses duplicate names", "[builder]") {

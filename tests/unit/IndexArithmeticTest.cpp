@@ -124,17 +124,17 @@ TEST_CASE("rules between constants are overflow-checked", "[builder][badinput]")
                  {"m", 8, "", {}, R::between(INT64_MIN, INT64_MAX)}},
                 [](Kernel &, const Specialization &) {},
                 {productAtMost({"a", "b"}, INT32_MAX, "i32 offsets"), divides("d", "m")}};
-  auto refusal = [&](std::vector<std::string> overrides) {
+  auto refusal = [&](const ConstantValues &overrides) {
     auto spec = def.specialize(overrides);
     REQUIRE(!spec);
     return llvm::toString(spec.takeError());
   };
   // 2^40 * 2^40 wrapped to 0, under the limit.
-  CHECK(refusal({"a=1099511627776", "b=1099511627776"}) ==
+  CHECK(refusal({{"a", 1099511627776}, {"b", 1099511627776}}) ==
         "kernel 'k': a = 1099511627776, b = 1099511627776 breaks the rule a * b <= "
         "2147483647 (i32 offsets)");
   // INT64_MIN % -1 overflows (SIGFPE on x86); a divisor must be positive.
-  CHECK(refusal({"d=-1", "m=-9223372036854775808"}) ==
+  CHECK(refusal({{"d", -1}, {"m", INT64_MIN}}) ==
         "kernel 'k': d = -1, m = -9223372036854775808 breaks the rule d divides m");
-  CHECK(bool(def.specialize({"a=65536", "b=32767", "d=4", "m=-8"})));
+  CHECK(bool(def.specialize({{"a", 65536}, {"b", 32767}, {"d", 4}, {"m", -8}})));
 }

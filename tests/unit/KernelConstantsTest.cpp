@@ -25,7 +25,7 @@ const KernelRegistry &kernels() {
   return *registry;
 }
 
-std::string refusal(llvm::StringRef kernel, std::vector<std::string> overrides) {
+std::string refusal(llvm::StringRef kernel, const ConstantValues &overrides) {
   const KernelDef *def = kernels().find(kernel);
   REQUIRE(def);
   auto spec = def->specialize(overrides);
@@ -78,20 +78,20 @@ TEST_CASE("every registered constant declares a range its default and candidates
 TEST_CASE("a constant outside its range is refused with the constant, value and rule",
           "[builder][badinput]") {
   // Each was a crash, a hang or a wrong kernel at 13c8ee2 (issue #23).
-  CHECK(refusal("gemm_bf16", {"k=-64"}) ==
+  CHECK(refusal("gemm_bf16", {{"k", -64}}) ==
         "kernel 'gemm_bf16': constant 'k' is -64; it must be in [1, 1048576]");
-  CHECK(refusal("in_proj_conv", {"loads_in_flight=0"}) ==
+  CHECK(refusal("in_proj_conv", {{"loads_in_flight", 0}}) ==
         "kernel 'in_proj_conv': constant 'loads_in_flight' is 0; it must be in [1, 64]");
-  CHECK(refusal("ssm_update", {"block_p=0"}) ==
+  CHECK(refusal("ssm_update", {{"block_p", 0}}) ==
         "kernel 'ssm_update': constant 'block_p' is 0; it must be a power of two in [1, "
         "4096]");
   CHECK(
-      refusal("vector_add", {"block=4294967312"}) ==
+      refusal("vector_add", {{"block", 4294967312}}) ==
       "kernel 'vector_add': constant 'block' is 4294967312; it must be a power of two in "
       "[1, 65536]");
-  CHECK(refusal("in_proj_conv", {"fp8=2"}) ==
+  CHECK(refusal("in_proj_conv", {{"fp8", 2}}) ==
         "kernel 'in_proj_conv': constant 'fp8' is 2; it must be in [0, 1]");
-  CHECK(refusal("conv_prefill", {"block_t=48"}) ==
+  CHECK(refusal("conv_prefill", {{"block_t", 48}}) ==
         "kernel 'conv_prefill': constant 'block_t' is 48; it must be a power of two in "
         "[4, 1024]");
 }
@@ -100,33 +100,34 @@ TEST_CASE("a broken relation between constants is refused naming the rule",
           "[builder][badinput]") {
   // A last group narrower than group_size would be normalized wrongly.
   CHECK(
-      refusal("gated_rmsnorm", {"width=1000"}) ==
+      refusal("gated_rmsnorm", {{"width", 1000}}) ==
       "kernel 'gated_rmsnorm': group_size = 512, width = 1000 breaks the rule group_size "
       "divides width");
-  CHECK(refusal("gated_rmsnorm", {"z_stride=100"}) ==
+  CHECK(refusal("gated_rmsnorm", {{"z_stride", 100}}) ==
         "kernel 'gated_rmsnorm': z_stride = 100, width = 4096 breaks the rule z_stride "
         "is 0 "
         "or at least width");
   // g = h / (heads / groups) needs whole groups of heads.
   CHECK(
-      refusal("ssm_update", {"groups=3"}) ==
+      refusal("ssm_update", {{"groups", 3}}) ==
       "kernel 'ssm_update': groups = 3, heads = 64 breaks the rule groups divides heads");
   CHECK(
-      refusal("ssd_prefill", {"heads=1024", "head_dim=1024", "state=4096", "groups=8"}) ==
+      refusal("ssd_prefill",
+              {{"heads", 1024}, {"head_dim", 1024}, {"state", 4096}, {"groups", 8}}) ==
       "kernel 'ssd_prefill': heads = 1024, head_dim = 1024, state = 4096 breaks the rule "
       "heads * head_dim * state <= 2147483647 (i32 page offsets)");
-  CHECK(refusal("ssd_prefill", {"dt_col=10300"}) ==
+  CHECK(refusal("ssd_prefill", {{"dt_col", 10300}}) ==
         "kernel 'ssd_prefill': dt_col = 10300, heads = 64, dt_stride = 10304 breaks the "
         "rule "
         "dt_col + heads <= dt_stride");
-  CHECK(refusal("in_proj_conv", {"block_m=8"}) ==
+  CHECK(refusal("in_proj_conv", {{"block_m", 8}}) ==
         "kernel 'in_proj_conv': block_m = 8 breaks the rule block_m is 1 (GEMV) or at "
         "least "
         "16 (tensor cores)");
-  CHECK(refusal("in_proj_conv", {"hidden=1048576", "block_k=64"}) ==
+  CHECK(refusal("in_proj_conv", {{"hidden", 1048576}, {"block_k", 64}}) ==
         "kernel 'in_proj_conv': hidden = 1048576, block_k = 64 breaks the rule hidden / "
         "block_k <= 256 (GEMV K steps, unrolled)");
-  CHECK(refusal("conv_prefill", {"rows_per_step=3"}) ==
+  CHECK(refusal("conv_prefill", {{"rows_per_step", 3}}) ==
         "kernel 'conv_prefill': rows_per_step = 3, block_t = 64 breaks the rule "
         "rows_per_step "
         "divides block_t");

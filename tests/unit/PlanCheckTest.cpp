@@ -1,7 +1,8 @@
 // Plan checks (models/plan/Validate.h): a plan whose launch has an empty grid, a
 // grid CUDA refuses, an integer argument past i32 or an undeclared buffer, or whose
 // buffers would not fit the host, is refused when it is built; so is a --set naming a
-// kernel that is not registered, not launched, or a constant it lacks.
+// kernel that is not registered, not launched, or a constant it lacks, or one that
+// is not KERNEL.CONSTANT=VALUE.
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/plan/Validate.h"
 
@@ -15,7 +16,7 @@ namespace {
 /// One launch of `kernel` over `grid`, reading buffer "x" (1024 f32).
 StepPlan onePlan(std::array<int64_t, 3> grid, std::string buffer = "x") {
   StepPlan plan;
-  plan.addBuffer("x", PlanBuffer::Role::Activation, ElementType::F32, {1024});
+  plan.addBuffer("x", PlanBuffer::Role::Activation, DType::F32, {1024});
   plan.launches.push_back({"ssd_prefill", {}, grid, {PlanArg::of(buffer)}, 3});
   return plan;
 }
@@ -68,9 +69,9 @@ TEST_CASE("a plan never passes a kernel an integer its i32 parameter cannot hold
 TEST_CASE("a plan whose buffers would not fit the host says what it needs",
           "[plan][badinput]") {
   StepPlan plan = onePlan({1, 1, 1});
-  plan.addBuffer("zxbcdt", PlanBuffer::Role::Activation, ElementType::BF16,
+  plan.addBuffer("zxbcdt", PlanBuffer::Role::Activation, DType::BF16,
                  {int64_t(1) << 31, 10304});
-  plan.addBuffer("w", PlanBuffer::Role::Weight, ElementType::E4M3, {1 << 30});
+  plan.addBuffer("w", PlanBuffer::Role::Weight, DType::F8E4M3, {1 << 30});
   CHECK(
       refusal(plan, {}, uint64_t(16) << 30) ==
       "plan: its buffers need 44.3 TB of host memory (the largest, 'zxbcdt' "
@@ -83,23 +84,37 @@ TEST_CASE("a plan whose buffers would not fit the host says what it needs",
 
 TEST_CASE("a --set names a registered kernel the plan launches and a constant it has",
           "[plan][badinput]") {
-  CHECK(!checkOverrideNames(kernels(), {{"ssd_prefill", {"block_p=16"}}}));
-  CHECK(llvm::toString(checkOverrideNames(kernels(), {{"bogus", {"block=4"}}})) ==
+  auto read = [](std::vector<std::string> settings) {
+    return parseKernelSettings(kernels(), settings,
+                               [](llvm::StringRef s) { return ("--set " + s).str(); });
+  };
+  auto refused = [&](std::vector<std::string> settings) {
+    auto overrides = read(std::move(settings));
+    REQUIRE(!overrides);
+    return llvm::toString(overrides.takeError());
+  };
+  auto overrides = read({"ssd_prefill.block_p=16", "ssd_prefill.warps=8"});
+  REQUIRE(bool(overrides));
+  CHECK(*overrides == KernelOverrides{{"ssd_prefill", {{"block_p", 16}, {"warps", 8}}}});
+  CHECK(refused({"bogus.block=4"}) ==
         "--set bogus.block=4: no kernel 'bogus' is registered (kernels: check_varlen, "
         "conv_prefill, "
         "conv_update, gated_rmsnorm, in_proj_conv, out_proj, quantize_e4m3, ssd_prefill, "
         "ssd_span_state, ssd_state_pass, ssm_update)");
   CHECK(
-      llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"blok_p=16"}}})) ==
+      refused({"ssm_update.blok_p=16"}) ==
       "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "
       "heads, head_dim, state, groups, block_p, warps, a_log, dt_softplus, dt_stride, "
       "dt_col, "
       "y_f32, dst_slots, slots_i64, checked, dependent)");
-  CHECK(llvm::toString(checkOverrideNames(kernels(), {{"ssm_update", {"block_p=x"}}})) ==
+  CHECK(refused({"ssm_update.block_p=x"}) ==
         "--set ssm_update.block_p=x: constant 'block_p' needs an integer, got 'x'");
+  CHECK(refused({"block_p=16"}) == "--set block_p=16: expected KERNEL.CONSTANT=VALUE");
+  // Ranges wait for the plan's geometry.
+  CHECK(bool(read({"ssm_update.block_p=0"})));
   // Registered, but not a kernel of this plan: the setting would do nothing.
   CHECK(
-      refusal(onePlan({1, 1, 1}), {{"conv_update", {"block=64"}}}) ==
+      refusal(onePlan({1, 1, 1}), {{"conv_update", {{"block", 64}}}}) ==
       "plan: --set conv_update.block=64: the plan launches no 'conv_update' (it launches "
       "ssd_prefill)");
 }

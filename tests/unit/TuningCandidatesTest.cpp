@@ -28,7 +28,7 @@ const KernelDef &def(llvm::StringRef name) {
   return *d;
 }
 
-Candidate candidateFor(const KernelDef &d, std::vector<std::string> overrides) {
+Candidate candidateFor(const KernelDef &d, const ConstantValues &overrides) {
   Candidate c;
   c.spec = llvm::cantFail(d.specialize(overrides));
   for (const KernelConstant &k : d.constants)
@@ -71,7 +71,7 @@ TEST_CASE("enumeration is the product of the lists, default first", "[tuning]") 
 
 TEST_CASE("a --set constant is fixed, not enumerated", "[tuning]") {
   KernelDef toy = toyKernel();
-  Specialization base = llvm::cantFail(toy.specialize({"block=128"}));
+  Specialization base = llvm::cantFail(toy.specialize({{"block", 128}}));
   std::vector<Candidate> all = enumerateCandidates(toy, base, {"block"});
   REQUIRE(all.size() == 3);
   for (const Candidate &c : all) {
@@ -131,7 +131,7 @@ TEST_CASE("static analysis: shared memory of the pipelined GEMMs", "[tuning]") {
   pruneCandidate(def("gemm_bf16"), nullptr, {}, limits, sm90a, tight);
   CHECK(tight.pruned == "65536 bytes of shared memory; the limit is 60000");
   // One stage fewer fits.
-  Candidate fewer = candidateFor(def("gemm_bf16"), {"stages=3"});
+  Candidate fewer = candidateFor(def("gemm_bf16"), {{"stages", 3}});
   pruneCandidate(def("gemm_bf16"), nullptr, {}, limits, sm90a, fewer);
   CHECK(fewer.pruned.empty());
   CHECK(fewer.sharedBytes == 48 * 1024);
@@ -141,18 +141,18 @@ TEST_CASE("static analysis: registers, threads, capabilities", "[tuning]") {
   Arch sm90a = llvm::cantFail(Arch::parse("sm_90a"));
   StaticLimits limits = limitsForArch(sm90a);
   const KernelDef &gemm = def("gemm_bf16");
-  Candidate big = candidateFor(gemm, {"block_m=256", "block_n=256", "stages=2"});
+  Candidate big = candidateFor(gemm, {{"block_m", 256}, {"block_n", 256}, {"stages", 2}});
   pruneCandidate(gemm, nullptr, {}, limits, sm90a, big);
   // 256 x 256 f32 over 4 warps: 512 registers per thread.
   CHECK(big.pruned == "a tile value takes 512 registers per thread; the budget is 128");
-  Candidate wide =
-      candidateFor(gemm, {"block_m=256", "block_n=256", "stages=2", "warps=8"});
+  Candidate wide = candidateFor(
+      gemm, {{"block_m", 256}, {"block_n", 256}, {"stages", 2}, {"warps", 8}});
   pruneCandidate(gemm, nullptr, {}, limits, sm90a, wide);
   CHECK(wide.pruned == "a tile value takes 256 registers per thread; the budget is 128");
 
   StaticLimits fewThreads = limits;
   fewThreads.maxThreadsPerBlock = 128;
-  Candidate eight = candidateFor(gemm, {"warps=8"});
+  Candidate eight = candidateFor(gemm, {{"warps", 8}});
   pruneCandidate(gemm, nullptr, {}, fewThreads, sm90a, eight);
   CHECK(eight.pruned == "256 threads per program; the limit is 128");
 
@@ -184,7 +184,7 @@ TEST_CASE("pruning applies the problem's constraints first", "[tuning]") {
   pruneCandidate(softmax, &p, {{"cols", 2000}}, limits, sm121a, narrow);
   CHECK(narrow.pruned == "block=1024 is less than cols=2000");
   CHECK(narrow.threads == 0);
-  Candidate wide = candidateFor(softmax, {"block=2048"});
+  Candidate wide = candidateFor(softmax, {{"block", 2048}});
   pruneCandidate(softmax, &p, {{"cols", 2000}}, limits, sm121a, wide);
   CHECK(wide.pruned.empty());
   // A [1, 2048] f32 row over 4 warps: 16 registers per thread.

@@ -306,7 +306,7 @@ TEST_CASE("lookupTuned: a current entry's constants, said; others not used, said
   const KernelDef *def = registry.find("vector_add");
   REQUIRE(def);
   // A plan's value of a tunable constant is not part of the key: its default is.
-  Specialization base = llvm::cantFail(tuningBase(*def, {"block=256"}));
+  Specialization base = llvm::cantFail(tuningBase(*def, {{"block", 256}}));
   CHECK(base.get("block") == 1024);
 
   TuneEntry entry = sampleEntry(tuneVersion(jit->compiler()));
@@ -331,7 +331,7 @@ TEST_CASE("lookupTuned: a current entry's constants, said; others not used, said
     REQUIRE(!db.save(options.tuneDbPath));
     TunedChoice choice = lookup({{"n", 3000}});
     CHECK(choice.match == TuneMatch::Exact);
-    CHECK(choice.constants() == std::vector<std::string>{"block=512"});
+    CHECK(choice.config == ConstantValues{{"block", 512}});
     CHECK_THAT(choice.message, Catch::StartsWith("tuning database " + options.tuneDbPath +
                                                  ": vector_add (n<=4096, "));
     CHECK_THAT(choice.message,

@@ -85,16 +85,9 @@ cl::opt<std::string> plantDefect(
 
 /// The --set options as per-kernel overrides of registered kernels' constants.
 Expected<KernelOverrides> parseSettings(const KernelRegistry &registry) {
-  KernelOverrides overrides;
-  for (StringRef setting : kernelSettings) {
-    auto [kernel, assignment] = setting.split('.');
-    if (assignment.empty() || !assignment.contains('='))
-      return createStringError("--set " + setting + ": expected KERNEL.CONSTANT=VALUE");
-    overrides[kernel.str()].push_back(assignment.str());
-  }
-  if (Error err = checkOverrideNames(registry, overrides))
-    return std::move(err);
-  return overrides;
+  return parseKernelSettings(registry, kernelSettings, [](StringRef setting) {
+    return ("--set " + setting).str();
+  });
 }
 
 /// "52 layers: 23 Mamba, 23 MoE, 6 attention" from the config's layer kinds.
@@ -255,12 +248,6 @@ int runMain(const KernelRegistry &registry) {
   if (prefill)
     return device ? runPrefillGpu(in, std::move(device)) : runPrefillInterpreter(in);
   return device ? runDecodeGpu(in, std::move(device)) : runDecodeInterpreter(in);
-}
-
-double msSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                   start)
-      .count();
 }
 
 Expected<std::unique_ptr<runtime::JitRuntime>>

@@ -74,9 +74,9 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
   bool ok = true;
   auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun,
                     bool perLayer) -> Expected<std::unique_ptr<GpuRunner>> {
-    PlanOptions planOptions{in.options.overrides,
-                            tunedFromDatabase(**jit, in.registry, rows, 0, outs()),
-                            perLayer};
+    PlanOptions planOptions{
+        in.options.overrides,
+        tunedFromDatabase(**jit, in.registry, {{"rows", rows}}, outs()), perLayer};
     planOptions.arch = planArchOf(in.options, **jit);
     auto plan = planDecodeStep(in.registry, in.config, layersToRun, rows,
                                std::max<int64_t>(int64_t(rows) + 2, 8), planOptions);

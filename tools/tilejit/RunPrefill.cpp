@@ -99,9 +99,9 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
       [&](const ref::PrefillBatch &b, int64_t total,
           const std::vector<MambaLayerWeights> &layersToRun,
           bool perLayer) -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuRunner>>> {
-    PlanOptions planOptions{in.options.overrides,
-                            tunedFromDatabase(**jit, in.registry, 0, total, outs()),
-                            perLayer};
+    PlanOptions planOptions{
+        in.options.overrides,
+        tunedFromDatabase(**jit, in.registry, {{"tokens", total}}, outs()), perLayer};
     planOptions.arch = planArchOf(in.options, **jit);
     auto plan =
         planPrefill(in.registry, in.config, layersToRun, b, total, 8, planOptions);

@@ -4,9 +4,10 @@
 #ifndef TILEJIT_TOOLS_TILEJIT_RUNSUPPORT_H
 #define TILEJIT_TOOLS_TILEJIT_RUNSUPPORT_H
 
-#include "tilejit/models/plan/Check.h"
+#include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/plan/Timing.h"
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/support/Timing.h"
 
 #include <chrono>
 
@@ -39,7 +40,7 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
 int runPrefillInterpreter(const RunInputs &in);
 int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device);
 
-double msSince(std::chrono::steady_clock::time_point start);
+using support::msSince;
 
 /// The JIT runtime on `device` with the environment's options; says which
 /// GPU and arch it compiles for. With `planArch` of another GPU's device: the

@@ -101,11 +101,12 @@ private:
   std::chrono::steady_clock::time_point start;
 };
 
-/// The constants --set fixes: they are not tuned.
+/// The constants --set fixes (tuneMain has read them already): they are not
+/// tuned.
 std::vector<std::string> fixedNames() {
   std::vector<std::string> fixed;
-  for (const std::string &s : setArgs)
-    fixed.push_back(StringRef(s).split('=').first.trim().str());
+  for (const auto &entry : cantFail(cli::parseNamedValues(setArgs, "--set")))
+    fixed.push_back(entry.first);
   return fixed;
 }
 

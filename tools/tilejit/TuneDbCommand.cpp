@@ -107,12 +107,13 @@ Expected<tuning::NamedValues> cli::parseNamedValues(ArrayRef<std::string> items,
                                                     StringRef option) {
   tuning::NamedValues out;
   for (const std::string &item : items) {
-    auto [name, value] = StringRef(item).split('=');
-    int64_t v;
-    if (name.trim().empty() || value.trim().getAsInteger(0, v))
+    Expected<ConstantSetting> setting = parseConstantSetting(item);
+    if (!setting || setting->name.empty()) {
+      consumeError(setting.takeError());
       return createStringError("%s '%s': expected name=integer", option.str().c_str(),
                                item.c_str());
-    out[name.trim().str()] = v;
+    }
+    out[setting->name] = setting->value;
   }
   return out;
 }

@@ -86,7 +86,14 @@ buildKernel(const tilejit::KernelRegistry &registry, mlir::MLIRContext &ctx) {
   if (!def)
     return createStringError("unknown kernel '%s' (see 'tilejit list')",
                              kernelName.c_str());
-  auto spec = def->specialize(constants);
+  tilejit::ConstantValues values;
+  for (const std::string &text : constants) {
+    auto setting = tilejit::parseConstantSetting(text);
+    if (!setting)
+      return setting.takeError();
+    values[setting->name] = setting->value;
+  }
+  auto spec = def->specialize(values);
   if (!spec)
     return spec.takeError();
   return def->build(ctx, *spec);

@@ -6,6 +6,7 @@
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/support/FloatFormats.h"
 #include "tilejit/support/HostMemory.h"
+#include "tilejit/support/Timing.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -21,24 +22,6 @@ using namespace tilejit::runtime;
 
 namespace tilejit::tuning {
 namespace {
-
-size_t elementBytes(DType t) {
-  switch (t) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F16:
-  case DType::BF16:
-    return 2;
-  case DType::I64:
-    return 8;
-  case DType::F8E4M3:
-  case DType::I1:
-  case DType::I8:
-    return 1;
-  }
-  return 1;
-}
 
 void encode(DType t, double v, uint8_t *out) {
   float f = float(v);
@@ -62,7 +45,7 @@ void encode(DType t, double v, uint8_t *out) {
   default: {
     // Integer inputs: small values, never an out-of-range index by chance.
     int64_t i = int64_t(std::lround(v));
-    std::memcpy(out, &i, elementBytes(t));
+    std::memcpy(out, &i, dtypeBytes(t));
   }
   }
 }
@@ -129,7 +112,7 @@ Error checkArgBytes(const std::vector<TuneArg> &args, uint64_t hostBytes,
       continue;
     uint64_t bytes;
     if (a.elements < 0 ||
-        __builtin_mul_overflow(uint64_t(a.elements), elementBytes(a.dtype), &bytes))
+        __builtin_mul_overflow(uint64_t(a.elements), dtypeBytes(a.dtype), &bytes))
       return createStringError(
           formatv("{0}: argument {1} has {2} elements, no representable size", what, i,
                   a.elements));
@@ -154,7 +137,7 @@ std::vector<HostArg> makeHostArgs(const std::vector<TuneArg> &args, uint64_t see
   for (const TuneArg &a : args) {
     HostArg host{a, {}};
     if (isBuffer(a)) {
-      size_t width = elementBytes(a.dtype);
+      size_t width = dtypeBytes(a.dtype);
       host.bytes.assign(size_t(a.elements) * width, 0xff);
       if (a.kind == TuneArg::Kind::Data)
         host.bytes = a.bytes;
@@ -250,7 +233,7 @@ Expected<Comparison> compareOutputs(DeviceArgs &device,
     std::vector<uint8_t> got(want.bytes.size());
     if (Error err = device.buffers[device.bufferOf[i]].download(got, stream.handle()))
       return std::move(err);
-    size_t width = elementBytes(want.arg.dtype);
+    size_t width = dtypeBytes(want.arg.dtype);
     for (int64_t e = 0; e < want.arg.elements; ++e) {
       double g = decode(want.arg.dtype, &got[size_t(e) * width]);
       double w = decode(want.arg.dtype, &want.bytes[size_t(e) * width]);
@@ -271,10 +254,7 @@ Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel,
                               const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args,
                               const TuneOptions &options, double deadlineS) {
   auto start = std::chrono::steady_clock::now();
-  auto elapsedS = [&] {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-        .count();
-  };
+  auto elapsedS = [&] { return support::msSince(start) / 1e3; };
   Expected<Event> begin = Event::create(jit.device()), end = Event::create(jit.device());
   if (!begin)
     return begin.takeError();
@@ -332,13 +312,11 @@ Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel,
       break;
     }
   }
-  std::sort(perLaunch.begin(), perLaunch.end());
-  timing.samples = unsigned(perLaunch.size());
-  timing.minMs = perLaunch.front();
-  timing.maxMs = perLaunch.back();
-  size_t n = perLaunch.size();
-  timing.medianMs =
-      n % 2 ? perLaunch[n / 2] : (perLaunch[n / 2 - 1] + perLaunch[n / 2]) / 2;
+  support::SampleSummary summary = support::summarize(perLaunch);
+  timing.samples = unsigned(summary.n);
+  timing.medianMs = summary.median;
+  timing.minMs = summary.min;
+  timing.maxMs = summary.max;
   timing.perLaunchMs = std::move(perLaunch);
   return timing;
 }

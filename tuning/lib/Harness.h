@@ -60,7 +60,7 @@ struct Timing {
   double medianMs = 0, minMs = 0, maxMs = 0;
   unsigned samples = 0, launchesPerSample = 0;
   bool timedOut = false;
-  /// Every sample's per-launch time, sorted.
+  /// Every sample's per-launch time, in the order measured.
   std::vector<double> perLaunchMs;
 };
 /// Warms up, sizes a graph of back-to-back launches to about options.sampleMs,

@@ -2,6 +2,7 @@
 // lookup by id and version, merge for import, atomic save by rename, and the
 // locked read-modify-write that tuners share.
 #include "tilejit/tuning/TuneDb.h"
+#include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/Json.h"
 #include "tilejit/support/OutputFile.h"
@@ -51,10 +52,7 @@ std::string tuneVersion(StringRef buildId, StringRef llvmVersion) {
 }
 
 std::string formatNamedValues(const NamedValues &values) {
-  std::string out;
-  for (const auto &[name, value] : values)
-    out += formatv("{0}{1}={2}", out.empty() ? "" : ",", name, value);
-  return out;
+  return formatConstants(values);
 }
 
 namespace {

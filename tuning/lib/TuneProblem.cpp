@@ -60,10 +60,20 @@ llvm::Expected<TuneTarget> makeTuneTarget(const KernelRegistry &kernels,
                                    "arguments); kernels with one: %s",
                                    kernel.str().c_str(), known.c_str());
   }
-  std::vector<std::string> overrides;
-  for (const auto &[name, value] : constants)
-    overrides.push_back(llvm::formatv("{0}={1}", name, value));
-  llvm::Expected<Specialization> base = target.def->specialize(overrides);
+  // The tuner records each entry under the launch sizes the kernel declares
+  // it is tuned by, and plans look it up by those: a problem measuring at
+  // other sizes would record entries no plan finds.
+  std::vector<std::string> axes;
+  for (const auto &entry : target.problem->shape)
+    axes.push_back(entry.first);
+  std::vector<std::string> key = target.def->tuningKey;
+  llvm::sort(key);
+  if (axes != key)
+    return llvm::createStringError(
+        "kernel '%s' is tuned by launch sizes (%s), but its tuning problem has (%s)",
+        kernel.str().c_str(), llvm::join(key, ", ").c_str(),
+        llvm::join(axes, ", ").c_str());
+  llvm::Expected<Specialization> base = target.def->specialize(constants);
   if (!base)
     return base.takeError();
   target.base = std::move(*base);

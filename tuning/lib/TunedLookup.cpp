@@ -23,9 +23,13 @@ Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target)
   Expected<std::string> ir = buildCanonicalIR(*target.def, target.base);
   if (!ir)
     return ir.takeError();
+  NamedValues keyed;
+  for (const std::string &axis : target.def->tuningKey)
+    if (auto it = target.shape.find(axis); it != target.shape.end())
+      keyed.insert(*it);
   return TuneKey{target.def->name,
                  hashKernelIR(*ir),
-                 shapeBucket(target.shape),
+                 shapeBucket(keyed),
                  jit.targetArch().name().str(),
                  jit.device().info().smCount,
                  tuneVersion(jit.compiler())};
@@ -83,22 +87,12 @@ std::string describeTuneDb(StringRef path, StringRef currentVersion) {
 }
 
 Expected<Specialization> tuningBase(const KernelDef &def,
-                                    ArrayRef<std::string> constants) {
-  std::vector<std::string> fixed;
-  for (const std::string &kv : constants) {
-    StringRef name = StringRef(kv).split('=').first.trim();
-    if (!any_of(def.constants,
-                [&](const KernelConstant &c) { return c.name == name && c.isTunable(); }))
-      fixed.push_back(kv);
-  }
+                                    const ConstantValues &constants) {
+  ConstantValues fixed = constants;
+  for (const KernelConstant &c : def.constants)
+    if (c.isTunable())
+      fixed.erase(c.name);
   return def.specialize(fixed);
-}
-
-std::vector<std::string> TunedChoice::constants() const {
-  std::vector<std::string> out;
-  for (const auto &[name, value] : config)
-    out.push_back(formatv("{0}={1}", name, value));
-  return out;
 }
 
 TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const KernelDef &def,

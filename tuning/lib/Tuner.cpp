@@ -4,6 +4,7 @@
 
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/support/HostMemory.h"
+#include "tilejit/support/Timing.h"
 #include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -22,7 +23,7 @@ namespace {
 using Status = CandidateResult::Status;
 
 double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return support::msSince(start) / 1e3;
 }
 
 Dim3 toDim3(const std::array<int64_t, 3> &grid) {
@@ -257,13 +258,12 @@ static Error finalRound(MeasureSession &session,
     }
   for (auto &[i, samples] : pooled) {
     CandidateResult &r = report.results[i];
-    llvm::sort(samples);
-    size_t n = samples.size();
+    support::SampleSummary summary = support::summarize(samples);
     r.sweepMedianMs = r.medianMs;
-    r.medianMs = n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
-    r.minMs = samples.front();
-    r.maxMs = samples.back();
-    r.samples = unsigned(n);
+    r.medianMs = summary.median;
+    r.minMs = summary.min;
+    r.maxMs = summary.max;
+    r.samples = unsigned(summary.n);
     r.finalRound = true;
   }
   return Error::success();

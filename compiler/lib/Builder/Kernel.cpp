@@ -1,6 +1,8 @@
 // The Kernel under construction: parameters, locations, diagnostics, finish().
 #include "BuilderInternal.h"
 
+#include "tilejit/Dialect/Tile/IR/ElementTypes.h"
+
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/raw_ostream.h"
@@ -10,32 +12,6 @@ using namespace mlir;
 namespace tilejit {
 
 static thread_local Kernel *currentKernel = nullptr;
-
-const char *dtypeName(DType t) {
-  switch (t) {
-  case DType::F32:
-    return "f32";
-  case DType::F16:
-    return "f16";
-  case DType::BF16:
-    return "bf16";
-  case DType::F8E4M3:
-    return "f8e4m3";
-  case DType::I1:
-    return "i1";
-  case DType::I8:
-    return "i8";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  }
-  return "?";
-}
-
-bool isFloat(DType t) {
-  return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F8E4M3;
-}
 
 Type toMlirType(MLIRContext &ctx, DType t) {
   Builder b(&ctx);
@@ -60,25 +36,7 @@ Type toMlirType(MLIRContext &ctx, DType t) {
   return {};
 }
 
-std::optional<DType> fromMlirType(Type t) {
-  if (t.isF32())
-    return DType::F32;
-  if (t.isF16())
-    return DType::F16;
-  if (t.isBF16())
-    return DType::BF16;
-  if (isa<Float8E4M3FNType>(t))
-    return DType::F8E4M3;
-  if (t.isInteger(1))
-    return DType::I1;
-  if (t.isInteger(8))
-    return DType::I8;
-  if (t.isInteger(32))
-    return DType::I32;
-  if (t.isInteger(64))
-    return DType::I64;
-  return std::nullopt;
-}
+std::optional<DType> fromMlirType(Type t) { return tile::dtypeOf(t); }
 
 /// Collects every diagnostic raised on the context while a kernel is built
 /// (builder mistakes and verifier errors) as "file:line:col: error: message".

@@ -78,37 +78,63 @@ int64_t Specialization::get(llvm::StringRef name) const {
   return it->second;
 }
 
-std::string Specialization::key() const {
+llvm::Expected<ConstantSetting> parseConstantSetting(llvm::StringRef text,
+                                                     bool namesKernel) {
+  ConstantSetting setting;
+  llvm::StringRef assignment = text;
+  if (namesKernel) {
+    auto [kernel, rest] = text.split('.');
+    if (rest.empty() || !rest.contains('='))
+      return llvm::createStringError("expected KERNEL.CONSTANT=VALUE");
+    setting.kernel = kernel.trim().str();
+    assignment = rest;
+  } else if (!text.contains('=')) {
+    return llvm::createStringError("expected name=value, got '%s'", text.str().c_str());
+  }
+  auto [name, value] = assignment.split('=');
+  setting.name = name.trim().str();
+  if (value.trim().getAsInteger(10, setting.value))
+    return llvm::createStringError("constant '%s' needs an integer, got '%s'",
+                                   setting.name.c_str(), value.trim().str().c_str());
+  return setting;
+}
+
+std::string formatConstantSetting(const ConstantSetting &setting) {
+  return (setting.kernel.empty() ? "" : setting.kernel + ".") +
+         formatConstants({{setting.name, setting.value}});
+}
+
+std::string formatConstants(const ConstantValues &values) {
   std::string out;
-  for (const auto &[name, value] : values_)
+  for (const auto &[name, value] : values)
     out += (out.empty() ? "" : ",") + name + "=" + std::to_string(value);
   return out;
 }
 
+llvm::Error KernelDef::checkNames(const ConstantValues &values) const {
+  for (const auto &entry : values) {
+    const std::string &key = entry.first;
+    if (llvm::any_of(constants, [&](const KernelConstant &c) { return c.name == key; }))
+      continue;
+    std::string known;
+    for (const KernelConstant &c : constants)
+      known += (known.empty() ? "" : ", ") + c.name;
+    return llvm::createStringError("kernel '%s' has no constant '%s' (it has: %s)",
+                                   name.c_str(), key.c_str(),
+                                   known.empty() ? "none" : known.c_str());
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<Specialization>
-KernelDef::specialize(llvm::ArrayRef<std::string> overrides) const {
+KernelDef::specialize(const ConstantValues &overrides) const {
+  if (llvm::Error err = checkNames(overrides))
+    return std::move(err);
   Specialization spec;
   for (const KernelConstant &c : constants)
     spec.set(c.name, c.defaultValue);
-  auto known = [&] {
-    std::string names;
-    for (const KernelConstant &c : constants)
-      names += (names.empty() ? "" : ", ") + c.name;
-    return names.empty() ? std::string("none") : names;
-  };
-  for (const std::string &kv : overrides) {
-    auto [key, text] = llvm::StringRef(kv).split('=');
-    if (!llvm::StringRef(kv).contains('='))
-      return llvm::createStringError("expected name=value, got '%s'", kv.c_str());
-    if (!spec.values().count(key.str()))
-      return llvm::createStringError("kernel '%s' has no constant '%s' (it has: %s)",
-                                     name.c_str(), key.str().c_str(), known().c_str());
-    int64_t value;
-    if (text.getAsInteger(10, value))
-      return llvm::createStringError("constant '%s' needs an integer, got '%s'",
-                                     key.str().c_str(), text.str().c_str());
+  for (const auto &[key, value] : overrides)
     spec.set(key, value);
-  }
   if (llvm::Error err = check(spec))
     return std::move(err);
   return spec;

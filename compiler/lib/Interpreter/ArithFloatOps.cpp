@@ -19,7 +19,7 @@ using Binary = float (*)(float, float);
 /// Float arithmetic needs a format the GPU computes in: e4m3 values exist
 /// only to be converted (there is no e4m3 arithmetic unit).
 llvm::Error checkComputable(Operation *op, const ValueType &type) {
-  if (type.kind == ElementKind::E4M3)
+  if (type.element == DType::F8E4M3)
     return opError(op, "computes on f8E4M3FN, which has no arithmetic on the GPU; "
                        "convert to f32 first");
   return llvm::Error::success();
@@ -37,14 +37,14 @@ Expected<Instr> floatElementwise(Operation *op, Compiler &c, Fn fn) {
   const ValueType &type = c.typeOf(op->getResult(0));
   if (llvm::Error err = checkComputable(op, type))
     return std::move(err);
-  ElementKind kind = type.kind;
+  DType element = type.element;
   int64_t n = type.numElements;
   unsigned dst = *out;
   return Instr([=](Frame &frame) {
     std::vector<float> &to = frame.slots[dst].f;
     to.resize(n);
     fn(frame, in, to.data(), n);
-    roundInPlace(kind, to.data(), n);
+    roundInPlace(element, to.data(), n);
     return llvm::Error::success();
   });
 }

@@ -23,7 +23,7 @@ template <IntBinary Fn> Expected<Instr> compileIntBinary(Operation *op, Compiler
   if (!out)
     return out.takeError();
   const ValueType &type = c.typeOf(op->getResult(0));
-  unsigned w = type.bitWidth;
+  unsigned w = type.bitWidth();
   int64_t n = type.numElements;
   unsigned dst = *out;
   return Instr([=](Frame &frame) {
@@ -132,7 +132,7 @@ Expected<Instr> compileCmpI(Operation *op, Compiler &c) {
     break;
   }
   unsigned a = c.slotOf(op->getOperand(0)), b = c.slotOf(op->getOperand(1));
-  unsigned w = c.typeOf(op->getOperand(0)).bitWidth;
+  unsigned w = c.typeOf(op->getOperand(0)).bitWidth();
   Expected<unsigned> out = c.define(op->getResult(0), op);
   if (!out)
     return out.takeError();
@@ -154,7 +154,7 @@ Expected<Instr> compileAbsI(Operation *op, Compiler &c) {
   if (!out)
     return out.takeError();
   const ValueType &type = c.typeOf(op->getResult(0));
-  unsigned w = type.bitWidth;
+  unsigned w = type.bitWidth();
   int64_t n = type.numElements;
   unsigned dst = *out;
   return Instr([=](Frame &frame) {

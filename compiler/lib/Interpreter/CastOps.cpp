@@ -54,14 +54,14 @@ Expected<Instr> narrowFloat(Operation *op, Compiler &c, Rounding rounding) {
   Expected<ValueType> result = resultType(op);
   if (!result)
     return result.takeError();
-  ElementKind to = result->kind;
-  if (c.typeOf(op->getOperand(0)).kind == to || to == ElementKind::F32)
+  DType to = result->element;
+  if (c.typeOf(op->getOperand(0)).element == to || to == DType::F32)
     return aliasResult(op, c);
   switch (to) {
-  case ElementKind::BF16:
+  case DType::BF16:
     return convertEach<float, float>(op, c,
                                      [=](float v) { return roundToBF16(v, rounding); });
-  case ElementKind::F16:
+  case DType::F16:
     return convertEach<float, float>(op, c,
                                      [=](float v) { return roundToF16(v, rounding); });
   default:
@@ -91,12 +91,11 @@ Expected<Instr> compileTruncF(Operation *op, Compiler &c) {
 
 /// Integer -> float, rounded once to nearest even in the result's format.
 template <bool isSigned> Expected<Instr> compileIntToFloat(Operation *op, Compiler &c) {
-  unsigned w = c.typeOf(op->getOperand(0)).bitWidth;
+  unsigned w = c.typeOf(op->getOperand(0)).bitWidth();
   Expected<ValueType> result = resultType(op);
   if (!result)
     return result.takeError();
-  ElementKind to = result->kind;
-  if (to == ElementKind::F32)
+  if (result->element == DType::F32)
     return convertEach<int64_t, float>(
         op, c, [=](int64_t v) { return isSigned ? float(v) : float(zeroExtend(v, w)); });
   const llvm::fltSemantics &semantics =
@@ -119,7 +118,7 @@ template <bool isSigned> Expected<Instr> compileFloatToInt(Operation *op, Compil
   Expected<ValueType> result = resultType(op);
   if (!result)
     return result.takeError();
-  unsigned w = result->bitWidth;
+  unsigned w = result->bitWidth();
   double lo = isSigned ? -std::ldexp(1.0, w - 1) : 0.0;
   double hi = isSigned ? std::ldexp(1.0, w - 1) : std::ldexp(1.0, w); // exclusive
   return convertEach<float, int64_t>(op, c, [=](float v) -> int64_t {
@@ -136,7 +135,7 @@ template <bool isSigned> Expected<Instr> compileFloatToInt(Operation *op, Compil
 }
 
 Expected<Instr> compileExtUI(Operation *op, Compiler &c) {
-  unsigned w = c.typeOf(op->getOperand(0)).bitWidth;
+  unsigned w = c.typeOf(op->getOperand(0)).bitWidth();
   return convertEach<int64_t, int64_t>(
       op, c, [=](int64_t v) { return int64_t(zeroExtend(v, w)); });
 }
@@ -145,11 +144,11 @@ Expected<Instr> compileExtUI(Operation *op, Compiler &c) {
 /// width (signed for extsi-like casts, unsigned for index_castui widening).
 template <bool unsignedWiden>
 Expected<Instr> compileIntResize(Operation *op, Compiler &c) {
-  unsigned from = c.typeOf(op->getOperand(0)).bitWidth;
+  unsigned from = c.typeOf(op->getOperand(0)).bitWidth();
   Expected<ValueType> result = resultType(op);
   if (!result)
     return result.takeError();
-  unsigned to = result->bitWidth;
+  unsigned to = result->bitWidth();
   if (to > from && unsignedWiden)
     return compileExtUI(op, c);
   if (to >= from)
@@ -168,8 +167,8 @@ Expected<Instr> compileBitcast(Operation *op, Compiler &c) {
   ValueType from = elementOf(src), to = elementOf(*dstType);
   if (from.isFloat() == to.isFloat())
     return aliasResult(op, c);
-  if (from.memoryBytes * 8 != (to.isFloat() ? to.memoryBytes * 8 : to.bitWidth) ||
-      from.kind == ElementKind::E4M3 || to.kind == ElementKind::E4M3)
+  if (from.memoryBytes() * 8 != (to.isFloat() ? to.memoryBytes() * 8 : to.bitWidth()) ||
+      from.element == DType::F8E4M3 || to.element == DType::F8E4M3)
     return opError(op, "bitcast between these types is not supported by the interpreter");
   if (from.isFloat())
     return convertEach<float, int64_t>(op, c, [=](float v) {

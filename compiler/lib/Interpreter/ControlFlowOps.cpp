@@ -68,7 +68,7 @@ Expected<Instr> compileFor(Operation *op, Compiler &c) {
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   SlotCopies init(slotsOf(c, loop.getInitArgs()), args);
   SlotCopies next(slotsOf(c, yield.getOperands()), args);
-  unsigned width = c.typeOf(loop.getInductionVar()).bitWidth;
+  unsigned width = c.typeOf(loop.getInductionVar()).bitWidth();
   bool unsignedCmp = loop.getUnsignedCmp();
   OpSite site = siteOf(op);
   unsigned ivSlot = *iv;

@@ -3,6 +3,8 @@
 // and runs the list for every program id of the grid.
 #include "InterpreterImpl.h"
 
+#include "tilejit/Dialect/Tile/IR/ElementTypes.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
@@ -14,26 +16,9 @@ using namespace mlir;
 namespace tilejit::interp {
 namespace detail {
 
-static bool classifyScalar(Type type, ElementKind &kind, unsigned &width,
-                           unsigned &bytes) {
-  width = 0;
-  if (type.isF32()) {
-    kind = ElementKind::F32, bytes = 4;
-  } else if (type.isF16()) {
-    kind = ElementKind::F16, bytes = 2;
-  } else if (type.isBF16()) {
-    kind = ElementKind::BF16, bytes = 2;
-  } else if (isa<Float8E4M3FNType>(type)) {
-    kind = ElementKind::E4M3, bytes = 1;
-  } else if (type.isIndex()) {
-    kind = ElementKind::Int, width = 64, bytes = 8;
-  } else if (auto integer = dyn_cast<IntegerType>(type);
-             integer && integer.getWidth() <= 64) {
-    kind = ElementKind::Int, width = integer.getWidth(), bytes = (width + 7) / 8;
-  } else {
-    return false;
-  }
-  return true;
+/// The element type of a scalar type: a tile element type, or index (i64).
+static std::optional<DType> classifyScalar(Type type) {
+  return type.isIndex() ? DType::I64 : tile::dtypeOf(type);
 }
 
 Expected<ValueType> classifyType(Type type, Operation *op) {
@@ -56,36 +41,24 @@ Expected<ValueType> classifyType(Type type, Operation *op) {
     result.numElements = elements;
     element = tensor.getElementType();
   }
-  auto unsupported = [&] {
+  if (auto ptr = dyn_cast<tile::PointerType>(element)) {
+    result.form = ValueForm::Ptr;
+    element = ptr.getPointeeType();
+  } else if (auto view = dyn_cast<tile::ViewType>(element)) {
+    result.form = ValueForm::View;
+    element = result.isTile() ? Type() : view.getElementType(); // no tile of views
+  }
+  std::optional<DType> scalar = element ? classifyScalar(element) : std::nullopt;
+  if (!scalar)
     return opError(op, "uses type " + tile::describeType(type) +
                            ", which the interpreter does not support");
-  };
-  Type pointee;
-  if (auto ptr = dyn_cast<tile::PointerType>(element)) {
-    result.kind = ElementKind::Ptr;
-    pointee = ptr.getPointeeType();
-  } else if (auto view = dyn_cast<tile::ViewType>(element)) {
-    if (result.isTile())
-      return unsupported();
-    result.kind = ElementKind::View;
-    pointee = view.getElementType();
-  }
-  if (pointee) {
-    if (!classifyScalar(pointee, result.pointee, result.pointeeWidth, result.memoryBytes))
-      return unsupported();
-    return result;
-  }
-  if (!classifyScalar(element, result.kind, result.bitWidth, result.memoryBytes))
-    return unsupported();
+  result.element = *scalar;
   return result;
 }
 
 ValueType elementOf(const ValueType &type) {
   ValueType element;
-  element.memoryBytes = type.memoryBytes;
-  bool indirect = type.kind == ElementKind::Ptr || type.kind == ElementKind::View;
-  element.kind = indirect ? type.pointee : type.kind;
-  element.bitWidth = indirect ? type.pointeeWidth : type.bitWidth;
+  element.element = type.element;
   return element;
 }
 
@@ -188,18 +161,18 @@ llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Fra
       "argument " + std::to_string(index) + " (" + params[index].typeName + ")";
   static const char *kindNames[] = {"a buffer", "an integer scalar", "a float scalar"};
   const char *given = kindNames[int(arg.getKind())];
-  switch (param.kind) {
-  case ElementKind::Ptr:
+  if (param.form == ValueForm::Ptr) {
     if (arg.getKind() != Arg::Kind::Buffer)
       return kernelError(name, what + " needs a buffer, got " + given);
     memory.addBuffer(arg, index);
     slot.i.assign(1, int64_t(reinterpret_cast<uintptr_t>(arg.getData())));
     return llvm::Error::success();
-  case ElementKind::Int: {
+  }
+  if (param.form == ValueForm::Elements && !param.isFloat()) {
     if (arg.getKind() != Arg::Kind::Int)
       return kernelError(name, what + " needs an integer scalar, got " + given);
     int64_t value = arg.getInt();
-    unsigned width = param.bitWidth;
+    unsigned width = param.bitWidth();
     // Integer parameters are signed, as the GPU launch path reads them: an i32
     // takes [-2^31, 2^31 - 1], so 2^32 - 1 is refused, never read as -1. An i1
     // takes 0 and 1.
@@ -215,9 +188,7 @@ llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Fra
     slot.i.assign(1, signExtend(uint64_t(value), width));
     return llvm::Error::success();
   }
-  case ElementKind::F32:
-  case ElementKind::F16:
-  case ElementKind::BF16: {
+  if (param.isFloat() && param.element != DType::F8E4M3) {
     if (arg.getKind() != Arg::Kind::Float)
       return kernelError(name, what + " needs a float scalar, got " + given);
     llvm::APFloat value(arg.getFloat());
@@ -227,9 +198,7 @@ llvm::Error CompiledKernelImpl::bindArgument(unsigned index, const Arg &arg, Fra
     slot.f.assign(1, value.convertToFloat());
     return llvm::Error::success();
   }
-  default:
-    return kernelError(name, what + " cannot be passed to the interpreter");
-  }
+  return kernelError(name, what + " cannot be passed to the interpreter");
 }
 
 /// The grids a GPU launch takes (CUDA's limits per axis), and at most

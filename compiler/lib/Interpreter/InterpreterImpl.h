@@ -6,6 +6,7 @@
 
 #include "tilejit/Dialect/Tile/IR/OpTable.h"
 #include "tilejit/Interpreter/Interpreter.h"
+#include "tilejit/support/DType.h"
 
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/DenseMap.h"
@@ -20,24 +21,30 @@ namespace tilejit::interp::detail {
 
 using llvm::Expected;
 
-/// How the elements of a value are represented. Floats of every format live
-/// in `Slot::f` as f32 holding values exactly representable in their format;
-/// integers live in `Slot::i` sign-extended from their width (so i1 true is
-/// -1); pointers live in `Slot::i` as host addresses.
-enum class ElementKind { F32, F16, BF16, E4M3, Int, Ptr, View };
+/// What a value holds: elements, pointers to them (a pointer or a tile of
+/// them) or a view of them. Floats of every format live in `Slot::f` as f32
+/// holding values exactly representable in their format; integers live in
+/// `Slot::i` sign-extended from their width (so i1 true is -1); pointers live
+/// in `Slot::i` as host addresses.
+enum class ValueForm { Elements, Ptr, View };
 
-/// The interpreter's view of an MLIR type: element kind and static shape
+/// The interpreter's view of an MLIR type: form, element type and static shape
 /// (nothing that refers back to the MLIR context).
 struct ValueType {
-  ElementKind kind = ElementKind::F32;
-  unsigned bitWidth = 0;    // Int: 1..64 (index counts as 64)
-  unsigned memoryBytes = 0; // bytes of one element in memory (pointee for Ptr)
-  ElementKind pointee = ElementKind::F32; // Ptr: the pointee's kind
-  unsigned pointeeWidth = 0;              // Ptr to an integer: its width
-  llvm::SmallVector<int64_t, 4> shape;    // empty for a scalar
+  ValueForm form = ValueForm::Elements;
+  /// The elements' type, or the pointee's of a pointer or view (index counts
+  /// as i64).
+  DType element = DType::F32;
+  llvm::SmallVector<int64_t, 4> shape; // empty for a scalar
   int64_t numElements = 1;
 
-  bool isFloat() const { return kind <= ElementKind::E4M3; }
+  /// Bits of an element (the pointee's for a pointer or view).
+  unsigned bitWidth() const { return dtypeBits(element); }
+  /// Bytes of an element in memory (the pointee's for a pointer or view).
+  unsigned memoryBytes() const { return unsigned(dtypeBytes(element)); }
+  bool isFloat() const {
+    return form == ValueForm::Elements && tilejit::isFloat(element);
+  }
   bool isTile() const { return !shape.empty(); }
 };
 
@@ -114,9 +121,9 @@ int64_t readInt(const ValueType &element, int64_t address);
 void writeFloat(const ValueType &element, int64_t address, float value);
 void writeInt(const ValueType &element, int64_t address, int64_t value);
 
-/// Rounds every element to `kind` (bf16, f16 or e4m3, nearest even);
+/// Rounds every element to `type` (bf16, f16 or e4m3, nearest even);
 /// nothing to do for f32.
-void roundInPlace(ElementKind kind, float *data, size_t count);
+void roundInPlace(DType type, float *data, size_t count);
 
 /// Integer helpers: values are kept sign-extended from their width.
 inline int64_t signExtend(uint64_t value, unsigned width) {

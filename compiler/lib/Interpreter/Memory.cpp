@@ -108,12 +108,12 @@ template <typename T> static void store(int64_t address, T value) {
 }
 
 float readFloat(const ValueType &element, int64_t address) {
-  switch (element.kind) {
-  case ElementKind::F16:
+  switch (element.element) {
+  case DType::F16:
     return f16ToF32(load<uint16_t>(address));
-  case ElementKind::BF16:
+  case DType::BF16:
     return bf16ToF32(load<uint16_t>(address));
-  case ElementKind::E4M3:
+  case DType::F8E4M3:
     return e4m3Table()[load<uint8_t>(address)];
   default:
     return load<float>(address);
@@ -121,12 +121,12 @@ float readFloat(const ValueType &element, int64_t address) {
 }
 
 void writeFloat(const ValueType &element, int64_t address, float value) {
-  switch (element.kind) {
-  case ElementKind::F16:
+  switch (element.element) {
+  case DType::F16:
     return store(address, f32ToF16(value));
-  case ElementKind::BF16:
+  case DType::BF16:
     return store(address, f32ToBF16(value));
-  case ElementKind::E4M3:
+  case DType::F8E4M3:
     return store(address, f32ToE4M3(value));
   default:
     return store(address, value);
@@ -135,28 +135,28 @@ void writeFloat(const ValueType &element, int64_t address, float value) {
 
 int64_t readInt(const ValueType &element, int64_t address) {
   uint64_t raw = 0;
-  std::memcpy(&raw, reinterpret_cast<const void *>(address), element.memoryBytes);
-  if (element.bitWidth == 1) // i1 is a byte in memory: non-zero is true
+  std::memcpy(&raw, reinterpret_cast<const void *>(address), element.memoryBytes());
+  if (element.element == DType::I1) // a byte in memory: non-zero is true
     return raw & 0xFF ? -1 : 0;
-  return signExtend(raw, element.bitWidth);
+  return signExtend(raw, element.bitWidth());
 }
 
 void writeInt(const ValueType &element, int64_t address, int64_t value) {
-  uint64_t raw = zeroExtend(value, element.bitWidth);
-  std::memcpy(reinterpret_cast<void *>(address), &raw, element.memoryBytes);
+  uint64_t raw = zeroExtend(value, element.bitWidth());
+  std::memcpy(reinterpret_cast<void *>(address), &raw, element.memoryBytes());
 }
 
-void roundInPlace(ElementKind kind, float *data, size_t count) {
-  switch (kind) {
-  case ElementKind::BF16:
+void roundInPlace(DType type, float *data, size_t count) {
+  switch (type) {
+  case DType::BF16:
     for (size_t k = 0; k < count; ++k)
       data[k] = roundToBF16(data[k]);
     break;
-  case ElementKind::F16:
+  case DType::F16:
     for (size_t k = 0; k < count; ++k)
       data[k] = roundToF16(data[k]);
     break;
-  case ElementKind::E4M3:
+  case DType::F8E4M3:
     for (size_t k = 0; k < count; ++k)
       data[k] = roundToE4M3(data[k]);
     break;

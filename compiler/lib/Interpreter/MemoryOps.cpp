@@ -153,7 +153,7 @@ Expected<Instr> compileLoad(Operation *op, Compiler &c) {
     v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
     floatPad = v.convertToFloat();
   } else if (auto pad = dyn_cast_or_null<IntegerAttr>(load.getPaddingAttr())) {
-    intPad = signExtend(pad.getValue().getZExtValue(), element.bitWidth);
+    intPad = signExtend(pad.getValue().getZExtValue(), element.bitWidth());
   }
   SmallVector<int64_t, 4> shape = type.shape;
   int64_t n = type.numElements;
@@ -166,7 +166,7 @@ Expected<Instr> compileLoad(Operation *op, Compiler &c) {
       to.f.assign(n, floatPad);
     else
       to.i.assign(n, intPad);
-    auto located = locate(frame, site, view, offsetSlots, shape, element.memoryBytes,
+    auto located = locate(frame, site, view, offsetSlots, shape, element.memoryBytes(),
                           /*write=*/false);
     if (!located)
       return located.takeError();
@@ -175,11 +175,11 @@ Expected<Instr> compileLoad(Operation *op, Compiler &c) {
       return llvm::Error::success();
     if (element.isFloat())
       forEachInBox(
-          view, offsets, shape, box, element.memoryBytes,
+          view, offsets, shape, box, element.memoryBytes(),
           [&](int64_t k, int64_t address) { to.f[k] = readFloat(element, address); });
     else
       forEachInBox(
-          view, offsets, shape, box, element.memoryBytes,
+          view, offsets, shape, box, element.memoryBytes(),
           [&](int64_t k, int64_t address) { to.i[k] = readInt(element, address); });
     return llvm::Error::success();
   });
@@ -196,7 +196,7 @@ Expected<Instr> compileStore(Operation *op, Compiler &c) {
   return Instr([=](Frame &frame) -> llvm::Error {
     const View &view = frame.slots[viewSlot].view;
     const Slot &from = frame.slots[valueSlot];
-    auto located = locate(frame, site, view, offsetSlots, shape, element.memoryBytes,
+    auto located = locate(frame, site, view, offsetSlots, shape, element.memoryBytes(),
                           /*write=*/true);
     if (!located)
       return located.takeError();
@@ -205,11 +205,11 @@ Expected<Instr> compileStore(Operation *op, Compiler &c) {
       return llvm::Error::success();
     if (element.isFloat())
       forEachInBox(
-          view, offsets, shape, box, element.memoryBytes,
+          view, offsets, shape, box, element.memoryBytes(),
           [&](int64_t k, int64_t address) { writeFloat(element, address, from.f[k]); });
     else
       forEachInBox(
-          view, offsets, shape, box, element.memoryBytes,
+          view, offsets, shape, box, element.memoryBytes(),
           [&](int64_t k, int64_t address) { writeInt(element, address, from.i[k]); });
     return llvm::Error::success();
   });
@@ -222,7 +222,7 @@ Expected<Instr> compileAddPtr(Operation *op, Compiler &c) {
   if (!out)
     return out.takeError();
   const ValueType &type = c.typeOf(add.getResult());
-  uint64_t bytes = type.memoryBytes;
+  uint64_t bytes = type.memoryBytes();
   int64_t n = type.numElements;
   unsigned dst = *out;
   return Instr([=](Frame &frame) {
@@ -254,7 +254,7 @@ Expected<Instr> compilePtrLoad(Operation *op, Compiler &c) {
     const int64_t *addresses = frame.slots[ptrs].i.data();
     const int64_t *active = mask ? frame.slots[*mask].i.data() : nullptr;
     if (llvm::Error err =
-            frame.memory->check(site, addresses, active, n, element.memoryBytes,
+            frame.memory->check(site, addresses, active, n, element.memoryBytes(),
                                 /*write=*/false))
       return err;
     auto fill = [&](auto &to, const auto *otherValues, auto read) {
@@ -286,7 +286,7 @@ Expected<Instr> compilePtrStore(Operation *op, Compiler &c) {
     const int64_t *addresses = frame.slots[ptrs].i.data();
     const int64_t *active = mask ? frame.slots[*mask].i.data() : nullptr;
     if (llvm::Error err =
-            frame.memory->check(site, addresses, active, n, element.memoryBytes,
+            frame.memory->check(site, addresses, active, n, element.memoryBytes(),
                                 /*write=*/true))
       return err;
     const Slot &from = frame.slots[value];

@@ -79,8 +79,8 @@ template <bool scan> Expected<Instr> compileReduceOrScan(Operation *op, Compiler
     return out.takeError();
   const ValueType &type = c.typeOf(op->getResult(0));
   bool isFloat = type.isFloat();
-  ElementKind element = type.kind;
-  unsigned width = type.bitWidth;
+  DType element = type.element;
+  unsigned width = type.bitWidth();
   int64_t n = type.numElements;
   unsigned dst = *out;
   return Instr([=](Frame &frame) {

@@ -73,7 +73,7 @@ Expected<Instr> compileConstant(Operation *op, Compiler &c) {
     return v.convertToFloat();
   };
   auto toInt = [&](const APInt &v) {
-    return signExtend(v.getZExtValue(), type.bitWidth);
+    return signExtend(v.getZExtValue(), type.bitWidth());
   };
   std::vector<float> floats;
   std::vector<int64_t> ints;
@@ -111,7 +111,7 @@ Expected<Instr> compileSelect(Operation *op, Compiler &c) {
   if (!out)
     return out.takeError();
   const ValueType &type = c.typeOf(select.getResult());
-  if (type.kind == ElementKind::View)
+  if (type.form == ValueForm::View)
     return opError(op, "cannot select between views");
   bool isFloat = type.isFloat();
   bool scalarCond = !c.typeOf(select.getCondition()).isTile();

@@ -13,6 +13,8 @@
 #ifndef TILEJIT_BUILDER_BUILDER_H
 #define TILEJIT_BUILDER_BUILDER_H
 
+#include "tilejit/support/DType.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -29,15 +31,9 @@
 
 namespace tilejit {
 
-/// Element types of tiles, scalars and pointees.
-enum class DType : uint8_t { F32, F16, BF16, F8E4M3, I1, I8, I32, I64 };
-
-/// "f32", "bf16", "f8e4m3", ...
-const char *dtypeName(DType t);
 mlir::Type toMlirType(mlir::MLIRContext &ctx, DType t);
 /// The DType of a scalar element type; std::nullopt for anything else.
 std::optional<DType> fromMlirType(mlir::Type t);
-bool isFloat(DType t);
 
 using Shape = std::vector<int64_t>;
 using SrcLoc = std::source_location;

@@ -43,18 +43,42 @@ struct KernelConstant {
   bool isTunable() const { return !candidates.empty(); }
 };
 
+/// Constant values by name: a plan's geometry, a tuned configuration, a
+/// caller's settings. Every layer passes constants in this typed form; their
+/// text form is read only where text comes in (parseConstantSetting).
+using ConstantValues = std::map<std::string, int64_t>;
+
+/// One constant set by name; `kernel` names its kernel where the settings of
+/// several kernels travel together (the CLI's `run --set`).
+struct ConstantSetting {
+  std::string kernel;
+  std::string name;
+  int64_t value = 0;
+};
+
+/// Parses the text form of one constant setting: "NAME=VALUE", or with
+/// `namesKernel` "KERNEL.NAME=VALUE". The one reader of that form, for every
+/// edge where it comes in (`tilejit --set`, the embedding API's session
+/// settings); names and values may have spaces around them. Errors: "expected
+/// name=value, got 'TEXT'" (or "expected KERNEL.CONSTANT=VALUE"), "constant
+/// 'NAME' needs an integer, got 'VALUE'".
+llvm::Expected<ConstantSetting> parseConstantSetting(llvm::StringRef text,
+                                                     bool namesKernel = false);
+/// The text form of `setting`, as parseConstantSetting reads it.
+std::string formatConstantSetting(const ConstantSetting &setting);
+/// "k1=v1,k2=v2" in name order: constants as messages show them.
+std::string formatConstants(const ConstantValues &values);
+
 /// The constants a kernel is built with.
 class Specialization {
 public:
   /// The value of `name`; asserts it was declared (a kernel bug, not a user one).
   int64_t get(llvm::StringRef name) const;
   void set(llvm::StringRef name, int64_t value) { values_[name.str()] = value; }
-  const std::map<std::string, int64_t> &values() const { return values_; }
-  /// "k1=v1,k2=v2" in name order: part of the cache key.
-  std::string key() const;
+  const ConstantValues &values() const { return values_; }
 
 private:
-  std::map<std::string, int64_t> values_;
+  ConstantValues values_;
 };
 
 /// Builds the kernel body into `k` for the given constants.
@@ -84,11 +108,20 @@ struct KernelDef {
   std::vector<KernelConstant> constants;
   KernelBuildFn body;
   std::vector<ConstantRule> rules = {};
+  /// The launch sizes its tuned configurations are bucketed by, as Triton's
+  /// `autotune(key=...)`: `tilejit tune` records an entry under these values
+  /// of the tuning problem's launch (each rounded up to a power of two), and a
+  /// plan looks the kernel up with its own values of them ("rows" of a decode
+  /// step, "tokens" of a prefill). Empty: the kernel is never looked up.
+  std::vector<std::string> tuningKey = {};
 
-  /// Defaults overridden by "name=value" strings, then checked: unknown names,
-  /// values that are not integers and values outside the constants' ranges
-  /// or rules are errors naming the constant, its value and the rule.
-  llvm::Expected<Specialization> specialize(llvm::ArrayRef<std::string> overrides) const;
+  /// Defaults overridden by `overrides`, then checked: unknown names and
+  /// values outside the constants' ranges or rules are errors naming the
+  /// constant, its value and the rule.
+  llvm::Expected<Specialization> specialize(const ConstantValues &overrides) const;
+  /// Checks that `values` names constants of this kernel only: an unknown
+  /// name is an error listing the ones it has.
+  llvm::Error checkNames(const ConstantValues &values) const;
   /// Checks `spec` against the ranges and rules (what specialize does after
   /// reading the overrides; a tuner's candidates come here too).
   llvm::Error check(const Specialization &spec) const;

@@ -18,8 +18,8 @@ namespace tilejit::tuning {
 std::string tuneVersion(const runtime::KernelCompiler &compiler);
 
 /// The database key of `target` on this runtime's device: the hash of the
-/// canonical IR of `target.base`, the shape bucket, the arch, the SM count and
-/// the runtime compiler's version.
+/// canonical IR of `target.base`, the bucket of the launch sizes its kernel's
+/// tuning key names, the arch, the SM count and the runtime compiler's version.
 llvm::Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target);
 
 /// The database of `jit` (RuntimeOptions::tuneDbPath): empty when it has none
@@ -36,22 +36,19 @@ TuneDb loadTuneDb(runtime::JitRuntime &jit);
 /// reading error (which names the file) for a file that cannot be read.
 std::string describeTuneDb(llvm::StringRef path, llvm::StringRef currentVersion);
 
-/// `def` at `constants` ("name=value") with every tunable constant at its
-/// default: the instance `tilejit tune` keys its entry by.
+/// `def` at `constants` with every tunable constant at its default: the
+/// instance `tilejit tune` keys its entry by.
 llvm::Expected<Specialization> tuningBase(const KernelDef &def,
-                                          llvm::ArrayRef<std::string> constants);
+                                          const ConstantValues &constants);
 
 /// What the database holds for one kernel instance.
 struct TunedChoice {
   TuneKey key;
   TuneMatch match = TuneMatch::None;
   /// The tuned values of the tunable constants; empty: the defaults.
-  NamedValues config;
+  ConstantValues config;
   /// What was found, for the user; empty when there is no entry.
   std::string message;
-
-  /// `config` as "name=value" strings, for KernelDef::specialize.
-  std::vector<std::string> constants() const;
 };
 
 /// The entry of `db` for `def` at `base` (tunable constants at their

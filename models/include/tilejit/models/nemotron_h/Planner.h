@@ -1,5 +1,5 @@
 // The NemotronH Mamba2 mixer as step plans (plan/StepPlan.h), decode and
-// prefill, both built layer by layer by one layer builder (Planner.cpp):
+// prefill, both built layer by layer by one layer builder (LayerBuilder.h):
 // - decode (docs/numerics.md R7 with R3d + R5d): per layer the fused
 //   in_proj -> split -> conv update, the state update, the gated norm and
 //   out_proj;
@@ -18,7 +18,7 @@ namespace tilejit::models {
 
 /// How a plan is made beyond its geometry.
 struct PlanOptions {
-  /// Per-kernel "name=value" constants; they win over everything.
+  /// Per-kernel constants; they win over everything.
   KernelOverrides overrides;
   /// Tuned constants (e.g. tunedFromDatabase), consulted before the overrides.
   TunedConstants tuned;
@@ -31,8 +31,8 @@ struct PlanOptions {
   /// Tokens per span of the prefill SSD (rounded down to whole chunks, at
   /// least one): spans run in parallel, the state pass walks them in order.
   /// 512: at T = 8192, 16 spans give the SSD 16x the programs of one walk
-  /// over the stream (on the H200 the same chunk steps took 400 instead of
-  /// 670 us, bench/ssd/ssd_span_probe.py) and the state pass 16 steps.
+  /// over the stream (faster on the H200: docs/BENCHMARKS.md,
+  /// bench/ssd/ssd_span_probe.py) and the state pass 16 steps.
   int64_t ssdSpanTokens = 512;
   /// Whether an override of a kernel the plan does not launch is an error, as
   /// for `tilejit run --set` (a setting that changes nothing is a mistake).

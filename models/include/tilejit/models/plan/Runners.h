@@ -9,6 +9,7 @@
 #include "tilejit/runtime/CompilerInterface.h"
 #include "tilejit/runtime/DeviceApi.h"
 #include "tilejit/runtime/WeightSlot.h"
+#include "tilejit/tuning/TuneDb.h"
 
 #include <memory>
 
@@ -125,13 +126,15 @@ private:
 };
 
 /// The tuning database's configurations (the runtime's TILEJIT_TUNE_DB) for
-/// the plans' tunable kernels: in_proj_conv at `rows` rows, ssd_prefill at
-/// `tokens` tokens (0: not looked up). The key is the kernel at the plan's
-/// geometry with its tunable constants at their defaults, on this device,
-/// as `tilejit tune` records it; each entry used, or found and not used, is
-/// said once on `log`.
+/// every kernel of a plan that declares a tuning key (KernelDef::tuningKey),
+/// looked up at `shape`, the plan's launch sizes by name ("rows" of a decode
+/// step, "tokens" of a prefill); a kernel tuned by a size the plan lacks (or
+/// gives as 0) is not looked up. The key is the kernel at the plan's geometry
+/// with its tunable constants at their defaults, on this device, as `tilejit
+/// tune` records it; each entry used, or found and not used, is said once on
+/// `log`.
 TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry &registry,
-                                 int64_t rows, int64_t tokens, llvm::raw_ostream &log);
+                                 tuning::NamedValues shape, llvm::raw_ostream &log);
 
 } // namespace tilejit::models
 

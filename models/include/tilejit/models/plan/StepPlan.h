@@ -9,6 +9,7 @@
 #define TILEJIT_MODELS_PLAN_STEPPLAN_H
 
 #include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/support/DType.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -32,10 +33,12 @@ struct PlanArg {
   static PlanArg real(double v) { return {Kind::Float, {}, 0, v}; }
 };
 
-/// A launch of a registered kernel specialized with `constants`.
+/// A launch of registered kernel `kernel` built with `spec`.
 struct PlannedLaunch {
   std::string kernel;
-  std::vector<std::string> constants; ///< "name=value" overrides
+  /// Every constant of the kernel, as the planner set them (planKernel): the
+  /// runners build the kernel with exactly these.
+  Specialization spec;
   std::array<int64_t, 3> grid;
   std::vector<PlanArg> args;
   int64_t layer = -1; ///< index in the whole model
@@ -54,11 +57,9 @@ struct PlannedLaunch {
   int64_t bytesRead = 0, bytesWritten = 0;
 };
 
-/// The element type of a plan buffer (bf16 as bits, e4m3 as codes).
-enum class ElementType { BF16, E4M3, F32, I32 };
-/// "bf16", "e4m3", "f32", "i32": the names callers' tensors are described by.
-llvm::StringRef elementTypeName(ElementType type);
-size_t elementBytes(ElementType type);
+/// The name callers' tensors give a plan buffer's element type (bf16 as bits,
+/// e4m3 as codes): the IR's name, but "e4m3" for f8e4m3.
+llvm::StringRef tensorTypeName(DType type);
 
 /// A buffer the plan uses: its size, what fills it, and the row-major tensor it
 /// holds (shape times element width is `bytes`).
@@ -70,7 +71,7 @@ struct PlanBuffer {
     Input,      ///< the step's inputs (hidden rows, slots)
   } role;
   size_t bytes;
-  ElementType type = ElementType::BF16;
+  DType type = DType::BF16;
   std::vector<int64_t> shape;
   /// The layer a weight or a page belongs to; -1 for buffers of the step.
   int64_t layer = -1;
@@ -100,7 +101,7 @@ struct StepPlan {
 
   /// Declares buffer `name` (its bytes from `type` and `shape`) and returns
   /// the argument that names it.
-  PlanArg addBuffer(std::string name, PlanBuffer::Role role, ElementType type,
+  PlanArg addBuffer(std::string name, PlanBuffer::Role role, DType type,
                     std::vector<int64_t> shape, int64_t layer = -1);
 
   /// "l<layer>.<name>", the buffer of one layer's parameter or page.
@@ -118,45 +119,40 @@ struct StepPlan {
 llvm::Error checkPlanTensor(const StepPlan &plan, llvm::StringRef buffer,
                             llvm::StringRef what, const TensorRef &tensor, int device);
 
+/// Kernel `kernel` of `registry`; an unregistered kernel is an error naming it.
+llvm::Expected<const KernelDef *> findPlanKernel(const KernelRegistry &registry,
+                                                 llvm::StringRef kernel);
+
 /// A registered kernel with its constants applied.
 struct SpecializedKernel {
   const KernelDef *def;
   Specialization spec;
 };
 
-/// Looks `kernel` up in `registry` and applies `constants` ("name=value");
-/// an unregistered kernel or a bad constant is an error naming it.
+/// Looks `kernel` up in `registry` and applies `constants`; an unregistered
+/// kernel or a bad constant is an error naming it.
 llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registry,
                                                    llvm::StringRef kernel,
-                                                   llvm::ArrayRef<std::string> constants);
+                                                   const ConstantValues &constants);
 
-/// Tuning choices of a plan's kernels ("name=value" constants per kernel);
-/// empty means the registered defaults.
-using KernelOverrides = std::map<std::string, std::vector<std::string>>;
+/// The caller's constants of a plan's kernels, by kernel; empty means the
+/// registered defaults (or the tuned values).
+using KernelOverrides = std::map<std::string, ConstantValues>;
 
-/// "name=value".
-std::string kv(llvm::StringRef name, int64_t value);
-
-/// A kernel as a plan launches it: its constants and their specialization.
-struct PlannedKernel {
-  std::vector<std::string> constants; ///< the plan's geometry, then the overrides
-  Specialization spec;
-};
-
-/// Tuned constants ("name=value") for `kernel` planned with `geometry`, e.g.
-/// from the tuning database; empty for none. Consulted before the caller's
-/// overrides, which win.
-using TunedConstants = std::function<std::vector<std::string>(
-    llvm::StringRef kernel, llvm::ArrayRef<std::string> geometry)>;
+/// Tuned constants for `kernel` planned with `geometry`, e.g. from the tuning
+/// database; empty for none. Consulted before the caller's overrides, which
+/// win.
+using TunedConstants =
+    std::function<ConstantValues(llvm::StringRef kernel, const ConstantValues &geometry)>;
 
 /// `kernel` specialized with `geometry`, then the tuned constants, then the
-/// caller's overrides for it; a bad override fails the plan with the
-/// kernel's message.
-llvm::Expected<PlannedKernel> planKernel(const KernelRegistry &registry,
-                                         const KernelOverrides &overrides,
-                                         llvm::StringRef kernel,
-                                         std::vector<std::string> geometry,
-                                         const TunedConstants &tuned = nullptr);
+/// caller's overrides for it, checked against the kernel's ranges and rules:
+/// the specialization a PlannedLaunch carries. A bad override fails the plan
+/// with the kernel's message.
+llvm::Expected<Specialization> planKernel(const KernelRegistry &registry,
+                                          const KernelOverrides &overrides,
+                                          llvm::StringRef kernel, ConstantValues geometry,
+                                          const TunedConstants &tuned = nullptr);
 
 } // namespace tilejit::models
 

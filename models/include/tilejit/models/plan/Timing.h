@@ -8,14 +8,15 @@
 #include "tilejit/models/plan/Runners.h"
 #include "tilejit/runtime/Capture.h"
 #include "tilejit/runtime/DeviceMemory.h"
+#include "tilejit/support/Timing.h"
 
 namespace tilejit::models {
 
-/// Milliseconds of each of `replays` replays of `graph` on `stream` (events
-/// around each, one warm-up replay first), sorted ascending.
-llvm::Expected<std::vector<double>> replayTimes(runtime::DeviceApi &device,
-                                                runtime::Graph &graph,
-                                                runtime::Stream &stream, int replays);
+/// Median/min/max milliseconds of `replays` replays of `graph` on `stream`
+/// (events around each, one warm-up replay first).
+llvm::Expected<support::SampleSummary> replayTimes(runtime::DeviceApi &device,
+                                                   runtime::Graph &graph,
+                                                   runtime::Stream &stream, int replays);
 
 /// The practical floor of a launch that reads `readBytes` and writes
 /// `writtenBytes` (design: docs/design.md, measuring): the per-launch time (µs)

@@ -1,7 +1,8 @@
 // The checks every plan passes when it is built, so that a plan that exists
 // can run: no launch of an empty grid (work it would silently skip) or of a
 // grid CUDA refuses, no argument naming an undeclared buffer, buffers whose
-// bytes fit the host, and no --set override left unused.
+// bytes fit the host, and no --set override left unused; and the one reader of
+// the settings that become a plan's overrides.
 #ifndef TILEJIT_MODELS_PLAN_VALIDATE_H
 #define TILEJIT_MODELS_PLAN_VALIDATE_H
 
@@ -24,12 +25,15 @@ llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides,
 llvm::Error validatePlan(const StepPlan &plan, const KernelOverrides &overrides = {},
                          unsigned referenceCopies = 0);
 
-/// Checks `--set KERNEL.CONSTANT=V` style overrides against `registry` before
-/// any plan is made: the kernel is registered, the constant is one of its
-/// own and the value an integer (ranges and rules are checked when the plan
-/// specializes the kernel at its geometry).
-llvm::Error checkOverrideNames(const KernelRegistry &registry,
-                               const KernelOverrides &overrides);
+/// Reads "KERNEL.CONSTANT=VALUE" settings (the CLI's `run --set`, the
+/// embedding API's session settings) with parseConstantSetting into per-kernel
+/// overrides before any plan is made: each names a registered kernel, one of
+/// its constants and an integer (ranges and rules are checked when the plan
+/// specializes the kernel at its geometry). An error names the setting as
+/// `quote` writes it ("--set S", "setting 'S'") and what is wrong with it.
+llvm::Expected<KernelOverrides>
+parseKernelSettings(const KernelRegistry &registry, llvm::ArrayRef<std::string> settings,
+                    llvm::function_ref<std::string(llvm::StringRef)> quote);
 
 } // namespace tilejit::models
 

@@ -5,6 +5,8 @@
 #ifndef TILEJIT_PYTHON_CORE_H
 #define TILEJIT_PYTHON_CORE_H
 
+#include "tilejit/support/DType.h"
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -47,13 +49,6 @@ struct Location {
   unsigned column = 0;
 };
 
-/// Element types, in tilejit::DType's order.
-enum class ElementType : uint8_t { F32, F16, BF16, F8E4M3, I1, I8, I32, I64 };
-/// "f32", "bf16", "f8e4m3", ...
-const char *elementTypeName(ElementType type);
-/// Bytes per element (1 for i1).
-unsigned elementTypeSize(ElementType type);
-
 /// A value of the kernel under construction, by its index in the builder.
 using ValueId = int32_t;
 
@@ -83,7 +78,7 @@ struct KernelConfig {
 struct Param {
   std::string name;
   bool pointer = false;
-  ElementType type = ElementType::F32;
+  DType type = DType::F32;
   /// Pointers: the declared row-major shape, each dimension a size, the name
   /// of the scalar parameter holding it, or "?"; empty when not declared.
   std::vector<std::variant<int64_t, std::string>> shape;
@@ -128,8 +123,8 @@ public:
   const std::string &name() const;
   bool finished() const;
 
-  ValueId ptrParam(const std::string &name, ElementType pointee, const Location &loc);
-  ValueId scalarParam(const std::string &name, ElementType type, const Location &loc);
+  ValueId ptrParam(const std::string &name, DType pointee, const Location &loc);
+  ValueId scalarParam(const std::string &name, DType type, const Location &loc);
   void setConfig(const KernelConfig &config);
   /// Records a mistake that finish() will report (e.g. a Python loop body
   /// that raised).
@@ -140,17 +135,17 @@ public:
   bool isPointer(ValueId v) const;
   bool isView(ValueId v) const;
   std::vector<int64_t> shape(ValueId v) const;
-  ElementType dtype(ValueId v) const;
+  DType dtype(ValueId v) const;
   /// "tile<128xf32>", "i32", "!tile.ptr<bf16>"; "<invalid>" after a mistake.
   std::string describe(ValueId v) const;
 
-  ValueId convert(ValueId v, ElementType type, const Location &loc);
+  ValueId convert(ValueId v, DType type, const Location &loc);
   ValueId programId(int axis, const Location &loc);
   ValueId numPrograms(int axis, const Location &loc);
   ValueId arange(int start, int end, const Location &loc);
-  ValueId constant(double value, ElementType type, const Location &loc);
-  ValueId full(const std::vector<int64_t> &shape, const Operand &value, ElementType type);
-  ValueId zeros(const std::vector<int64_t> &shape, ElementType type, const Location &loc);
+  ValueId constant(double value, DType type, const Location &loc);
+  ValueId full(const std::vector<int64_t> &shape, const Operand &value, DType type);
+  ValueId zeros(const std::vector<int64_t> &shape, DType type, const Location &loc);
   ValueId broadcastTo(const Operand &x, const std::vector<int64_t> &shape);
   ValueId expandDims(const Operand &x, int axis);
   ValueId reshape(const Operand &x, const std::vector<int64_t> &shape);

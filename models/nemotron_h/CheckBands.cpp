@@ -1,7 +1,7 @@
 // Per-output bands of a projection (R1, R1h, R1b in docs/numerics.md) from the
 // codes the backend actually fed it, and the share of outputs each band rejects
 // under the defects it must separate (Check.h).
-#include "tilejit/models/plan/Check.h"
+#include "tilejit/models/nemotron_h/Check.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Parallel.h"

@@ -1,7 +1,8 @@
 // Checks a step backend against the sequential f64 reference (Check.h): carried
 // steps in lockstep with the reference, then every op of the last step against
-// the reference fed the backend's own input to it.
-#include "tilejit/models/plan/Check.h"
+// the reference fed the backend's own input to it (CheckOps.h).
+#include "CheckOps.h"
+
 #include "tilejit/support/FloatFormats.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -14,34 +15,11 @@
 namespace tilejit::models {
 namespace {
 
+using namespace detail;
+
 template <typename T> void assign(std::vector<T> &v, const std::vector<uint8_t> &b) {
   v.resize(b.size() / sizeof(T));
   std::memcpy(v.data(), b.data(), v.size() * sizeof(T));
-}
-
-template <typename T>
-Tensor<T> tensorOf(const std::vector<uint8_t> &bytes, std::vector<int64_t> shape) {
-  Tensor<T> t(std::move(shape));
-  std::memcpy(t.data.data(), bytes.data(), t.data.size() * sizeof(T));
-  return t;
-}
-
-/// Counts elements outside |got - want| <= atol + rtol |want|; tracks the
-/// worst ratio of error to band.
-void compare(double got, double want, double atol, double rtol, int64_t &checked,
-             int64_t &bad, double &worst) {
-  double band = atol + rtol * std::abs(want), error = std::abs(got - want);
-  ++checked;
-  if (!(error <= band))
-    ++bad;
-  worst = std::max(worst, std::isnan(error) ? INFINITY : error / band);
-}
-
-/// The spacing of e4m3 values at |v| (subnormals below 2^-6 are 2^-9 apart).
-double e4m3Step(double v) {
-  int exponent = 0;
-  std::frexp(std::abs(v), &exponent);
-  return std::ldexp(1.0, std::max(exponent - 1, -6) - 3);
 }
 
 /// The dropped SSM carry's separation: the share of the carried state that the
@@ -73,16 +51,10 @@ double droppedCarryShare(const NemotronHConfig &c, const std::set<int64_t> &carr
         continue;
       ++heads;
       for (int64_t i = first; i < first + head; ++i)
-        compare(twin[i], want[i], StepCheck::kStateAtol, StepCheck::kStateRtol, checked,
-                outside, worst);
+        countInBand(twin[i], want[i], StepCheck::kStateAtol, StepCheck::kStateRtol,
+                    checked, outside, worst);
     }
   return checked ? double(outside) / checked : -1;
-}
-
-/// e4m3(x / s) the way a kernel that multiplies by the f32 reciprocal rounds it.
-uint8_t reciprocalCode(uint16_t x, float scale) {
-  float product = float(ref::bf16Value(x)) * (1.0f / scale);
-  return ref::e4m3Code(double(product));
 }
 
 } // namespace
@@ -158,21 +130,6 @@ void StepCheck::print(llvm::raw_ostream &os) const {
                       untouchedSlotsDiffering, paddingNonZero);
 }
 
-std::vector<int32_t> randomDecodeSlots(int64_t rows, int64_t numSlots, uint64_t seed,
-                                       bool padding) {
-  std::vector<int32_t> all(numSlots);
-  for (int64_t i = 0; i < numSlots; ++i)
-    all[i] = int32_t(i);
-  Rng rng(seed);
-  for (int64_t i = numSlots - 1; i > 0; --i) // Fisher-Yates
-    std::swap(all[i], all[rng.next() % uint64_t(i + 1)]);
-  std::vector<int32_t> slots(all.begin(), all.begin() + rows);
-  if (rows > 1 && padding)
-    for (int64_t r = 1; r < rows; r += 3)
-      slots[r] = -1;
-  return slots;
-}
-
 namespace {
 
 /// The lockstep of a backend and the reference through `layers`. `rows` hidden
@@ -229,8 +186,8 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
     // it (the previous layer's output as the backend computed it). Chained
     // through the reference's own outputs instead, a one-ulp difference that
     // R1 allows moves an e4m3 activation code in the next FP8 layer, and over
-    // two FP8 layers of a 300-token prefill that alone left 3159 of 806,400
-    // outputs outside the band on the H200 with exact (mma.sync) sums.
+    // two FP8 layers of a prefill that alone put outputs outside the band on
+    // the H200 with exact (mma.sync) sums.
     Tensor<uint16_t> in = hidden;
     for (size_t l = 0; l < layers.size(); ++l) {
       if (l > 0)
@@ -245,8 +202,9 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
       std::vector<uint16_t> got;
       assign(got, buffers[StepPlan::activation(l + 1)]);
       for (size_t i = 0; i < got.size(); ++i) {
-        compare(bf16ToF32(got[i]), bf16ToF32(want->data[i]), StepCheck::kOutAtol,
-                StepCheck::kOutRtol, check.outChecked, check.outBad, check.outMaxError);
+        countInBand(bf16ToF32(got[i]), bf16ToF32(want->data[i]), StepCheck::kOutAtol,
+                    StepCheck::kOutRtol, check.outChecked, check.outBad,
+                    check.outMaxError);
         if (padding[i / c.hiddenSize] && got[i] != 0)
           ++check.paddingNonZero;
       }
@@ -262,12 +220,13 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
     StepCheck::Layer stats;
     stats.layer = layers[l].layer;
     for (size_t i = 0; i < got.ssm.data.size(); ++i)
-      compare(got.ssm.data[i], check.want[l].ssm.data[i], StepCheck::kStateAtol,
-              StepCheck::kStateRtol, stats.ssmChecked, stats.ssmBad, stats.ssmMaxError);
+      countInBand(got.ssm.data[i], check.want[l].ssm.data[i], StepCheck::kStateAtol,
+                  StepCheck::kStateRtol, stats.ssmChecked, stats.ssmBad,
+                  stats.ssmMaxError);
     for (size_t i = 0; i < got.conv.data.size(); ++i) {
-      compare(bf16ToF32(got.conv.data[i]), bf16ToF32(check.want[l].conv.data[i]),
-              StepCheck::kOutAtol, StepCheck::kOutRtol, stats.convChecked, stats.convBad,
-              stats.convMaxError);
+      countInBand(bf16ToF32(got.conv.data[i]), bf16ToF32(check.want[l].conv.data[i]),
+                  StepCheck::kOutAtol, StepCheck::kOutRtol, stats.convChecked,
+                  stats.convBad, stats.convMaxError);
       stats.convNotIdentical += got.conv.data[i] != check.want[l].conv.data[i];
     }
     stats.droppedCarry =
@@ -290,14 +249,6 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
   return check;
 }
 
-/// The backend's buffer `name` of layer `w` ("l<layer>.<name>"), which a plan
-/// with per-layer activations has.
-const std::vector<uint8_t> &layerIntermediate(const HostBuffers &buffers,
-                                              const MambaLayerWeights &w,
-                                              llvm::StringRef name) {
-  return buffers.at(StepPlan::layerBuffer(w.layer, name));
-}
-
 /// Checks that the plan keeps every checked layer's intermediates apart.
 llvm::Error expectPerLayerActivations(const StepPlan &plan,
                                       const std::vector<MambaLayerWeights> &layers) {
@@ -309,125 +260,6 @@ llvm::Error expectPerLayerActivations(const StepPlan &plan,
                         "activations (PlanOptions::perLayerActivations)",
                         w.layer));
   return llvm::Error::success();
-}
-
-/// The sum precision of layer `layer`'s launch in role `role`.
-runtime::SumPrecision sumsOf(const StepPlan &plan, const LaunchSums &sums, int64_t layer,
-                             llvm::StringRef role) {
-  for (size_t i = 0; i < plan.launches.size() && i < sums.size(); ++i)
-    if (plan.launches[i].layer == layer && plan.launches[i].role == role)
-      return sums[i];
-  return runtime::SumPrecision::Exact;
-}
-
-/// R6 fed the backend's y and z, against the backend's `normed` (bf16, or
-/// e4m3 codes at the out_proj input scale), rows in `skip` left out; returns
-/// the reference norm's bf16 output (the out_proj check's unquantized input).
-Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
-                           const Tensor<uint16_t> &y, const Tensor<uint16_t> &z,
-                           const std::vector<uint8_t> &normed,
-                           const std::vector<bool> &skip, StepCheck &check) {
-  Tensor<double> want =
-      cantFail(ref::gatedRmsNorm(y, z, w.normWeight, c.normGroupSize(), c.eps));
-  NormCheck n;
-  n.layer = w.layer;
-  n.e4m3 = w.outProj.isFP8;
-  n.scaleShows = !n.e4m3 || StepCheck::scaleShows(w.outProj.inputScale);
-  const int64_t width = c.intermediate();
-  for (int64_t r = 0; r < y.dim(0); ++r) {
-    if (skip[r])
-      continue;
-    for (int64_t i = r * width; i < (r + 1) * width; ++i) {
-      double reference = want.data[i], got, extra = 0;
-      if (n.e4m3) {
-        // A code from a value that moved within R6's band may lie as many
-        // codes away as that span: compare decoded values, one step more.
-        // The quant saturates at +-448 (R1), as the reference's does.
-        const double s = w.outProj.inputScale;
-        reference = std::clamp(reference, -448 * s, 448 * s);
-        got = ref::e4m3Value(normed[i]) * s;
-        extra = e4m3Step(reference / s) * s;
-        const double dropped =
-            ref::e4m3Value(ref::e4m3Code(std::clamp(want.data[i], -448.0, 448.0))) * s;
-        n.droppedScale +=
-            !(std::abs(dropped - reference) <=
-              StepCheck::kOutAtol + extra + StepCheck::kOutRtol * std::abs(reference));
-      } else {
-        uint16_t bits;
-        std::memcpy(&bits, &normed[2 * i], 2);
-        got = ref::bf16Value(bits);
-      }
-      compare(got, reference, StepCheck::kOutAtol + extra, StepCheck::kOutRtol, n.checked,
-              n.outside, n.worst);
-    }
-  }
-  check.norms.push_back(n);
-  return ref::toBF16(want);
-}
-
-/// out_proj of layer `w` against the f64 linear of the backend's normed. A
-/// reduced band (R1h) cannot see a dropped input scale (the codes keep their
-/// relative precision at any scale short of saturation, and the output scale
-/// drops it again): that defect is left to the norm's quant check, as the
-/// activation quant's is for in_proj.
-void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w,
-                  const StepPlan &plan, const LaunchSums &sums,
-                  const std::vector<uint8_t> &normed, Tensor<uint16_t> unquantized,
-                  const std::vector<uint8_t> &out, const std::vector<bool> &skip,
-                  StepCheck &check) {
-  const int64_t rows = int64_t(skip.size()), I = c.intermediate();
-  LinearOperands ops;
-  ops.projection = &w.outProj;
-  const runtime::SumPrecision precision = sumsOf(plan, sums, w.layer, "out_proj");
-  if (w.outProj.isFP8) {
-    ops.codes = Tensor<uint8_t>({rows, I});
-    std::memcpy(ops.codes.data.data(), normed.data(), ops.codes.data.size());
-    if (precision == runtime::SumPrecision::Exact)
-      ops.unquantized = std::move(unquantized);
-  } else {
-    ops.bf16 = tensorOf<uint16_t>(normed, {rows, I});
-  }
-  check.projections.push_back(
-      checkProjection(llvm::formatv("layer {0} out_proj", w.layer).str(), ops, {},
-                      tensorOf<uint16_t>(out, {rows, c.hiddenSize}), skip, precision));
-}
-
-/// in_proj as a GEMM into zxbcdt (prefill, and decode from its GEMM rows
-/// on): the quant's codes when FP8, then the GEMM over every row (padding
-/// rows too: the GEMM does not know them) from the codes it read. Returns
-/// zxbcdt.
-Tensor<uint16_t> checkInProjGemm(const NemotronHConfig &c, const MambaLayerWeights &w,
-                                 const StepPlan &plan, const LaunchSums &sums,
-                                 const HostBuffers &b, const Tensor<uint16_t> &x,
-                                 StepCheck &check) {
-  LinearOperands ops;
-  ops.projection = &w.inProj;
-  if (w.inProj.isFP8) {
-    const std::vector<uint8_t> &q = layerIntermediate(b, w, "act_q");
-    ops.codes = Tensor<uint8_t>(x.shape);
-    std::memcpy(ops.codes.data.data(), q.data(), ops.codes.data.size());
-    check.quantScaleShows &= StepCheck::scaleShows(w.inProj.inputScale);
-    for (size_t i = 0; i < x.data.size(); ++i) {
-      const uint8_t want = ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale),
-                    alternative = reciprocalCode(x.data[i], w.inProj.inputScale),
-                    unscaled = ref::e4m3Code(ref::bf16Value(x.data[i]));
-      ++check.quantChecked;
-      check.quantBad += q[i] != want && q[i] != alternative;
-      check.quantDroppedScale += unscaled != want && unscaled != alternative;
-    }
-    // The GEMM reads the codes checked here, so a dropped input_scale can
-    // only act in this quant: the code check above is its guard, not the
-    // GEMM's band (which, reduced, cannot see a rescaled quant: e4m3 keeps
-    // its relative precision at any scale short of saturation).
-  } else {
-    ops.bf16 = x;
-  }
-  Tensor<uint16_t> zxbcdt =
-      tensorOf<uint16_t>(layerIntermediate(b, w, "zxbcdt"), {x.shape[0], c.inProjRows()});
-  check.projections.push_back(checkProjection(
-      llvm::formatv("layer {0} in_proj", w.layer).str(), ops, {}, zxbcdt,
-      std::vector<bool>(x.shape[0], false), sumsOf(plan, sums, w.layer, "in_proj")));
-  return zxbcdt;
 }
 
 } // namespace
@@ -443,7 +275,7 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
   buffers["slots"] = bytesOf(std::vector<int32_t>(slots.begin(), slots.end()));
   std::vector<int64_t> slots64(slots.begin(), slots.end());
   const int64_t rows = int64_t(slots.size());
-  const int64_t I = c.intermediate(), Cd = c.convChannels(), H = c.numHeads;
+  const int64_t I = c.intermediate();
   Lockstep lockstep{c, layers, plan, rows};
   for (int32_t s : slots) {
     lockstep.padding.push_back(s < 0);
@@ -459,42 +291,10 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
     const std::vector<bool> &skip = lockstep.padding;
     Tensor<uint16_t> x =
         tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {rows, c.hiddenSize});
-    Tensor<uint16_t> z;
-    if (b.count(StepPlan::layerBuffer(w.layer, "zxbcdt"))) {
-      z = sliceColumns(checkInProjGemm(c, w, plan, sums, b, x, check), 0, I);
-    } else {
-      // in_proj: its z and dt columns leave the fused kernel as they are (xBC
-      // goes through the conv first). The kernel quantizes x by the reciprocal.
-      LinearOperands ops;
-      ops.projection = &w.inProj;
-      if (w.inProj.isFP8) {
-        ops.codes = Tensor<uint8_t>(x.shape);
-        ops.alternative = Tensor<uint8_t>(x.shape);
-        for (size_t i = 0; i < x.data.size(); ++i) {
-          ops.codes.data[i] =
-              ref::e4m3Code(ref::bf16Value(x.data[i]) / w.inProj.inputScale);
-          ops.alternative.data[i] = reciprocalCode(x.data[i], w.inProj.inputScale);
-        }
-        ops.unquantized = x;
-      } else {
-        ops.bf16 = x;
-      }
-      std::vector<int64_t> columns;
-      for (int64_t n = 0; n < I; ++n)
-        columns.push_back(n);
-      for (int64_t n = I + Cd; n < I + Cd + H; ++n)
-        columns.push_back(n);
-      z = tensorOf<uint16_t>(layerIntermediate(b, w, "z"), {rows, I});
-      Tensor<uint16_t> dt = tensorOf<uint16_t>(layerIntermediate(b, w, "dt"), {rows, H});
-      Tensor<uint16_t> zdt({rows, I + H});
-      for (int64_t r = 0; r < rows; ++r) {
-        std::copy_n(&z.data[r * I], I, &zdt.data[r * (I + H)]);
-        std::copy_n(&dt.data[r * H], H, &zdt.data[r * (I + H) + I]);
-      }
-      check.projections.push_back(
-          checkProjection(llvm::formatv("layer {0} in_proj (z, dt)", w.layer).str(), ops,
-                          columns, zdt, skip, sumsOf(plan, sums, w.layer, "in_proj")));
-    }
+    Tensor<uint16_t> z =
+        b.count(StepPlan::layerBuffer(w.layer, "zxbcdt"))
+            ? sliceColumns(checkInProjGemm(c, w, plan, sums, b, x, check), 0, I)
+            : checkFusedInProj(c, w, plan, sums, b, x, skip, check);
     Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {rows, I});
     const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");
     Tensor<uint16_t> reference = checkNorm(c, w, y, z, normed, skip, check);

@@ -1,0 +1,75 @@
+// R5p's state passing over spans (docs/numerics.md#r5p-chunked-ssd-prefill): after
+// ssd_span_state summed each span's tail from zero, one program per block of a
+// head's [P, N] state walks the spans in order and leaves each span the state it
+// enters with and the state its tail starts from, for ssd_prefill's spans to run
+// in parallel.
+#include "Registration.h"
+#include "tilejit/models/mamba2/Kernels.h"
+
+namespace tilejit::models {
+
+void buildSsdStatePass(Kernel &k, const Specialization &spec) {
+  const int64_t heads = spec.get("heads"), block = spec.get("block");
+  const int64_t size = spec.get("head_dim") * spec.get("state");
+  // [spans]: the slot of each span's tail sequence, -1 for padding
+  Value spanSlot = k.ptrParam("span_slot", DType::I32, {"spans"});
+  Value spanFlags = k.ptrParam("span_flags", DType::I32, {"spans"}); // [spans]
+  Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"});     // [spans * heads]
+  // [spans, heads, head_dim * state]: each span's tail state in, entering state out
+  Value spanStates = k.ptrParam("span_states", DType::F32, {"?", heads, size});
+  // [spans, heads, head_dim * state]: the state each span's tail starts from
+  Value spanTail = k.ptrParam("span_tail", DType::F32, {"?", heads, size});
+  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, size}); // [slots, ..]
+  Value numSpans = k.scalarParam("spans", DType::I32);
+  k.setConfig({{block}, spec.get("warps"), 1});
+
+  Value off = programId(0) * block, h = programId(1);
+  auto entry = [&](Value base, Value index, Dim elements) {
+    return makeView(base + (index.to(DType::I64) * heads + h.to(DType::I64)) * size,
+                    {elements}, {1});
+  };
+  forRange(0, numSpans, 1, {zeros({block}, DType::F32)},
+           [&](Value z, std::vector<Value> carried) {
+             // The span enters with the previous span's exit state (used
+             // when it starts mid-sequence). Its tail starts from that state,
+             // or (kSpanTailStarts) at a sequence start, from
+             // the page (kSpanTailFromPage) or zeros; ssd_prefill writes pages.
+             Value flags = load(spanFlags + z), slot = load(spanSlot + z);
+             Value starts = (flags & kSpanTailStarts) != 0;
+             // Only a tail that starts here reads the page (the load is empty otherwise).
+             Value fromPage = starts & (slot >= 0) & ((flags & kSpanTailFromPage) != 0);
+             Value initElements = where(fromPage, constant(double(size), DType::I32),
+                                        constant(0, DType::I32));
+             Value initial =
+                 load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block});
+             Value tail = load(entry(spanStates, z, size), {off}, {block});
+             store(entry(spanStates, z, size), {off}, carried[0]);
+             Value start = where(starts, initial, carried[0]);
+             store(entry(spanTail, z, size), {off}, start);
+             return std::vector<Value>{
+                 start * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + tail};
+           });
+}
+
+KernelDef ssdStatePassKernel() {
+  return {"ssd_state_pass",
+          "R5p's state passing over spans: each span's entering state",
+          {{"heads", 64, "SSM heads (H)", {}, sizeRange()},
+           {"head_dim", 64, "head dim (P)", {}, sizeRange()},
+           {"state", 128, "state size (N)", {}, tileRange()},
+           {"block",
+            1024,
+            "state elements (of head_dim x state) per program",
+            {},
+            tileRange()},
+           {"warps", 4, "warps per program", {8}, warpsRange()}},
+          buildSsdStatePass,
+          {{"block divides head_dim * state",
+            {"block", "head_dim", "state"},
+            [](const Specialization &s) {
+              return (s.get("head_dim") * s.get("state")) % s.get("block") == 0;
+            }},
+           productAtMost({"heads", "head_dim", "state"}, INT32_MAX, "i32 page offsets")}};
+}
+
+} // namespace tilejit::models

@@ -1,0 +1,62 @@
+// The per-op checks of one NemotronH layer after a checked step (CheckOps.cpp):
+// each op of the backend held against the f64 reference fed the backend's own
+// input to it, its result counted into a StepCheck (Check.h).
+#ifndef TILEJIT_MODELS_NEMOTRON_H_CHECKOPS_H
+#define TILEJIT_MODELS_NEMOTRON_H_CHECKOPS_H
+
+#include "tilejit/models/nemotron_h/Check.h"
+
+#include <cstring>
+
+namespace tilejit::models::detail {
+
+/// `bytes` as a tensor of `shape`.
+template <typename T>
+Tensor<T> tensorOf(const std::vector<uint8_t> &bytes, std::vector<int64_t> shape) {
+  Tensor<T> t(std::move(shape));
+  std::memcpy(t.data.data(), bytes.data(), t.data.size() * sizeof(T));
+  return t;
+}
+
+/// The backend's buffer `name` of layer `w` ("l<layer>.<name>"), which a plan
+/// with per-layer activations has.
+const std::vector<uint8_t> &layerIntermediate(const HostBuffers &buffers,
+                                              const MambaLayerWeights &w,
+                                              llvm::StringRef name);
+
+/// R6 fed the backend's y and z, against the backend's `normed` (bf16, or
+/// e4m3 codes at the out_proj input scale), rows in `skip` left out; returns
+/// the reference norm's bf16 output (the out_proj check's unquantized input).
+Tensor<uint16_t> checkNorm(const NemotronHConfig &c, const MambaLayerWeights &w,
+                           const Tensor<uint16_t> &y, const Tensor<uint16_t> &z,
+                           const std::vector<uint8_t> &normed,
+                           const std::vector<bool> &skip, StepCheck &check);
+
+/// out_proj of layer `w` against the f64 linear of the backend's normed
+/// (`unquantized`: the reference norm's output, for the dropped-scale share).
+void checkOutProj(const NemotronHConfig &c, const MambaLayerWeights &w,
+                  const StepPlan &plan, const LaunchSums &sums,
+                  const std::vector<uint8_t> &normed, Tensor<uint16_t> unquantized,
+                  const std::vector<uint8_t> &out, const std::vector<bool> &skip,
+                  StepCheck &check);
+
+/// in_proj as a GEMM of `x` into zxbcdt (prefill, and decode from its GEMM
+/// rows on): the quant's codes when FP8, then the GEMM over every row (padding
+/// rows too: the GEMM does not know them) from the codes it read. Returns
+/// the backend's zxbcdt.
+Tensor<uint16_t> checkInProjGemm(const NemotronHConfig &c, const MambaLayerWeights &w,
+                                 const StepPlan &plan, const LaunchSums &sums,
+                                 const HostBuffers &b, const Tensor<uint16_t> &x,
+                                 StepCheck &check);
+
+/// Decode's fused in_proj of `x`: its z and dt columns, which leave the kernel
+/// as they are (xBC goes through the conv first), rows in `skip` left out.
+/// Returns the backend's z.
+Tensor<uint16_t> checkFusedInProj(const NemotronHConfig &c, const MambaLayerWeights &w,
+                                  const StepPlan &plan, const LaunchSums &sums,
+                                  const HostBuffers &b, const Tensor<uint16_t> &x,
+                                  const std::vector<bool> &skip, StepCheck &check);
+
+} // namespace tilejit::models::detail
+
+#endif // TILEJIT_MODELS_NEMOTRON_H_CHECKOPS_H

@@ -1,0 +1,315 @@
+// The NemotronH layer builder (LayerBuilder.h) and the tiles it picks for the
+// projections: the decode GEMV, the direct tensor-core tiles, the prefill GEMM.
+#include "LayerBuilder.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace tilejit::models::detail {
+namespace {
+
+using Role = PlanBuffer::Role;
+using Type = DType;
+
+template <typename T> llvm::ArrayRef<uint8_t> asBytes(const Tensor<T> &t) {
+  return {reinterpret_cast<const uint8_t *>(t.data.data()), t.data.size() * sizeof(T)};
+}
+
+llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
+  return p.isFP8 ? asBytes(p.fp8Weight) : asBytes(p.bf16Weight);
+}
+
+/// Tensor-core GEMM tiles of the prefill projections (M = tokens), half the K
+/// step for bf16, by the arch's pipeline and its device's shared memory:
+/// - TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed by a TMA producer
+///   warpgroup, 3 stages, which leave the shared memory to store the
+///   accumulator as whole rows, were the fastest at both NemotronH shapes on
+///   the H200 (docs/BENCHMARKS.md, issue 20);
+/// - TMA and mma.sync (sm_90, sm_110a, sm_121a), bf16: 128 x 256 tiles of 8
+///   warps (64 x 64 each) whose copies thread 0 issues (producer = 2: no
+///   producer warp, so each thread keeps 255 registers; a ninth warp caps them
+///   at 168, where these tiles spill), 3 stages where the device's shared
+///   memory holds them (48 KiB each), else 2 (GB10: 96 of its 99 KiB);
+///   e4m3: 128 x 128 tiles fed by a producer warp, 3 stages (96 KiB), as
+///   fast as the wider ones there, which spill. On the H200 the portable
+///   sm_90 build runs them slower than the vendor libraries, faster than the
+///   cp.async tiles (docs/BENCHMARKS.md, issue 35);
+/// - elsewhere, and where rows of `inner` elements do not start on 16 bytes
+///   (which TMA needs; a checkpoint's reduced K need not), 64 x 128, 4 warps,
+///   3 stages of cp.async (72 KiB: within GB10's 99 KiB per program).
+/// Whether gemmTiles gives the TMA producer tiles.
+bool producerTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner) {
+  return arch && arch->capabilities().tma && (inner * (fp8 ? 1 : 2)) % 16 == 0;
+}
+
+ConstantValues gemmTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner) {
+  const int64_t blockK = fp8 ? 128 : 64;
+  if (producerTiles(fp8, arch, inner) && arch->capabilities().wgmma)
+    return {{"block_m", 128}, {"block_n", 256}, {"block_k", blockK}, {"warps", 8},
+            {"stages", 3},    {"producer", 1},  {"persistent", 8}};
+  if (producerTiles(fp8, arch, inner) && fp8)
+    return {{"block_m", 128}, {"block_n", 128}, {"block_k", blockK},
+            {"warps", 8},     {"stages", 3},    {"producer", 1}};
+  if (producerTiles(fp8, arch, inner)) {
+    constexpr int64_t kStageBytes = (128 + 256) * 64 * 2, kBarrierBytes = 1024;
+    const int64_t fit =
+        (arch->profile().sharedBytesPerBlock - kBarrierBytes) / kStageBytes;
+    return {{"block_m", 128},
+            {"block_n", 256},
+            {"block_k", blockK},
+            {"warps", 8},
+            {"stages", std::clamp<int64_t>(fit, 2, 3)},
+            {"producer", 2}};
+  }
+  return {{"block_m", 64},
+          {"block_n", 128},
+          {"block_k", blockK},
+          {"warps", 4},
+          {"stages", 3}};
+}
+
+/// Whether the decode projection `kernel` runs on tensor cores with its
+/// operands loaded straight into fragments (`direct`): the caller's override
+/// of the constant decides, else the measured default for `rows` (H200,
+/// docs/BENCHMARKS.md, "Issue 18: direct tensor-core projections in decode"):
+/// the GEMV reads the weight once per row, so from a few rows on one direct
+/// read wins; from 16 rows the FP8 in_proj stays direct, while out_proj's
+/// 16-row tiles are as fast, and bf16's direct tiles are unmeasured.
+bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel,
+                      int64_t rows, bool fp8) {
+  if (auto it = overrides.find(kernel.str()); it != overrides.end())
+    if (auto direct = it->second.find("direct"); direct != it->second.end())
+      return direct->second != 0;
+  if (kernel == "in_proj_conv")
+    return rows >= 3 && (fp8 || rows < 16);
+  return rows >= 5 && rows < 16;
+}
+
+/// The direct projection's tile: 16 weight columns, batch rows in mma tiles of
+/// 16 up to 64 per program (larger batches re-read the weight once per 64
+/// rows), K steps of 256 split over 4 warp groups, 4 steps of loads in flight.
+ConstantValues directTiles(int64_t rows) {
+  int64_t bm = 16;
+  while (bm < rows && bm < 64)
+    bm *= 2;
+  return {{"direct", 1},  {"block_m", bm}, {"block_n", 16},       {"block_k", 256},
+          {"split_k", 4}, {"warps", 4},    {"loads_in_flight", 4}};
+}
+
+/// `base` with `more` added (their names are distinct).
+ConstantValues with(ConstantValues base, const ConstantValues &more) {
+  base.insert(more.begin(), more.end());
+  return base;
+}
+
+} // namespace
+
+LayerIO LayerBuilder::layerIO(size_t i, int64_t rows, const PlanArg &slots) {
+  LayerIO io;
+  io.in = PlanArg::of(StepPlan::activation(i));
+  io.out = plan.addBuffer(StepPlan::activation(i + 1), Role::Activation, Type::BF16,
+                          {rows, c.hiddenSize});
+  io.slots = slots;
+  return io;
+}
+
+LayerArgs LayerBuilder::addLayerBuffers(const MambaLayerWeights &w) {
+  const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+  const int64_t H = c.numHeads, slots = plan.numSlots;
+  auto param = [&](llvm::StringRef name, Role role, Type type, std::vector<int64_t> shape,
+                   llvm::ArrayRef<uint8_t> host = {}) {
+    PlanArg arg = plan.addBuffer(StepPlan::layerBuffer(w.layer, name), role, type,
+                                 std::move(shape), w.layer);
+    plan.buffers.at(arg.buffer).hostWeight = host;
+    return arg;
+  };
+  auto projType = [](const Projection &p) { return p.isFP8 ? Type::F8E4M3 : Type::BF16; };
+  return LayerArgs{
+      param("in_proj.weight", Role::Weight, projType(w.inProj), {c.inProjRows(), hidden},
+            projectionBytes(w.inProj)),
+      param("conv1d.weight", Role::Weight, Type::BF16, {Cd, 4}, asBytes(w.convWeight)),
+      param("conv1d.bias", Role::Weight, Type::BF16, {Cd}, asBytes(w.convBias)),
+      param("A_log", Role::Weight, Type::F32, {H}, asBytes(w.aLog)),
+      param("dt_bias", Role::Weight, Type::F32, {H}, asBytes(w.dtBias)),
+      param("D", Role::Weight, Type::F32, {H}, asBytes(w.d)),
+      param("norm.weight", Role::Weight, Type::BF16, {I}, asBytes(w.normWeight)),
+      param("out_proj.weight", Role::Weight, projType(w.outProj), {hidden, I},
+            projectionBytes(w.outProj)),
+      param("conv_page", Role::State, Type::BF16, {slots, Cd, 3}),
+      param("ssm_page", Role::State, Type::F32, {slots, H, c.headDim, c.stateSize})};
+}
+
+PlanArg LayerBuilder::intermediate(int64_t layer, llvm::StringRef name, Type type,
+                                   std::vector<int64_t> shape) {
+  std::string buffer = intermediateBuffer(options, layer, name);
+  if (plan.buffers.count(buffer))
+    return PlanArg::of(buffer);
+  return plan.addBuffer(buffer, Role::Activation, type, std::move(shape),
+                        options.perLayerActivations ? layer : -1);
+}
+
+PlanArg LayerBuilder::normed(const MambaLayerWeights &w, std::vector<int64_t> shape) {
+  Type type = options.perLayerActivations && w.outProj.isFP8 ? Type::F8E4M3 : Type::BF16;
+  return intermediate(w.layer, "normed", type, std::move(shape));
+}
+
+llvm::Expected<Specialization> LayerBuilder::kernel(llvm::StringRef name,
+                                                    ConstantValues geometry) {
+  return planKernel(registry, options.overrides, name, std::move(geometry),
+                    options.tuned);
+}
+
+void LayerBuilder::launch(const MambaLayerWeights &w, llvm::StringRef role,
+                          llvm::StringRef kernelName, const Specialization &spec,
+                          std::array<int64_t, 3> grid, std::vector<PlanArg> args,
+                          int64_t bytesRead, int64_t bytesWritten,
+                          bool specializedToWeights) {
+  PlannedLaunch l{kernelName.str(), spec, grid, std::move(args), w.layer, role.str()};
+  const bool fp8 =
+      role == "out_proj" || role == "norm" ? w.outProj.isFP8 : w.inProj.isFP8;
+  l.variant = fp8 ? "fp8 layer" : "bf16 layer";
+  l.weightSlot = specializedToWeights ? w.layer : -1;
+  l.bytesRead = bytesRead;
+  l.bytesWritten = bytesWritten;
+  plan.launches.push_back(std::move(l));
+}
+
+llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerArgs &args,
+                                        const PlanArg &in, const PlanArg &zxbcdt) {
+  const bool fp8 = w.inProj.isFP8;
+  const int64_t hidden = c.hiddenSize, outCols = c.inProjRows();
+  auto inProj =
+      kernel("out_proj", with({{"inner", hidden}, {"hidden", outCols}, {"fp8", fp8}},
+                              gemmTiles(fp8, options.arch, hidden)));
+  if (!inProj)
+    return inProj.takeError();
+  const PlanArg count = PlanArg::integer(rows);
+  PlanArg gemmInput = in;
+  std::vector<PlanArg> inExtra;
+  if (fp8) {
+    auto quant = kernel("quantize_e4m3", {{"width", hidden}});
+    if (!quant)
+      return quant.takeError();
+    PlanArg quantized = intermediate(w.layer, "act_q", Type::F8E4M3, {rows, hidden});
+    launch(w, "quant", "quantize_e4m3", *quant,
+           {llvm::divideCeilSigned(hidden, quant->get("block")), rows, 1},
+           {in, quantized, count, PlanArg::real(w.inProj.inputScale)}, rows * hidden * 2,
+           rows * hidden);
+    gemmInput = quantized;
+    inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+  }
+  std::vector<PlanArg> inArgs = {gemmInput, args.inW, zxbcdt, count};
+  inArgs.insert(inArgs.end(), inExtra.begin(), inExtra.end());
+  launch(w, "in_proj", "out_proj", *inProj,
+         {llvm::divideCeilSigned(outCols, inProj->get("block_n")),
+          llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
+         inArgs, rows * hidden * (fp8 ? 1 : 2) + bytes(args.inW), rows * outCols * 2,
+         /*specializedToWeights=*/true);
+  return llvm::Error::success();
+}
+
+/// One row streams the weight as a GEMV; a few rows on read it once with direct
+/// tensor-core operands (directProjection); otherwise, from 16 rows on,
+/// tensor-core tiles read it once per 16 rows. bf16 weights take twice the
+/// bytes per element: half the GEMV rows per program keeps one 16-byte load
+/// per thread and K step. Its conv epilogue spills at 16 x 64 (ptxas -v):
+/// 16 x 32 tiles.
+llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerArgs &args,
+                                        const LayerIO &io, const PlanArg &slots,
+                                        const PlanArg &xBC, const PlanArg &dt) {
+  const bool fp8 = w.inProj.isFP8;
+  const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
+  ConstantValues tiles = {{"block_n", fp8 ? 16 : 8}};
+  if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
+    tiles = directTiles(rows);
+  else if (rows >= 16)
+    tiles = {{"block_m", 16}, {"block_n", 32}, {"block_k", 64}};
+  auto inProj = kernel("in_proj_conv", with({{"hidden", hidden},
+                                             {"inner", I},
+                                             {"channels", Cd},
+                                             {"heads", c.numHeads},
+                                             {"fp8", fp8}},
+                                            tiles));
+  if (!inProj)
+    return inProj.takeError();
+  std::vector<PlanArg> inArgs = {
+      io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
+      io.z,  xBC,      dt,    PlanArg::integer(rows)};
+  if (fp8) {
+    inArgs.push_back(PlanArg::real(w.inProj.inputScale));
+    inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+  }
+  const int64_t convRows = rows * Cd * 3 * 2; // the rows' conv taps, bf16
+  launch(w, "in_proj", "in_proj_conv", *inProj,
+         {llvm::divideCeilSigned(c.inProjRows(), inProj->get("block_n")),
+          llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
+         inArgs,
+         bytes(args.inW) + rows * hidden * 2 + convRows + bytes(args.convW) +
+             bytes(args.convB),
+         rows * c.inProjRows() * 2 + convRows, /*specializedToWeights=*/true);
+  return llvm::Error::success();
+}
+
+llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
+                                            const LayerArgs &args, const LayerIO &io,
+                                            bool gemm) {
+  const bool fp8 = w.outProj.isFP8;
+  const int64_t I = c.intermediate(), hidden = c.hiddenSize;
+  ConstantValues normGeometry = {
+      {"width", I}, {"group_size", c.normGroupSize()}, {"fp8_out", fp8}};
+  if (io.zStride)
+    normGeometry["z_stride"] = io.zStride;
+  auto norm = kernel("gated_rmsnorm", normGeometry);
+  ConstantValues tiles;
+  if (gemm) {
+    tiles = gemmTiles(fp8, options.arch, I);
+  } else if (directProjection(options.overrides, "out_proj", rows, fp8)) {
+    tiles = directTiles(rows);
+  } else if (rows >= 16) {
+    // The first row of tiles prefetches the weight the others read again
+    // (docs/BENCHMARKS.md, "programmatic dependent launch"); fewer rows
+    // gain nothing from it.
+    tiles = {{"block_m", 16}, {"block_n", 64}, {"block_k", 64}, {"prefetch", 1}};
+  } else {
+    tiles = {{"block_n", 4}};
+    if (!fp8) // bf16 rows of 256 were the fastest (docs/BENCHMARKS.md)
+      tiles["block_k"] = 256;
+  }
+  auto outProj =
+      kernel("out_proj", with({{"inner", I}, {"hidden", hidden}, {"fp8", fp8}}, tiles));
+  if (!norm || !outProj)
+    return llvm::joinErrors(norm.takeError(), outProj.takeError());
+
+  const int64_t actBytes = rows * I * 2, normedBytes = rows * I * (fp8 ? 1 : 2);
+  std::vector<PlanArg> normArgs = {
+      io.y, io.z, args.normW, io.normed, PlanArg::integer(rows), PlanArg::real(c.eps)};
+  if (fp8)
+    normArgs.push_back(PlanArg::real(w.outProj.inputScale));
+  launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
+         2 * actBytes + bytes(args.normW), normedBytes);
+
+  std::vector<PlanArg> outArgs = {io.normed, args.outW, io.out, PlanArg::integer(rows)};
+  if (fp8)
+    outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
+  launch(w, "out_proj", "out_proj", *outProj,
+         {llvm::divideCeilSigned(hidden, outProj->get("block_n")),
+          llvm::divideCeilSigned(rows, outProj->get("block_m")), 1},
+         outArgs, normedBytes + bytes(args.outW), rows * hidden * 2,
+         /*specializedToWeights=*/true);
+  return llvm::Error::success();
+}
+
+/// Decode's in_proj runs as prefill's GEMM from kDecodeGemmRows rows on, where
+/// those are the wgmma producer tiles (sm_90a, rows of `hidden` starting on 16
+/// bytes: the only ones measured against in_proj_conv at these rows), unless
+/// the caller sets constants of in_proj_conv, which keeps the fused kernel. On
+/// the H200 the fused in_proj_conv took several times the GEMM's time at 64
+/// and 256 rows; out_proj (K = 4096, N = 2688: 11 column tiles of 256) fills
+/// the multiprocessors only from kDecodeOutGemmRows rows on (docs/BENCHMARKS.md,
+/// issue 20, session 3).
+bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
+  constexpr int64_t kDecodeGemmRows = 64;
+  return rows >= kDecodeGemmRows && !options.overrides.count("in_proj_conv") &&
+         producerTiles(fp8, options.arch, hidden) && options.arch->capabilities().wgmma;
+}
+
+} // namespace tilejit::models::detail

@@ -1,0 +1,90 @@
+// The layer builder both NemotronH planners share (Planner.cpp): a layer's
+// buffers and launches, the head of the layer by mode (decode's fused in_proj +
+// conv update, prefill's in_proj GEMM), the tail (gated norm, out_proj) shared.
+// Every launch records its role, its weight slot and the bytes it must move.
+#ifndef TILEJIT_MODELS_NEMOTRON_H_LAYERBUILDER_H
+#define TILEJIT_MODELS_NEMOTRON_H_LAYERBUILDER_H
+
+#include "tilejit/models/nemotron_h/Planner.h"
+
+namespace tilejit::models::detail {
+
+/// A layer's parameters and pages as plan arguments.
+struct LayerArgs {
+  PlanArg inW, convW, convB, aLog, dtBias, d, normW, outW, convPage, ssmPage;
+};
+
+/// What one layer's launches read and write besides its own parameters.
+struct LayerIO {
+  PlanArg in, out; ///< act<i>, act<i+1>
+  PlanArg slots;   ///< one slot per row (decode) or sequence (prefill)
+  PlanArg z, y, normed;
+  int64_t zStride = 0; ///< row stride of z (prefill reads it inside zxbcdt)
+};
+
+/// Adds the layers of one plan, in order.
+class LayerBuilder {
+public:
+  LayerBuilder(StepPlan &plan, const KernelRegistry &registry, const NemotronHConfig &c,
+               const PlanOptions &options, int64_t rows)
+      : plan(plan), registry(registry), c(c), options(options), rows(rows) {}
+
+  /// Layer `i`'s input (act<i>), its new output act<i+1> of `rows` rows and
+  /// the batch's slots: what both modes' layers start from.
+  LayerIO layerIO(size_t i, int64_t rows, const PlanArg &slots);
+  /// Declares `w`'s weights (borrowing their host bytes) and pages.
+  LayerArgs addLayerBuffers(const MambaLayerWeights &w);
+  /// An intermediate of layer `layer`: shared by all layers unless the
+  /// options ask for one per layer.
+  PlanArg intermediate(int64_t layer, llvm::StringRef name, DType type,
+                       std::vector<int64_t> shape);
+  /// The gated norm's output: e4m3 codes before an FP8 out_proj. Shared by
+  /// layers of both kinds it is sized for bf16, the codes in its first bytes.
+  PlanArg normed(const MambaLayerWeights &w, std::vector<int64_t> shape);
+
+  /// Kernel `name` at `geometry`, with the tuned values and the caller's
+  /// overrides (planKernel).
+  llvm::Expected<Specialization> kernel(llvm::StringRef name, ConstantValues geometry);
+  /// Appends a launch of `kernelName` built with `spec` for layer `w`.
+  void launch(const MambaLayerWeights &w, llvm::StringRef role,
+              llvm::StringRef kernelName, const Specialization &spec,
+              std::array<int64_t, 3> grid, std::vector<PlanArg> args, int64_t bytesRead,
+              int64_t bytesWritten, bool specializedToWeights = false);
+  int64_t bytes(const PlanArg &arg) const {
+    return int64_t(plan.buffers.at(arg.buffer).bytes);
+  }
+
+  /// in_proj as prefill runs it, for `rows` rows: R1 (the static quant,
+  /// then the e4m3 GEMM) or R1b, into `zxbcdt` [rows, z | xBC | dt]; the
+  /// split (R2) is the column offsets the next kernels read at. The GEMM is
+  /// the out_proj kernel at these dimensions, on the prefill GEMM tiles.
+  llvm::Error addInProjGemm(const MambaLayerWeights &w, const LayerArgs &args,
+                            const PlanArg &in, const PlanArg &zxbcdt);
+  /// Decode's fused in_proj_conv for `rows` rows: R1 or R1b, the split, and
+  /// the conv update on the xBC columns, writing `io.z`, `xBC` and `dt`.
+  llvm::Error addInProjConv(const MambaLayerWeights &w, const LayerArgs &args,
+                            const LayerIO &io, const PlanArg &slots, const PlanArg &xBC,
+                            const PlanArg &dt);
+  /// R6's gated RMSNorm of `io.y` by `io.z` into `io.normed` (e4m3 at the
+  /// out_proj input scale before an FP8 out_proj), then out_proj into
+  /// `io.out`: the tail both modes share. `gemm`: prefill's tensor-core tiles.
+  llvm::Error addNormAndOutProj(const MambaLayerWeights &w, const LayerArgs &args,
+                                const LayerIO &io, bool gemm);
+
+private:
+  StepPlan &plan;
+  const KernelRegistry &registry;
+  const NemotronHConfig &c;
+  const PlanOptions &options;
+  int64_t rows; ///< decode rows, or prefill tokens
+};
+
+/// Whether decode's in_proj for `rows` rows of `hidden` runs as prefill's
+/// GEMM (LayerBuilder::addInProjGemm) instead of the fused in_proj_conv.
+bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8);
+/// From this many rows on decode's out_proj runs as the prefill GEMM too.
+constexpr int64_t kDecodeOutGemmRows = 256;
+
+} // namespace tilejit::models::detail
+
+#endif // TILEJIT_MODELS_NEMOTRON_H_LAYERBUILDER_H
