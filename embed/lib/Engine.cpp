@@ -3,9 +3,6 @@
 #include "EmbedInternal.h"
 #include "tilejit/embed/Format.h"
 
-#include "tilejit/jit/JitCompiler.h"
-#include "tilejit/models/mamba2/Kernels.h"
-#include "tilejit/runtime/CudaDevice.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -53,81 +50,86 @@ const char *backendName(Backend backend) {
     return "gpu";
   case Backend::Interpreter:
     return "interpreter";
+  case Backend::CompileOnly:
+    return "compile-only";
   }
   return "?";
 }
 
 Error toError(ErrorKind kind, llvm::Error err) {
+  if (err.isA<models::ArgumentError>())
+    kind = ErrorKind::InvalidArgument;
   return Error(kind, llvm::toString(std::move(err)));
 }
 
-Result<const KernelRegistry *> modelRegistry() {
-  static KernelRegistry kernels;
-  static std::string failure = [] {
-    llvm::Error err = models::registerModelKernels(kernels);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  }();
-  if (!failure.empty())
-    return Error(ErrorKind::Run, "registering the model kernels: " + failure);
-  return &kernels;
+namespace {
+models::BackendKind toBackendKind(Backend backend) {
+  switch (backend) {
+  case Backend::Auto:
+    return models::BackendKind::Auto;
+  case Backend::Gpu:
+    return models::BackendKind::Gpu;
+  case Backend::Interpreter:
+    return models::BackendKind::Interpreter;
+  case Backend::CompileOnly:
+    return models::BackendKind::CompileOnly;
+  }
+  return models::BackendKind::Auto;
 }
 
-void Engine::State::say(llvm::StringRef text) const {
-  if (!options.log)
-    return;
-  llvm::SmallVector<llvm::StringRef> lines;
-  text.split(lines, '\n', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef line : lines)
-    options.log(line.str());
+/// An arch option (empty: none), parsed at this edge.
+Result<std::optional<Arch>> parseArch(const std::string &name, const char *what) {
+  if (name.empty())
+    return std::optional<Arch>();
+  llvm::Expected<Arch> arch = Arch::parse(name);
+  if (!arch)
+    return Error(ErrorKind::InvalidArgument,
+                 std::string(what) + ": " + llvm::toString(arch.takeError()));
+  return std::optional<Arch>(*arch);
 }
+} // namespace
 
 Result<Engine> Engine::open(const EngineOptions &options) {
+  models::BackendOptions backendOptions;
+  backendOptions.kind = toBackendKind(options.backend);
+  backendOptions.device = options.device;
+  backendOptions.cacheDirectory = options.cacheDirectory;
+  backendOptions.tuneDatabase = options.tuneDatabase;
+  auto arch = parseArch(options.arch, "arch");
+  if (!arch)
+    return arch.error();
+  auto planArch = parseArch(options.planArch, "plan arch");
+  if (!planArch)
+    return planArch.error();
+  backendOptions.arch = *arch;
+  backendOptions.planArch = *planArch;
+  if (options.log)
+    backendOptions.log = [log = options.log](llvm::StringRef line) { log(line.str()); };
+  auto backend = models::Backend::open(std::move(backendOptions));
+  if (!backend)
+    return toError(ErrorKind::Device, backend.takeError());
   auto state = std::make_shared<State>();
-  state->options = options;
-  auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment();
-  if (!runtimeOptions)
-    return toError(ErrorKind::Device, runtimeOptions.takeError());
-  if (!options.cacheDirectory.empty())
-    runtimeOptions->cacheDirectory = options.cacheDirectory;
-  if (!options.tuneDatabase.empty())
-    runtimeOptions->tuneDbPath = options.tuneDatabase;
-  // The runtime's notes (a tuned configuration used) go to the log too.
-  State *self = state.get();
-  runtimeOptions->notes = [self](llvm::StringRef message) { self->say(message); };
-
-  std::string noGpu;
-  if (options.backend != Backend::Interpreter) {
-    auto device = runtime::openCudaDevice(options.device);
-    if (device) {
-      auto jit = runtime::JitRuntime::create(
-          std::move(*device), JitCompiler::fromEnvironment(), std::move(*runtimeOptions));
-      if (!jit)
-        return toError(ErrorKind::Device, jit.takeError());
-      state->jit = std::move(*jit);
-      state->backend = Backend::Gpu;
-      state->device = options.device;
-      state->description =
-          fmt::format("gpu: {}, compiling for {}", state->jit->device().info().name,
-                      state->jit->targetArch().name().str());
-      return Engine(std::move(state));
-    }
-    noGpu = llvm::toString(device.takeError());
-    if (options.backend == Backend::Gpu)
-      return Error(ErrorKind::Device,
-                   fmt::format("no GPU {}: {}", options.device, noGpu));
+  state->backend = std::move(*backend);
+  switch (state->backend->kind()) {
+  case models::BackendKind::Gpu:
+    state->kind = Backend::Gpu;
+    state->device = options.device;
+    break;
+  case models::BackendKind::CompileOnly:
+    state->kind = Backend::CompileOnly;
+    break;
+  default:
+    state->kind = Backend::Interpreter;
   }
-  state->description = noGpu.empty() ? std::string("interpreter")
-                                     : fmt::format("interpreter (no GPU: {})", noGpu);
   return Engine(std::move(state));
 }
 
-Backend Engine::backend() const { return state->backend; }
+Backend Engine::backend() const { return state->kind; }
 int Engine::device() const { return state->device; }
-const std::string &Engine::describe() const { return state->description; }
+const std::string &Engine::describe() const { return state->backend->describe(); }
 
 LoadStatistics Engine::stats() const {
-  runtime::LoadStatsSnapshot s =
-      state->jit ? state->jit->stats().snapshot() : runtime::LoadStatsSnapshot();
+  runtime::LoadStatsSnapshot s = state->backend->stats();
   LoadStatistics out;
   out.bytesUploaded = s.bytesUploaded;
   out.modulesCompiled = s.modulesCompiled;
@@ -145,8 +147,8 @@ Result<Buffer> Engine::allocate(size_t bytes) {
   auto buffer = std::make_shared<Buffer::State>();
   buffer->engine = state;
   buffer->size = bytes;
-  if (state->jit) {
-    auto device = state->jit->allocate(bytes);
+  if (state->backend->jit()) {
+    auto device = state->backend->jit()->allocate(bytes);
     if (!device)
       return toError(ErrorKind::Device, device.takeError());
     buffer->device = std::move(*device);
@@ -171,11 +173,11 @@ Status checkCopy(const char *what, const Buffer &buffer, size_t bytes) {
 Status Engine::upload(const Buffer &dst, const void *src, size_t bytes) {
   if (Status s = checkCopy("upload", dst, bytes); !s)
     return s;
-  if (!state->jit) {
+  if (!state->backend->jit()) {
     std::memcpy(dst.data(), src, bytes);
     return {};
   }
-  runtime::DeviceApi &device = state->jit->device();
+  runtime::DeviceApi &device = state->backend->jit()->device();
   if (llvm::Error err = llvm::joinErrors(
           device.copyToDevice(runtime::DevicePtr(uintptr_t(dst.data())), src, bytes, {}),
           device.synchronize({})))
@@ -186,11 +188,11 @@ Status Engine::upload(const Buffer &dst, const void *src, size_t bytes) {
 Status Engine::download(void *dst, const Buffer &src, size_t bytes) {
   if (Status s = checkCopy("download", src, bytes); !s)
     return s;
-  if (!state->jit) {
+  if (!state->backend->jit()) {
     std::memcpy(dst, src.data(), bytes);
     return {};
   }
-  runtime::DeviceApi &device = state->jit->device();
+  runtime::DeviceApi &device = state->backend->jit()->device();
   if (llvm::Error err = llvm::joinErrors(
           device.copyToHost(dst, runtime::DevicePtr(uintptr_t(src.data())), bytes, {}),
           device.synchronize({})))
@@ -199,9 +201,9 @@ Status Engine::download(void *dst, const Buffer &src, size_t bytes) {
 }
 
 Status Engine::synchronize(Stream stream) {
-  if (!state->jit)
+  if (!state->backend->jit())
     return {};
-  if (llvm::Error err = state->jit->device().synchronize(runtime::StreamHandle{stream}))
+  if (llvm::Error err = state->backend->jit()->device().synchronize(runtime::StreamHandle{stream}))
     return toError(ErrorKind::Device, std::move(err));
   return {};
 }

@@ -1,17 +1,9 @@
-// A session's steps: each is a plan (models/nemotron_h/Planner.h) on a GpuRunner
-// whose weights and pages the session shares, or on the interpreter over host
-// buffers whose pages the session holds. The caller's tensors are checked
-// against the plan before anything runs.
+// A session and its steps: models::ModelSession and models::ModelStep behind
+// the API's handles, with errors as values of the API's kinds.
 #include "EmbedInternal.h"
 #include "tilejit/embed/Format.h"
 
 #include "tilejit/models/plan/Validate.h"
-
-#include "llvm/Support/raw_ostream.h"
-
-#include <cassert>
-#include <cstring>
-#include <set>
 
 namespace tilejit::embed {
 
@@ -21,230 +13,119 @@ models::TensorRef toRef(const TensorView &t) {
   return {dtypeName(t.dtype), t.shape, {}, t.device, uint64_t(uintptr_t(t.data))};
 }
 
-/// Swaps the session's pages into an interpreter step's buffers and back.
-class BorrowedPages {
-public:
-  BorrowedPages(models::HostBuffers &pages, models::HostBuffers &buffers)
-      : pages(pages), buffers(buffers) {
-    swap();
-  }
-  ~BorrowedPages() { swap(); }
-
-private:
-  void swap() {
-    for (auto &[name, bytes] : pages)
-      std::swap(bytes, buffers[name]);
-  }
-  models::HostBuffers &pages, &buffers;
-};
-
-} // namespace
-
-Status StepState::run(const TensorView &hidden, const std::vector<int32_t> &slots,
-                      const TensorView &out, Stream stream) {
-  const std::string input = models::StepPlan::activation(0),
-                    output = models::StepPlan::activation(plan.numLayers);
-  Session::State &s = *session;
-  // The runners check the same; checked here, a refusal is the caller's
-  // mistake and anything the runner reports is the device's.
-  for (auto [name, what, tensor] :
-       {std::tuple{input, "hidden", &hidden}, {output, "out", &out}})
-    if (llvm::Error err =
-            models::checkPlanTensor(plan, name, what, toRef(*tensor), s.engine->device))
-      return toError(ErrorKind::InvalidArgument, std::move(err));
-  if (slots.size() != size_t(plan.rows))
-    return Error(
-        ErrorKind::InvalidArgument,
-        fmt::format("{} slot(s) for a step of {} row(s)", slots.size(), plan.rows));
-  if (llvm::Error err = models::checkSlots(slots, s.slots))
-    return toError(ErrorKind::InvalidArgument, std::move(err));
-  if (gpu) {
-    if (llvm::Error err =
-            gpu->step(toRef(hidden), slots, toRef(out), runtime::StreamHandle{stream}))
-      return toError(ErrorKind::Device, std::move(err));
-    return {};
-  }
-  std::memcpy(host.at(input).data(), hidden.data, host.at(input).size());
-  std::memcpy(host.at("slots").data(), slots.data(), slots.size() * sizeof(int32_t));
-  {
-    BorrowedPages borrowed(s.pages, host);
-    if (llvm::Error err = interpreter->run(plan, host))
-      return toError(ErrorKind::Run, std::move(err));
-  }
-  std::memcpy(out.data, host.at(output).data(), host.at(output).size());
+/// The step's run, its errors the caller's (InvalidArgument), the device's
+/// or, on the interpreter, the run's.
+Status runStep(const Engine::State &engine, models::ModelStep &step,
+               const TensorView &hidden, const std::vector<int32_t> &slots,
+               const TensorView &out, Stream stream) {
+  if (llvm::Error err =
+          step.run(toRef(hidden), slots, toRef(out), runtime::StreamHandle{stream}))
+    return toError(engine.kind == Backend::Interpreter ? ErrorKind::Run : ErrorKind::Device,
+                   std::move(err));
   return {};
 }
 
-Result<std::unique_ptr<StepState>> makeStep(std::shared_ptr<Session::State> session,
-                                            models::StepPlan plan,
-                                            const models::HostBuffers &inputs) {
-  auto registry = modelRegistry();
-  if (!registry)
-    return registry.error();
-  auto step = std::make_unique<StepState>();
-  Session::State &s = *session;
-  step->session = std::move(session);
-  step->plan = std::move(plan);
-  const models::StepPlan &p = step->plan;
-  if (!s.engine->jit) {
-    step->interpreter = std::make_unique<models::InterpreterRunner>(**registry);
-    step->host = models::allocateHostBuffers(p);
-    for (const auto &[name, bytes] : inputs)
-      step->host[name] = bytes;
-    for (const auto &[name, buffer] : p.buffers) {
-      if (buffer.role != models::PlanBuffer::Role::State)
-        continue;
-      // Every step of a session is planned at its model's geometry and slot
-      // count, so its pages are the session's.
-      auto [page, added] = s.pages.try_emplace(name, buffer.bytes, 0);
-      assert(page->second.size() == buffer.bytes &&
-             "a step's page disagrees with the session's");
-      (void)added;
-      step->host.erase(name);
-    }
-    return step;
+Result<models::ref::PrefillBatch> toBatch(const std::vector<PrefillSequence> &batch) {
+  std::vector<int64_t> tokens, slots;
+  std::vector<bool> continued;
+  for (const PrefillSequence &s : batch) {
+    tokens.push_back(s.tokens);
+    slots.push_back(s.slot);
+    continued.push_back(s.continued);
   }
-  runtime::JitRuntime &jit = *s.engine->jit;
-  std::set<std::string> before;
-  for (const auto &[name, page] : s.gpu->pages)
-    before.insert(name);
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto runner = models::GpuRunner::create(jit, **registry, p, os, s.gpu);
-  s.engine->say(log);
-  if (!runner)
-    return toError(ErrorKind::Device, runner.takeError());
-  step->gpu = std::move(*runner);
-  // A new session's state is zero, as the interpreter's is.
-  for (const auto &[name, page] : s.gpu->pages)
-    if (!before.count(name))
-      if (llvm::Error err = jit.device().fill(page.address(), 0, page.size(), {}))
-        return toError(ErrorKind::Device, std::move(err));
-  if (!inputs.empty())
-    if (llvm::Error err = step->gpu->upload(inputs))
-      return toError(ErrorKind::Device, std::move(err));
-  if (llvm::Error err = jit.device().synchronize({}))
-    return toError(ErrorKind::Device, std::move(err));
-  return step;
+  auto b = models::makePrefillBatch(tokens, slots, continued);
+  if (!b)
+    return toError(ErrorKind::InvalidArgument, b.takeError());
+  return std::move(*b);
 }
+
+} // namespace
 
 Result<Session> Session::create(Engine &engine, const Model &model,
                                 const SessionOptions &options) {
-  if (options.slots < 1)
-    return Error(
-        ErrorKind::InvalidArgument,
-        fmt::format("a session of {} slot(s): it needs at least one", options.slots));
-  auto registry = modelRegistry();
-  if (!registry)
-    return registry.error();
-  auto state = std::make_shared<State>();
   auto overrides = models::parseKernelSettings(
-      **registry, options.settings,
+      engine.state->backend->registry(), options.settings,
       [](llvm::StringRef setting) { return fmt::format("setting '{}'", setting.str()); });
   if (!overrides)
     return toError(ErrorKind::InvalidArgument, overrides.takeError());
-  state->overrides = std::move(*overrides);
+  models::SessionOptions sessionOptions;
+  sessionOptions.slots = options.slots;
+  sessionOptions.overrides = std::move(*overrides);
+  auto session = models::ModelSession::create(engine.state->backend, model.state->model,
+                                              std::move(sessionOptions));
+  if (!session)
+    return toError(ErrorKind::InvalidArgument, session.takeError());
+  auto state = std::make_shared<State>();
   state->engine = engine.state;
-  state->model = model.state;
-  state->slots = options.slots;
-  if (state->engine->jit)
-    state->gpu = std::make_shared<models::GpuSharedState>();
+  state->session = std::move(*session);
   return Session(std::move(state));
 }
 
-int64_t Session::slots() const { return state->slots; }
-
-namespace {
-/// The plan's options: the session's settings over the tuning database's
-/// choices for `rows` decode rows or `tokens` prefill tokens (GPU only).
-models::PlanOptions planOptions(const Session::State &s, const KernelRegistry &registry,
-                                int64_t rows, int64_t tokens, llvm::raw_ostream &log) {
-  models::PlanOptions options;
-  options.overrides = s.overrides;
-  options.overridesMustApply = false;
-  if (s.engine->jit) {
-    options.tuned = models::tunedFromDatabase(*s.engine->jit, registry,
-                                              {{"rows", rows}, {"tokens", tokens}}, log);
-    options.arch = s.engine->jit->targetArch();
-  }
-  return options;
-}
-} // namespace
+int64_t Session::slots() const { return state->session->slots(); }
 
 Result<DecodeStep> Session::decode(int64_t rows) {
-  if (rows < 1)
-    return Error(ErrorKind::InvalidArgument,
-                 fmt::format("a decode step of {} row(s): it needs at least one", rows));
-  auto registry = modelRegistry();
-  if (!registry)
-    return registry.error();
-  const Model::State &m = *state->model;
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto plan = models::planDecodeStep(**registry, m.config, m.weights, rows, state->slots,
-                                     planOptions(*state, **registry, rows, 0, os));
-  state->engine->say(log);
+  auto plan = state->session->planDecode(rows);
   if (!plan)
     return toError(ErrorKind::InvalidArgument, plan.takeError());
-  auto step = makeStep(state, std::move(*plan), {});
+  auto step = state->session->makeStep(std::move(*plan));
   if (!step)
-    return step.error();
+    return toError(ErrorKind::Device, step.takeError());
   auto decode = std::make_shared<DecodeStep::State>();
   decode->step = std::move(*step);
+  decode->engine = state->engine;
   return DecodeStep(std::move(decode));
 }
 
 Result<PrefillStep> Session::prefill(const std::vector<PrefillSequence> &batch) {
-  if (batch.empty())
-    return Error(ErrorKind::InvalidArgument, "a prefill batch without sequences");
-  models::ref::PrefillBatch b{{0}, {}, {}};
-  for (size_t i = 0; i < batch.size(); ++i) {
-    if (batch[i].tokens < 1)
-      return Error(
-          ErrorKind::InvalidArgument,
-          fmt::format("prefill sequence {} has {} tokens: each needs at least one", i,
-                      batch[i].tokens));
-    b.cuSeqlens.push_back(b.cuSeqlens.back() + batch[i].tokens);
-    b.slots.push_back(batch[i].slot);
-    b.continueFromSlot.push_back(batch[i].continued);
-  }
-  auto registry = modelRegistry();
-  if (!registry)
-    return registry.error();
-  const Model::State &m = *state->model;
-  const int64_t tokens = b.cuSeqlens.back();
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  auto plan =
-      models::planPrefill(**registry, m.config, m.weights, b, tokens, state->slots,
-                          planOptions(*state, **registry, 0, tokens, os));
-  state->engine->say(log);
+  auto b = toBatch(batch);
+  if (!b)
+    return b.error();
+  auto plan = state->session->planPrefill(*b);
   if (!plan)
     return toError(ErrorKind::InvalidArgument, plan.takeError());
   models::HostBuffers inputs;
   plan->writeInputs(inputs);
+  auto step = state->session->makeStep(std::move(plan->plan), inputs);
+  if (!step)
+    return toError(ErrorKind::Device, step.takeError());
   auto prefill = std::make_shared<PrefillStep::State>();
-  prefill->tokens = tokens;
+  prefill->step = std::move(*step);
+  prefill->engine = state->engine;
+  prefill->tokens = b->cuSeqlens.back();
   for (const PrefillSequence &sequence : batch)
     prefill->slots.push_back(sequence.slot);
-  auto step = makeStep(state, std::move(plan->plan), inputs);
-  if (!step)
-    return step.error();
-  prefill->step = std::move(*step);
   return PrefillStep(std::move(prefill));
 }
 
-int64_t DecodeStep::rows() const { return state->step->plan.rows; }
+Result<std::string> Session::describeDecode(int64_t rows) const {
+  auto plan = state->session->planDecode(rows);
+  if (!plan)
+    return toError(ErrorKind::InvalidArgument, plan.takeError());
+  return models::describePlan(*plan);
+}
+
+Result<std::string>
+Session::describePrefill(const std::vector<PrefillSequence> &batch) const {
+  auto b = toBatch(batch);
+  if (!b)
+    return b.error();
+  auto plan = state->session->planPrefill(*b);
+  if (!plan)
+    return toError(ErrorKind::InvalidArgument, plan.takeError());
+  return models::describePlan(plan->plan);
+}
+
+int64_t DecodeStep::rows() const { return state->step->plan().rows; }
 
 Status DecodeStep::run(const TensorView &hidden, const std::vector<int32_t> &slots,
                        const TensorView &out, Stream stream) {
-  return state->step->run(hidden, slots, out, stream);
+  return runStep(*state->engine, *state->step, hidden, slots, out, stream);
 }
 
 int64_t PrefillStep::tokens() const { return state->tokens; }
 
 Status PrefillStep::run(const TensorView &hidden, const TensorView &out, Stream stream) {
-  return state->step->run(hidden, state->slots, out, stream);
+  return runStep(*state->engine, *state->step, hidden, state->slots, out, stream);
 }
 
 } // namespace tilejit::embed

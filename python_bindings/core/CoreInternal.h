@@ -16,8 +16,8 @@
 
 namespace tilejit {
 class KernelRegistry;
-namespace runtime {
-class JitRuntime;
+namespace models {
+class Backend;
 }
 } // namespace tilejit
 
@@ -60,13 +60,15 @@ struct KernelModule::State {
 class StreamLendingDevice;
 
 struct Runtime::State {
-  std::unique_ptr<runtime::JitRuntime> jit;
-  /// The device inside `jit`; null for a compile-only runtime.
+  /// The models' front door on this device: the JIT runtime (kernels of any
+  /// module launch on it too) and the plan options of its decode steps.
+  std::shared_ptr<models::Backend> backend;
+  /// The device inside the backend's runtime; null for a compile-only runtime.
   StreamLendingDevice *lending = nullptr;
   int ordinal = 0;
 };
 
-/// The kernels of models/ (Mamba2 ops and examples), registered once.
+/// The kernels of models/ (Mamba2 ops and examples): models::modelKernels().
 /// Errors: ErrorKind::Build when a registration fails.
 const KernelRegistry &registry();
 

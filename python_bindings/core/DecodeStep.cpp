@@ -1,12 +1,10 @@
-// DecodeStep: the NemotronH decode mixer step over a models::StepPlan, run by
-// models::InterpreterRunner on host buffers or by models::GpuRunner (pages on
-// the device, the step one CUDA graph). Only plumbing lives here: the plan, the
-// kernels and the checks are the models' own.
+// DecodeStep: the NemotronH decode mixer step through the models' front door
+// (models/session: the backend, the model, a session and its step), on the
+// interpreter over host buffers or on the GPU (pages on the device, the step
+// one CUDA graph). Only the translation of the core's plain types lives here.
 #include "CoreInternal.h"
 
-#include "tilejit/Builder/KernelRegistry.h"
-#include "tilejit/models/nemotron_h/Planner.h"
-#include "tilejit/runtime/Jit.h"
+#include "tilejit/models/session/Session.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -16,14 +14,9 @@ namespace tilejit::python {
 
 struct DecodeStep::State {
   MambaGeometry geometry;
-  std::vector<models::MambaLayerWeights> layers;
-  models::StepPlan plan; ///< borrows `layers`
-  /// Interpreter: every non-weight buffer. GPU: the host side of "slots"
-  /// (every upload carries it, since GpuRunner checks it first).
-  models::HostBuffers host;
-  std::unique_ptr<models::InterpreterRunner> interpreter;
-  std::shared_ptr<Runtime::State> runtime; ///< keeps the device alive
-  std::unique_ptr<models::GpuRunner> gpu;
+  std::shared_ptr<Runtime::State> runtime; ///< keeps the device alive; null: interpreter
+  std::unique_ptr<models::ModelSession> session;
+  std::unique_ptr<models::ModelStep> step;
 };
 
 namespace {
@@ -43,36 +36,46 @@ models::NemotronHConfig toConfig(const MambaGeometry &g) {
   return c;
 }
 
-/// The geometry, weights, plan and host buffers shared by both backends.
-std::unique_ptr<DecodeStep::State> planStep(const DecodeStepOptions &options) {
-  models::NemotronHConfig config = toConfig(options.geometry);
-  if (llvm::Error err = config.validate())
-    throwError(ErrorKind::Argument, std::move(err));
-  int64_t available = int64_t(config.mambaLayers().size());
-  if (options.layers < 1 || options.layers > available)
-    throw Error(
-        ErrorKind::Argument,
-        llvm::formatv("decode step: layers must be in [1, {0}] (the Mamba layers of "
-                      "'{1}'), got {2}",
-                      available, config.layerPattern, options.layers)
-            .str());
-  auto state = std::make_unique<DecodeStep::State>();
-  state->geometry = options.geometry;
-  state->layers =
-      unwrap(models::syntheticMambaLayers(config, options.layers, options.seed),
-             ErrorKind::Argument);
-  state->plan = unwrap(models::planDecodeStep(registry(), config, state->layers,
-                                              options.rows, options.slots),
-                       ErrorKind::Argument);
-  state->host = models::allocateHostBuffers(state->plan);
-  // Until the first step every row is padding: no slot is claimed.
-  auto &slots = state->host.at("slots");
-  std::memset(slots.data(), 0xff, slots.size());
-  return state;
+/// The session of `options` on `runtime`'s backend, or on an interpreter
+/// backend planning for options.planArch when there is no runtime.
+std::unique_ptr<models::ModelSession> openSession(const DecodeStepOptions &options,
+                                                  Runtime::State *runtime) {
+  std::shared_ptr<models::Backend> backend;
+  if (runtime) {
+    backend = runtime->backend;
+  } else {
+    models::BackendOptions backendOptions;
+    backendOptions.kind = models::BackendKind::Interpreter;
+    if (!options.planArch.empty())
+      backendOptions.planArch = unwrap(Arch::parse(options.planArch), ErrorKind::Argument);
+    backend = unwrap(models::Backend::open(std::move(backendOptions)), ErrorKind::Device);
+  }
+  models::ModelSource source;
+  source.geometry = toConfig(options.geometry);
+  source.seed = options.seed;
+  source.layers = options.layers;
+  if (options.layers < 1)
+    throw Error(ErrorKind::Argument,
+                llvm::formatv("decode step: layers must be at least 1, got {0}",
+                              options.layers)
+                    .str());
+  auto model = unwrap(models::loadModel(source), ErrorKind::Argument);
+  models::SessionOptions sessionOptions;
+  sessionOptions.slots = options.slots;
+  return unwrap(models::ModelSession::create(std::move(backend), std::move(model),
+                                             std::move(sessionOptions)),
+                ErrorKind::Argument);
 }
 
-std::string outputName(const models::StepPlan &plan) {
-  return models::StepPlan::activation(plan.numLayers);
+std::shared_ptr<DecodeStep> makeDecodeStep(const DecodeStepOptions &options,
+                                           std::shared_ptr<Runtime::State> runtime) {
+  auto state = std::make_unique<DecodeStep::State>();
+  state->geometry = options.geometry;
+  state->session = openSession(options, runtime.get());
+  auto plan = unwrap(state->session->planDecode(options.rows), ErrorKind::Argument);
+  state->step = unwrap(state->session->makeStep(std::move(plan)), ErrorKind::Device);
+  state->runtime = std::move(runtime);
+  return std::make_shared<DecodeStep>(std::move(state));
 }
 
 } // namespace
@@ -81,79 +84,60 @@ DecodeStep::DecodeStep(std::unique_ptr<State> state) : state(std::move(state)) {
 DecodeStep::~DecodeStep() = default;
 
 std::shared_ptr<DecodeStep> createDecodeStep(const DecodeStepOptions &options) {
-  auto state = planStep(options);
-  state->interpreter = std::make_unique<models::InterpreterRunner>(registry());
-  return std::make_shared<DecodeStep>(std::move(state));
+  return makeDecodeStep(options, nullptr);
 }
 
 std::shared_ptr<DecodeStep> Runtime::decodeStep(const DecodeStepOptions &options) {
   if (!canLaunch())
     throw Error(ErrorKind::Device, "decode step: a compile-only runtime cannot launch");
-  auto decode = planStep(options);
-  std::string log;
-  llvm::raw_string_ostream os(log);
-  decode->gpu =
-      unwrap(models::GpuRunner::create(*state->jit, registry(), decode->plan, os),
-             ErrorKind::Device);
-  decode->runtime = state;
-  // The device pages start zeroed, as the interpreter's do.
-  models::HostBuffers initial;
-  for (const auto &[name, buffer] : decode->plan.buffers)
-    if (buffer.role != models::PlanBuffer::Role::Weight)
-      initial[name] = name == "slots" ? decode->host.at("slots")
-                                      : std::vector<uint8_t>(buffer.bytes, 0);
-  if (llvm::Error err = decode->gpu->upload(initial))
-    throwError(ErrorKind::Device, std::move(err));
-  return std::make_shared<DecodeStep>(std::move(decode));
+  return makeDecodeStep(options, state);
 }
 
-bool DecodeStep::onDevice() const { return state->gpu != nullptr; }
-int64_t DecodeStep::rows() const { return state->plan.rows; }
-int64_t DecodeStep::numSlots() const { return state->plan.numSlots; }
+std::string describePlan(const DecodeStepOptions &options,
+                         const std::vector<PrefillSequence> &prefill,
+                         const std::shared_ptr<Runtime> &runtime) {
+  auto session = openSession(options, runtime ? runtime->state.get() : nullptr);
+  if (prefill.empty())
+    return models::describePlan(
+        unwrap(session->planDecode(options.rows), ErrorKind::Argument));
+  std::vector<int64_t> tokens, slots;
+  std::vector<bool> continued;
+  for (const PrefillSequence &s : prefill) {
+    tokens.push_back(s.tokens);
+    slots.push_back(s.slot);
+    continued.push_back(s.continued);
+  }
+  auto batch =
+      unwrap(models::makePrefillBatch(tokens, slots, continued), ErrorKind::Argument);
+  return models::describePlan(
+      unwrap(session->planPrefill(batch), ErrorKind::Argument).plan);
+}
+
+bool DecodeStep::onDevice() const { return state->step->gpu() != nullptr; }
+int64_t DecodeStep::rows() const { return state->step->plan().rows; }
+int64_t DecodeStep::numSlots() const { return state->step->plan().numSlots; }
 const MambaGeometry &DecodeStep::geometry() const { return state->geometry; }
 
 std::vector<DecodeLayerInfo> DecodeStep::layers() const {
   std::vector<DecodeLayerInfo> out;
-  for (const models::MambaLayerWeights &w : state->layers)
+  for (const models::MambaLayerWeights &w : state->session->model().weights)
     out.push_back({w.layer, w.inProj.isFP8, w.inProj.weightScale, w.inProj.inputScale,
                    w.outProj.weightScale, w.outProj.inputScale});
   return out;
 }
 
-std::vector<
-    std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
-DecodeStep::buffers() const {
+std::vector<DecodeStep::BufferInfo> DecodeStep::buffers() const {
   static const char *roles[] = {"weight", "state", "activation", "input"};
-  std::vector<
-      std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
-      out;
-  for (const auto &[name, buffer] : state->plan.buffers)
+  std::vector<BufferInfo> out;
+  for (const auto &[name, buffer] : state->step->plan().buffers)
     out.emplace_back(name, roles[int(buffer.role)], buffer.bytes,
                      models::tensorTypeName(buffer.type).str(), buffer.shape);
   return out;
 }
 
 namespace {
-const models::PlanBuffer &findBuffer(const models::StepPlan &plan,
-                                     const std::string &name, bool weight) {
-  auto it = plan.buffers.find(name);
-  if (it == plan.buffers.end() ||
-      (it->second.role == models::PlanBuffer::Role::Weight) != weight)
-    throw Error(ErrorKind::Argument, "decode step: no " +
-                                         std::string(weight ? "weight" : "non-weight") +
-                                         " buffer '" + name + "'");
-  return it->second;
-}
-
 models::TensorRef toRef(const TensorArg &t) {
   return {t.dtype, t.shape, t.strides, t.device, t.address};
-}
-
-/// Checks a caller's tensor against plan buffer `name` on `device` (-1: host).
-void checkTensor(const models::StepPlan &plan, const std::string &name,
-                 const std::string &what, const TensorArg &tensor, int device) {
-  if (llvm::Error err = models::checkPlanTensor(plan, name, what, toRef(tensor), device))
-    throwError(ErrorKind::Argument, std::move(err));
 }
 
 uint8_t *hostBytes(const TensorArg &t) {
@@ -162,89 +146,52 @@ uint8_t *hostBytes(const TensorArg &t) {
 } // namespace
 
 std::vector<uint8_t> DecodeStep::weight(const std::string &name) const {
-  llvm::ArrayRef<uint8_t> bytes = findBuffer(state->plan, name, true).hostWeight;
-  return {bytes.begin(), bytes.end()};
+  const models::StepPlan &plan = state->step->plan();
+  auto it = plan.buffers.find(name);
+  if (it == plan.buffers.end() || it->second.role != models::PlanBuffer::Role::Weight)
+    throw Error(ErrorKind::Argument, "decode step: no weight buffer '" + name + "'");
+  return {it->second.hostWeight.begin(), it->second.hostWeight.end()};
 }
 
 void DecodeStep::checkHost(const std::string &name, const TensorArg &t) const {
-  findBuffer(state->plan, name, false);
-  checkTensor(state->plan, name, name, t, -1);
+  const models::StepPlan &plan = state->step->plan();
+  auto it = plan.buffers.find(name);
+  if (it == plan.buffers.end() || it->second.role == models::PlanBuffer::Role::Weight)
+    throw Error(ErrorKind::Argument, "decode step: no non-weight buffer '" + name + "'");
+  if (llvm::Error err = models::checkPlanTensor(plan, name, name, toRef(t), -1))
+    throwError(ErrorKind::Argument, std::move(err));
 }
 
 void DecodeStep::read(const std::string &name, const TensorArg &dst) {
-  const size_t bytes = findBuffer(state->plan, name, false).bytes;
   checkHost(name, dst);
-  if (!state->gpu) {
-    std::memcpy(hostBytes(dst), state->host.at(name).data(), bytes);
-    return;
-  }
-  models::HostBuffers one{{name, {}}};
-  if (llvm::Error err = state->gpu->download(one))
+  const size_t bytes = state->step->plan().buffers.at(name).bytes;
+  if (llvm::Error err = state->step->read(name, {hostBytes(dst), bytes}))
     throwError(ErrorKind::Device, std::move(err));
-  std::memcpy(hostBytes(dst), one.at(name).data(), bytes);
 }
 
 void DecodeStep::write(const std::string &name, const TensorArg &src) {
-  const size_t bytes = findBuffer(state->plan, name, false).bytes;
   checkHost(name, src);
-  const uint8_t *begin = hostBytes(src);
-  if (name == "slots") {
-    const auto *first = reinterpret_cast<const int32_t *>(begin);
-    if (llvm::Error err = models::checkSlots({first, size_t(rows())}, numSlots()))
-      throwError(ErrorKind::Argument, std::move(err));
-  }
-  if (!state->gpu) {
-    std::memcpy(state->host.at(name).data(), begin, bytes);
-    return;
-  }
-  models::HostBuffers upload{{"slots", state->host.at("slots")},
-                             {name, std::vector<uint8_t>(begin, begin + bytes)}};
-  if (llvm::Error err = state->gpu->upload(upload))
+  const size_t bytes = state->step->plan().buffers.at(name).bytes;
+  if (llvm::Error err = state->step->write(name, {hostBytes(src), bytes}))
     throwError(ErrorKind::Device, std::move(err));
-  if (name == "slots")
-    state->host.at("slots") = upload.at("slots");
 }
 
 void DecodeStep::step(const TensorArg &hidden, const std::vector<int32_t> &slots,
                       const TensorArg &out, uint64_t stream) {
-  const models::StepPlan &plan = state->plan;
-  const std::string input = models::StepPlan::activation(0), output = outputName(plan);
-  // Checked before anything runs or changes (GpuRunner::step checks the
-  // same), so a refused step is an ArgumentError and leaves all as it was.
-  const int device = state->gpu ? state->runtime->ordinal : -1;
-  checkTensor(plan, input, "hidden", hidden, device);
-  checkTensor(plan, output, "out", out, device);
-  if (slots.size() != size_t(plan.rows))
-    throw Error(
-        ErrorKind::Argument,
-        llvm::formatv("decode: {0} slots for {1} rows", slots.size(), plan.rows).str());
-  if (llvm::Error err = models::checkSlots(slots, plan.numSlots))
-    throwError(ErrorKind::Argument, std::move(err));
-  if (state->gpu) {
-    if (llvm::Error err = state->gpu->step(toRef(hidden), slots, toRef(out),
-                                           runtime::StreamHandle{reinterpret_cast<void *>(
-                                               static_cast<uintptr_t>(stream))}))
-      throwError(ErrorKind::Device, std::move(err));
-    // The host copy of the slots is what the next page write uploads with.
-    std::memcpy(state->host.at("slots").data(), slots.data(),
-                slots.size() * sizeof(int32_t));
-    return;
-  }
-  std::memcpy(state->host.at(input).data(), hostBytes(hidden),
-              plan.buffers.at(input).bytes);
-  std::memcpy(state->host.at("slots").data(), slots.data(),
-              slots.size() * sizeof(int32_t));
-  if (llvm::Error err = state->interpreter->run(plan, state->host))
-    throwError(ErrorKind::Run, std::move(err));
-  std::memcpy(hostBytes(out), state->host.at(output).data(),
-              plan.buffers.at(output).bytes);
+  if (llvm::Error err = state->step->run(
+          toRef(hidden), slots, toRef(out),
+          runtime::StreamHandle{reinterpret_cast<void *>(static_cast<uintptr_t>(stream))}))
+    throwError(onDevice() ? ErrorKind::Device : ErrorKind::Run, std::move(err));
 }
 
 uint64_t DecodeStep::deviceAddress(const std::string &name) const {
-  findBuffer(state->plan, name, false);
-  if (!state->gpu)
+  const models::StepPlan &plan = state->step->plan();
+  auto it = plan.buffers.find(name);
+  if (it == plan.buffers.end() || it->second.role == models::PlanBuffer::Role::Weight)
+    throw Error(ErrorKind::Argument, "decode step: no non-weight buffer '" + name + "'");
+  if (!state->step->gpu())
     return 0;
-  return unwrap(state->gpu->bufferAddress(name), ErrorKind::Argument);
+  return unwrap(state->step->gpu()->bufferAddress(name), ErrorKind::Argument);
 }
 
 MambaGeometry fullMambaGeometry() {

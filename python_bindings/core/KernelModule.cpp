@@ -4,7 +4,7 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
-#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/session/Session.h"
 #include "tilejit/models/mamba2/OpChecks.h"
 #include "tilejit/support/FloatFormats.h"
 
@@ -16,6 +16,9 @@ namespace tilejit::python {
 Error::~Error() = default;
 
 void throwError(ErrorKind kind, llvm::Error err) {
+  // The caller's mistake, found below the core, stays the caller's.
+  if (err.isA<models::ArgumentError>())
+    kind = ErrorKind::Argument;
   throw Error(kind, llvm::toString(std::move(err)));
 }
 
@@ -163,16 +166,7 @@ void KernelModule::run(const std::array<int64_t, 3> &grid,
 }
 
 const KernelRegistry &registry() {
-  static KernelRegistry kernels;
-  static std::string failure = [] {
-    llvm::Error err = models::registerModelKernels(kernels);
-    if (!err)
-      err = models::registerExampleKernels(kernels);
-    return err ? llvm::toString(std::move(err)) : std::string();
-  }();
-  if (!failure.empty())
-    throw Error(ErrorKind::Build, "registering the model kernels: " + failure);
-  return kernels;
+  return unwrap(models::modelKernels(), ErrorKind::Build);
 }
 
 std::vector<RegisteredKernel> registeredKernels() {

@@ -3,9 +3,7 @@
 #include "CoreInternal.h"
 #include "StreamLendingDevice.h"
 
-#include "tilejit/jit/JitCompiler.h"
-#include "tilejit/runtime/CudaDevice.h"
-#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/models/session/Backend.h"
 #include "tilejit/runtime/Jit.h"
 #include "tilejit/support/FloatFormats.h"
 
@@ -25,41 +23,36 @@ struct DeviceKernel::State {
 std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
   auto state = std::make_unique<State>();
   state->ordinal = config.ordinal;
-  runtime::RuntimeOptions options = unwrap(
-      runtime::RuntimeOptions::fromEnvironment(!config.arch.empty()), ErrorKind::Device);
+  models::BackendOptions options;
+  options.device = config.ordinal;
+  options.cacheDirectory = config.cacheDirectory;
+  options.diskCache = config.diskCache;
   if (!config.arch.empty())
-    options.archOverride = unwrap(Arch::parse(config.arch), ErrorKind::Argument);
-  if (!config.cacheDirectory.empty())
-    options.cacheDirectory = config.cacheDirectory;
-  options.useDiskCache = options.useDiskCache && config.diskCache;
-
-  std::unique_ptr<runtime::DeviceApi> device;
+    options.arch = unwrap(Arch::parse(config.arch), ErrorKind::Argument);
   if (config.device == "cuda") {
-    auto lending = std::make_unique<StreamLendingDevice>(
-        unwrap(runtime::openCudaDevice(config.ordinal), ErrorKind::Device));
-    state->lending = lending.get();
-    device = std::move(lending);
+    options.kind = models::BackendKind::Gpu;
+    State *self = state.get();
+    options.wrapDevice = [self](std::unique_ptr<runtime::DeviceApi> device) {
+      auto lending = std::make_unique<StreamLendingDevice>(std::move(device));
+      self->lending = lending.get();
+      return std::unique_ptr<runtime::DeviceApi>(std::move(lending));
+    };
   } else if (config.device == "compile-only") {
-    if (!options.archOverride)
-      throw Error(ErrorKind::Argument,
-                  "a compile-only runtime needs an arch (arch= or TILEJIT_ARCH)");
     // Stands in for a device the kernels are never loaded on: compile() does
     // no device work, and prepare/launch are refused below.
-    device = std::make_unique<runtime::FakeDevice>();
+    options.kind = models::BackendKind::CompileOnly;
   } else {
     throw Error(ErrorKind::Argument,
                 "unknown device '" + config.device + "' (expected cuda or compile-only)");
   }
-  state->jit = unwrap(runtime::JitRuntime::create(
-                          std::move(device), JitCompiler::fromEnvironment(), options),
-                      ErrorKind::Device);
+  state->backend = unwrap(models::Backend::open(std::move(options)), ErrorKind::Device);
   return std::make_shared<Runtime>(std::move(state));
 }
 
 Runtime::Runtime(std::unique_ptr<State> s) : state(std::move(s)) {}
 Runtime::~Runtime() = default;
 
-std::string Runtime::arch() const { return state->jit->targetArch().name().str(); }
+std::string Runtime::arch() const { return state->backend->jit()->targetArch().name().str(); }
 int Runtime::ordinal() const { return state->ordinal; }
 bool Runtime::canLaunch() const { return state->lending != nullptr; }
 
@@ -68,12 +61,12 @@ std::string Runtime::describe() const {
     return "compile-only (" + arch() + ")";
   std::string text;
   llvm::raw_string_ostream os(text);
-  runtime::printDeviceInfo(os, state->jit->device().info());
+  runtime::printDeviceInfo(os, state->backend->jit()->device().info());
   return text;
 }
 
 LoadStatistics Runtime::stats() const {
-  runtime::LoadStatsSnapshot s = state->jit->stats().snapshot();
+  runtime::LoadStatsSnapshot s = state->backend->stats();
   LoadStatistics out;
   out.bytesUploaded = s.bytesUploaded;
   out.modulesCompiled = s.modulesCompiled;
@@ -106,7 +99,7 @@ std::shared_ptr<DeviceKernel> Runtime::kernel(std::shared_ptr<KernelModule> modu
     return module->canonicalIR();
   };
   spec.options.optLevel = optLevel;
-  s->kernel = std::make_unique<runtime::Kernel>(*state->jit, std::move(spec));
+  s->kernel = std::make_unique<runtime::Kernel>(*state->backend->jit(), std::move(spec));
   s->runtime = state;
   s->module = std::move(module);
   return std::make_shared<DeviceKernel>(std::move(s));

@@ -81,6 +81,23 @@ void bindDecode(py::module_ &m) {
       py::arg("runtime"), py::arg("geometry"), py::arg("layers"), py::arg("rows"),
       py::arg("slots"), py::arg("seed"),
       "The decode step on `runtime`'s GPU, or on the interpreter when it is None.");
+
+  m.def(
+      "_describe_plan",
+      [](std::shared_ptr<Runtime> runtime, const MambaGeometry &geometry, int64_t layers,
+         int64_t rows, int64_t slots, uint64_t seed, const std::string &planArch,
+         const std::vector<std::tuple<int64_t, int64_t, bool>> &prefill) {
+        DecodeStepOptions options{geometry, layers, rows, slots, seed, planArch};
+        std::vector<PrefillSequence> sequences;
+        for (auto [tokens, slot, continued] : prefill)
+          sequences.push_back({tokens, slot, continued});
+        py::gil_scoped_release release;
+        return describePlan(options, sequences, runtime);
+      },
+      py::arg("runtime"), py::arg("geometry"), py::arg("layers"), py::arg("rows"),
+      py::arg("slots"), py::arg("seed"), py::arg("plan_arch"), py::arg("prefill"),
+      "The text of the plan a decode step (or, with `prefill` sequences, a prefill "
+      "forward) runs on `runtime`, or on the interpreter when it is None.");
 }
 
 } // namespace tilejit::python

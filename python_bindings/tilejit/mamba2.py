@@ -65,6 +65,22 @@ def Config(**fields):
     return config
 
 
+def describe_plan(config=None, layers=1, rows=1, slots=1, prefill=None, runtime=None,
+                  plan_arch="", seed=SYNTHETIC_SEED):
+    """The plan of a decode step of `rows` rows (or, with `prefill`, a list of
+    (tokens, slot, continued) sequences, of a prefill forward of them) over the
+    first `layers` Mamba layers and pages of `slots` slots, as text: every
+    launch (kernel, constants, grid, arguments, bytes) and buffer. On
+    `runtime` (a GPU or compile-only tilejit.Runtime: its arch and tuning
+    database) or, when None, on the interpreter planning for `plan_arch`
+    (e.g. "sm_121a"; empty: the tiles every arch runs). Nothing is compiled;
+    the same text `tilejit run --dry-run` and the embedding API print."""
+    config = config if config is not None else Config()
+    sequences = [(int(t), int(s), bool(c)) for t, s, c in (prefill or [])]
+    return _tilejit._describe_plan(runtime, config, int(layers), int(rows), int(slots),
+                                   int(seed), str(plan_arch), sequences)
+
+
 class DecodeStep:
     """One decode step through the first `layers` Mamba layers (synthetic
     weights from `seed`) for `rows` rows over pages of `slots` slots.

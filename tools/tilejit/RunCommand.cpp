@@ -4,10 +4,7 @@
 #include "Commands.h"
 #include "RunSupport.h"
 
-#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/plan/Validate.h"
-#include "tilejit/runtime/CudaDevice.h"
-#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -22,7 +19,6 @@ using tilejit::cli::fail;
 namespace {
 
 enum class Mode { Decode, Prefill };
-enum class Backend { Auto, Gpu, Interp };
 
 cl::SubCommand runCmd("run",
                       "Run the NemotronH Mamba2 mixer (decode step or prefill) and "
@@ -49,12 +45,16 @@ cl::opt<int> layers("layers",
 cl::opt<int> steps("steps",
                    cl::desc("Carried steps per check (prefill: forwards, default 2)"),
                    cl::init(3), cl::sub(runCmd));
-cl::opt<Backend>
-    backend("backend", cl::desc("Where to run (default auto)"), cl::init(Backend::Auto),
-            cl::values(clEnumValN(Backend::Auto, "auto", "the GPU when there is one"),
-                       clEnumValN(Backend::Gpu, "gpu", "the GPU, or an error"),
-                       clEnumValN(Backend::Interp, "interp", "the CPU interpreter")),
-            cl::sub(runCmd));
+cl::opt<models::BackendKind> backend(
+    "backend", cl::desc("Where to run (default auto)"), cl::init(models::BackendKind::Auto),
+    cl::values(
+        clEnumValN(models::BackendKind::Auto, "auto", "the GPU when there is one"),
+        clEnumValN(models::BackendKind::Gpu, "gpu", "the GPU, or an error"),
+        clEnumValN(models::BackendKind::Interpreter, "interp", "the CPU interpreter"),
+        clEnumValN(models::BackendKind::CompileOnly, "compile-only",
+                   "no GPU: plan (and with --dry-run print) for --plan-arch's device, "
+                   "its tuning database entries included")),
+    cl::sub(runCmd));
 cl::list<std::string> kernelSettings(
     "set",
     cl::desc("KERNEL.CONSTANT=VALUE: a kernel's constant in the plan, e.g. "
@@ -77,6 +77,15 @@ cl::opt<std::string> planArch(
              "sm_90 build of that plan with every kernel held to the device's shared "
              "memory (default: the GPU's own arch; none on the interpreter)"),
     cl::sub(runCmd));
+cl::opt<bool> dryRun("dry-run",
+                     cl::desc("Print the plan of the step (decode of --batch rows, or "
+                              "prefill of one fresh sequence of --tokens) and run "
+                              "nothing"),
+                     cl::sub(runCmd));
+cl::opt<int> slots("slots",
+                   cl::desc("Slots of the state pages (default: the mode's, e.g. "
+                            "--batch + 2 and at least 8 for decode)"),
+                   cl::init(0), cl::sub(runCmd));
 cl::opt<std::string> plantDefect(
     "plant-defect",
     cl::desc("Test only: plant a defect in what the backend runs (drop-k-step, "
@@ -90,65 +99,73 @@ Expected<KernelOverrides> parseSettings(const KernelRegistry &registry) {
   });
 }
 
-/// "52 layers: 23 Mamba, 23 MoE, 6 attention" from the config's layer kinds.
-std::string describeLayers(const NemotronHConfig &config) {
-  std::string text = formatv("{0} layers:", config.numLayers());
-  const char *sep = " ";
-  for (auto [kind, name] :
-       {std::pair{'M', "Mamba"}, {'E', "MoE"}, {'*', "attention"}, {'-', "MLP"}}) {
-    if (size_t n = llvm::count(config.layerPattern, kind)) {
-      text += formatv("{0}{1} {2}", sep, n, name);
-      sep = ", ";
-    }
-  }
-  return text;
+/// Progress of loading or generating the weights, in place on a terminal.
+void printProgress(int64_t done, int64_t total) {
+  if (outs().is_displayed())
+    outs() << formatv("\rweights: {0}/{1} layers", done, total)
+           << (done == total ? "\n" : "");
+  else if (done == total || done * 4 / total != (done - 1) * 4 / total)
+    outs() << formatv("weights: {0}/{1} layers\n", done, total);
+  outs().flush();
 }
 
-/// The first `count` Mamba layers of the checkpoint, or of the synthetic model.
-Expected<std::vector<MambaLayerWeights>>
-loadLayers(const std::optional<NemotronHCheckpoint> &checkpoint,
-           const NemotronHConfig &config, int count) {
-  if (!checkpoint) {
-    // Generating the full geometry takes about a second per layer and core: say
-    // so from the start, then report as layers finish (in place on a terminal).
+/// The model the run uses: a checkpoint's first layers (all of its config's
+/// on the GPU), or the embedded synthetic weights (about a second per layer
+/// and core to generate: said from the start, then as layers finish).
+Expected<std::shared_ptr<const LoadedModel>> loadRunModel(bool onGpu) {
+  ModelSource source;
+  source.checkpoint = modelDir;
+  source.progress = printProgress;
+  source.layers = layers ? int(layers) : onGpu ? 0 : 1;
+  if (modelDir.empty()) {
+    const int64_t count = source.layers ? source.layers
+                                        : int64_t(source.geometry.mambaLayers().size());
     outs() << formatv(
         "weights: generating the embedded synthetic NemotronH geometry, {0} "
         "Mamba layer(s) on {1} thread(s)\n",
         count,
-        std::min<unsigned>(count, llvm::hardware_concurrency().compute_thread_count()));
+        std::min<int64_t>(count, llvm::hardware_concurrency().compute_thread_count()));
     outs().flush();
-    const bool terminal = outs().is_displayed();
-    auto progress = [&](int64_t done, int64_t total) {
-      if (terminal)
-        outs() << formatv("\rweights: {0}/{1} layers", done, total)
-               << (done == total ? "\n" : "");
-      else if (done == total || done * 4 / total != (done - 1) * 4 / total)
-        outs() << formatv("weights: {0}/{1} layers\n", done, total);
-      outs().flush();
-    };
-    return syntheticMambaLayers(config, count, kSyntheticSeed, progress);
   }
-  auto loaded = checkpoint->loadMambaLayers(count);
-  if (!loaded)
-    return loaded.takeError();
-  std::vector<MambaLayerWeights> weights = std::move(*loaded);
-  const size_t total = config.mambaLayers().size();
-  int fp8 = 0, bf16 = 0, mixed = 0;
-  for (const MambaLayerWeights &layer : weights)
-    ++(layer.inProj.isFP8 != layer.outProj.isFP8 ? mixed
-       : layer.inProj.isFP8                      ? fp8
-                                                 : bf16);
+  auto model = loadModel(source);
+  if (!model || modelDir.empty())
+    return model;
+  const LoadedModel &m = **model;
   outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
                     "in {4}, bf16 in {5}, mixed in {6}{7}{8}\n",
-                    modelDir, describeLayers(config), weights.size(), total, fp8, bf16,
-                    mixed,
-                    checkpoint->quantization().declared()
-                        ? "; quantization from " + checkpoint->quantization().origin
-                        : std::string(),
-                    checkpoint->tensorPrefix().empty()
+                    m.source, m.describeLayers(), m.weights.size(),
+                    m.config.mambaLayers().size(), m.fp8Layers, m.bf16Layers,
+                    m.mixedLayers,
+                    m.quantization.empty() ? std::string()
+                                           : "; quantization from " + m.quantization,
+                    m.tensorPrefix.empty()
                         ? std::string()
-                        : "; tensors under '" + checkpoint->tensorPrefix() + "'");
-  return weights;
+                        : "; tensors under '" + m.tensorPrefix + "'");
+  return model;
+}
+
+/// --dry-run: the plan of the step the run would time, printed.
+int printDryRun(const cli::RunInputs &in, bool prefill) {
+  const cli::RunOptions &o = in.options;
+  const int64_t rows = o.batch ? o.batch : 1, tokens = o.tokens ? o.tokens : 8192;
+  const int64_t pages = o.slots ? o.slots : prefill ? 8 : std::max<int64_t>(rows + 2, 8);
+  auto session = in.session(pages, /*perLayerActivations=*/false);
+  if (!session)
+    return fail(toString(session.takeError()));
+  Expected<StepPlan> plan = [&]() -> Expected<StepPlan> {
+    if (!prefill)
+      return (*session)->planDecode(rows);
+    auto planned = (*session)->planPrefill(ref::PrefillBatch{{0, tokens}, {0}, {false}});
+    if (!planned)
+      return planned.takeError();
+    return std::move(planned->plan);
+  }();
+  if (!plan)
+    return fail(toString(plan.takeError()));
+  outs() << formatv("plan: {0} {1}={2} L={3}, {4} slots\n", prefill ? "prefill" : "decode",
+                    prefill ? "T" : "B", prefill ? tokens : rows, plan->numLayers, pages)
+         << describePlan(*plan);
+  return 0;
 }
 
 } // namespace
@@ -157,11 +174,25 @@ namespace tilejit::cli {
 
 bool runRequested() { return bool(runCmd); }
 
+Expected<std::unique_ptr<ModelSession>>
+RunInputs::session(int64_t slots, bool perLayerActivations, ArrayRef<size_t> layers) const {
+  std::shared_ptr<const LoadedModel> selected = backendModel;
+  if (!layers.empty())
+    selected = std::make_shared<const LoadedModel>(backendModel->select(layers));
+  SessionOptions sessionOptions;
+  sessionOptions.slots = slots;
+  sessionOptions.overrides = options.overrides;
+  sessionOptions.overridesMustApply = true;
+  sessionOptions.perLayerActivations = perLayerActivations;
+  return ModelSession::create(backend, std::move(selected), std::move(sessionOptions));
+}
+
 int runMain(const KernelRegistry &registry) {
-  if (batch < 0 || layers < 0 || tokens < 0 || steps < 1)
-    return fail("--batch, --layers and --tokens must be positive and --steps at least 1");
+  if (batch < 0 || layers < 0 || tokens < 0 || slots < 0 || steps < 1)
+    return fail("--batch, --layers, --tokens and --slots must be positive and --steps at "
+                "least 1");
   const bool prefill = mode == Mode::Prefill;
-  if (prefill && tokens.getNumOccurrences() && tokens < 8)
+  if (prefill && tokens.getNumOccurrences() && tokens < 8 && !dryRun)
     return fail(
         "--tokens: the prefill batch needs at least 8 tokens (its five sequences)");
   RunOptions options;
@@ -170,6 +201,8 @@ int runMain(const KernelRegistry &registry) {
   options.steps = steps;
   options.stepsGiven = steps.getNumOccurrences() > 0;
   options.tokens = tokens;
+  options.slots = slots;
+  options.dryRun = dryRun;
   if (timeBatches.empty())
     options.timeBatches = {1, 8, 64, 256};
   for (int b : timeBatches) {
@@ -186,107 +219,51 @@ int runMain(const KernelRegistry &registry) {
   if (!overrides)
     return fail(toString(overrides.takeError()));
   options.overrides = std::move(*overrides);
+
+  BackendOptions backendOptions;
+  backendOptions.kind = backend;
   if (!planArch.empty()) {
     auto arch = Arch::parse(planArch);
     if (!arch)
       return fail("--plan-arch: " + toString(arch.takeError()));
-    options.planArch = *arch;
+    backendOptions.planArch = *arch;
   }
-
-  std::unique_ptr<runtime::DeviceApi> device;
+  backendOptions.log = [](StringRef line) { outs() << line << "\n"; };
+  auto opened = Backend::open(std::move(backendOptions));
+  if (!opened)
+    return fail("--backend " + backendKindName(backend) + ": " +
+                toString(opened.takeError()));
+  std::shared_ptr<Backend> backendHandle = std::move(*opened);
+  const bool onGpu = backendHandle->kind() == BackendKind::Gpu;
   const char *modeName = prefill ? "prefill" : "decode";
-  if (backend != Backend::Interp) {
-    auto opened = runtime::openCudaDevice(0);
-    if (opened) {
-      device = std::move(*opened);
-    } else if (backend == Backend::Gpu) {
-      return fail("--backend gpu: " + toString(opened.takeError()));
-    } else {
-      outs() << "no GPU (" << toString(opened.takeError()) << "): running the "
-             << modeName << " on the interpreter\n";
-    }
-  }
-  // The layer count comes from the checkpoint's own config, never from the
-  // built-in geometry.
-  auto start = std::chrono::steady_clock::now();
-  NemotronHConfig config;
-  std::optional<NemotronHCheckpoint> checkpoint;
-  if (!modelDir.empty()) {
-    auto opened = NemotronHCheckpoint::open(modelDir);
-    if (!opened)
-      return fail(toString(opened.takeError()));
-    config = opened->config();
-    checkpoint = std::move(*opened);
-  }
-  const int available = int(config.mambaLayers().size());
-  if (available == 0)
-    return fail(formatv("{0}: the model has no Mamba layer ({1})", modelDir,
-                        describeLayers(config)));
-  if (layers > available)
-    return fail(formatv("--layers {0}: the model has {1} Mamba layer(s) ({2})",
-                        int(layers), available, describeLayers(config)));
-  const int count = layers ? layers : device ? available : 1;
-  auto w = loadLayers(checkpoint, config, count);
-  if (!w)
-    return fail(toString(w.takeError()));
-  outs() << formatv("load {0:f1} ms\n", msSince(start));
-  // Which tuning database the GPU plans are configured from (`make run` names
-  // the shipped one), and whether this build measured its entries.
-  if (auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment())
-    outs() << tuning::describeTuneDb(runtimeOptions->tuneDbPath,
-                                     tuning::tuneVersion(*JitCompiler::fromEnvironment()))
-           << (device ? "" : " (the interpreter runs the registered defaults)") << "\n";
-  else
-    consumeError(runtimeOptions.takeError());
-  std::vector<MambaLayerWeights> planted;
+  if (backendHandle->kind() != BackendKind::Interpreter)
+    outs() << "backend " << backendHandle->describe() << "\n";
+  else if (backend == BackendKind::Auto)
+    outs() << "backend " << backendHandle->describe() << ": running the " << modeName
+           << " on the interpreter\n";
+  auto model = loadRunModel(onGpu);
+  if (!model)
+    return fail(toString(model.takeError()));
+  outs() << formatv("load {0:f1} ms\n", (*model)->loadMs);
+  // Which tuning database the plans are configured from, and whether this
+  // build measured its entries.
+  outs() << backendHandle->describeTuneDb() << "\n";
+  std::shared_ptr<const LoadedModel> backendModel = *model;
   if (options.defect != Defect::None) {
     outs() << "planted defect: " << defectName(options.defect)
            << " (the backend runs it, the reference does not: the checks must fail)\n";
-    planted = plantWeightDefect(*w, options.defect);
+    auto planted = std::make_shared<LoadedModel>(**model);
+    planted->weights = plantWeightDefect(planted->weights, options.defect);
+    backendModel = std::move(planted);
   }
-  RunInputs in{registry, config, *w, planted.empty() ? *w : planted, options};
+  RunInputs in{backendHandle, *model, backendModel, options};
+  if (dryRun)
+    return printDryRun(in, prefill);
+  if (backendHandle->kind() == BackendKind::CompileOnly)
+    return fail("--backend compile-only runs nothing: add --dry-run to see the plan");
   if (prefill)
-    return device ? runPrefillGpu(in, std::move(device)) : runPrefillInterpreter(in);
-  return device ? runDecodeGpu(in, std::move(device)) : runDecodeInterpreter(in);
-}
-
-Expected<std::unique_ptr<runtime::JitRuntime>>
-openGpuRuntime(std::unique_ptr<runtime::DeviceApi> device,
-               const std::optional<Arch> &planArch) {
-  const runtime::DeviceInfo &info = device->info();
-  auto deviceArch = Arch::forComputeCapability(info.ccMajor, info.ccMinor);
-  // A plan for another arch's device runs here as the portable sm_90 build of
-  // that plan (the same tiles), each kernel held to that device's shared
-  // memory; the plan's own arch when this GPU is its device.
-  const bool portable = planArch && (!deviceArch || *deviceArch != *planArch);
-  if (!deviceArch)
-    consumeError(deviceArch.takeError());
-  auto options = runtime::RuntimeOptions::fromEnvironment(portable);
-  if (!options)
-    return options.takeError();
-  if (portable) {
-    options->archOverride =
-        planArch->smVersion() == 90 ? *planArch : cantFail(Arch::parse("sm_90"));
-    options->sharedBytesLimit = planArch->profile().sharedBytesPerBlock;
-  }
-  auto jit = runtime::JitRuntime::create(
-      std::move(device), JitCompiler::fromEnvironment(), std::move(*options));
-  if (!jit)
-    return jit;
-  outs() << formatv("backend gpu: {0}, compiling for {1}\n", (*jit)->device().info().name,
-                    (*jit)->targetArch().name());
-  if (portable)
-    outs() << formatv(
-        "plan for {0} ({1}: {2} SMs, {3} KiB of shared memory per "
-        "program); this GPU runs its {4} build, every kernel held to {3} "
-        "KiB\n",
-        planArch->name(), planArch->profile().device, planArch->profile().smCount,
-        planArch->profile().sharedBytesPerBlock / 1024, (*jit)->targetArch().name());
-  return jit;
-}
-
-Arch planArchOf(const RunOptions &options, const runtime::JitRuntime &jit) {
-  return options.planArch ? *options.planArch : jit.targetArch();
+    return onGpu ? runPrefillGpu(in) : runPrefillInterpreter(in);
+  return onGpu ? runDecodeGpu(in) : runDecodeInterpreter(in);
 }
 
 std::vector<size_t> checkedLayers(const std::vector<MambaLayerWeights> &w) {
@@ -299,14 +276,6 @@ std::vector<size_t> checkedLayers(const std::vector<MambaLayerWeights> &w) {
   if (checked.size() == 1 && w.size() > 1)
     checked.push_back(1);
   return checked;
-}
-
-std::vector<MambaLayerWeights> select(const std::vector<MambaLayerWeights> &w,
-                                      const std::vector<size_t> &indices) {
-  std::vector<MambaLayerWeights> out;
-  for (size_t i : indices)
-    out.push_back(w[i]);
-  return out;
 }
 
 void printSums(const GpuRunner &runner, raw_ostream &os) {

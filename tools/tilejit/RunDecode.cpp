@@ -5,6 +5,8 @@
 #include "Commands.h"
 #include "RunSupport.h"
 
+#include "tilejit/support/Timing.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -22,8 +24,9 @@ Expected<bool> checkDecode(const RunInputs &in, const std::vector<size_t> &layer
   auto slots = randomDecodeSlots(plan.rows, plan.numSlots, 7 + plan.rows);
   auto start = std::chrono::steady_clock::now();
   auto result = checkDecodeSteps(
-      in.config, select(in.weights, layerIndices), plan, sums, slots, in.options.steps,
-      11 + plan.rows, plantCarryDefect(std::move(runStep), plan, in.options.defect));
+      in.config(), in.model->select(layerIndices).weights, plan, sums, slots,
+      in.options.steps, 11 + plan.rows,
+      plantCarryDefect(std::move(runStep), plan, in.options.defect));
   if (!result)
     return result.takeError();
   return printCheck(*result,
@@ -33,27 +36,46 @@ Expected<bool> checkDecode(const RunInputs &in, const std::vector<size_t> &layer
                     msSince(start), outs());
 }
 
+/// A decode step of `rows` rows on the GPU over `layers` (all when empty),
+/// ready to run, with its readiness and sums printed.
+Expected<std::unique_ptr<ModelStep>> gpuStep(const RunInputs &in, int rows,
+                                             bool perLayer, ArrayRef<size_t> layers = {}) {
+  auto session = in.session(std::max<int64_t>(int64_t(rows) + 2, 8), perLayer, layers);
+  if (!session)
+    return session.takeError();
+  auto start = std::chrono::steady_clock::now();
+  auto step = (*session)->decode(rows);
+  if (step) {
+    outs() << formatv("decode B={0} L={1} ready in {2:f1} ms (upload, compile, load, "
+                      "capture); ",
+                      rows, (*step)->plan().numLayers, msSince(start));
+    printSums(*(*step)->gpu(), outs());
+  }
+  return step;
+}
+
 } // namespace
 
 int runDecodeInterpreter(const RunInputs &in) {
   const int rows = in.options.batch ? in.options.batch : 1;
   std::vector<size_t> all;
-  for (size_t i = 0; i < in.weights.size(); ++i)
+  for (size_t i = 0; i < in.weights().size(); ++i)
     all.push_back(i);
-  PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
-  planOptions.arch = in.options.planArch;
-  auto plan = planDecodeStep(in.registry, in.config, in.backendWeights, rows,
-                             int64_t(rows) + 2, planOptions);
-  if (!plan)
-    return fail(toString(plan.takeError()));
-  InterpreterRunner runner(in.registry);
+  auto session = in.session(int64_t(rows) + 2, /*perLayerActivations=*/true);
+  if (!session)
+    return fail(toString(session.takeError()));
+  auto step = (*session)->decode(rows);
+  if (!step)
+    return fail(toString(step.takeError()));
+  InterpreterRunner &runner = *(*step)->interpreter();
+  const StepPlan &plan = (*step)->plan();
   double runMs = 0;
   int runs = 0;
   auto ok = checkDecode(
-      in, all, *plan, {},
+      in, all, plan, {},
       [&](HostBuffers &b) {
         auto start = std::chrono::steady_clock::now();
-        Error err = runner.run(*plan, b);
+        Error err = runner.run(plan, b);
         runMs += msSince(start), ++runs;
         return err;
       },
@@ -62,50 +84,25 @@ int runDecodeInterpreter(const RunInputs &in) {
     return fail(toString(ok.takeError()));
   outs() << formatv("interpreter: {0:f0} ms per decode step (B={1}, L={2}, one core, the "
                     "first step includes building the kernels); sums exact\n",
-                    runMs / runs, rows, in.weights.size());
+                    runMs / runs, rows, in.weights().size());
   outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
   return *ok ? 0 : 1;
 }
 
-int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device) {
-  auto jit = openGpuRuntime(std::move(device), in.options.planArch);
-  if (!jit)
-    return fail(toString(jit.takeError()));
+int runDecodeGpu(const RunInputs &in) {
   bool ok = true;
-  auto create = [&](int rows, const std::vector<MambaLayerWeights> &layersToRun,
-                    bool perLayer) -> Expected<std::unique_ptr<GpuRunner>> {
-    PlanOptions planOptions{
-        in.options.overrides,
-        tunedFromDatabase(**jit, in.registry, {{"rows", rows}}, outs()), perLayer};
-    planOptions.arch = planArchOf(in.options, **jit);
-    auto plan = planDecodeStep(in.registry, in.config, layersToRun, rows,
-                               std::max<int64_t>(int64_t(rows) + 2, 8), planOptions);
-    if (!plan)
-      return plan.takeError();
-    auto start = std::chrono::steady_clock::now();
-    auto runner = GpuRunner::create(**jit, in.registry, *plan, outs());
-    if (runner) {
-      outs() << formatv("decode B={0} L={1} ready in {2:f1} ms (upload, compile, load, "
-                        "capture); ",
-                        rows, layersToRun.size(), msSince(start));
-      printSums(**runner, outs());
-    }
-    return runner;
-  };
-
   // Correctness: carried steps at B = 1, 3, 64 (or --batch) on the first two
   // layers (an FP8 and, when loaded, a bf16 one), against f64.
-  const std::vector<size_t> checked = checkedLayers(in.weights);
-  const std::vector<MambaLayerWeights> backendChecked =
-      select(in.backendWeights, checked);
+  const std::vector<size_t> checked = checkedLayers(in.weights());
   std::vector<int> batches =
       in.options.batch ? std::vector<int>{in.options.batch} : std::vector<int>{1, 3, 64};
   for (int rows : batches) {
-    auto runner = create(rows, backendChecked, true);
-    if (!runner)
-      return fail(toString(runner.takeError()));
-    auto result = checkDecode(in, checked, (*runner)->plan(), launchSumsOf(**runner),
-                              hostRoundTrip(**runner), "gpu");
+    auto step = gpuStep(in, rows, true, checked);
+    if (!step)
+      return fail(toString(step.takeError()));
+    GpuRunner &runner = *(*step)->gpu();
+    auto result = checkDecode(in, checked, runner.plan(), launchSumsOf(runner),
+                              hostRoundTrip(runner), "gpu");
     if (!result)
       return fail(toString(result.takeError()));
     ok &= *result;
@@ -113,13 +110,14 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
 
   // The GPU against the interpreter: one step of B=3, launch by launch.
   {
-    auto runner = create(3, backendChecked, true);
-    if (!runner)
-      return fail(toString(runner.takeError()));
-    const StepPlan &plan = (*runner)->plan();
-    InterpreterRunner interpreter(in.registry);
+    auto step = gpuStep(in, 3, true, checked);
+    if (!step)
+      return fail(toString(step.takeError()));
+    GpuRunner &runner = *(*step)->gpu();
+    const StepPlan &plan = runner.plan();
+    InterpreterRunner interpreter(in.backend->registry());
     auto compared = compareWithInterpreter(
-        **runner, interpreter,
+        runner, interpreter,
         randomStepBuffers(plan, randomDecodeSlots(3, plan.numSlots, 3), 77));
     if (!compared)
       return fail(toString(compared.takeError()));
@@ -136,28 +134,30 @@ int runDecodeGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device
   // first FP8 and bf16 layers as 20 back-to-back launches over distinct weight
   // copies, next to the floor of its bytes, at every timed batch.
   for (int rows : in.options.timeBatches) {
-    auto runner = create(rows, in.backendWeights, false);
-    if (!runner)
-      return fail(toString(runner.takeError()));
-    const StepPlan &plan = (*runner)->plan();
+    auto step = gpuStep(in, rows, false);
+    if (!step)
+      return fail(toString(step.takeError()));
+    GpuRunner &runner = *(*step)->gpu();
+    const StepPlan &plan = runner.plan();
     // Every row live (a padding row skips its state: a third of them made the
     // state update look faster than a copy of its counted bytes). The pages
     // stay zero: the state update's time does not depend on them.
     HostBuffers buffers = randomStepBuffers(
         plan, randomDecodeSlots(rows, plan.numSlots, 5, /*padding=*/false), 9,
         /*randomPages=*/false);
-    if (Error err = (*runner)->upload(buffers))
+    if (Error err = runner.upload(buffers))
       return fail(toString(std::move(err)));
-    auto times = (*runner)->time(50);
+    auto times = runner.time(50);
     if (!times)
       return fail(toString(times.takeError()));
+    const size_t layerCount = in.weights().size();
     outs() << formatv(
         "step B={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} graph "
         "replays) = {6:f2} us per layer; {7:f1} MB moved per layer\n",
-        rows, in.weights.size(), times->stepUs, times->stepMinUs, times->stepMaxUs,
-        times->replays, times->stepUs / in.weights.size(),
-        plan.bytesMoved() / 1e6 / in.weights.size());
-    auto kernels = timeKernels(**runner, in.registry, 20, 30);
+        rows, layerCount, times->stepUs, times->stepMinUs, times->stepMaxUs,
+        times->replays, times->stepUs / layerCount,
+        plan.bytesMoved() / 1e6 / layerCount);
+    auto kernels = timeKernels(runner, in.backend->registry(), 20, 30);
     if (!kernels)
       return fail(toString(kernels.takeError()));
     printKernelTimes(*kernels, formatv("B={0}", rows).str(), outs());

@@ -5,6 +5,8 @@
 #include "Commands.h"
 #include "RunSupport.h"
 
+#include "tilejit/support/Timing.h"
+
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -36,7 +38,7 @@ Expected<bool> checkPrefill(const RunInputs &in, const std::vector<size_t> &laye
   // Two forwards by default: the second continues from the state the first wrote.
   const int forwards = in.options.stepsGiven ? in.options.steps : 2;
   auto result = checkPrefillSteps(
-      in.config, select(in.weights, layerIndices), plan, sums, b, forwards, 13,
+      in.config(), in.model->select(layerIndices).weights, plan, sums, b, forwards, 13,
       plantCarryDefect(std::move(runStep), plan.plan, in.options.defect));
   if (!result)
     return result.takeError();
@@ -56,27 +58,61 @@ Expected<bool> checkPrefill(const RunInputs &in, const std::vector<size_t> &laye
       msSince(start), outs());
 }
 
+/// A prefill plan of `b` over `slots` slots and its step, ready to run.
+struct PlannedPrefill {
+  std::unique_ptr<ModelSession> session;
+  PrefillPlan plan;
+  std::unique_ptr<ModelStep> step;
+};
+
+/// Plans `b` over `layers` (all when empty) and makes its step runnable.
+Expected<PlannedPrefill> prefillStep(const RunInputs &in, const ref::PrefillBatch &b,
+                                     int64_t slots, bool perLayer,
+                                     ArrayRef<size_t> layers = {}) {
+  auto session = in.session(slots, perLayer, layers);
+  if (!session)
+    return session.takeError();
+  auto plan = (*session)->planPrefill(b);
+  if (!plan)
+    return plan.takeError();
+  HostBuffers inputs;
+  plan->writeInputs(inputs);
+  auto start = std::chrono::steady_clock::now();
+  auto step = (*session)->makeStep(plan->plan, inputs);
+  if (!step)
+    return step.takeError();
+  if (GpuRunner *gpu = (*step)->gpu()) {
+    outs() << formatv("prefill T={0} L={1} ready in {2:f1} ms (upload, compile, load, "
+                      "capture); ",
+                      plan->tokens, plan->plan.numLayers, msSince(start));
+    printSums(*gpu, outs());
+    outs() << "ssd precision (R5p-m): "
+           << (plan->ssdPrecision == SsdPrecision::Exact
+                   ? "exact (hi + lo bf16 operands)"
+                   : "upstream (single bf16 operands)")
+           << "\n";
+  }
+  return PlannedPrefill{std::move(*session), std::move(*plan), std::move(*step)};
+}
+
 } // namespace
 
 int runPrefillInterpreter(const RunInputs &in) {
   const int total = in.options.tokens ? in.options.tokens : 64;
   ref::PrefillBatch b = mixedBatch(total);
   std::vector<size_t> all;
-  for (size_t i = 0; i < in.weights.size(); ++i)
+  for (size_t i = 0; i < in.weights().size(); ++i)
     all.push_back(i);
-  PlanOptions planOptions{in.options.overrides, nullptr, /*perLayerActivations=*/true};
-  planOptions.arch = in.options.planArch;
-  auto plan =
-      planPrefill(in.registry, in.config, in.backendWeights, b, total, 6, planOptions);
-  if (!plan)
-    return fail(toString(plan.takeError()));
-  InterpreterRunner runner(in.registry);
+  auto planned = prefillStep(in, b, 6, /*perLayer=*/true);
+  if (!planned)
+    return fail(toString(planned.takeError()));
+  InterpreterRunner &runner = *planned->step->interpreter();
   double runMs = 0;
   auto ok = checkPrefill(
-      in, all, *plan, {}, b,
+      in, all, planned->plan, {}, b,
       [&](HostBuffers &buffers) {
         auto start = std::chrono::steady_clock::now();
-        Error err = runner.run(plan->plan, buffers);
+        Error err = runner.run(planned->plan.plan, buffers);
         runMs += msSince(start);
         return err;
       },
@@ -86,71 +122,37 @@ int runPrefillInterpreter(const RunInputs &in) {
   outs() << formatv(
       "interpreter: {0:f0} ms per prefill forward (T={1}, L={2}, one core, the "
       "first includes building the kernels); sums exact\n",
-      runMs / (in.options.stepsGiven ? in.options.steps : 2), total, in.weights.size());
+      runMs / (in.options.stepsGiven ? in.options.steps : 2), total, in.weights().size());
   outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
   return *ok ? 0 : 1;
 }
 
-int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> device) {
-  auto jit = openGpuRuntime(std::move(device), in.options.planArch);
-  if (!jit)
-    return fail(toString(jit.takeError()));
-  auto create =
-      [&](const ref::PrefillBatch &b, int64_t total,
-          const std::vector<MambaLayerWeights> &layersToRun,
-          bool perLayer) -> Expected<std::pair<PrefillPlan, std::unique_ptr<GpuRunner>>> {
-    PlanOptions planOptions{
-        in.options.overrides,
-        tunedFromDatabase(**jit, in.registry, {{"tokens", total}}, outs()), perLayer};
-    planOptions.arch = planArchOf(in.options, **jit);
-    auto plan =
-        planPrefill(in.registry, in.config, layersToRun, b, total, 8, planOptions);
-    if (!plan)
-      return plan.takeError();
-    auto start = std::chrono::steady_clock::now();
-    auto runner = GpuRunner::create(**jit, in.registry, plan->plan, outs());
-    if (!runner)
-      return runner.takeError();
-    outs() << formatv("prefill T={0} L={1} ready in {2:f1} ms (upload, compile, load, "
-                      "capture); ",
-                      total, layersToRun.size(), msSince(start));
-    printSums(**runner, outs());
-    outs() << "ssd precision (R5p-m): "
-           << (plan->ssdPrecision == SsdPrecision::Exact
-                   ? "exact (hi + lo bf16 operands)"
-                   : "upstream (single bf16 operands)")
-           << "\n";
-    return std::make_pair(std::move(*plan), std::move(*runner));
-  };
-
+int runPrefillGpu(const RunInputs &in) {
   // Correctness: a mixed varlen batch through an FP8 and a bf16 layer.
-  const std::vector<size_t> checked = checkedLayers(in.weights);
-  const std::vector<MambaLayerWeights> backendChecked =
-      select(in.backendWeights, checked);
+  const std::vector<size_t> checked = checkedLayers(in.weights());
   ref::PrefillBatch b = mixedBatch(300);
-  auto small = create(b, 300, backendChecked, true);
+  auto small = prefillStep(in, b, 8, true, checked);
   if (!small)
     return fail(toString(small.takeError()));
-  auto ok = checkPrefill(in, checked, small->first, launchSumsOf(*small->second), b,
-                         hostRoundTrip(*small->second), "gpu");
+  GpuRunner &smallRunner = *small->step->gpu();
+  auto ok = checkPrefill(in, checked, small->plan, launchSumsOf(smallRunner), b,
+                         hostRoundTrip(smallRunner), "gpu");
   if (!ok)
     return fail(toString(ok.takeError()));
 
   // The GPU against the interpreter: one forward of a mixed batch of 100
   // tokens per checked layer, launch by launch.
-  for (const MambaLayerWeights &layer : backendChecked) {
+  for (size_t index : checked) {
+    const MambaLayerWeights &layer = in.backendModel->weights[index];
     ref::PrefillBatch mixed = mixedBatch(100);
-    // The plan borrows the weights' bytes: they must outlive it (a temporary
-    // vector here once left the interpreter reading freed memory).
-    const std::vector<MambaLayerWeights> one = {layer};
-    auto pair = create(mixed, 100, one, true);
-    if (!pair)
-      return fail(toString(pair.takeError()));
-    HostBuffers buffers = randomStepBuffers(pair->first.plan, {}, 78);
-    pair->first.writeInputs(buffers);
-    InterpreterRunner interpreter(in.registry);
+    auto one = prefillStep(in, mixed, 8, true, {index});
+    if (!one)
+      return fail(toString(one.takeError()));
+    HostBuffers buffers = randomStepBuffers(one->plan.plan, {}, 78);
+    one->plan.writeInputs(buffers);
+    InterpreterRunner interpreter(in.backend->registry());
     auto compared =
-        compareWithInterpreter(*pair->second, interpreter, std::move(buffers));
+        compareWithInterpreter(*one->step->gpu(), interpreter, std::move(buffers));
     if (!compared)
       return fail(toString(compared.takeError()));
     outs() << formatv(
@@ -170,23 +172,24 @@ int runPrefillGpu(const RunInputs &in, std::unique_ptr<runtime::DeviceApi> devic
     return *ok ? 0 : 1;
   }
   const int64_t total = in.options.tokens ? in.options.tokens : 8192;
-  ref::PrefillBatch one{{0, total}, {0}, {false}};
-  auto big = create(one, total, in.backendWeights, false);
+  auto big = prefillStep(in, ref::PrefillBatch{{0, total}, {0}, {false}}, 8, false);
   if (!big)
     return fail(toString(big.takeError()));
-  HostBuffers buffers = randomStepBuffers(big->first.plan, {}, 9, /*randomPages=*/false);
-  big->first.writeInputs(buffers);
-  if (Error err = big->second->upload(buffers))
+  GpuRunner &runner = *big->step->gpu();
+  HostBuffers buffers = randomStepBuffers(big->plan.plan, {}, 9, /*randomPages=*/false);
+  big->plan.writeInputs(buffers);
+  if (Error err = runner.upload(buffers))
     return fail(toString(std::move(err)));
-  auto times = big->second->time(10);
+  auto times = runner.time(10);
   if (!times)
     return fail(toString(times.takeError()));
+  const size_t layerCount = in.weights().size();
   outs() << formatv(
       "prefill T={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} "
       "graph replays) = {6:f1} us per layer\n",
-      total, in.weights.size(), times->stepUs, times->stepMinUs, times->stepMaxUs,
-      times->replays, times->stepUs / in.weights.size());
-  auto kernels = timeKernels(*big->second, in.registry, 3, 10);
+      total, layerCount, times->stepUs, times->stepMinUs, times->stepMaxUs,
+      times->replays, times->stepUs / layerCount);
+  auto kernels = timeKernels(runner, in.backend->registry(), 3, 10);
   if (!kernels)
     return fail(toString(kernels.takeError()));
   printKernelTimes(*kernels, formatv("T={0}", total).str(), outs());

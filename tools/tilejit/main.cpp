@@ -6,7 +6,7 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/TuneProblems.h"
-#include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/models/session/Backend.h"
 #include "tilejit/runtime/CacheCommand.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/OutputFile.h"
@@ -259,14 +259,15 @@ int runCommand() {
       return fail(toString(std::move(err)));
     return 0;
   }
-  tilejit::KernelRegistry &registry = tilejit::KernelRegistry::global();
+  // The kernels every front door plans with (models/session), registered once.
+  auto kernels = tilejit::models::modelKernels();
+  if (!kernels)
+    return fail(toString(kernels.takeError()));
+  const tilejit::KernelRegistry &registry = *kernels;
   tilejit::tuning::TuneProblemRegistry &problems =
       tilejit::tuning::TuneProblemRegistry::global();
-  if (Error err =
-          joinErrors(joinErrors(tilejit::models::registerModelKernels(registry),
-                                tilejit::models::registerExampleKernels(registry)),
-                     joinErrors(tilejit::models::registerModelTuneProblems(problems),
-                                tilejit::models::registerExampleTuneProblems(problems))))
+  if (Error err = joinErrors(tilejit::models::registerModelTuneProblems(problems),
+                             tilejit::models::registerExampleTuneProblems(problems)))
     return fail(toString(std::move(err)));
   if (listCmd)
     return runList(registry);

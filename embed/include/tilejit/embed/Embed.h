@@ -46,18 +46,30 @@ enum class Backend {
   Auto,        ///< the GPU when a driver and a device are present, else the interpreter
   Gpu,         ///< the GPU, or an error saying why there is none
   Interpreter, ///< the CPU interpreter (the GPU's numerics, slowly)
+  /// No GPU: steps are planned and compiled for `EngineOptions::arch` (the
+  /// disk cache filled ahead of deployment) but do not run.
+  CompileOnly,
 };
-/// "auto", "gpu", "interpreter".
+/// "auto", "gpu", "interpreter", "compile-only".
 const char *backendName(Backend backend);
 
 struct EngineOptions {
   Backend backend = Backend::Auto;
   int device = 0; ///< the CUDA ordinal
+  /// Compile for this arch ("sm_90a", "sm_110a", "sm_121a", ...) instead of
+  /// the device's (else TILEJIT_ARCH); CompileOnly needs one, here, in
+  /// `planArch` or in TILEJIT_ARCH.
+  std::string arch;
+  /// Plan for this arch's device (its tiles and shared memory); on a GPU of
+  /// another arch the steps run the portable sm_90 build of that plan.
+  /// Empty: the arch the engine compiles for (none on the interpreter).
+  std::string planArch;
   /// The disk cache of compiled kernels; empty: TILEJIT_CACHE_DIR, else
   /// $XDG_CACHE_HOME/tilejit, else ~/.cache/tilejit.
   std::string cacheDirectory;
   /// The tuning database the steps' kernels are configured from; empty:
-  /// TILEJIT_TUNE_DB, else tune.json in the cache directory.
+  /// TILEJIT_TUNE_DB, else tune.json in the cache directory, and while that
+  /// file does not exist the database shipped with tilejit.
   std::string tuneDatabase;
   /// Receives what loading says, one line at a time: each step's compile
   /// report and the tuning database's choices. None: nothing is said.
@@ -100,13 +112,15 @@ private:
 class Engine {
 public:
   /// Errors (Device): Backend::Gpu without a usable GPU, a runtime that
-  /// cannot start (an unusable cache directory, an arch without a table row).
+  /// cannot start (an unusable cache directory, an arch without a table row),
+  /// CompileOnly without an arch. An unknown arch name is InvalidArgument.
   static Result<Engine> open(const EngineOptions &options = {});
-  /// Gpu or Interpreter: what Auto chose.
+  /// Gpu, Interpreter or CompileOnly: what Auto chose.
   Backend backend() const;
   /// Where step tensors must live: the device ordinal, or kHost.
   int device() const;
-  /// "gpu: NVIDIA H200, compiling for sm_90a" or "interpreter (no GPU: ...)".
+  /// "gpu: NVIDIA H200, compiling for sm_90a", "compile-only: ..." or
+  /// "interpreter (no GPU: ...)".
   const std::string &describe() const;
   LoadStatistics stats() const;
   /// `bytes` of the engine's memory. Errors (Device): out of memory.
@@ -252,6 +266,12 @@ public:
   /// empty batch, a sequence without tokens, a slot out of range or used
   /// twice, each with its numbers.
   Result<PrefillStep> prefill(const std::vector<PrefillSequence> &batch);
+  /// The plan decode(rows) and prefill(batch) would run, as text: every
+  /// launch (kernel, constants, grid, arguments, bytes) and buffer, for logs
+  /// and for comparing with `tilejit run --dry-run`. Nothing is compiled.
+  /// Errors as decode's and prefill's planning.
+  Result<std::string> describeDecode(int64_t rows) const;
+  Result<std::string> describePrefill(const std::vector<PrefillSequence> &batch) const;
 
   struct State;
   explicit Session(std::shared_ptr<State> state) : state(std::move(state)) {}

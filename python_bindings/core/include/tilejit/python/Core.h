@@ -317,6 +317,17 @@ struct DecodeStepOptions {
   MambaGeometry geometry;
   int64_t layers = 1, rows = 1, slots = 1;
   uint64_t seed = 0;
+  /// On the interpreter: plan for this arch's device ("sm_121a"); empty: the
+  /// tiles every arch runs. A runtime's steps plan for its own arch.
+  std::string planArch;
+};
+
+/// One sequence of a prefill batch: its tokens, its slot (negative: padding)
+/// and whether it continues from that slot's state.
+struct PrefillSequence {
+  int64_t tokens = 0;
+  int64_t slot = 0;
+  bool continued = false;
 };
 
 /// The parameters of one layer a reference needs besides the weight buffers.
@@ -350,11 +361,12 @@ public:
   int64_t numSlots() const;
   const MambaGeometry &geometry() const;
   std::vector<DecodeLayerInfo> layers() const;
-  /// Every buffer of the plan with its role ("weight", "state", "activation",
-  /// "input"), size in bytes, element type and shape.
-  std::vector<
-      std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>>
-  buffers() const;
+  /// A buffer's name, role ("weight", "state", "activation", "input"), size in
+  /// bytes, element type and shape.
+  using BufferInfo =
+      std::tuple<std::string, std::string, size_t, std::string, std::vector<int64_t>>;
+  /// Every buffer of the plan.
+  std::vector<BufferInfo> buffers() const;
   /// A host copy of weight buffer `name`. Errors: ErrorKind::Argument.
   std::vector<uint8_t> weight(const std::string &name) const;
   /// Copies non-weight buffer `name` into the host array `dst` (from the
@@ -389,6 +401,15 @@ private:
 /// The decode step on the CPU interpreter. Errors (ErrorKind::Argument): an
 /// invalid geometry, layer count, rows or slots.
 std::shared_ptr<DecodeStep> createDecodeStep(const DecodeStepOptions &options);
+
+/// The plan a decode step of `options` runs, or with `prefill` sequences the
+/// plan of a prefill forward of them, on `runtime` (its arch and tuning
+/// database) or, when null, on the interpreter (for options.planArch): the
+/// text of models::describePlan, the same `tilejit run --dry-run` and the
+/// embedding API print. Nothing is compiled. Errors: as createDecodeStep.
+std::string describePlan(const DecodeStepOptions &options,
+                         const std::vector<PrefillSequence> &prefill,
+                         const std::shared_ptr<Runtime> &runtime);
 
 /// A kernel of a Runtime (runtime::Kernel): compiled on first use through the
 /// memory cache, the disk cache, then the compiler.
@@ -465,6 +486,9 @@ public:
   explicit Runtime(std::unique_ptr<State> state);
 
 private:
+  friend std::string describePlan(const DecodeStepOptions &,
+                                  const std::vector<PrefillSequence> &,
+                                  const std::shared_ptr<Runtime> &);
   std::shared_ptr<State> state;
 };
 
