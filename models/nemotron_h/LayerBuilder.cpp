@@ -70,7 +70,7 @@ ConstantValues gemmTiles(bool fp8, const std::optional<Arch> &arch, int64_t inne
 /// Whether the decode projection `kernel` runs on tensor cores with its
 /// operands loaded straight into fragments (`direct`): the caller's override
 /// of the constant decides, else the measured default for `rows` (H200,
-/// docs/BENCHMARKS.md, "Issue 18: direct tensor-core projections in decode"):
+/// docs/journal/2026-12-01.md, "Issue 18: direct tensor-core projections in decode"):
 /// the GEMV reads the weight once per row, so from a few rows on one direct
 /// read wins; from 16 rows the FP8 in_proj stays direct, while out_proj's
 /// 16-row tiles are as fast, and bf16's direct tiles are unmeasured.

@@ -1,6 +1,6 @@
 // Where a model step runs, opened the same way by every front door (the CLI's
 // `tilejit run`, the embedding API, the Python package): the JIT runtime on a
-// GPU (its arch, its caches, the tuning database found as design.md says), a
+// GPU (its arch, its caches, the tuning database found as docs/design.md says), a
 // compile-only runtime that plans and compiles for an arch without a GPU, or
 // the CPU interpreter. It also makes the plan options every plan of a backend
 // is made with, so no front door can plan without the arch or the database.

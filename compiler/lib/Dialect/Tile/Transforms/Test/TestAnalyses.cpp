@@ -1,7 +1,8 @@
 // Test passes that print what the analyses tile-assign-layouts,
 // tile-pipeline-dots and tile-warp-specialize share decided, as remarks on
-// each dot (tests/lit/Dialect/Tile/test-analyses.mlir checks them with
-// -verify-diagnostics). tilejit-opt registers them; no pipeline runs them.
+// each dot (tests/lit/Dialect/Tile/test-dot-paths.mlir and
+// test-staged-operands.mlir check them with -verify-diagnostics). tilejit-opt
+// registers them; no pipeline runs them.
 #include "../Staging.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/TestPasses.h"
