@@ -39,13 +39,11 @@ configure: deps
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The tuning database `make run` configures its GPU kernels from: the one
-# exported on an H200 (tests/e2e/gpu_session.sh tunedb, docs/tune.md), unless
-# TILEJIT_TUNE_DB names another. `tilejit run` says which it uses.
-TUNE_DB ?= $(CURDIR)/tunedb/h200.tune.json
-
+# `tilejit run` finds its tuning database as every front door does (docs/tune.md):
+# TILEJIT_TUNE_DB, else tune.json in the cache directory, else the one exported on
+# an H200 and shipped in tunedb/ (compiled in). The run says which it uses.
 run: build
-	TILEJIT_TUNE_DB="$${TILEJIT_TUNE_DB:-$(TUNE_DB)}" $(BUILD)/bin/tilejit run
+	$(BUILD)/bin/tilejit run
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

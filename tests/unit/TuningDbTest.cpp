@@ -2,6 +2,7 @@
 // import/export, and the one tuned-constant lookup (TunedLookup.h) and what it says.
 #include "runtime/RuntimeTestSupport.h"
 #include "tilejit/models/mamba2/Kernels.h"
+#include "tilejit/tuning/ShippedTuneDb.h"
 #include "tilejit/tuning/TunedLookup.h"
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <cmath>
+#include <set>
 
 using namespace tilejit;
 using namespace tilejit::tuning;
@@ -86,7 +88,14 @@ TEST_CASE("describeTuneDb: what a database holds and whether this build measured
           "[tuning]") {
   TempDir dir;
   const std::string path = dir.sub("tune.json");
-  CHECK(describeTuneDb("", "v2") == "tuning database: none configured");
+  // No database file: the shipped one stands in, and the line says so.
+  const std::string shipped = "; using tunedb/h200.tune.json (shipped with tilejit): ";
+  CHECK_THAT(describeTuneDb("", "v2"),
+             Catch::StartsWith("tuning database: none configured" + shipped) &&
+                 Catch::Contains("in_proj_conv on sm_90a (132 SMs) at rows<=1"));
+  CHECK_THAT(describeTuneDb(path, "v2"),
+             Catch::StartsWith("tuning database " + path + ": none there" + shipped));
+  REQUIRE(!TuneDb().save(path));
   CHECK(describeTuneDb(path, "v2") == "tuning database " + path + ": none there");
   TuneDb db;
   db.record(sampleEntry("v2"));
@@ -111,6 +120,19 @@ TEST_CASE("describeTuneDb: what a database holds and whether this build measured
   CHECK_THAT(describeTuneDb(path, "v2"),
              Catch::StartsWith("tuning database '" + path + "': ") &&
                  Catch::EndsWith("; nothing tuned is used"));
+}
+
+TEST_CASE("the shipped database: compiled in, found without a file", "[tuning]") {
+  llvm::Expected<TuneDb> shipped = shippedTuneDb();
+  REQUIRE(bool(shipped));
+  std::set<std::string> kernels;
+  for (const TuneEntry &e : shipped->entries()) {
+    kernels.insert(e.key.kernel);
+    CHECK(e.key.arch == "sm_90a");
+    CHECK(e.key.smCount == 132);
+  }
+  CHECK(kernels == std::set<std::string>{"in_proj_conv", "ssd_prefill"});
+  CHECK(shippedTuneDbName() == "tunedb/h200.tune.json (shipped with tilejit)");
 }
 
 TEST_CASE("tuning database: malformed files are errors that say why", "[tuning]") {

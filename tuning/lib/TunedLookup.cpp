@@ -3,9 +3,11 @@
 #include "tilejit/tuning/TunedLookup.h"
 
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/tuning/ShippedTuneDb.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <set>
@@ -35,30 +37,24 @@ Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target)
                  tuneVersion(jit.compiler())};
 }
 
-TuneDb loadTuneDb(runtime::JitRuntime &jit) {
-  StringRef path = jit.tuneDbPath();
-  if (path.empty())
-    return TuneDb();
-  Expected<TuneDb> db = TuneDb::load(path);
-  if (db)
-    return std::move(*db);
-  jit.warn(toString(db.takeError()) + "; no tuned configuration is used");
-  return TuneDb();
+namespace {
+
+/// Whether the database at `path` is the one in use: it is configured and its
+/// file exists. Otherwise the shipped one stands in.
+bool configuredExists(StringRef path) { return !path.empty() && sys::fs::exists(path); }
+
+/// The name messages give the database in use for configured `path`.
+std::string nameInUse(StringRef path) {
+  return configuredExists(path) ? path.str() : shippedTuneDbName().str();
 }
 
-std::string describeTuneDb(StringRef path, StringRef currentVersion) {
-  if (path.empty())
-    return "tuning database: none configured";
-  Expected<TuneDb> db = TuneDb::load(path);
-  if (!db)
-    return toString(db.takeError()) + "; nothing tuned is used";
-  if (db->entries().empty())
-    return formatv("tuning database {0}: none there", path);
+/// "N entries, M of them measured by this build (V)...: K on A (S SMs) at B, ...".
+std::string describeEntries(const TuneDb &db, StringRef currentVersion) {
   // Buckets per kernel and device, in the order the entries were recorded.
   std::vector<std::pair<std::string, std::vector<std::string>>> targets;
   std::set<std::string> others;
   size_t current = 0;
-  for (const TuneEntry &e : db->entries()) {
+  for (const TuneEntry &e : db.entries()) {
     std::string target =
         formatv("{0} on {1} ({2} SMs)", e.key.kernel, e.key.arch, e.key.smCount);
     auto it = find_if(targets, [&](const auto &t) { return t.first == target; });
@@ -70,11 +66,9 @@ std::string describeTuneDb(StringRef path, StringRef currentVersion) {
     else
       others.insert(e.key.version);
   }
-  std::string text =
-      formatv("tuning database {0}: {1} entr{2}, {3} of them measured by "
-              "this build ({4})",
-              path, db->entries().size(), db->entries().size() == 1 ? "y" : "ies",
-              current, currentVersion);
+  std::string text = formatv("{0} entr{1}, {2} of them measured by this build ({3})",
+                             db.entries().size(), db.entries().size() == 1 ? "y" : "ies",
+                             current, currentVersion);
   if (!others.empty())
     text += formatv(", the others by {0} (used after 'tilejit tune --revalidate')",
                     join(others, ", "));
@@ -84,6 +78,37 @@ std::string describeTuneDb(StringRef path, StringRef currentVersion) {
     sep = "; ";
   }
   return text;
+}
+
+} // namespace
+
+TuneDb loadTuneDb(runtime::JitRuntime &jit) {
+  StringRef path = jit.tuneDbPath();
+  Expected<TuneDb> db = configuredExists(path) ? TuneDb::load(path) : shippedTuneDb();
+  if (db)
+    return std::move(*db);
+  jit.warn(toString(db.takeError()) + "; no tuned configuration is used");
+  return TuneDb();
+}
+
+std::string describeTuneDb(StringRef path, StringRef currentVersion) {
+  if (configuredExists(path)) {
+    Expected<TuneDb> db = TuneDb::load(path);
+    if (!db)
+      return toString(db.takeError()) + "; nothing tuned is used";
+    if (db->entries().empty())
+      return formatv("tuning database {0}: none there", path);
+    return formatv("tuning database {0}: {1}", path,
+                   describeEntries(*db, currentVersion));
+  }
+  std::string configured = path.empty()
+                               ? std::string("tuning database: none configured")
+                               : formatv("tuning database {0}: none there", path).str();
+  Expected<TuneDb> shipped = shippedTuneDb();
+  if (!shipped)
+    return configured + "; " + toString(shipped.takeError());
+  return formatv("{0}; using {1}: {2}", configured, shippedTuneDbName(),
+                 describeEntries(*shipped, currentVersion));
 }
 
 Expected<Specialization> tuningBase(const KernelDef &def,
@@ -109,8 +134,8 @@ TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const Kernel
   if (match == TuneMatch::None)
     return choice;
   std::string where =
-      formatv("tuning database {0}: {1} ({2}, {3}, {4} SMs)", jit.tuneDbPath(), def.name,
-              choice.key.shapeBucket, choice.key.arch, choice.key.smCount);
+      formatv("tuning database {0}: {1} ({2}, {3}, {4} SMs)", nameInUse(jit.tuneDbPath()),
+              def.name, choice.key.shapeBucket, choice.key.arch, choice.key.smCount);
   if (match == TuneMatch::Rejected) {
     choice.message =
         formatv("{0} has an entry rejected by re-validation ({1}); using the "

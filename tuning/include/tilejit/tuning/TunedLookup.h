@@ -22,18 +22,21 @@ std::string tuneVersion(const runtime::KernelCompiler &compiler);
 /// tuning key names, the arch, the SM count and the runtime compiler's version.
 llvm::Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target);
 
-/// The database of `jit` (RuntimeOptions::tuneDbPath): empty when it has none
-/// or the file does not exist yet. A file that cannot be read is reported
-/// through the runtime's warnings and treated as empty.
+/// The database of `jit` (RuntimeOptions::tuneDbPath); while none is
+/// configured or its file does not exist yet, the one shipped with tilejit
+/// (ShippedTuneDb.h). A file that cannot be read is reported through the
+/// runtime's warnings and treated as empty.
 TuneDb loadTuneDb(runtime::JitRuntime &jit);
 
 /// One line naming the database at `path` and what it holds, for a program
 /// configured from it to say so (`tilejit run` does): "tuning database P: 5
 /// entries, 5 of them measured by this build (<currentVersion>): in_proj_conv
 /// on sm_90a (132 SMs) at rows<=1, rows<=8; ...", with the other versions
-/// named when some entries are not this build's; "... none there" for a
-/// missing or empty file (the kernels keep their registered defaults); the
-/// reading error (which names the file) for a file that cannot be read.
+/// named when some entries are not this build's; "... none there" for an
+/// empty file (the kernels keep their registered defaults); for a missing
+/// file or none configured, that, then "; using <the shipped database>: ..."
+/// and what it holds; the reading error (which names the file) for a file
+/// that cannot be read.
 std::string describeTuneDb(llvm::StringRef path, llvm::StringRef currentVersion);
 
 /// `def` at `constants` with every tunable constant at its default: the
