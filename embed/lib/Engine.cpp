@@ -3,7 +3,6 @@
 #include "EmbedInternal.h"
 #include "tilejit/embed/Format.h"
 
-
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -203,7 +202,8 @@ Status Engine::download(void *dst, const Buffer &src, size_t bytes) {
 Status Engine::synchronize(Stream stream) {
   if (!state->backend->jit())
     return {};
-  if (llvm::Error err = state->backend->jit()->device().synchronize(runtime::StreamHandle{stream}))
+  if (llvm::Error err =
+          state->backend->jit()->device().synchronize(runtime::StreamHandle{stream}))
     return toError(ErrorKind::Device, std::move(err));
   return {};
 }

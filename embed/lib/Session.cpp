@@ -20,7 +20,8 @@ Status runStep(const Engine::State &engine, models::ModelStep &step,
                const TensorView &out, Stream stream) {
   if (llvm::Error err =
           step.run(toRef(hidden), slots, toRef(out), runtime::StreamHandle{stream}))
-    return toError(engine.kind == Backend::Interpreter ? ErrorKind::Run : ErrorKind::Device,
+    return toError(engine.kind == Backend::Interpreter ? ErrorKind::Run
+                                                       : ErrorKind::Device,
                    std::move(err));
   return {};
 }

@@ -51,8 +51,9 @@ std::string describePlan(const StepPlan &plan) {
     os << formatv("launch {0} ({1}{2}{3}) layer {4} slot {5} grid [{6}, {7}, {8}] "
                   "constants [{9}] args ({10}) bytes {11} read {12} written\n",
                   l.kernel, l.role, l.variant.empty() ? "" : ", ", l.variant, l.layer,
-                  l.weightSlot, l.grid[0], l.grid[1], l.grid[2], formatConstants(l.spec.values()),
-                  join(args, ", "), l.bytesRead, l.bytesWritten);
+                  l.weightSlot, l.grid[0], l.grid[1], l.grid[2],
+                  formatConstants(l.spec.values()), join(args, ", "), l.bytesRead,
+                  l.bytesWritten);
   }
   for (const auto &[name, buffer] : plan.buffers) {
     SmallVector<std::string> shape;

@@ -34,7 +34,8 @@ StringRef backendKindName(BackendKind kind) {
 Expected<const KernelRegistry &> modelKernels() {
   static KernelRegistry kernels;
   static const std::string failure = [] {
-    Error err = joinErrors(registerModelKernels(kernels), registerExampleKernels(kernels));
+    Error err =
+        joinErrors(registerModelKernels(kernels), registerExampleKernels(kernels));
     return err ? toString(std::move(err)) : std::string();
   }();
   if (!failure.empty())
@@ -109,7 +110,7 @@ Expected<runtime::RuntimeOptions> runtimeOptions(const BackendOptions &options,
   std::optional<Arch> arch = options.arch;
   if (portable)
     arch = options.planArch->smVersion() == 90 ? *options.planArch
-                                                : *Arch::forComputeCapability(9, 0);
+                                               : *Arch::forComputeCapability(9, 0);
   else if (!device && !arch)
     arch = options.planArch;
   auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment(arch.has_value());
@@ -172,8 +173,8 @@ Expected<std::shared_ptr<Backend>> Backend::open(BackendOptions options) {
 
   if (device || requested == BackendKind::CompileOnly) {
     std::string portableNote;
-    auto runtimeOpts = runtimeOptions(options, device ? &device->info() : nullptr,
-                                      portableNote);
+    auto runtimeOpts =
+        runtimeOptions(options, device ? &device->info() : nullptr, portableNote);
     if (!runtimeOpts)
       return runtimeOpts.takeError();
     State *self = state.get();
@@ -188,23 +189,23 @@ Expected<std::shared_ptr<Backend>> Backend::open(BackendOptions options) {
       device = compileOnlyDevice(*runtimeOpts->archOverride);
     }
     const std::string deviceName = device->info().name;
-    auto jit = runtime::JitRuntime::create(std::move(device), JitCompiler::fromEnvironment(),
-                                           std::move(*runtimeOpts));
+    auto jit = runtime::JitRuntime::create(
+        std::move(device), JitCompiler::fromEnvironment(), std::move(*runtimeOpts));
     if (!jit)
       return jit.takeError();
     state->jit = std::move(*jit);
     state->kind = requested == BackendKind::CompileOnly ? BackendKind::CompileOnly
                                                         : BackendKind::Gpu;
     state->planArch = options.planArch ? *options.planArch : state->jit->targetArch();
-    state->description = formatv("{0}: {1}, compiling for {2}{3}",
-                                 backendKindName(state->kind), deviceName,
-                                 state->jit->targetArch().name(), portableNote);
+    state->description =
+        formatv("{0}: {1}, compiling for {2}{3}", backendKindName(state->kind),
+                deviceName, state->jit->targetArch().name(), portableNote);
   } else {
     state->kind = BackendKind::Interpreter;
     state->planArch = options.planArch;
-    state->description =
-        noGpu.empty() ? std::string("interpreter")
-                      : formatv("interpreter (no GPU: {0})", noGpu).str();
+    state->description = noGpu.empty()
+                             ? std::string("interpreter")
+                             : formatv("interpreter (no GPU: {0})", noGpu).str();
     if (options.planArch)
       state->description += formatv(", planning for {0}", options.planArch->name()).str();
   }
@@ -231,7 +232,8 @@ std::string Backend::describeTuneDb() const {
     else
       consumeError(fromEnvironment.takeError());
   }
-  return tuning::describeTuneDb(path, tuning::tuneVersion(*JitCompiler::fromEnvironment())) +
+  return tuning::describeTuneDb(path,
+                                tuning::tuneVersion(*JitCompiler::fromEnvironment())) +
          " (the interpreter runs the registered defaults)";
 }
 
@@ -248,8 +250,8 @@ void Backend::say(StringRef text) const {
     state->options.log(line);
 }
 
-PlanOptions Backend::planOptions(const KernelOverrides &overrides, bool overridesMustApply,
-                                 int64_t rows, int64_t tokens,
+PlanOptions Backend::planOptions(const KernelOverrides &overrides,
+                                 bool overridesMustApply, int64_t rows, int64_t tokens,
                                  bool perLayerActivations) const {
   PlanOptions options;
   options.overrides = overrides;

@@ -99,9 +99,9 @@ Expected<std::shared_ptr<const LoadedModel>> loadModel(const ModelSource &source
     if (source.progress)
       source.progress(done, total);
   };
-  auto layers =
-      checkpoint ? checkpoint->loadMambaLayers(count, progress)
-                 : syntheticMambaLayers(model->config, count, source.seed, progress);
+  auto layers = checkpoint
+                    ? checkpoint->loadMambaLayers(count, progress)
+                    : syntheticMambaLayers(model->config, count, source.seed, progress);
   if (!layers)
     return layers.takeError();
   model->weights = std::move(*layers);
@@ -116,9 +116,10 @@ Expected<ref::PrefillBatch> makePrefillBatch(ArrayRef<int64_t> tokens,
   if (tokens.empty())
     return make_error<ArgumentError>("a prefill batch without sequences");
   if (slots.size() != tokens.size() || continued.size() != tokens.size())
-    return make_error<ArgumentError>(formatv("a prefill batch of {0} sequence(s) with {1} slot(s) "
-                                     "and {2} continuation flag(s)",
-                                     tokens.size(), slots.size(), continued.size()));
+    return make_error<ArgumentError>(
+        formatv("a prefill batch of {0} sequence(s) with {1} slot(s) "
+                "and {2} continuation flag(s)",
+                tokens.size(), slots.size(), continued.size()));
   ref::PrefillBatch batch{{0}, {slots.begin(), slots.end()}, continued};
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 1)

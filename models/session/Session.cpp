@@ -75,7 +75,8 @@ Expected<std::unique_ptr<ModelStep>> ModelSession::decode(int64_t rows) {
   return makeStep(std::move(*plan));
 }
 
-Expected<std::unique_ptr<ModelStep>> ModelSession::prefill(const ref::PrefillBatch &batch) {
+Expected<std::unique_ptr<ModelStep>>
+ModelSession::prefill(const ref::PrefillBatch &batch) {
   auto plan = planPrefill(batch);
   if (!plan)
     return plan.takeError();

@@ -28,7 +28,8 @@ Error argumentError(Error err) {
 /// Swaps a session's pages into an interpreter step's buffers and back.
 class BorrowedPages {
 public:
-  BorrowedPages(HostBuffers &pages, HostBuffers &buffers) : pages(pages), buffers(buffers) {
+  BorrowedPages(HostBuffers &pages, HostBuffers &buffers)
+      : pages(pages), buffers(buffers) {
     swap();
   }
   ~BorrowedPages() {
@@ -51,8 +52,8 @@ uint8_t *hostBytes(const TensorRef &t) {
 
 } // namespace
 
-Error ModelStep::run(const TensorRef &hidden, ArrayRef<int32_t> slots, const TensorRef &out,
-                     runtime::StreamHandle stream) {
+Error ModelStep::run(const TensorRef &hidden, ArrayRef<int32_t> slots,
+                     const TensorRef &out, runtime::StreamHandle stream) {
   const StepPlan &plan = state->plan;
   ModelSession::State &session = *state->session;
   if (session.backend->kind() == BackendKind::CompileOnly)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Holds every C++ file the repository tracks to its .clang-format with Debian's
+# Holds every C++ and CUDA file the repository tracks to its .clang-format with Debian's
 # clang-format-22 (--dry-run -Werror: nothing is rewritten; a file that would
 # change fails). `clang-format-22 -i $(git ls-files '*.h' '*.cpp')` fixes a failure.
 #
@@ -12,6 +12,6 @@ if ! command -v "$clang_format" >/dev/null 2>&1; then
   exit 77
 fi
 cd "$root"
-mapfile -t files < <(git ls-files '*.h' '*.cpp')
+mapfile -t files < <(git ls-files '*.h' '*.cpp' '*.cu')
 "$clang_format" --dry-run -Werror "${files[@]}"
 echo "${#files[@]} files formatted as .clang-format says"

@@ -28,7 +28,7 @@ namespace {
 struct Case {
   const char *arch;
   bool compileOnly;
-  int64_t rows;   ///< decode rows; 0: the prefill batch
+  int64_t rows; ///< decode rows; 0: the prefill batch
   int64_t slots;
 };
 
@@ -76,18 +76,19 @@ std::string after(const std::string &text, llvm::StringRef marker) {
 }
 
 /// The CLI's plan: `tilejit run --dry-run`.
-std::string cliPlan(const Case &c, const std::vector<std::string> &env, const TempDir &dir) {
-  std::vector<std::string> args = {"run",     "--dry-run",      "--layers",
-                                   "1",       "--plan-arch",    c.arch,
-                                   "--slots", std::to_string(c.slots)};
+std::string cliPlan(const Case &c, const std::vector<std::string> &env,
+                    const TempDir &dir) {
+  std::vector<std::string> args = {
+      "run",         "--dry-run", "--layers", "1",
+      "--plan-arch", c.arch,      "--slots",  std::to_string(c.slots)};
   args.push_back("--backend");
   args.push_back(c.compileOnly ? "compile-only" : "interp");
   if (c.rows) {
     args.push_back("--batch");
     args.push_back(std::to_string(c.rows));
   } else {
-    args.insert(args.end(), {"--mode", "prefill", "--tokens",
-                             std::to_string(kPrefillTokens)});
+    args.insert(args.end(),
+                {"--mode", "prefill", "--tokens", std::to_string(kPrefillTokens)});
   }
   return after(capture(TILEJIT_CLI, args, env, dir), "plan: ");
 }
@@ -95,7 +96,8 @@ std::string cliPlan(const Case &c, const std::vector<std::string> &env, const Te
 /// The embedding API's plan: Session::describeDecode / describePrefill.
 std::string embedPlan(const Case &c, const std::string &tuneDb) {
   embed::EngineOptions options;
-  options.backend = c.compileOnly ? embed::Backend::CompileOnly : embed::Backend::Interpreter;
+  options.backend =
+      c.compileOnly ? embed::Backend::CompileOnly : embed::Backend::Interpreter;
   options.planArch = c.arch;
   options.tuneDatabase = tuneDb;
   auto engine = embed::Engine::open(options);
@@ -202,9 +204,9 @@ TEST_CASE("front doors: tilejit run, the embedding API and Python plan the same 
   TempDir dir;
   const std::string tuneDb = dir.sub("tune.json");
   writeTuneDb(tuneDb);
-  std::vector<std::string> env = {
-      "TILEJIT_TUNE_DB=" + tuneDb, "TILEJIT_CACHE_DIR=" + dir.sub("cache"),
-      "TILEJIT_NO_CACHE=1", "HOME=" + dir.path.str().str()};
+  std::vector<std::string> env = {"TILEJIT_TUNE_DB=" + tuneDb,
+                                  "TILEJIT_CACHE_DIR=" + dir.sub("cache"),
+                                  "TILEJIT_NO_CACHE=1", "HOME=" + dir.path.str().str()};
 #ifdef TILEJIT_PYTHON
   env.push_back("PYTHONPATH=" TILEJIT_PYTHON_DIR);
 #endif

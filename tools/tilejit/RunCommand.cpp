@@ -46,7 +46,8 @@ cl::opt<int> steps("steps",
                    cl::desc("Carried steps per check (prefill: forwards, default 2)"),
                    cl::init(3), cl::sub(runCmd));
 cl::opt<models::BackendKind> backend(
-    "backend", cl::desc("Where to run (default auto)"), cl::init(models::BackendKind::Auto),
+    "backend", cl::desc("Where to run (default auto)"),
+    cl::init(models::BackendKind::Auto),
     cl::values(
         clEnumValN(models::BackendKind::Auto, "auto", "the GPU when there is one"),
         clEnumValN(models::BackendKind::Gpu, "gpu", "the GPU, or an error"),
@@ -118,8 +119,8 @@ Expected<std::shared_ptr<const LoadedModel>> loadRunModel(bool onGpu) {
   source.progress = printProgress;
   source.layers = layers ? int(layers) : onGpu ? 0 : 1;
   if (modelDir.empty()) {
-    const int64_t count = source.layers ? source.layers
-                                        : int64_t(source.geometry.mambaLayers().size());
+    const int64_t count =
+        source.layers ? source.layers : int64_t(source.geometry.mambaLayers().size());
     outs() << formatv(
         "weights: generating the embedded synthetic NemotronH geometry, {0} "
         "Mamba layer(s) on {1} thread(s)\n",
@@ -131,16 +132,14 @@ Expected<std::shared_ptr<const LoadedModel>> loadRunModel(bool onGpu) {
   if (!model || modelDir.empty())
     return model;
   const LoadedModel &m = **model;
-  outs() << formatv("weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
-                    "in {4}, bf16 in {5}, mixed in {6}{7}{8}\n",
-                    m.source, m.describeLayers(), m.weights.size(),
-                    m.config.mambaLayers().size(), m.fp8Layers, m.bf16Layers,
-                    m.mixedLayers,
-                    m.quantization.empty() ? std::string()
-                                           : "; quantization from " + m.quantization,
-                    m.tensorPrefix.empty()
-                        ? std::string()
-                        : "; tensors under '" + m.tensorPrefix + "'");
+  outs() << formatv(
+      "weights: {0} ({1}), {2} of its {3} Mamba layer(s): projections FP8 "
+      "in {4}, bf16 in {5}, mixed in {6}{7}{8}\n",
+      m.source, m.describeLayers(), m.weights.size(), m.config.mambaLayers().size(),
+      m.fp8Layers, m.bf16Layers, m.mixedLayers,
+      m.quantization.empty() ? std::string() : "; quantization from " + m.quantization,
+      m.tensorPrefix.empty() ? std::string()
+                             : "; tensors under '" + m.tensorPrefix + "'");
   return model;
 }
 
@@ -162,8 +161,9 @@ int printDryRun(const cli::RunInputs &in, bool prefill) {
   }();
   if (!plan)
     return fail(toString(plan.takeError()));
-  outs() << formatv("plan: {0} {1}={2} L={3}, {4} slots\n", prefill ? "prefill" : "decode",
-                    prefill ? "T" : "B", prefill ? tokens : rows, plan->numLayers, pages)
+  outs() << formatv("plan: {0} {1}={2} L={3}, {4} slots\n",
+                    prefill ? "prefill" : "decode", prefill ? "T" : "B",
+                    prefill ? tokens : rows, plan->numLayers, pages)
          << describePlan(*plan);
   return 0;
 }
@@ -175,7 +175,8 @@ namespace tilejit::cli {
 bool runRequested() { return bool(runCmd); }
 
 Expected<std::unique_ptr<ModelSession>>
-RunInputs::session(int64_t slots, bool perLayerActivations, ArrayRef<size_t> layers) const {
+RunInputs::session(int64_t slots, bool perLayerActivations,
+                   ArrayRef<size_t> layers) const {
   std::shared_ptr<const LoadedModel> selected = backendModel;
   if (!layers.empty())
     selected = std::make_shared<const LoadedModel>(backendModel->select(layers));

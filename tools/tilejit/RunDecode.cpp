@@ -23,10 +23,10 @@ Expected<bool> checkDecode(const RunInputs &in, const std::vector<size_t> &layer
                            StringRef what) {
   auto slots = randomDecodeSlots(plan.rows, plan.numSlots, 7 + plan.rows);
   auto start = std::chrono::steady_clock::now();
-  auto result = checkDecodeSteps(
-      in.config(), in.model->select(layerIndices).weights, plan, sums, slots,
-      in.options.steps, 11 + plan.rows,
-      plantCarryDefect(std::move(runStep), plan, in.options.defect));
+  auto result =
+      checkDecodeSteps(in.config(), in.model->select(layerIndices).weights, plan, sums,
+                       slots, in.options.steps, 11 + plan.rows,
+                       plantCarryDefect(std::move(runStep), plan, in.options.defect));
   if (!result)
     return result.takeError();
   return printCheck(*result,
@@ -38,8 +38,8 @@ Expected<bool> checkDecode(const RunInputs &in, const std::vector<size_t> &layer
 
 /// A decode step of `rows` rows on the GPU over `layers` (all when empty),
 /// ready to run, with its readiness and sums printed.
-Expected<std::unique_ptr<ModelStep>> gpuStep(const RunInputs &in, int rows,
-                                             bool perLayer, ArrayRef<size_t> layers = {}) {
+Expected<std::unique_ptr<ModelStep>> gpuStep(const RunInputs &in, int rows, bool perLayer,
+                                             ArrayRef<size_t> layers = {}) {
   auto session = in.session(std::max<int64_t>(int64_t(rows) + 2, 8), perLayer, layers);
   if (!session)
     return session.takeError();
@@ -155,8 +155,7 @@ int runDecodeGpu(const RunInputs &in) {
         "step B={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} graph "
         "replays) = {6:f2} us per layer; {7:f1} MB moved per layer\n",
         rows, layerCount, times->stepUs, times->stepMinUs, times->stepMaxUs,
-        times->replays, times->stepUs / layerCount,
-        plan.bytesMoved() / 1e6 / layerCount);
+        times->replays, times->stepUs / layerCount, plan.bytesMoved() / 1e6 / layerCount);
     auto kernels = timeKernels(runner, in.backend->registry(), 20, 30);
     if (!kernels)
       return fail(toString(kernels.takeError()));
