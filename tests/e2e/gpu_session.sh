@@ -15,6 +15,9 @@
 #            through `tilejit run --model` and examples/embed)
 #   pdl      bench/decode/pdl_gpu.sh (decode with and without programmatic dependent
 #            launch, interleaved; compute-sanitizer over the PDL launches)
+#   compare  bench/compare_builds.sh: the tree before a change (its bundle carried as
+#            bundle-before/tilejit-bundle.tar.xz) against this one, interleaved, decode
+#            and prefill (COMPARE_MODES, ROUNDS)
 #   tunedb   bench/tunedb_gpu.sh (tilejit tune for the plans' kernels, exported to
 #            $OUT/h200.tune.json: commit it as tunedb/h200.tune.json)
 # Usage: tests/e2e/gpu_session.sh PART... (with bundle/tilejit-bundle.tar.xz and,
@@ -51,6 +54,14 @@ for part in "$@"; do
            grep -E "outside one ulp" "$out/python.log") ;;
   opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/bench/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
+  compare) if [ ! -x "$work/before/tilejit-bundle/bin/tilejit" ]; then
+             mkdir -p "$work/before" &&
+               tar -xJf "$root/bundle-before/tilejit-bundle.tar.xz" -C "$work/before" || exit 1
+           fi
+           for mode in ${COMPARE_MODES:-decode prefill}; do
+             "$root/bench/compare_builds.sh" "$work/before/tilejit-bundle/bin/tilejit" \
+               "$work/tilejit-bundle/bin/tilejit" "$out/compare" "$mode"
+           done ;;
   pdl) "$root/bench/decode/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
   tunedb) "$root/bench/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
