@@ -3,7 +3,8 @@
 #ifndef TILEJIT_PYTHON_COREINTERNAL_H
 #define TILEJIT_PYTHON_COREINTERNAL_H
 
-#include "tilejit/python/Core.h"
+#include "tilejit/python/KernelModule.h"
+#include "tilejit/python/Runtime.h"
 
 #include "tilejit/Builder/Builder.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"

@@ -49,10 +49,12 @@ std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
   return std::make_shared<Runtime>(std::move(state));
 }
 
-Runtime::Runtime(std::unique_ptr<State> s) : state(std::move(s)) {}
+Runtime::Runtime(std::shared_ptr<State> s) : state(std::move(s)) {}
 Runtime::~Runtime() = default;
 
-std::string Runtime::arch() const { return state->backend->jit()->targetArch().name().str(); }
+std::string Runtime::arch() const {
+  return state->backend->jit()->targetArch().name().str();
+}
 int Runtime::ordinal() const { return state->ordinal; }
 bool Runtime::canLaunch() const { return state->lending != nullptr; }
 
