@@ -29,7 +29,7 @@ std::vector<Param> paramsOf(tile::KernelOp kernel) {
   auto types = kernel.getFunctionType().getInputs();
   for (auto [i, type] : llvm::enumerate(types)) {
     Param p;
-    if (auto name = kernel.getArgAttrOfType<mlir::StringAttr>(i, "tile.name"))
+    if (mlir::StringAttr name = kernel.getParamName(i))
       p.name = name.getValue().str();
     else
       p.name = "arg" + std::to_string(i);
@@ -41,7 +41,8 @@ std::vector<Param> paramsOf(tile::KernelOp kernel) {
     std::optional<DType> dtype = fromMlirType(element);
     assert(dtype && "the builder declares parameters of DTypes only");
     p.type = *dtype;
-    if (auto shape = kernel.getArgAttrOfType<mlir::ArrayAttr>(i, "tile.shape"))
+    if (auto shape = kernel.getArgAttrOfType<mlir::ArrayAttr>(
+            i, tile::TileDialect::ShapeAttrHelper::getNameStr()))
       for (mlir::Attribute d : shape) {
         if (auto size = llvm::dyn_cast<mlir::IntegerAttr>(d))
           p.shape.emplace_back(size.getInt());
