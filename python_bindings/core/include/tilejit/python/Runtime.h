@@ -98,7 +98,8 @@ public:
   /// producer stream (CUDA array interface v3) other than its own.
   void synchronizeStream(uint64_t stream);
 
-  /// The core's own (CoreInternal.h): the backend the Mamba2 steps share.
+  /// Opaque outside the core (CoreInternal.h defines it): the models' backend
+  /// on this device, which the Mamba2 steps made on this runtime share.
   struct State;
   explicit Runtime(std::shared_ptr<State> state);
   const std::shared_ptr<State> &internal() const { return state; }
