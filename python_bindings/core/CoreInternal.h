@@ -3,7 +3,8 @@
 #ifndef TILEJIT_PYTHON_COREINTERNAL_H
 #define TILEJIT_PYTHON_COREINTERNAL_H
 
-#include "tilejit/python/Core.h"
+#include "tilejit/python/KernelModule.h"
+#include "tilejit/python/Runtime.h"
 
 #include "tilejit/Builder/Builder.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
@@ -36,7 +37,8 @@ template <typename T> T unwrap(llvm::Expected<T> expected, ErrorKind kind) {
 /// A fresh context with every dialect a kernel may hold at any stage.
 std::unique_ptr<mlir::MLIRContext> makeCompilerContext();
 
-/// The kernel's parameters, read from its signature and `tile.name` attributes.
+/// The kernel's parameters, read from its signature and the `tile.name` and
+/// `tile.shape` attributes of its parameters.
 std::vector<Param> paramsOf(tile::KernelOp kernel);
 
 /// The one tile.kernel of a module built by the builder.

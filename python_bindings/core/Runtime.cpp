@@ -49,10 +49,12 @@ std::shared_ptr<Runtime> Runtime::open(const RuntimeConfig &config) {
   return std::make_shared<Runtime>(std::move(state));
 }
 
-Runtime::Runtime(std::unique_ptr<State> s) : state(std::move(s)) {}
+Runtime::Runtime(std::shared_ptr<State> s) : state(std::move(s)) {}
 Runtime::~Runtime() = default;
 
-std::string Runtime::arch() const { return state->backend->jit()->targetArch().name().str(); }
+std::string Runtime::arch() const {
+  return state->backend->jit()->targetArch().name().str();
+}
 int Runtime::ordinal() const { return state->ordinal; }
 bool Runtime::canLaunch() const { return state->lending != nullptr; }
 
@@ -188,6 +190,7 @@ static runtime::KernelArg toKernelArg(const std::string &kernel, size_t index,
   case ParamKind::F64:
     return runtime::KernelArg::f64(number);
   case ParamKind::Pointer:
+  case ParamKind::TensorMap:
     break;
   }
   throw fail("an unknown parameter kind");
@@ -196,7 +199,11 @@ static runtime::KernelArg toKernelArg(const std::string &kernel, size_t index,
 void DeviceKernel::launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
                           const std::vector<DeviceArg> &args) {
   prepare();
-  const std::vector<runtime::KernelParam> &params = state->kernel->compiled()->params;
+  // The caller passes the parameters before those the launcher supplies
+  // (tensor maps, a persistent kernel's grid), which come last.
+  llvm::ArrayRef<runtime::KernelParam> params = state->kernel->compiled()->params;
+  params =
+      params.take_until([](const runtime::KernelParam &p) { return p.isSupplied(); });
   if (args.size() != params.size())
     throw Error(ErrorKind::Argument,
                 llvm::formatv("kernel '{0}' takes {1} argument(s) {2}, got {3}", name(),

@@ -1,9 +1,10 @@
 // Shared by the pybind11 module's files: how Python callers become core Locations
-// and Operands. Includes only the core's header, pybind11 and Python.
+// and Operands, and the binding function of each part. Includes only the core's
+// headers, pybind11 and Python.
 #ifndef TILEJIT_PYTHON_MODULE_BINDINGS_H
 #define TILEJIT_PYTHON_MODULE_BINDINGS_H
 
-#include "tilejit/python/Core.h"
+#include "tilejit/python/KernelBuilder.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
@@ -34,10 +35,21 @@ void setCurrentKernel(const std::shared_ptr<KernelBuilder> &builder);
 /// TypeError for anything else, BuildError for a value of another kernel.
 Operand toOperand(const std::shared_ptr<KernelBuilder> &builder, py::handle x,
                   const Location &loc);
+/// The kernel that `values` belong to (the first Value among them), else the
+/// thread's current kernel.
+std::shared_ptr<KernelBuilder> kernelFor(std::initializer_list<py::handle> values);
+/// `ids` of `builder` as Values.
+std::vector<PyValue> wrapAll(const std::shared_ptr<KernelBuilder> &builder,
+                             const std::vector<ValueId> &ids);
 
+/// Kernel, Value and the builder's free functions (BuilderBindings.cpp), its
+/// control flow among them (ControlFlowBindings.cpp).
 void bindBuilder(py::module_ &m);
-void bindDecode(py::module_ &m);
+void bindControlFlow(py::module_ &m);
+/// KernelModule, the registry, the runtime and the conversions.
 void bindModules(py::module_ &m);
+/// tilejit.mamba2's decode step and plans.
+void bindDecode(py::module_ &m);
 
 } // namespace tilejit::python
 

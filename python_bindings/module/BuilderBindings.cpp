@@ -1,7 +1,8 @@
 // The builder in Python: Kernel, Value with operators, and the free functions of
-// tilejit/Builder/Builder.h under snake_case names. Every op is located at the
-// user's Python line.
+// tilejit/Builder/Builder.h under snake_case names (control flow in
+// ControlFlowBindings.cpp). Every op is located at the user's Python line.
 #include "Bindings.h"
+#include "tilejit/python/KernelModule.h"
 
 namespace tilejit::python {
 
@@ -10,28 +11,19 @@ thread_local std::weak_ptr<KernelBuilder> threadKernel;
 
 PyValue wrap(const std::shared_ptr<KernelBuilder> &b, ValueId id) { return {b, id}; }
 
-std::vector<PyValue> wrapAll(const std::shared_ptr<KernelBuilder> &b,
-                             const std::vector<ValueId> &ids) {
-  std::vector<PyValue> out;
-  for (ValueId id : ids)
-    out.push_back({b, id});
-  return out;
-}
-
-/// The kernel that `values` belong to (the first Value among them), else the
-/// thread's current kernel.
-std::shared_ptr<KernelBuilder> kernelFor(std::initializer_list<py::handle> values) {
-  for (py::handle v : values)
-    if (py::isinstance<PyValue>(v))
-      return v.cast<PyValue &>().builder;
-  return currentKernel();
-}
-
 std::optional<Operand> optionalOperand(const std::shared_ptr<KernelBuilder> &b,
                                        py::handle x, const Location &loc) {
   if (x.is_none())
     return std::nullopt;
   return toOperand(b, x, loc);
+}
+
+std::vector<Operand> toOperands(const std::shared_ptr<KernelBuilder> &b,
+                                py::handle sequence, const Location &loc) {
+  std::vector<Operand> out;
+  for (py::handle x : sequence.cast<py::sequence>())
+    out.push_back(toOperand(b, x, loc));
+  return out;
 }
 
 std::vector<ViewDim> toDims(const std::shared_ptr<KernelBuilder> &b,
@@ -88,6 +80,21 @@ std::shared_ptr<KernelBuilder> currentKernel() {
 
 void setCurrentKernel(const std::shared_ptr<KernelBuilder> &b) { threadKernel = b; }
 
+std::vector<PyValue> wrapAll(const std::shared_ptr<KernelBuilder> &b,
+                             const std::vector<ValueId> &ids) {
+  std::vector<PyValue> out;
+  for (ValueId id : ids)
+    out.push_back({b, id});
+  return out;
+}
+
+std::shared_ptr<KernelBuilder> kernelFor(std::initializer_list<py::handle> values) {
+  for (py::handle v : values)
+    if (py::isinstance<PyValue>(v))
+      return v.cast<PyValue &>().builder;
+  return currentKernel();
+}
+
 Operand toOperand(const std::shared_ptr<KernelBuilder> &b, py::handle x,
                   const Location &loc) {
   Operand op;
@@ -112,7 +119,9 @@ Operand toOperand(const std::shared_ptr<KernelBuilder> &b, py::handle x,
   return op;
 }
 
-void bindBuilder(py::module_ &m) {
+namespace {
+/// tilejit.Kernel: a kernel under construction, its parameters and config.
+void bindKernel(py::module_ &m) {
   py::class_<KernelBuilder, std::shared_ptr<KernelBuilder>>(
       m, "Kernel", "A kernel under construction (one per thread at a time).")
       .def(py::init([](const std::string &name) {
@@ -155,7 +164,10 @@ void bindBuilder(py::module_ &m) {
           "read before wait_for_predecessors().")
       .def("finish", &KernelBuilder::finish,
            "Verifies the kernel; a BuildError lists every mistake with its line.");
+}
 
+/// tilejit.Value with Python's operators.
+void bindValue(py::module_ &m) {
   py::class_<PyValue> value(m, "Value", "A scalar, tile, pointer or view of a kernel.");
   value
       .def_property_readonly("valid",
@@ -201,7 +213,10 @@ void bindBuilder(py::module_ &m) {
   bindOperator(value, "__ge__", nullptr, BinaryOp::Ge);
   bindOperator(value, "__eq__", nullptr, BinaryOp::Eq);
   bindOperator(value, "__ne__", nullptr, BinaryOp::Ne);
+}
 
+/// The ops that make values from nothing, or reshape one.
+void bindShapeOps(py::module_ &m) {
   m.def("program_id", [](int axis) {
     auto b = currentKernel();
     return wrap(b, b->programId(axis, callerLocation()));
@@ -242,6 +257,10 @@ void bindBuilder(py::module_ &m) {
     auto b = kernelFor({x});
     return wrap(b, b->transpose(toOperand(b, x, callerLocation()), order));
   });
+}
+
+/// Elementwise math, reductions and dot.
+void bindMathOps(py::module_ &m) {
   m.def("maximum",
         [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Maximum, a, c); });
   m.def("minimum",
@@ -286,6 +305,10 @@ void bindBuilder(py::module_ &m) {
                               toOperand(b, acc, loc)));
       },
       "acc + a @ b with f32 accumulation (a: MxK, b: KxN).");
+}
+
+/// Views, loads, stores and prefetches.
+void bindMemoryOps(py::module_ &m) {
   m.def(
       "make_view",
       [](py::handle ptr, py::sequence sizes, py::sequence strides) {
@@ -301,9 +324,7 @@ void bindBuilder(py::module_ &m) {
         Location loc = callerLocation();
         Operand ptr = toOperand(b, src, loc);
         if (ptr.kind == Operand::Kind::Value && b->isView(ptr.value)) {
-          std::vector<Operand> offsets;
-          for (py::handle o : second.cast<py::sequence>())
-            offsets.push_back(toOperand(b, o, loc));
+          std::vector<Operand> offsets = toOperands(b, second, loc);
           std::optional<double> pad;
           if (!padding.is_none())
             pad = padding.cast<double>();
@@ -323,9 +344,7 @@ void bindBuilder(py::module_ &m) {
         Location loc = callerLocation();
         Operand ptr = toOperand(b, dst, loc);
         if (ptr.kind == Operand::Kind::Value && b->isView(ptr.value)) {
-          std::vector<Operand> offsets;
-          for (py::handle o : second.cast<py::sequence>())
-            offsets.push_back(toOperand(b, o, loc));
+          std::vector<Operand> offsets = toOperands(b, second, loc);
           b->storeView(ptr.value, offsets, toOperand(b, third, loc), loc);
           return;
         }
@@ -333,75 +352,6 @@ void bindBuilder(py::module_ &m) {
       },
       py::arg("dst"), py::arg("value_or_offsets"), py::arg("mask_or_value") = py::none(),
       "store(view, offsets, value) or store(ptrs, value, mask=None).");
-  m.def(
-      "for_range",
-      [](py::handle lo, py::handle hi, py::handle step, std::vector<PyValue> init,
-         py::function body) {
-        auto b = kernelFor({lo, hi, step});
-        Location loc = callerLocation();
-        std::vector<ValueId> initIds;
-        for (const PyValue &v : init)
-          initIds.push_back(toOperand(b, py::cast(v), loc).value);
-        // The body runs inside the C++ builder, which must not unwind: a Python
-        // exception is recorded, then raised again once the loop is built.
-        std::optional<py::error_already_set> raised;
-        auto results = b->forRange(
-            toOperand(b, lo, loc), toOperand(b, hi, loc), toOperand(b, step, loc),
-            initIds,
-            [&](ValueId iv, std::vector<ValueId> carried) -> std::vector<ValueId> {
-              try {
-                py::object out = body(wrap(b, iv), wrapAll(b, carried));
-                std::vector<ValueId> ids;
-                for (py::handle v : out.cast<py::sequence>())
-                  ids.push_back(toOperand(b, v, loc).value);
-                return ids;
-              } catch (py::error_already_set &e) {
-                raised = std::move(e);
-              } catch (const std::exception &e) {
-                b->fail(loc, std::string("the loop body failed: ") + e.what());
-              }
-              return {};
-            });
-        if (raised) {
-          b->fail(loc, "the loop body raised " + std::string(raised->what()));
-          throw std::move(*raised);
-        }
-        return wrapAll(b, results);
-      },
-      py::arg("lo"), py::arg("hi"), py::arg("step"), py::arg("init"), py::arg("body"),
-      "for iv in range(lo, hi, step), threading `init` through body(iv, carried) -> "
-      "list; "
-      "returns the final carried values.");
-  m.def(
-      "if_then",
-      [](py::handle cond, py::function body) {
-        auto b = kernelFor({cond});
-        Location loc = callerLocation();
-        std::optional<py::error_already_set> raised;
-        // As in for_range, nothing may unwind through the builder's frames.
-        b->ifThen(toOperand(b, cond, loc), [&] {
-          try {
-            body();
-          } catch (py::error_already_set &e) {
-            raised = std::move(e);
-          } catch (const std::exception &e) {
-            b->fail(loc, std::string("the if_then body failed: ") + e.what());
-          }
-        });
-        if (raised) {
-          b->fail(loc, "the if_then body raised " + std::string(raised->what()));
-          throw std::move(*raised);
-        }
-      },
-      py::arg("cond"), py::arg("body"), "Runs body() where the scalar i1 `cond` holds.");
-  m.def(
-      "wait_for_predecessors",
-      [] { currentKernel()->waitForPredecessors(callerLocation()); },
-      "Waits until the kernels before this one on the stream have ended (once, in "
-      "the kernel's body); before it, only invariant parameters may be read.");
-  m.def(
-      "launch_dependents", [] { currentKernel()->launchDependents(callerLocation()); },
-      "Lets the next kernel on the stream start its programs.");
   m.def(
       "prefetch_l2",
       [](py::handle ptr, py::handle bytes) {
@@ -411,6 +361,17 @@ void bindBuilder(py::module_ &m) {
       },
       py::arg("ptr"), py::arg("bytes"),
       "Starts `bytes` bytes at the scalar pointer `ptr` on their way into L2.");
+}
+
+} // namespace
+
+void bindBuilder(py::module_ &m) {
+  bindKernel(m);
+  bindValue(m);
+  bindShapeOps(m);
+  bindMathOps(m);
+  bindMemoryOps(m);
+  bindControlFlow(m);
 }
 
 } // namespace tilejit::python

@@ -1,7 +1,9 @@
-// The NemotronH decode step (Core.h DecodeStep) for tilejit/mamba2.py: arrays
+// The NemotronH decode step and plans (Mamba2.h) for tilejit/mamba2.py: arrays
 // and tensors arrive described (type, shape, strides, device, address) and are
 // checked against the plan in C++; torch lives in Python.
 #include "Bindings.h"
+#include "tilejit/python/Mamba2.h"
+#include "tilejit/python/Runtime.h"
 
 #include <pybind11/numpy.h>
 
@@ -76,7 +78,7 @@ void bindDecode(py::module_ &m) {
          int64_t rows, int64_t slots, uint64_t seed) {
         DecodeStepOptions options{geometry, layers, rows, slots, seed};
         py::gil_scoped_release release;
-        return runtime ? runtime->decodeStep(options) : createDecodeStep(options);
+        return createDecodeStep(options, runtime);
       },
       py::arg("runtime"), py::arg("geometry"), py::arg("layers"), py::arg("rows"),
       py::arg("slots"), py::arg("seed"),

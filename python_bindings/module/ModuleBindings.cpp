@@ -2,6 +2,8 @@
 // arrays, the registry, the GPU runtime and its kernels, float conversions. Array
 // arguments are checked and turned into addresses by tilejit/_arrays.py.
 #include "Bindings.h"
+#include "tilejit/python/KernelModule.h"
+#include "tilejit/python/Runtime.h"
 
 #include <pybind11/numpy.h>
 
@@ -46,9 +48,9 @@ convertArray(py::array_t<In, py::array::c_style | py::array::forcecast> in,
   convert(in.data(), out.mutable_data(), size_t(in.size()));
   return out;
 }
-} // namespace
 
-void bindModules(py::module_ &m) {
+/// Param, PTXResult and KernelModule: a finished kernel, its stages and runs.
+void bindKernelModule(py::module_ &m) {
   py::class_<Param>(m, "Param", "A kernel parameter: a pointer to `dtype` or a scalar.")
       .def_readonly("name", &Param::name)
       .def_readonly("pointer", &Param::pointer)
@@ -103,7 +105,10 @@ void bindModules(py::module_ &m) {
             k.run(grid, hostArgs);
           },
           "Runs on the interpreter with argument tuples from tilejit._arrays.");
+}
 
+/// The registered kernels and the codes of their device-side checks.
+void bindRegistry(py::module_ &m) {
   py::class_<ConstantInfo>(m, "Constant",
                            "A compile-time constant of a registered kernel.")
       .def_readonly("name", &ConstantInfo::name)
@@ -119,7 +124,10 @@ void bindModules(py::module_ &m) {
   m.def("build_registered", &buildRegistered, py::arg("name"),
         py::arg("constants") = std::map<std::string, int64_t>{},
         "Builds a registered kernel with its constants overridden.");
+}
 
+/// LoadStats, DeviceKernel and Runtime.
+void bindRuntime(py::module_ &m) {
   py::class_<LoadStatistics>(m, "LoadStats", "The runtime's load statistics (counters).")
       .def_readonly("bytes_uploaded", &LoadStatistics::bytesUploaded)
       .def_readonly("modules_compiled", &LoadStatistics::modulesCompiled)
@@ -173,7 +181,10 @@ void bindModules(py::module_ &m) {
       .def("_synchronize", &Runtime::synchronizeStream, py::arg("stream"),
            py::call_guard<py::gil_scoped_release>(),
            "Waits until the work queued on `stream` (a CUstream as int) is done.");
+}
 
+/// Bit-exact conversions between float32 and bf16 or e4m3 bit patterns.
+void bindConversions(py::module_ &m) {
   m.def(
       "f32_to_bf16",
       [](py::array_t<float, py::array::c_style | py::array::forcecast> a) {
@@ -194,6 +205,15 @@ void bindModules(py::module_ &m) {
         [](py::array_t<uint8_t, py::array::c_style | py::array::forcecast> a) {
           return convertArray<uint8_t, float>(a, &e4m3ToF32);
         });
+}
+
+} // namespace
+
+void bindModules(py::module_ &m) {
+  bindKernelModule(m);
+  bindRegistry(m);
+  bindRuntime(m);
+  bindConversions(m);
 }
 
 } // namespace tilejit::python
