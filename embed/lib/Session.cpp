@@ -27,14 +27,10 @@ Status runStep(const Engine::State &engine, models::ModelStep &step,
 }
 
 Result<models::ref::PrefillBatch> toBatch(const std::vector<PrefillSequence> &batch) {
-  std::vector<int64_t> tokens, slots;
-  std::vector<bool> continued;
-  for (const PrefillSequence &s : batch) {
-    tokens.push_back(s.tokens);
-    slots.push_back(s.slot);
-    continued.push_back(s.continued);
-  }
-  auto b = models::makePrefillBatch(tokens, slots, continued);
+  std::vector<models::PrefillSequence> sequences;
+  for (const PrefillSequence &s : batch)
+    sequences.push_back({s.tokens, s.slot, s.continued});
+  auto b = models::makePrefillBatch(sequences);
   if (!b)
     return toError(ErrorKind::InvalidArgument, b.takeError());
   return std::move(*b);

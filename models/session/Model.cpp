@@ -110,22 +110,18 @@ Expected<std::shared_ptr<const LoadedModel>> loadModel(const ModelSource &source
   return std::shared_ptr<const LoadedModel>(std::move(model));
 }
 
-Expected<ref::PrefillBatch> makePrefillBatch(ArrayRef<int64_t> tokens,
-                                             ArrayRef<int64_t> slots,
-                                             const std::vector<bool> &continued) {
-  if (tokens.empty())
+Expected<ref::PrefillBatch> makePrefillBatch(ArrayRef<PrefillSequence> sequences) {
+  if (sequences.empty())
     return make_error<ArgumentError>("a prefill batch without sequences");
-  if (slots.size() != tokens.size() || continued.size() != tokens.size())
-    return make_error<ArgumentError>(
-        formatv("a prefill batch of {0} sequence(s) with {1} slot(s) "
-                "and {2} continuation flag(s)",
-                tokens.size(), slots.size(), continued.size()));
-  ref::PrefillBatch batch{{0}, {slots.begin(), slots.end()}, continued};
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 1)
+  ref::PrefillBatch batch{{0}, {}, {}};
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    const PrefillSequence &s = sequences[i];
+    if (s.tokens < 1)
       return make_error<ArgumentError>(formatv(
-          "prefill sequence {0} has {1} tokens: each needs at least one", i, tokens[i]));
-    batch.cuSeqlens.push_back(batch.cuSeqlens.back() + tokens[i]);
+          "prefill sequence {0} has {1} tokens: each needs at least one", i, s.tokens));
+    batch.cuSeqlens.push_back(batch.cuSeqlens.back() + s.tokens);
+    batch.slots.push_back(s.slot);
+    batch.continueFromSlot.push_back(s.continued);
   }
   return batch;
 }

@@ -95,15 +95,10 @@ std::string describePlan(const DecodeStepOptions &options,
   if (prefill.empty())
     return models::describePlan(
         unwrap(session->planDecode(options.rows), ErrorKind::Argument));
-  std::vector<int64_t> tokens, slots;
-  std::vector<bool> continued;
-  for (const PrefillSequence &s : prefill) {
-    tokens.push_back(s.tokens);
-    slots.push_back(s.slot);
-    continued.push_back(s.continued);
-  }
-  auto batch =
-      unwrap(models::makePrefillBatch(tokens, slots, continued), ErrorKind::Argument);
+  std::vector<models::PrefillSequence> sequences;
+  for (const PrefillSequence &s : prefill)
+    sequences.push_back({s.tokens, s.slot, s.continued});
+  auto batch = unwrap(models::makePrefillBatch(sequences), ErrorKind::Argument);
   return models::describePlan(
       unwrap(session->planPrefill(batch), ErrorKind::Argument).plan);
 }

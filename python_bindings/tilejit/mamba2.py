@@ -75,6 +75,9 @@ def describe_plan(config=None, layers=1, rows=1, slots=1, prefill=None, runtime=
     database) or, when None, on the interpreter planning for `plan_arch`
     (e.g. "sm_121a"; empty: the tiles every arch runs). Nothing is compiled;
     the same text `tilejit run --dry-run` and the embedding API print."""
+    if runtime is not None and plan_arch:
+        raise ArgumentError(f"describe_plan: plan_arch='{plan_arch}' is for the interpreter; "
+                            f"a runtime plans for its own arch ({runtime.arch})")
     config = config if config is not None else Config()
     sequences = [(int(t), int(s), bool(c)) for t, s, c in (prefill or [])]
     return _tilejit._describe_plan(runtime, config, int(layers), int(rows), int(slots),

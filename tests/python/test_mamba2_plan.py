@@ -57,12 +57,18 @@ def test_prefill_sequences_give_a_prefill_plan():
 
 
 def test_a_compile_only_runtime_plans_for_its_arch(tmp_path, monkeypatch):
-    # A tuning database without entries (a named file that does not exist):
-    # a runtime's plan is then its arch's untuned one, as the interpreter's.
-    monkeypatch.setenv("TILEJIT_TUNE_DB", str(tmp_path / "empty.tune.json"))
+    # A tuning database without entries (a missing file would let the shipped
+    # one stand in): a runtime's plan is then its arch's untuned one, as the
+    # interpreter's.
+    empty = tmp_path / "empty.tune.json"
+    empty.write_text('{"format": "tilejit-tune-db/1", "entries": []}')
+    monkeypatch.setenv("TILEJIT_TUNE_DB", str(empty))
     for arch in ("sm_121a", "sm_90a"):
         runtime = tj.Runtime("compile-only", arch=arch, cache_dir=str(tmp_path))
         assert runtime.arch == arch and not runtime.can_launch
         plan = tj.mamba2.describe_plan(rows=64, slots=64, runtime=runtime)
         assert plan == decode_plan(arch)
     assert decode_plan("sm_121a") != decode_plan("sm_90a")
+    # A plan arch is the interpreter's: a runtime plans for its own.
+    with pytest.raises(tj.ArgumentError, match="a runtime plans for its own arch"):
+        tj.mamba2.describe_plan(rows=64, slots=64, runtime=runtime, plan_arch="sm_121a")

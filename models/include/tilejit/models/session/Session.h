@@ -148,11 +148,19 @@ private:
   std::shared_ptr<State> state;
 };
 
-/// A prefill batch from per-sequence token counts, slots and continuation
-/// flags. Errors: an empty batch, a sequence without tokens, mismatched sizes.
-llvm::Expected<ref::PrefillBatch> makePrefillBatch(llvm::ArrayRef<int64_t> tokens,
-                                                   llvm::ArrayRef<int64_t> slots,
-                                                   const std::vector<bool> &continued);
+/// One sequence of a prefill batch, in packing order: its tokens, the slot it
+/// writes (negative: a padding sequence) and whether it continues from that
+/// slot's state or starts fresh.
+struct PrefillSequence {
+  int64_t tokens = 0;
+  int64_t slot = 0;
+  bool continued = false;
+};
+
+/// The R9 batch of `sequences`. Errors (ArgumentError): an empty batch, a
+/// sequence without tokens.
+llvm::Expected<ref::PrefillBatch>
+makePrefillBatch(llvm::ArrayRef<PrefillSequence> sequences);
 
 } // namespace tilejit::models
 
