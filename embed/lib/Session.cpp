@@ -26,14 +26,19 @@ Status runStep(const Engine::State &engine, models::ModelStep &step,
   return {};
 }
 
-Result<models::ref::PrefillBatch> toBatch(const std::vector<PrefillSequence> &batch) {
+/// The plan of a prefill of `batch`; its errors are the caller's.
+Result<models::PrefillPlan> planPrefill(const models::ModelSession &session,
+                                        const std::vector<PrefillSequence> &batch) {
   std::vector<models::PrefillSequence> sequences;
   for (const PrefillSequence &s : batch)
     sequences.push_back({s.tokens, s.slot, s.continued});
   auto b = models::makePrefillBatch(sequences);
   if (!b)
     return toError(ErrorKind::InvalidArgument, b.takeError());
-  return std::move(*b);
+  auto plan = session.planPrefill(*b);
+  if (!plan)
+    return toError(ErrorKind::InvalidArgument, plan.takeError());
+  return std::move(*plan);
 }
 
 } // namespace
@@ -74,12 +79,9 @@ Result<DecodeStep> Session::decode(int64_t rows) {
 }
 
 Result<PrefillStep> Session::prefill(const std::vector<PrefillSequence> &batch) {
-  auto b = toBatch(batch);
-  if (!b)
-    return b.error();
-  auto plan = state->session->planPrefill(*b);
+  auto plan = planPrefill(*state->session, batch);
   if (!plan)
-    return toError(ErrorKind::InvalidArgument, plan.takeError());
+    return plan.error();
   models::HostBuffers inputs;
   plan->writeInputs(inputs);
   auto step = state->session->makeStep(std::move(plan->plan), inputs);
@@ -88,7 +90,7 @@ Result<PrefillStep> Session::prefill(const std::vector<PrefillSequence> &batch) 
   auto prefill = std::make_shared<PrefillStep::State>();
   prefill->step = std::move(*step);
   prefill->engine = state->engine;
-  prefill->tokens = b->cuSeqlens.back();
+  prefill->tokens = plan->tokens;
   for (const PrefillSequence &sequence : batch)
     prefill->slots.push_back(sequence.slot);
   return PrefillStep(std::move(prefill));
@@ -103,12 +105,9 @@ Result<std::string> Session::describeDecode(int64_t rows) const {
 
 Result<std::string>
 Session::describePrefill(const std::vector<PrefillSequence> &batch) const {
-  auto b = toBatch(batch);
-  if (!b)
-    return b.error();
-  auto plan = state->session->planPrefill(*b);
+  auto plan = planPrefill(*state->session, batch);
   if (!plan)
-    return toError(ErrorKind::InvalidArgument, plan.takeError());
+    return plan.error();
   return models::describePlan(plan->plan);
 }
 

@@ -89,22 +89,21 @@ Error ModelStep::run(const TensorRef &hidden, ArrayRef<int32_t> slots,
 }
 
 namespace {
-/// Non-weight buffer `name` of `plan`, or an error naming it.
-Expected<const PlanBuffer &> nonWeightBuffer(const StepPlan &plan, StringRef name) {
+/// Checks that `name` is a non-weight buffer of `plan` of `bytes` bytes.
+Error checkBuffer(const StepPlan &plan, StringRef name, size_t bytes) {
   auto it = plan.buffers.find(name.str());
   if (it == plan.buffers.end() || it->second.role == PlanBuffer::Role::Weight)
     return createStringError("step: no non-weight buffer '" + name + "'");
-  return it->second;
+  if (bytes != it->second.bytes)
+    return createStringError(formatv("step: buffer '{0}' has {1} bytes, not {2}", name,
+                                     it->second.bytes, bytes));
+  return Error::success();
 }
 } // namespace
 
 Error ModelStep::read(StringRef name, MutableArrayRef<uint8_t> dst) {
-  auto buffer = nonWeightBuffer(state->plan, name);
-  if (!buffer)
-    return buffer.takeError();
-  if (dst.size() != buffer->bytes)
-    return createStringError(formatv("step: buffer '{0}' has {1} bytes, not {2}", name,
-                                     buffer->bytes, dst.size()));
+  if (Error err = checkBuffer(state->plan, name, dst.size()))
+    return err;
   std::vector<uint8_t> bytes;
   if (state->gpu) {
     HostBuffers one{{name.str(), {}}};
@@ -121,12 +120,8 @@ Error ModelStep::read(StringRef name, MutableArrayRef<uint8_t> dst) {
 }
 
 Error ModelStep::write(StringRef name, ArrayRef<uint8_t> src) {
-  auto buffer = nonWeightBuffer(state->plan, name);
-  if (!buffer)
-    return buffer.takeError();
-  if (src.size() != buffer->bytes)
-    return createStringError(formatv("step: buffer '{0}' has {1} bytes, not {2}", name,
-                                     buffer->bytes, src.size()));
+  if (Error err = checkBuffer(state->plan, name, src.size()))
+    return err;
   std::vector<int32_t> slots = state->slots;
   if (name == "slots") {
     slots.assign(reinterpret_cast<const int32_t *>(src.data()),

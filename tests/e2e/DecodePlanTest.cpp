@@ -213,18 +213,7 @@ TEST_CASE(
   auto base = def->specialize(
       {{"hidden", 200}, {"inner", 128}, {"channels", 256}, {"heads", 8}, {"fp8", 1}});
   REQUIRE(bool(base));
-  auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
-  REQUIRE(bool(key));
-  tuning::TuneEntry entry;
-  entry.key = *key;
-  entry.config = {{"block_n", 32}, {"warps", 2}};
-  entry.medianMs = 0.01;
-  entry.defaultMedianMs = 0.02;
-  entry.provenance.date = "2026-11-30T00:00:00Z";
-  entry.provenance.device = "test";
-  tuning::TuneDb db;
-  db.record(entry);
-  REQUIRE(!db.save(options->tuneDbPath));
+  REQUIRE(!saveInProjConvEntry(**jit, *def, *base, options->tuneDbPath));
 
   auto inProj = [](const StepPlan &plan) {
     for (const PlannedLaunch &l : plan.launches)

@@ -6,6 +6,8 @@
 // each door's plan (models::describePlan) must be equal. A tuning database
 // entry for this build makes the plans differ from the defaults, so a door
 // that planned without the database or the arch would be caught.
+#include "ModelTestSupport.h"
+
 #include "tilejit/embed/Embed.h"
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/session/Session.h"
@@ -183,18 +185,7 @@ void writeTuneDb(const std::string &path) {
   auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
                                          JitCompiler::fromEnvironment(), *runtimeOptions);
   REQUIRE(bool(jit));
-  auto key = tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", 1}}});
-  REQUIRE(bool(key));
-  tuning::TuneEntry entry;
-  entry.key = *key;
-  entry.config = {{"block_n", 32}, {"warps", 2}};
-  entry.medianMs = 0.01;
-  entry.defaultMedianMs = 0.02;
-  entry.provenance.date = "2026-12-06T00:00:00Z";
-  entry.provenance.device = "test";
-  tuning::TuneDb db;
-  db.record(entry);
-  REQUIRE(!db.save(path));
+  REQUIRE(!models::testing::saveInProjConvEntry(**jit, *def, *base, path));
 }
 
 } // namespace

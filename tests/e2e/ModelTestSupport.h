@@ -1,12 +1,13 @@
 // What the model e2e tests share: the registry of model kernels, host bytes
-// of a vector, the small NemotronH geometry the plans are tested at, and the
-// text of a check's report.
+// of a vector, the small NemotronH geometry the plans are tested at, the text
+// of a check's report, and a tuning database entry as `tilejit tune` records it.
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -14,6 +15,27 @@
 #include <vector>
 
 namespace tilejit::models::testing {
+
+/// Saves at `path` a tuning database holding the entry `tilejit tune
+/// in_proj_conv --shape rows=1` would record for `def` at `base` (tunables at
+/// their defaults) on `jit`'s device and build: block_n 32, warps 2, which
+/// no plan picks by itself.
+inline llvm::Error saveInProjConvEntry(runtime::JitRuntime &jit, const KernelDef &def,
+                                       const Specialization &base, llvm::StringRef path) {
+  auto key = tuning::tuneKeyFor(jit, {&def, nullptr, base, {{"rows", 1}}});
+  if (!key)
+    return key.takeError();
+  tuning::TuneEntry entry;
+  entry.key = *key;
+  entry.config = {{"block_n", 32}, {"warps", 2}};
+  entry.medianMs = 0.01;
+  entry.defaultMedianMs = 0.02;
+  entry.provenance.date = "2026-11-30T00:00:00Z";
+  entry.provenance.device = "test";
+  tuning::TuneDb db;
+  db.record(entry);
+  return db.save(path);
+}
 
 /// The model kernels (registerModelKernels), registered once.
 inline const KernelRegistry &modelRegistry() {
