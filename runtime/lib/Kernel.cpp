@@ -71,8 +71,7 @@ Error Kernel::compile() {
                              formatv("building kernel '{0}' for {1}: {2}", spec.name,
                                      arch.name(), toString(ir.takeError())));
   KernelRequest request{spec.name, std::move(*ir), arch, spec.options};
-  if (int64_t limit = runtime.sharedBytesLimit(); limit > 0)
-    request.options.flags["shared-bytes"] = std::to_string(limit);
+  request.options.sharedBytesLimit = runtime.sharedBytesLimit();
   ModuleKey memoryKey{runtime.diskKeyFor(request), runtime.device().contextId(),
                       weightSlotId};
   if (std::optional<LoadedModule> loaded = runtime.modules().find(memoryKey)) {

@@ -158,6 +158,44 @@ TEST_CASE("the lowering records which kernels add their products with fewer bits
   }
 }
 
+TEST_CASE("a kernel is held to the shared memory of the plan's smaller device", "[jit]") {
+  const KernelDef *def = registry().find("gemm_bf16");
+  REQUIRE(def);
+  auto ir =
+      buildCanonicalIR(*def, llvm::cantFail(def->specialize({{"n", 256}, {"k", 256}})));
+  REQUIRE(!!ir);
+  tilejit::runtime::KernelRequest request{"gemm_bf16", *ir,
+                                          llvm::cantFail(tilejit::Arch::parse("sm_90a"))};
+  JitCompiler compiler;
+  auto whole = compiler.compile(request);
+  REQUIRE(!!whole);
+  const uint32_t needs = whole->launch.dynamicSharedBytes;
+  REQUIRE(needs > 1024);
+
+  request.options.sharedBytesLimit = needs;
+  auto enough = compiler.compile(request);
+  REQUIRE(!!enough);
+  CHECK(enough->launch.dynamicSharedBytes == needs);
+
+  request.options.sharedBytesLimit = 1024;
+  auto refused = compiler.compile(request);
+  REQUIRE(!refused);
+  CHECK_THAT(
+      llvm::toString(refused.takeError()),
+      Catch::Contains(llvm::formatv("needs {0} bytes of shared memory per program, "
+                                    "more than the 1024 a program may use on "
+                                    "sm_90a (the plan's device)",
+                                    needs)
+                          .str()));
+
+  request.options.sharedBytesLimit = -1;
+  auto negative = compiler.compile(request);
+  REQUIRE(!negative);
+  CHECK(llvm::toString(negative.takeError()) ==
+        "kernel 'gemm_bf16': shared memory limit -1 bytes (expected a positive byte "
+        "count, or 0 for the arch's own)");
+}
+
 TEST_CASE("GPU: every registered kernel compiled cold in parallel, then warm from disk",
           "[gpu]") {
   if (!openGpuOrSkip())
