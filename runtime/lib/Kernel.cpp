@@ -3,10 +3,9 @@
 #include "tilejit/runtime/Kernel.h"
 
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/support/Timing.h"
 
 #include "llvm/Support/FormatVariadic.h"
-
-#include <chrono>
 
 using namespace llvm;
 
@@ -85,9 +84,7 @@ Error Kernel::compile() {
     std::tie(kernel, compiledFrom) = std::move(*obtained);
   }
   key = std::move(memoryKey);
-  obtainMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+  obtainMs = support::msSince(start);
   return Error::success();
 }
 

@@ -4,11 +4,10 @@
 // a GPU the [gpu] cases print why they are skipped; [jit] runs on the FakeDevice.
 #include "GpuTestSupport.h"
 #include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/support/Timing.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
-
-#include <algorithm>
 
 using tilejit::buildCanonicalIR;
 using tilejit::ConstantValues;
@@ -55,14 +54,6 @@ LoadReport compileAllOrFail(JitRuntime &jit,
   return std::move(*report);
 }
 
-struct Summary {
-  double median, min, max;
-};
-Summary summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
-}
-
 /// Cold compile of every kernel into a fresh cache, then `warmRuns` warm starts
 /// (each a new JitRuntime on a new device handle) that must all hit the disk.
 void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
@@ -92,7 +83,7 @@ void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
     CHECK(jit->stats().snapshot().modulesCompiled == 0);
     warm.push_back(report.totalMs);
   }
-  Summary s = summarize(warm);
+  tilejit::support::SampleSummary s = tilejit::support::summarize(warm);
   llvm::outs() << llvm::formatv("warm start of {0} kernels: n={1} median {2:f2} ms, min "
                                 "{3:f2} ms, max {4:f2} ms\n",
                                 registry().all().size(), warm.size(), s.median, s.min,
