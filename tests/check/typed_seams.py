@@ -30,6 +30,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+# Run from the source tree: the shared modules leave no __pycache__ there.
+sys.dont_write_bytecode = True
+import cpp_text  # noqa: E402
+import include_checks  # noqa: E402
+
 FOLDERS = ("support", "compiler", "runtime", "jit", "tuning", "models")
 SOURCES = (".h", ".cpp")
 # Where text is the medium, each read before it was listed. Every other file
@@ -99,47 +104,20 @@ def scan(source):
     """(`code`, `text`, `literals`): `source` with comments blanked, once with
     string literals emptied and once with them kept (newlines kept in both),
     and (line, content) of each string literal."""
-    code, text, literals, i, n, line = [], [], [], 0, len(source), 1
-
-    def emit(kept, emptied=None):
-        text.append(kept)
-        code.append(kept if emptied is None else emptied)
-
-    while i < n:
-        if source.startswith("//", i):
-            j = source.find("\n", i)
-            i = n if j < 0 else j
-        elif source.startswith("/*", i):
-            j = source.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            emit("\n" * source.count("\n", i, j))
-            line += source.count("\n", i, j)
-            i = j
-        elif (m := re.match(r'R"([^(\s]*)\(', source[i:])) and \
-                (i == 0 or not (source[i - 1].isalnum() or source[i - 1] == "_")):
-            end = ")" + m.group(1) + '"'
-            j = source.find(end, i)
-            j = n if j < 0 else j + len(end)
-            literals.append((line, source[i + m.end():j - len(end)]))
-            emit(source[i:j], '""' + "\n" * source.count("\n", i, j))
-            line += source.count("\n", i, j)
-            i = j
-        elif source[i] in "\"'" and not (source[i] == "'" and i > 0 and
-                                         source[i - 1].isalnum()):
-            quote, j = source[i], i + 1
-            while j < n and source[j] != quote and source[j] != "\n":
-                j += 2 if source[j] == "\\" else 1
-            if quote == '"':
-                literals.append((line, source[i + 1:j]))
-                emit(source[i:j + 1], '""')
-            else:
-                emit(source[i:j + 1])
-            i = j + 1
+    code, text, literals, line = [], [], [], 1
+    for kind, piece in cpp_text.pieces(source):
+        newlines = "\n" * piece.count("\n")
+        if kind == "comment":
+            code.append(newlines)
+            text.append(newlines)
+        elif kind == "string":
+            literals.append((line, cpp_text.literal_content(piece)))
+            code.append('""' + newlines)
+            text.append(piece)
         else:
-            if source[i] == "\n":
-                line += 1
-            emit(source[i])
-            i += 1
+            code.append(piece)
+            text.append(piece)
+        line += len(newlines)
     return "".join(code), "".join(text), literals
 
 
@@ -294,17 +272,6 @@ def self_test():
     return 0
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    if sys.argv[1] == "--self-test":
-        return self_test()
-    problems, checked = check(Path(sys.argv[1]))
-    for p in problems:
-        print(p)
-    print(f"{checked} files below the edges checked, {len(problems)} seams carrying text")
-    return 1 if problems or checked == 0 else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(include_checks.main(__doc__, check, self_test,
+                                 "seams carrying text below the edges"))
