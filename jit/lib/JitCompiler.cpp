@@ -64,20 +64,11 @@ runtime::CompilerIdentity JitCompiler::identity() const {
 
 llvm::Expected<runtime::CompiledKernel>
 JitCompiler::compile(const runtime::KernelRequest &request) {
-  // The one flag: "shared-bytes", the shared memory a program may use when
-  // the plan is sized for a smaller device than the arch's (RuntimeOptions).
-  int64_t sharedBytesLimit = 0;
-  for (const auto &[flag, value] : request.options.flags) {
-    if (flag != "shared-bytes")
-      return llvm::createStringError(
-          "kernel '%s': unknown compile option '%s' (tilejit knows the optimization "
-          "level and shared-bytes)",
-          request.kernelName.c_str(), flag.c_str());
-    if (llvm::StringRef(value).getAsInteger(10, sharedBytesLimit) || sharedBytesLimit < 1)
-      return llvm::createStringError(
-          "kernel '%s': compile option shared-bytes='%s' is not a positive byte count",
-          request.kernelName.c_str(), value.c_str());
-  }
+  if (request.options.sharedBytesLimit < 0)
+    return llvm::createStringError(
+        "kernel '%s': shared memory limit %lld bytes (expected a positive byte count, "
+        "or 0 for the arch's own)",
+        request.kernelName.c_str(), (long long)request.options.sharedBytesLimit);
   if (request.options.optLevel > 3)
     return llvm::createStringError("kernel '%s': optimization level %u (expected 0 to 3)",
                                    request.kernelName.c_str(), request.options.optLevel);
@@ -103,7 +94,7 @@ JitCompiler::compile(const runtime::KernelRequest &request) {
 
   CompileOptions opts;
   opts.ptx.optLevel = request.options.optLevel;
-  opts.sharedBytesLimit = sharedBytesLimit;
+  opts.sharedBytesLimit = request.options.sharedBytesLimit;
   // A dump is a debugging aid: one it cannot write is a warning (the first
   // failure of each compile), and the kernel still compiles.
   std::vector<std::string> warnings;

@@ -170,8 +170,9 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
        buildGemmBf16,
        {},
        {"m"}},
-      // Defaults measured on the H200 (docs/BENCHMARKS.md): 128x128x128 with 8
-      // warps was the fastest on sm_90a's wgmma (the 4-warp tile spills there)
+      // Defaults measured on the H200: 128x128x128 with 8 warps was the fastest
+      // on sm_90a's wgmma, where the 4-warp tile spills
+      // (docs/journal/2026-11-30-gemm.md, "GEMM (issues 3, 7): e4m3 on wgmma"),
       // and is no slower on mma.sync.
       {"gemm_e4m3",
        "c = bf16(scale * a x w^T), e4m3 wgmma (sm_90a) or mma.sync (W8A8)",

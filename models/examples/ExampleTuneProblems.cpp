@@ -91,8 +91,8 @@ llvm::Error registerExampleTuneProblems(tuning::TuneProblemRegistry &registry) {
       gemmProblem("gemm_e4m3", DType::F8E4M3, true),
       // exp is ex2.approx on the GPU and exact on the interpreter, and the
       // sums of 1000 terms run in other orders per warp count: 1e-5 relative
-      // (docs/BENCHMARKS.md's band). A dropped max or a partial sum is off by
-      // a factor, not by 1e-5.
+      // (the band of docs/BENCHMARKS.md, "Example kernels"). A dropped max or a
+      // partial sum is off by a factor, not by 1e-5.
       rowProblem("softmax", 16384, 1000, 1e-7, 1e-5),
       // A 100-term f32 prefix sum in warp-scan order vs index order.
       rowProblem("cumsum", 16384, 100, 1e-5, 1e-5),

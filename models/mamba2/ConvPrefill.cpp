@@ -206,9 +206,9 @@ void convolveChunk(const ConvPrefill &p, const Chunk &c, const ChunkViews &v, Va
   writeFinalState(p, c, v, halo, c0);
 
   // The window slides in f32: each row is widened once, not once per tap.
-  // Measured slower on the H200 (docs/BENCHMARKS.md): loading the next step's
-  // rows one step ahead, and hoisting the weight loads above the metadata
-  // chain with the halo carried raw.
+  // Measured slower on the H200: loading the next step's rows one step ahead,
+  // and hoisting the weight loads above the metadata chain with the halo
+  // carried raw (docs/journal/2026-11-30-prefill.md, "conv_prefill: fused").
   std::vector<Value> haloF32;
   for (Value h : halo)
     haloF32.push_back(h.to(DType::F32));

@@ -38,9 +38,10 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
     if (g0 == 0 && p.waitAfterFirstWeights)
       waitAndSignal();
     for (auto &[k0, w] : weights) {
-      // Quantizing once per program and broadcasting through shared memory
-      // measured slower (23.5 against 17.3 us on the H200): the copies in
-      // registers cost less than the round trip.
+      // The copies in registers cost less than a round trip through shared
+      // memory: quantizing once per program and broadcasting it measured
+      // slower on the H200
+      // (docs/journal/2026-11-30-runtime-tuning-decode.md, "Decode, run 2").
       Value a = load(input, {0, k0}, {bn, bk}).to(DType::F32);
       if (inverse)
         a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);

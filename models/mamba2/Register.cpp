@@ -64,8 +64,8 @@ KernelConstant dtSoftplus() {
 }
 
 /// 2 in the GEMV projections by default: their first weight loads before the
-/// wait made decode faster on the H200 (docs/BENCHMARKS.md, "programmatic
-/// dependent launch").
+/// wait made decode faster on the H200
+/// (docs/BENCHMARKS.md, "Programmatic dependent launch in decode").
 KernelConstant dependent(int64_t byDefault) {
   return {"dependent",
           byDefault,

@@ -23,10 +23,11 @@ namespace tilejit::models {
 namespace {
 
 /// v as hi + lo bf16 halves: a tensor-core product of both halves with an
-/// exact bf16 operand carries v to ~16 bits instead of bf16's 8. Measured at
-/// T = 8192 on the H200 against the f64 R5 (docs/BENCHMARKS.md): plain bf16
-/// operands put 287 of 33.5 M y elements outside R5p's 1e-2 band, splitting
-/// the state 31, the state and the mix 3.
+/// exact bf16 operand carries v to ~16 bits instead of bf16's 8. Plain bf16
+/// operands put y elements outside R5p's band at T = 8192 on the H200;
+/// splitting the state alone, or the state and the mix, leaves some outside,
+/// splitting all three none (docs/BENCHMARKS.md, "The SSD", its precision
+/// figures).
 /// The lo half is null in SsdPrecision::UpstreamBF16 (v rounded once).
 std::pair<Value, Value> splitBF16(Value v, bool exact) {
   Value hi = v.to(DType::BF16);

@@ -23,7 +23,7 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 /// - TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed by a TMA producer
 ///   warpgroup, 3 stages, which leave the shared memory to store the
 ///   accumulator as whole rows, were the fastest at both NemotronH shapes on
-///   the H200 (docs/BENCHMARKS.md, issue 20);
+///   the H200 (docs/BENCHMARKS.md, "The prefill GEMMs against the library");
 /// - TMA and mma.sync (sm_90, sm_110a, sm_121a), bf16: 128 x 256 tiles of 8
 ///   warps (64 x 64 each) whose copies thread 0 issues (producer = 2: no
 ///   producer warp, so each thread keeps 255 registers; a ninth warp caps them
@@ -32,7 +32,7 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 ///   e4m3: 128 x 128 tiles fed by a producer warp, 3 stages (96 KiB), as
 ///   fast as the wider ones there, which spill. On the H200 the portable
 ///   sm_90 build runs them slower than the vendor libraries, faster than the
-///   cp.async tiles (docs/BENCHMARKS.md, issue 35);
+///   cp.async tiles (docs/journal/2026-12-03.md, "The portable GEMMs");
 /// - elsewhere, and where rows of `inner` elements do not start on 16 bytes
 ///   (which TMA needs; a checkpoint's reduced K need not), 64 x 128, 4 warps,
 ///   3 stages of cp.async (72 KiB: within GB10's 99 KiB per program).
@@ -271,7 +271,11 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
     tiles = {{"block_m", 16}, {"block_n", 64}, {"block_k", 64}, {"prefetch", 1}};
   } else {
     tiles = {{"block_n", 4}};
-    if (!fp8) // bf16 rows of 256 were the fastest (docs/BENCHMARKS.md)
+    // bf16 takes twice the bytes an element: rows of 256, half the FP8 K
+    // step, move the same bytes a step, and measured fastest on the H200 when
+    // the decode defaults were chosen (commit 3ece6f6; the journal keeps no
+    // figure of it).
+    if (!fp8)
       tiles["block_k"] = 256;
   }
   auto outProj =
@@ -304,8 +308,8 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
 /// the caller sets constants of in_proj_conv, which keeps the fused kernel. On
 /// the H200 the fused in_proj_conv took several times the GEMM's time at 64
 /// and 256 rows; out_proj (K = 4096, N = 2688: 11 column tiles of 256) fills
-/// the multiprocessors only from kDecodeOutGemmRows rows on (docs/BENCHMARKS.md,
-/// issue 20, session 3).
+/// the multiprocessors only from kDecodeOutGemmRows rows on
+/// (docs/journal/2026-12-02.md, "Decode from 64 rows on the GEMM").
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
   constexpr int64_t kDecodeGemmRows = 64;
   return rows >= kDecodeGemmRows && !options.overrides.count("in_proj_conv") &&

@@ -82,8 +82,8 @@ Error checkArguments(StringRef kernel, ArrayRef<KernelParam> allParams,
 
 std::string CompileOptions::canonical() const {
   std::string text = formatv("O{0}", optLevel);
-  for (const auto &[name, value] : flags)
-    text += formatv(";{0}={1}", name, value);
+  if (sharedBytesLimit > 0)
+    text += formatv(";shared-bytes={0}", sharedBytesLimit);
   return text;
 }
 

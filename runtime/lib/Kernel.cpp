@@ -3,10 +3,9 @@
 #include "tilejit/runtime/Kernel.h"
 
 #include "tilejit/runtime/Jit.h"
+#include "tilejit/support/Timing.h"
 
 #include "llvm/Support/FormatVariadic.h"
-
-#include <chrono>
 
 using namespace llvm;
 
@@ -71,8 +70,7 @@ Error Kernel::compile() {
                              formatv("building kernel '{0}' for {1}: {2}", spec.name,
                                      arch.name(), toString(ir.takeError())));
   KernelRequest request{spec.name, std::move(*ir), arch, spec.options};
-  if (int64_t limit = runtime.sharedBytesLimit(); limit > 0)
-    request.options.flags["shared-bytes"] = std::to_string(limit);
+  request.options.sharedBytesLimit = runtime.sharedBytesLimit();
   ModuleKey memoryKey{runtime.diskKeyFor(request), runtime.device().contextId(),
                       weightSlotId};
   if (std::optional<LoadedModule> loaded = runtime.modules().find(memoryKey)) {
@@ -86,9 +84,7 @@ Error Kernel::compile() {
     std::tie(kernel, compiledFrom) = std::move(*obtained);
   }
   key = std::move(memoryKey);
-  obtainMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+  obtainMs = support::msSince(start);
   return Error::success();
 }
 

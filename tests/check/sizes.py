@@ -18,6 +18,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+# Run from the source tree: the shared module leaves no __pycache__ there.
+sys.dont_write_bytecode = True
+import cpp_text  # noqa: E402
+
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 120
 SUFFIXES = {".h", ".cpp", ".cu", ".td", ".py", ".sh", ".cmake", ".mlir", ".in"}
@@ -34,31 +38,16 @@ FUNCTION_HEAD = re.compile(
 
 def strip_cpp(source):
     """`source` with comments and string/character literals blanked, newlines kept."""
-    out, i, n = [], 0, len(source)
-    while i < n:
-        if source.startswith("//", i):
-            j = source.find("\n", i)
-            i = n if j < 0 else j
-        elif source.startswith("/*", i):
-            j = source.find("*/", i + 2)
-            j = n if j < 0 else j + 2
-            out.append("\n" * source.count("\n", i, j))
-            i = j
-        elif source.startswith('R"', i) and (m := re.match(r'R"([^(\s]*)\(', source[i:])):
-            end = ")" + m.group(1) + '"'
-            j = source.find(end, i)
-            j = n if j < 0 else j + len(end)
-            out.append('""' + "\n" * source.count("\n", i, j))
-            i = j
-        elif source[i] in "\"'":
-            quote, j = source[i], i + 1
-            while j < n and source[j] != quote and source[j] != "\n":
-                j += 2 if source[j] == "\\" else 1
-            out.append(quote * 2)
-            i = j + 1
+    out = []
+    for kind, text in cpp_text.pieces(source):
+        if kind == "comment":
+            out.append("\n" * text.count("\n"))
+        elif kind == "char":
+            out.append("''")
+        elif kind == "string":
+            out.append('""' + "\n" * text.count("\n"))
         else:
-            out.append(source[i])
-            i += 1
+            out.append(text)
     return "".join(out)
 
 

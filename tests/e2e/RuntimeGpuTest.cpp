@@ -4,11 +4,10 @@
 // a GPU the [gpu] cases print why they are skipped; [jit] runs on the FakeDevice.
 #include "GpuTestSupport.h"
 #include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/support/Timing.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
-
-#include <algorithm>
 
 using tilejit::buildCanonicalIR;
 using tilejit::ConstantValues;
@@ -55,14 +54,6 @@ LoadReport compileAllOrFail(JitRuntime &jit,
   return std::move(*report);
 }
 
-struct Summary {
-  double median, min, max;
-};
-Summary summarize(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return {v[v.size() / 2], v.front(), v.back()};
-}
-
 /// Cold compile of every kernel into a fresh cache, then `warmRuns` warm starts
 /// (each a new JitRuntime on a new device handle) that must all hit the disk.
 void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
@@ -92,7 +83,7 @@ void coldThenWarm(const std::function<std::unique_ptr<DeviceApi>()> &openDevice,
     CHECK(jit->stats().snapshot().modulesCompiled == 0);
     warm.push_back(report.totalMs);
   }
-  Summary s = summarize(warm);
+  tilejit::support::SampleSummary s = tilejit::support::summarize(warm);
   llvm::outs() << llvm::formatv("warm start of {0} kernels: n={1} median {2:f2} ms, min "
                                 "{3:f2} ms, max {4:f2} ms\n",
                                 registry().all().size(), warm.size(), s.median, s.min,
@@ -156,6 +147,44 @@ TEST_CASE("the lowering records which kernels add their products with fewer bits
     REQUIRE(!!compiled);
     CHECK(sumPrecisionName(compiled->sums) == sumPrecisionName(c.sums));
   }
+}
+
+TEST_CASE("a kernel is held to the shared memory of the plan's smaller device", "[jit]") {
+  const KernelDef *def = registry().find("gemm_bf16");
+  REQUIRE(def);
+  auto ir =
+      buildCanonicalIR(*def, llvm::cantFail(def->specialize({{"n", 256}, {"k", 256}})));
+  REQUIRE(!!ir);
+  tilejit::runtime::KernelRequest request{"gemm_bf16", *ir,
+                                          llvm::cantFail(tilejit::Arch::parse("sm_90a"))};
+  JitCompiler compiler;
+  auto whole = compiler.compile(request);
+  REQUIRE(!!whole);
+  const uint32_t needs = whole->launch.dynamicSharedBytes;
+  REQUIRE(needs > 1024);
+
+  request.options.sharedBytesLimit = needs;
+  auto enough = compiler.compile(request);
+  REQUIRE(!!enough);
+  CHECK(enough->launch.dynamicSharedBytes == needs);
+
+  request.options.sharedBytesLimit = 1024;
+  auto refused = compiler.compile(request);
+  REQUIRE(!refused);
+  CHECK_THAT(
+      llvm::toString(refused.takeError()),
+      Catch::Contains(llvm::formatv("needs {0} bytes of shared memory per program, "
+                                    "more than the 1024 a program may use on "
+                                    "sm_90a (the plan's device)",
+                                    needs)
+                          .str()));
+
+  request.options.sharedBytesLimit = -1;
+  auto negative = compiler.compile(request);
+  REQUIRE(!negative);
+  CHECK(llvm::toString(negative.takeError()) ==
+        "kernel 'gemm_bf16': shared memory limit -1 bytes (expected a positive byte "
+        "count, or 0 for the arch's own)");
 }
 
 TEST_CASE("GPU: every registered kernel compiled cold in parallel, then warm from disk",

@@ -4,8 +4,8 @@
 #include "InterpreterTestUtil.h"
 
 #include "tilejit/support/FloatFormats.h"
+#include "tilejit/support/Timing.h"
 
-#include <chrono>
 #include <cmath>
 
 using namespace tilejit;
@@ -371,8 +371,7 @@ tile.kernel @gemv(%w: !tile.ptr<f8E4M3FN>, %x: !tile.ptr<bf16>, %y: !tile.ptr<f3
   llvm::Error err = compiled.run({n / 64, 1, 1},
                                  {Arg::readOnlyBuffer(w), Arg::readOnlyBuffer(x),
                                   Arg::buffer(y), Arg::intScalar(n), Arg::intScalar(kk)});
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = support::msSince(start) / 1e3;
   INFO(llvm::toString(std::move(err)));
   REQUIRE(!err);
   INFO("GEMV 10304x2688 e4m3 took " << seconds << " s");

@@ -1,6 +1,7 @@
 // The PTX target: LLVM-dialect kernels to PTX for every arch, checked for their
 // directives and, when ptxas is on PATH, assembled by it; errors and timing.
 #include "tilejit/Target/PTX/PTXTarget.h"
+#include "tilejit/support/Timing.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -12,8 +13,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <chrono>
 #include <string>
 #include <thread>
 #include <vector>
@@ -288,15 +287,12 @@ TEST_CASE("emitPTX of a small kernel is fast once warm", "[ptx][time]") {
   for (int run = 0; run < runs; ++run) {
     auto start = std::chrono::steady_clock::now();
     emitOrFail(*module, target, &last);
-    totals.push_back(std::chrono::duration<double, std::milli>(
-                         std::chrono::steady_clock::now() - start)
-                         .count());
+    totals.push_back(support::msSince(start));
   }
-  std::sort(totals.begin(), totals.end());
-  double median = totals[runs / 2];
+  support::SampleSummary warm = support::summarize(totals);
   WARN("emitPTX vector_add sm_90a: first call "
-       << describe(first) << "; warm, n=" << runs << ": median " << median << " ms, min "
-       << totals.front() << " ms, max " << totals.back() << " ms; last "
+       << describe(first) << "; warm, n=" << warm.n << ": median " << warm.median
+       << " ms, min " << warm.min << " ms, max " << warm.max << " ms; last "
        << describe(last));
-  CHECK(median < 100.0);
+  CHECK(warm.median < 100.0);
 }

@@ -5,6 +5,7 @@
 #include "Commands.h"
 #include "TuneSupport.h"
 
+#include "tilejit/support/Timing.h"
 #include "tilejit/tuning/Record.h"
 #include "tilejit/tuning/TunedLookup.h"
 
@@ -12,8 +13,6 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <chrono>
 
 using namespace llvm;
 using namespace tilejit;
@@ -65,14 +64,13 @@ public:
   }
 
   void operator()(const tuning::TuneProgress &p) {
-    auto now = std::chrono::steady_clock::now();
     if (p.phase != phase) {
       if (tty && drawn)
         errs() << "\n";
       phase = p.phase.str();
-      start = now;
+      start = std::chrono::steady_clock::now();
     }
-    double elapsed = std::chrono::duration<double>(now - start).count();
+    double elapsed = tilejit::support::msSince(start) / 1e3;
     double eta = p.done ? elapsed / p.done * (p.total - p.done) : 0;
     std::string what;
     if (p.last) {

@@ -10,6 +10,7 @@
 #include "tilejit/runtime/CacheCommand.h"
 #include "tilejit/support/InputFile.h"
 #include "tilejit/support/OutputFile.h"
+#include "tilejit/support/Timing.h"
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -20,8 +21,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <chrono>
 
 using namespace llvm;
 
@@ -221,9 +220,7 @@ int runCompile(const tilejit::KernelRegistry &registry) {
   auto module = buildKernel(registry, ctx);
   if (!module)
     return fail(toString(module.takeError()));
-  double buildMs = std::chrono::duration<double, std::milli>(
-                       std::chrono::steady_clock::now() - buildStart)
-                       .count();
+  double buildMs = tilejit::support::msSince(buildStart);
   auto compiled = tilejit::compileToPTX(**module, *arch);
   if (!compiled)
     return fail(toString(compiled.takeError()));

@@ -4,6 +4,7 @@
 #include "tilejit/Conversion/TileToLLVM/Passes.h"
 #include "tilejit/Dialect/Tile/IR/TileOps.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
+#include "tilejit/support/Timing.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/Passes.h"
@@ -17,8 +18,6 @@
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <chrono>
 
 using namespace mlir;
 
@@ -267,9 +266,7 @@ llvm::Expected<CompiledKernel> compileToPTX(ModuleOp module, const Arch &arch,
   if (failed(pm.run(module)))
     return llvm::createStringError("lowering kernel '%s' failed:\n%s", out.name.c_str(),
                                    diagnostics.str().c_str());
-  out.lowerMs =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-          .count();
+  out.lowerMs = support::msSince(start);
   if (llvm::Error err =
           readLaunchMetadata(module.lookupSymbol<LLVM::LLVMFuncOp>(out.name), out))
     return std::move(err);

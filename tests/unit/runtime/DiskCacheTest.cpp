@@ -87,14 +87,12 @@ TEST_CASE("the disk key changes when any keyed input changes, and only then",
   right.options = "bc";
   CHECK(computeDiskKey(left) != computeDiskKey(right));
 
-  // Options are canonical: flags given in another order are the same options.
-  CompileOptions a, b;
-  a.flags["x"] = "1";
-  a.flags["y"] = "2";
-  b.flags["y"] = "2";
-  b.flags["x"] = "1";
-  CHECK(a.canonical() == b.canonical());
-  CHECK(a.canonical() == "O3;x=1;y=2");
+  // Options are written canonically, a shared-memory limit only when set.
+  CompileOptions options;
+  CHECK(options.canonical() == "O3");
+  options.optLevel = 2;
+  options.sharedBytesLimit = 101376;
+  CHECK(options.canonical() == "O2;shared-bytes=101376");
 }
 
 TEST_CASE("the runtime's disk key covers the arch and the compiler's identity",
@@ -110,6 +108,25 @@ TEST_CASE("the runtime's disk key covers the arch and the compiler's identity",
   CHECK(runtime->diskKeyFor(portable) != key);
   compiler->buildId = "fake-build-2";
   CHECK(runtime->diskKeyFor(request) != key);
+}
+
+TEST_CASE("a runtime held to a smaller device's shared memory hands the compiler its "
+          "limit, and keys it",
+          "[runtime][cache]") {
+  auto compiler = std::make_shared<FakeCompiler>();
+  FakeDevice *device = nullptr;
+  auto whole = fakeRuntime(compiler, optionsFor(""), device);
+  RuntimeOptions limitedOptions = optionsFor("");
+  limitedOptions.sharedBytesLimit = 101376;
+  auto limited = fakeRuntime(compiler, std::move(limitedOptions), device);
+  Kernel a(*whole, specFor("k", fakeIR("k", ptrAndCount())));
+  Kernel b(*limited, specFor("k", fakeIR("k", ptrAndCount())));
+  REQUIRE(message(a.compile()) == "");
+  REQUIRE(message(b.compile()) == "");
+  // The fake compiler writes the options it was handed into its PTX.
+  CHECK_THAT(a.compiled()->ptx, Catch::Contains("// fake PTX, O3\n"));
+  CHECK_THAT(b.compiled()->ptx, Catch::Contains("// fake PTX, O3;shared-bytes=101376\n"));
+  CHECK(a.diskKey() != b.diskKey());
 }
 
 TEST_CASE("an entry round-trips and a hit refreshes its LRU time", "[runtime][cache]") {

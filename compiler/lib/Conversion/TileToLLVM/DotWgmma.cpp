@@ -207,9 +207,9 @@ LogicalResult emitWgmmaDot(Emitter &e, tile::DotOp dot) {
     return success();
   }
   // e4m3 wgmma sums its products with fewer bits than f32 (measured on the
-  // H200: one m64nNk32 up to 2^-11.4 * sum|a*b| off, docs/BENCHMARKS.md), so
-  // each dot's (one K block's) products start from zero (scale-d = 0) and are
-  // added to the f32 accumulator by ordinary adds after the wait. They are
+  // H200: docs/BENCHMARKS.md, "e4m3 wgmma accumulation"), so each dot's (one
+  // K block's) products start from zero (scale-d = 0) and are added to the
+  // f32 accumulator by ordinary adds after the wait. They are
   // summed one group (a 64-row block, at most 128 columns) at a time: the
   // partial registers are one group's, so a 64x256 warpgroup tile needs 64
   // of them next to its 128 accumulators, not 128.

@@ -2,6 +2,7 @@
 // backend. Each call owns its LLVMContext and TargetMachine, so calls may run
 // concurrently; only the one-time NVPTX target registration is shared.
 #include "tilejit/Target/PTX/PTXTarget.h"
+#include "tilejit/support/Timing.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -23,7 +24,6 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Triple.h"
 
-#include <chrono>
 #include <memory>
 #include <mutex>
 
@@ -44,12 +44,6 @@ void registerPTXTargetTranslations(mlir::DialectRegistry &registry) {
 }
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double millisecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-}
 
 Error makeError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
@@ -176,7 +170,7 @@ Expected<std::unique_ptr<LLVMCompilation>> buildOptimizedModule(mlir::ModuleOp o
     return machine.takeError();
   compilation->targetMachine = std::move(*machine);
 
-  Clock::time_point start = Clock::now();
+  auto start = std::chrono::steady_clock::now();
   auto module = translate(op, compilation->context);
   if (!module)
     return module.takeError();
@@ -186,12 +180,12 @@ Expected<std::unique_ptr<LLVMCompilation>> buildOptimizedModule(mlir::ModuleOp o
   llvmModule.setTargetTriple(compilation->targetMachine->getTargetTriple());
   llvmModule.setDataLayout(compilation->targetMachine->createDataLayout());
   if (timings)
-    timings->translateMs = millisecondsSince(start);
+    timings->translateMs = support::msSince(start);
 
-  start = Clock::now();
+  start = std::chrono::steady_clock::now();
   optimize(llvmModule, *compilation->targetMachine, opts.optLevel);
   if (timings)
-    timings->optimizeMs = millisecondsSince(start);
+    timings->optimizeMs = support::msSince(start);
   if (!compilation->diagnostics.errors.empty())
     return makeError("LLVM optimization failed for " + arch.name() + ": " +
                      compilation->diagnostics.errors);
@@ -219,7 +213,7 @@ Expected<std::string> emitPTX(mlir::ModuleOp llvmDialectModule, const Arch &arch
     return compilation.takeError();
   LLVMCompilation &state = **compilation;
 
-  Clock::time_point start = Clock::now();
+  auto start = std::chrono::steady_clock::now();
   SmallString<0> ptx;
   raw_svector_ostream os(ptx);
   legacy::PassManager codegen;
@@ -228,7 +222,7 @@ Expected<std::string> emitPTX(mlir::ModuleOp llvmDialectModule, const Arch &arch
     return makeError(formatv("NVPTX cannot emit assembly for {0}", arch.name()));
   codegen.run(*state.module);
   if (timings)
-    timings->codegenMs = millisecondsSince(start);
+    timings->codegenMs = support::msSince(start);
   if (!state.diagnostics.errors.empty())
     return makeError("PTX code generation failed for " + arch.name() + ": " +
                      state.diagnostics.errors);

@@ -9,7 +9,6 @@
 
 #include "llvm/Support/Error.h"
 
-#include <map>
 #include <string>
 #include <vector>
 
@@ -20,10 +19,13 @@ namespace tilejit::runtime {
 struct CompileOptions {
   /// LLVM optimization level, 0 to 3.
   unsigned optLevel = 3;
-  /// Any other output-changing option, by name ("fast-math" -> "1").
-  std::map<std::string, std::string> flags;
+  /// The shared memory one program may use, in bytes, when the plan is sized
+  /// for a smaller device than the arch's (RuntimeOptions::sharedBytesLimit);
+  /// 0: the arch's own. A kernel that needs more is refused.
+  int64_t sharedBytesLimit = 0;
 
-  /// "O3;k1=v1;k2=v2" with flags in name order: equal options give equal text.
+  /// The options as the disk cache key spells them: "O3", followed by
+  /// ";shared-bytes=N" when a limit is set. Equal options give equal text.
   std::string canonical() const;
 };
 

@@ -24,7 +24,7 @@ struct RuntimeOptions {
   /// Shared memory a program may use, when the plans are sized for a smaller
   /// device than the one the kernels run on (`tilejit run --plan-arch
   /// sm_121a` on an H200: GB10's 99 KiB); 0: the target arch's. Every kernel
-  /// is compiled to it (the compile option "shared-bytes", part of the cache
+  /// is compiled to it (CompileOptions::sharedBytesLimit, part of the cache
   /// keys) and refused if it needs more.
   int64_t sharedBytesLimit = 0;
   /// Launch kernels that wait for their predecessors (tile.grid_dep_wait) with

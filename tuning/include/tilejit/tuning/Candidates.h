@@ -20,7 +20,7 @@ struct StaticLimits {
   /// 32-bit registers one tile value may take per thread. Half of the 255 a
   /// thread can address: the rest hold operand fragments, addresses and
   /// loop state (a 128x128 f32 accumulator on 4 warps, 128 per thread,
-  /// compiles to 226-255 registers; docs/BENCHMARKS.md).
+  /// compiles to 226-255 registers: docs/BENCHMARKS.md, "Example kernels").
   int64_t maxTileWordsPerThread = 128;
 };
 

@@ -309,9 +309,10 @@ private:
   /// A warp-specialized GEMM's accumulator (a wgmma layout: each thread 4 or
   /// 8 bytes of a row at a time) is stored as whole rows, 16 bytes a thread,
   /// through the shared-memory scratch, where the rings leave room for it
-  /// (the tile and up to 16 bytes of padding a row). Direct stores cost a
-  /// 128x256 e4m3 GEMM on the H200 a sixth of its time (docs/journal/2026-12-02.md,
-  /// issue 20, session 3). Elsewhere stores keep their value's layout.
+  /// (the tile and up to 16 bytes of padding a row): direct stores of a few
+  /// bytes a thread left the H200's large e4m3 GEMMs well short of the library
+  /// (docs/journal/2026-12-02.md, "The fix: the accumulator stored as whole rows").
+  /// Elsewhere stores keep their value's layout.
   void storeRows(StoreOp store) {
     auto t = cast<RankedTensorType>(store.getValue().getType());
     if (rowStoreBudget < 0 || !isa<MmaLayoutAttr>(layoutOf(store.getValue())) ||

@@ -170,7 +170,7 @@ LogicalResult issueInline(scf::ForOp loop, RingPosition at,
 /// Pairs of K blocks per iteration (the first promoted while the second runs,
 /// nothing in flight at the back edge) pass ptxas but measured no faster on
 /// the H200, whose main loop already runs near the tensor rate
-/// (docs/journal/2026-12-02.md, issue 20, session 3).
+/// (docs/journal/2026-12-02.md, "The main loop is not where the time went").
 /// Returns whether the loop was rewritten.
 bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stages,
                           RingPosition at) {

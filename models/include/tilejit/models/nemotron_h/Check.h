@@ -52,10 +52,11 @@ struct ProjectionCheck {
 
   /// The smallest shares each separation must reach for the band to count. A
   /// reduced band is wider (2^-8 of sum|a w| is about 13 % of |y| for random
-  /// signs at K = 2688): on full-range e4m3 codes it rejects a dropped K step on
-  /// about 16 % of the outputs at K = 2688 and 4 % at K = 4096, a scaled column
-  /// on 20 % and 12 % (bench/r1h_separation.py), so its floors are
-  /// lower; with thousands of outputs a defect still puts many outside.
+  /// signs at K = 2688), so it rejects each defect on a far smaller share of
+  /// the outputs than an exact one (bench/r1h_separation.py; its shares at the
+  /// NemotronH shapes: docs/BENCHMARKS.md, "e4m3 wgmma accumulation") and its
+  /// floors are lower; with thousands of outputs a defect still puts many
+  /// outside.
   struct Floors {
     double droppedKStep, scaledColumn, droppedInputScale;
   };

@@ -31,8 +31,9 @@ struct PlanOptions {
   /// Tokens per span of the prefill SSD (rounded down to whole chunks, at
   /// least one): spans run in parallel, the state pass walks them in order.
   /// 512: at T = 8192, 16 spans give the SSD 16x the programs of one walk
-  /// over the stream (faster on the H200: docs/BENCHMARKS.md,
-  /// bench/ssd/ssd_span_probe.py) and the state pass 16 steps.
+  /// over the stream and the state pass 16 steps (faster on the H200:
+  /// docs/journal/2026-12-01.md, "Probe 4: spans as windows", measured with
+  /// bench/ssd/ssd_span_probe.py).
   int64_t ssdSpanTokens = 512;
   /// Whether an override of a kernel the plan does not launch is an error, as
   /// for `tilejit run --set` (a setting that changes nothing is a mistake).
@@ -67,8 +68,8 @@ struct PrefillPlan {
   int64_t tokens = 0;
   int64_t chunk = 0; ///< tokens per chunk of the conv and the SSD
   /// The SSD's R5p-m operands (ssd_prefill's `precision`; the registered
-  /// default is exact: upstream misses R5p-m by one element at chunk 32 on the
-  /// H200, docs/BENCHMARKS.md).
+  /// default is exact: the upstream mode misses R5p-m at chunk 32 on the H200
+  /// and is slower than exact where it meets it, docs/BENCHMARKS.md, "The SSD").
   SsdPrecision ssdPrecision = SsdPrecision::Exact;
 
   /// Writes the batch metadata into its input buffers ("cu_seqlens", "slots",
