@@ -21,6 +21,7 @@ from pathlib import Path
 # Run from the source tree: the shared module leaves no __pycache__ there.
 sys.dont_write_bytecode = True
 import cpp_text  # noqa: E402
+import include_checks  # noqa: E402
 
 MAX_FILE_LINES = 450
 MAX_FUNCTION_LINES = 120
@@ -136,21 +137,14 @@ def self_test():
     return 1 if failed else 0
 
 
-def main():
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    if sys.argv[1] == "--self-test":
-        return self_test()
-    root = Path(sys.argv[1])
+def check(root):
+    """(problems, files checked) over the tracked files under `root`."""
     problems, checked = [], 0
     for name in tracked_files(root):
         checked += 1
         problems += check_file(name, (root / name).read_text(errors="replace"))
-    for p in problems:
-        print(p)
-    print(f"{checked} files checked, {len(problems)} over the size limits")
-    return 1 if problems else 0
+    return problems, checked
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(include_checks.main(__doc__, check, self_test, "over the size limits"))
