@@ -1,6 +1,7 @@
-"""What the include checks (layering.py, embed_headers.py) share: the command line
-(typed_seams.py's and sizes.py's too), and the self-test that plants includes in a scratch tree
-to show a check reports each of them, so that a check cannot pass vacuously."""
+"""What the include checks (layering.py, embed_headers.py) share: the command
+line (typed_seams.py's and sizes.py's too), and the self-test that plants
+includes in a scratch tree to show a check reports each of them, so that a
+check cannot pass vacuously."""
 import sys
 import tempfile
 from pathlib import Path
