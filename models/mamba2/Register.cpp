@@ -117,6 +117,19 @@ KernelConstant checked() {
       R::flag()};
 }
 
+KernelConstant elementType(llvm::StringRef name, llvm::StringRef operand) {
+  return {name.str(),
+          0,
+          ("element type of " + operand + ": 0 bf16, 1 f16, 2 f32").str(),
+          {},
+          R::between(0, 2)};
+}
+
+DType elementTypeOf(const Specialization &spec, llvm::StringRef name) {
+  static constexpr DType kTypes[] = {DType::BF16, DType::F16, DType::F32};
+  return kTypes[spec.get(name)];
+}
+
 KernelConstant projectionBlockM() {
   return {"block_m",
           1,

@@ -50,6 +50,12 @@ KernelConstant yF32();
 KernelConstant stateLayout();
 KernelConstant slotsI64();
 KernelConstant checked();
+/// An operand's element type, for tilejit.ops' callers who pass f32, f16 or
+/// bf16 tensors: 0 bf16 (the default, which the plans' kernels use), 1 f16,
+/// 2 f32. `operand` names what the type applies to in the constant's help.
+KernelConstant elementType(llvm::StringRef name, llvm::StringRef operand);
+/// The DType an elementType constant selects.
+DType elementTypeOf(const Specialization &spec, llvm::StringRef name);
 
 /// The constants and rules both decode projections (in_proj_conv, out_proj)
 /// take for their GEMV, direct and tensor-core forms.

@@ -20,11 +20,21 @@ E4M3 = getattr(torch, "float8_e4m3fn", None)
 E4M3_TYPES = tuple(t for t in (E4M3, torch.uint8) if t is not None)
 
 _KERNEL_TYPES = {
-    _tilejit.dtype.bf16: (torch.bfloat16,), _tilejit.dtype.f32: (torch.float32,),
+    _tilejit.dtype.bf16: (torch.bfloat16,), _tilejit.dtype.f16: (torch.float16,),
+    _tilejit.dtype.f32: (torch.float32,),
     _tilejit.dtype.i32: (torch.int32,), _tilejit.dtype.i64: (torch.int64,),
     _tilejit.dtype.f8e4m3: E4M3_TYPES,
 }
 INDEX_TYPES = (torch.int32, torch.int64)
+# The float element types an op's operands may have, and the value of the
+# kernels' element-type constants for each (models/mamba2/Registration.h).
+FLOAT_TYPES = (torch.bfloat16, torch.float16, torch.float32)
+_ELEMENT_TYPE = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2}
+
+
+def element_type(t):
+    """The element-type constant for tensor t (bf16, f16 or f32)."""
+    return _ELEMENT_TYPE[t.dtype]
 _FLOAT_SCALARS = (_tilejit.dtype.f32, _tilejit.dtype.f16, _tilejit.dtype.bf16)
 
 
