@@ -7,6 +7,9 @@
 #   gputests the bundle's tilejit-gpu-tests (Catch2, every GPU test case)
 #   python   the whole tests/python suite on the GPU
 #   opsbench bench/ops_torch_bench.py (tilejit.ops next to plain torch)
+#   vllm     bench/ops_vllm_bench.py (tilejit.ops next to vLLM's Triton ops; their
+#            files laid out by bench/peers/extract_vllm.sh in .peers/, carried)
+#   importorder tests/e2e/python_import_order.sh (tilejit before and after torch)
 #   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
 #            SANITIZE_TIMEOUT, default 400 s)
 #   hoppersan compute-sanitizer memcheck, racecheck and synccheck over the
@@ -54,6 +57,11 @@ for part in "$@"; do
            grep -E "outside one ulp" "$out/python.log") ;;
   opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/bench/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
+  vllm) PYTHONPATH=$work/kit:$root/.peers timeout "${VLLM_TIMEOUT:-400}" python3 \
+          "$root/bench/ops_vllm_bench.py" ${VLLM_ARGS:-} >"$out/vllm.log" 2>&1
+        echo "vllm bench: exit $?"; grep -v "^ \|^Traceback\|^  File" "$out/vllm.log" | tail -n 40 ;;
+  importorder) "$root/tests/e2e/python_import_order.sh" "$work/kit" >"$out/importorder.log" 2>&1
+               echo "import order: exit $?"; tail -n 60 "$out/importorder.log" ;;
   compare) if [ ! -x "$work/before/tilejit-bundle/bin/tilejit" ]; then
              mkdir -p "$work/before" &&
                tar -xJf "$root/bundle-before/tilejit-bundle.tar.xz" -C "$work/before" || exit 1

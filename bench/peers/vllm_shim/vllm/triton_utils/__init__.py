@@ -1,0 +1,4 @@
+import triton
+import triton.language as tl
+
+HAS_TRITON = True

@@ -1,0 +1,2 @@
+PAD_SLOT_ID = -1
+NULL_BLOCK_ID = 0
