@@ -5,9 +5,14 @@
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
+#include <algorithm>
+
 namespace tilejit::models {
 
 namespace {
+
+/// The largest norm group (mamba_ssm's kernel takes up to 64 KB of f32 x).
+constexpr int64_t kMaxGroup = 1 << 14;
 
 /// The normalized group x̂ = (v - mean) * rsqrt(var + eps) in f32, where the
 /// LayerNorm form centres v on its mean and the RMS form does not (mean 0).
@@ -51,7 +56,10 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   std::optional<Value> inputScale;
   if (fp8Out)
     inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
-  k.setConfig({{1, group}, /*warps=*/4, /*stages=*/1, /*vector=*/8});
+  // A group over 4096 channels (a whole-row norm of a one-group model) takes a
+  // warp per 1024 channels, so a thread's share stays in its registers.
+  const int64_t warps = std::clamp<int64_t>(group / 1024, 4, 16);
+  k.setConfig({{1, group}, warps, /*stages=*/1, /*vector=*/8});
   k.markInvariant(weight);
   if (bias)
     k.markInvariant(*bias);
@@ -89,7 +97,11 @@ KernelDef gatedRmsNormKernel() {
       "gated_rmsnorm",
       "R6 gated group RMSNorm: bf16(w * bf16(y*silu(z) * rsqrt(mean(v^2)+eps)))",
       {{"width", 4096, "channels per row (I = H*P)", {}, sizeRange()},
-       {"group_size", 512, "channels per norm group (I / G)", {}, tileRange()},
+       {"group_size",
+        512,
+        "channels per norm group (I / G), one tile",
+        {},
+        ConstantRange::powersOfTwo(1, kMaxGroup)},
        {"fp8_out",
         0,
         "1: store e4m3(out / input_scale) for an FP8 out_proj",

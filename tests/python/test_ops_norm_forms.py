@@ -112,6 +112,16 @@ def test_element_types(poisoned, dtype, wtype, form):
         assert exact >= got.numel() * 0.99 and exact - single > got.numel() // 100
 
 
+@pytest.mark.parametrize("form", ["rms_before", "layer_after_bias"])
+def test_whole_row_of_a_one_group_model(poisoned, form):
+    """A whole-row norm of 8192 channels (one norm group, as Mamba2 models with
+    n_groups = 1 have), which the kernel spreads over more warps."""
+    if form == "rms_before":
+        run_form(10, 8192, BF16, BF16, True, False, None, False, True)
+    else:
+        run_form(11, 8192, F32, F32, True, True, None, True, False)
+
+
 def test_rms_norm_gated_defaults(poisoned):
     """vLLM's signature with its defaults (norm_before_gate=True, eps 1e-6), z of
     another dtype than x and read in place from a wider row, x given 2-D."""
@@ -149,12 +159,12 @@ def test_refusals():
     x = torch.ones(2, 128, dtype=BF16, device=DEV)
     w = torch.ones(128, dtype=BF16, device=DEV)
     odd = torch.ones(2, 96, dtype=BF16, device=DEV)
-    wide = torch.ones(1, 8192, dtype=BF16, device=DEV)
+    wide = torch.ones(1, 32768, dtype=BF16, device=DEV)
     cases = [
         (lambda: ops.rms_norm_gated(x, w, None, upcast=False), "upcast=False"),
         (lambda: ops.rmsnorm_fn(x, w, None, group_size=48), "group_size 48 does not divide"),
         (lambda: ops.layernorm_fn(odd, odd[0], None), "a norm group of 96 channels"),
-        (lambda: ops.rmsnorm_fn(wide, wide[0], None), "up to 4096 channels"),
+        (lambda: ops.rmsnorm_fn(wide, wide[0], None), "up to 16384 channels"),
         (lambda: ops.rmsnorm_fn(x.int(), w, None), "x must be bfloat16 or float16 or float32"),
         (lambda: ops.rmsnorm_fn(x, w.double(), None), "weight must be"),
         (lambda: ops.rmsnorm_fn(x, w, w[:64]), r"bias has shape \(64,\)"),
