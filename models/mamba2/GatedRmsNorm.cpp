@@ -38,12 +38,13 @@ ConstantRule fp8OutIsBf16Form() {
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), group = spec.get("group_size");
   const int64_t zStride = spec.get("z_stride") ? spec.get("z_stride") : width;
+  const int64_t yStride = spec.get("y_stride") ? spec.get("y_stride") : width;
   const bool fp8Out = spec.get("fp8_out") != 0, gated = spec.get("gate") != 0;
   const bool hasBias = spec.get("bias") != 0, layerNorm = spec.get("layer_norm") != 0;
   const bool gateAfterNorm = gated && spec.get("norm_before_gate") != 0;
   const DType yType = elementTypeOf(spec, "y_type");
   const DType outType = fp8Out ? DType::F8E4M3 : elementTypeOf(spec, "out_type");
-  Value y = k.ptrParam("y", yType, {"rows", width});
+  Value y = k.ptrParam("y", yType, {"rows", yStride});
   std::optional<Value> z, bias;
   if (gated)
     z = k.ptrParam("z", elementTypeOf(spec, "z_type"), {"rows", zStride});
@@ -67,7 +68,7 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
 
   Value row = programId(0);
   Value col = programId(1) * group;
-  View yView = makeView(y, {rows, width}, {width, 1});
+  View yView = makeView(y, {rows, width}, {yStride, 1});
   View outView = makeView(out, {rows, width}, {width, 1});
   View wView = makeView(weight, {width}, {1});
 
@@ -112,6 +113,11 @@ KernelDef gatedRmsNormKernel() {
         "row stride of z; 0: width (10304 reads z in place from in_proj's output)",
         {},
         columnsRange()},
+       {"y_stride",
+        0,
+        "row stride of y; 0: width (tilejit.ops' x rows of a wider tensor)",
+        {},
+        columnsRange()},
        {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, ConstantRange::flag()},
        {"norm_before_gate",
         0,
@@ -134,7 +140,7 @@ KernelDef gatedRmsNormKernel() {
       // A partial last group would be normalized over fewer channels than
       // it divides by.
       {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width"),
-       fp8OutIsBf16Form()}};
+       zeroOrAtLeast("y_stride", "width"), fp8OutIsBf16Form()}};
 }
 
 } // namespace tilejit::models

@@ -123,16 +123,17 @@ def test_whole_row_of_a_one_group_model(poisoned, form):
 
 
 def test_rms_norm_gated_defaults(poisoned):
-    """vLLM's signature with its defaults (norm_before_gate=True, eps 1e-6), z of
-    another dtype than x and read in place from a wider row, x given 2-D."""
+    """vLLM's signature with its defaults (norm_before_gate=True, eps 1e-6); x and
+    z given 2-D as columns of wider rows (read in place), z of another dtype."""
     x, _, weight, bias = norm_inputs(5, 256, BF16, F32, BF16, BF16)
     gen = torch.Generator().manual_seed(6)
-    wide = uniform(gen, ROWS, 256 + 32, lo=-2, hi=2).float()
-    x, wide, weight, bias = (t.to(DEV) for t in (x.reshape(ROWS, 256), wide, weight, bias))
-    z = wide[:, 32:]
+    xwide = torch.cat([x.reshape(ROWS, 256), uniform(gen, ROWS, 64).bfloat16()], dim=1)
+    zwide = uniform(gen, ROWS, 256 + 32, lo=-2, hi=2).float()
+    xwide, zwide, weight, bias = (t.to(DEV) for t in (xwide, zwide, weight, bias))
+    x, z = xwide[:, :256], zwide[:, 32:]
     out = ops.rms_norm_gated(x, weight, bias, z=z, group_size=GROUP)
     check_form(out, x, z, weight, bias, 1e-6, GROUP, True, True)
-    again = ops.rmsnorm_fn(x, weight, bias, z=z, group_size=GROUP)
+    again = ops.rmsnorm_fn(x.contiguous(), weight, bias, z=z.contiguous(), group_size=GROUP)
     assert torch.equal(out, again)
 
 

@@ -49,6 +49,7 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
                  {"group_size", 512, ""},
                  {"fp8_out", 0, ""},
                  {"z_stride", 0, ""},
+                 {"y_stride", 0, ""},
                  {"gate", 1, ""},
                  {"norm_before_gate", 0, ""},
                  {"layer_norm", 0, ""},

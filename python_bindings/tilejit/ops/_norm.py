@@ -49,13 +49,13 @@ def gated_norm(op, x, weight, bias, z, eps, group_size, norm_before_gate, layer_
     rounding point); out = w * x̂ + bias, times silu(z) when z gates after the
     norm, rounded once to x's dtype.
 
-    x (..., width) f32, f16 or bf16, rows contiguous and one width apart; z None
-    or shaped as x, any float dtype, rows of any stride; weight and bias (None or
-    (width,)) any float dtype, contiguous. Returns a new tensor of x's dtype
-    shaped as x."""
+    x (..., width) f32, f16 or bf16 and z (None or shaped as x, any float
+    dtype): rows contiguous, any distance apart (read in place); weight and
+    bias (None or (width,)) any float dtype, contiguous. Returns a new tensor
+    of x's dtype shaped as x."""
     x, weight, bias, z = (as_tensor(op, n, v) for n, v in
                           [("x", x), ("weight", weight), ("bias", bias), ("z", z)])
-    y = matrix_rows(op, "x", x, FLOAT_TYPES)
+    y = matrix_rows(op, "x", x, FLOAT_TYPES, any_row_stride=True)
     rows, width = y.shape
     device = x.device
     group = width if group_size is None else group_size
@@ -67,7 +67,8 @@ def gated_norm(op, x, weight, bias, z, eps, group_size, norm_before_gate, layer_
     gated = z is not None
     constants = dict(width=width, group_size=group, gate=int(gated), bias=int(bias is not None),
                      layer_norm=int(layer_norm), norm_before_gate=int(gated and norm_before_gate),
-                     y_type=element_type(y), out_type=element_type(y))
+                     y_type=element_type(y), out_type=element_type(y),
+                     y_stride=row_stride(op, "x", y, width))
     args = dict(y=y, weight=_vector(op, "weight", weight, width, device), rows=rows,
                 eps=float(eps))
     constants["weight_type"] = element_type(weight)
