@@ -5,6 +5,8 @@
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <algorithm>
 
 namespace tilejit::models {
@@ -14,14 +16,56 @@ namespace {
 /// The largest norm group (mamba_ssm's kernel takes up to 64 KB of f32 x).
 constexpr int64_t kMaxGroup = 1 << 14;
 
+/// Where a program's group lies in the operands. A power-of-two group is a tile
+/// of the whole rows at column `col`; any other is a `block`-wide tile (the next
+/// power of two) of a view `group` wide starting at `col`, which masks the lanes
+/// past the group: they read 0 and are never stored.
+struct GroupTile {
+  Value rows, row, col;
+  int64_t width, group, block;
+
+  bool padded() const { return block != group; }
+  /// A [rows, width] operand of row stride `stride`: its view and this group's offsets.
+  std::pair<View, std::vector<Operand>> rowsView(Value ptr, int64_t stride) const {
+    if (!padded())
+      return {makeView(ptr, {rows, width}, {stride, 1}), {row, col}};
+    return {makeView(ptr + col, {rows, group}, {stride, 1}), {row, 0}};
+  }
+  Value loadRows(Value ptr, int64_t stride) const {
+    auto [view, at] = rowsView(ptr, stride);
+    return load(view, at, {1, block}).to(DType::F32);
+  }
+  /// A [width] parameter (weight, bias) over this group, f32.
+  Value loadChannels(Value ptr) const {
+    if (!padded())
+      return load(makeView(ptr, {width}, {1}), {col}, {group}).to(DType::F32);
+    return load(makeView(ptr + col, {group}, {1}), {0}, {block}).to(DType::F32);
+  }
+};
+
 /// The normalized group x̂ = (v - mean) * rsqrt(var + eps) in f32, where the
 /// LayerNorm form centres v on its mean and the RMS form does not (mean 0).
-Value normalizeGroup(Value v, Value eps, int64_t group, bool layerNorm) {
+/// Lanes past a padded group hold v = 0, which no sum sees but a centred one.
+Value normalizeGroup(const GroupTile &g, Value v, Value eps, bool layerNorm) {
   Value centred = v;
-  if (layerNorm)
-    centred = v - expandDims(sum(v, 1) / double(group), 1);
-  Value variance = sum(centred * centred, 1) / double(group);
+  if (layerNorm) {
+    centred = v - expandDims(sum(v, 1) / double(g.group), 1);
+    if (g.padded())
+      centred = where(expandDims(arange(0, g.block) < g.group, 0), centred, 0.0);
+  }
+  Value variance = sum(centred * centred, 1) / double(g.group);
   return centred * expandDims(rsqrt(variance + eps), 1);
+}
+
+/// A group that is not a power of two is padded to one; its rows must keep the
+/// 16-byte alignment of the vector accesses.
+ConstantRule groupTiles() {
+  return {"group_size is a power of two or a multiple of 8",
+          {"group_size"},
+          [](const Specialization &s) {
+            int64_t g = s.get("group_size");
+            return (g & (g - 1)) == 0 || g % 8 == 0;
+          }};
 }
 
 /// The e4m3 quant divides the bf16 result (R1's activation quant of R6's
@@ -57,40 +101,36 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   std::optional<Value> inputScale;
   if (fp8Out)
     inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
+  const int64_t block = int64_t(llvm::PowerOf2Ceil(group));
   // A group over 4096 channels (a whole-row norm of a one-group model) takes a
   // warp per 1024 channels, so a thread's share stays in its registers.
-  const int64_t warps = std::clamp<int64_t>(group / 1024, 4, 16);
-  k.setConfig({{1, group}, warps, /*stages=*/1, /*vector=*/8});
+  const int64_t warps = std::clamp<int64_t>(block / 1024, 4, 16);
+  k.setConfig({{1, block}, warps, /*stages=*/1, /*vector=*/8});
   k.markInvariant(weight);
   if (bias)
     k.markInvariant(*bias);
   dependentStart(spec);
 
-  Value row = programId(0);
-  Value col = programId(1) * group;
-  View yView = makeView(y, {rows, width}, {yStride, 1});
-  View outView = makeView(out, {rows, width}, {width, 1});
-  View wView = makeView(weight, {width}, {1});
-
-  Value v = load(yView, {row, col}, {1, group}).to(DType::F32);
+  GroupTile g{rows, programId(0), programId(1) * group, width, group, block};
+  Value v = g.loadRows(y, yStride);
   std::optional<Value> gate;
   if (z) {
     // z may be columns of a wider row (prefill reads it in place from in_proj's output).
-    View zView = makeView(*z, {rows, width}, {zStride, 1});
-    gate = silu(load(zView, {row, col}, {1, group}).to(DType::F32));
+    gate = silu(g.loadRows(*z, zStride));
     if (!gateAfterNorm)
       v = v * *gate;
   }
   // R6's first rounding point, in y's element type (HF's `.to(input_dtype)`).
-  Value normed = normalizeGroup(v, eps, group, layerNorm).to(yType).to(DType::F32);
-  Value result = load(wView, {col}, {group}).to(DType::F32) * normed;
+  Value normed = normalizeGroup(g, v, eps, layerNorm).to(yType).to(DType::F32);
+  Value result = g.loadChannels(weight) * normed;
   if (bias)
-    result = result + load(makeView(*bias, {width}, {1}), {col}, {group}).to(DType::F32);
+    result = result + g.loadChannels(*bias);
   if (gateAfterNorm)
     result = result * *gate;
   if (inputScale)
     result = result.to(DType::BF16).to(DType::F32) / *inputScale;
-  store(outView, {row, col}, result.to(outType));
+  auto [outView, at] = g.rowsView(out, width);
+  store(outView, at, result.to(outType));
 }
 
 KernelDef gatedRmsNormKernel() {
@@ -102,7 +142,7 @@ KernelDef gatedRmsNormKernel() {
         512,
         "channels per norm group (I / G), one tile",
         {},
-        ConstantRange::powersOfTwo(1, kMaxGroup)},
+        ConstantRange::between(1, kMaxGroup)},
        {"fp8_out",
         0,
         "1: store e4m3(out / input_scale) for an FP8 out_proj",
@@ -140,7 +180,7 @@ KernelDef gatedRmsNormKernel() {
       // A partial last group would be normalized over fewer channels than
       // it divides by.
       {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width"),
-       zeroOrAtLeast("y_stride", "width"), fp8OutIsBf16Form()}};
+       zeroOrAtLeast("y_stride", "width"), groupTiles(), fp8OutIsBf16Form()}};
 }
 
 } // namespace tilejit::models

@@ -3,8 +3,8 @@
 # .target is the exact arch, and ptxas for that arch assembles it; so do the
 # prefill GEMMs fed by TMA (every arch has it) from a producer warp(group) or
 # from a consumer thread, persistent or not, and gated_rmsnorm's forms for
-# tilejit.ops (f16/f32 operands, a 16384-channel group). The kernels of the
-# model's plans are PlanPtxasTest's.
+# tilejit.ops (f16/f32 operands, a padded group, a 16384-channel one). The
+# kernels of the model's plans are PlanPtxasTest's.
 # Exit 77 (CTest: skipped) with the reason when ptxas is not installed.
 set -euo pipefail
 tilejit="$1"
@@ -32,7 +32,7 @@ done
 # GB10's 99 KiB except where its arch list leaves sm_121a out.
 for variant in \
   "sm_90 sm_90a sm_110a|gemm_e4m3 --set producer=1 --set block_n=256 --set stages=4" \
-  "sm_90 sm_90a sm_110a sm_121a|gated_rmsnorm --set layer_norm=1 --set bias=1 --set norm_before_gate=1 --set y_type=1 --set z_type=2 --set weight_type=2 --set bias_type=1 --set out_type=1" \
+  "sm_90 sm_90a sm_110a sm_121a|gated_rmsnorm --set width=768 --set group_size=96 --set layer_norm=1 --set bias=1 --set norm_before_gate=1 --set y_type=1 --set z_type=2 --set weight_type=2 --set bias_type=1 --set out_type=1" \
   "sm_90 sm_90a sm_110a sm_121a|gated_rmsnorm --set width=16384 --set group_size=16384 --set y_type=2 --set z_type=2 --set weight_type=2 --set out_type=2" \
   "sm_90 sm_90a sm_110a sm_121a|gemm_e4m3 --set producer=1 --set block_n=256 --set stages=2" \
   "sm_90 sm_90a sm_110a sm_121a|gemm_e4m3 --set producer=1 --set persistent=8 --set warps=4 --set block_m=64" \

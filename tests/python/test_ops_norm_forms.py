@@ -112,14 +112,16 @@ def test_element_types(poisoned, dtype, wtype, form):
         assert exact >= got.numel() * 0.99 and exact - single > got.numel() // 100
 
 
+@pytest.mark.parametrize("width,group", [(8192, None), (1536, None), (768, 96)])
 @pytest.mark.parametrize("form", ["rms_before", "layer_after_bias"])
-def test_whole_row_of_a_one_group_model(poisoned, form):
-    """A whole-row norm of 8192 channels (one norm group, as Mamba2 models with
-    n_groups = 1 have), which the kernel spreads over more warps."""
+def test_one_group_models(poisoned, width, group, form):
+    """Whole-row norms of Mamba2 models with n_groups = 1 (8192 channels, spread
+    over more warps; 1536, mamba2-130m's, padded to a power of two) and groups
+    that are not powers of two."""
     if form == "rms_before":
-        run_form(10, 8192, BF16, BF16, True, False, None, False, True)
+        run_form(10, width, BF16, BF16, True, False, group, False, True)
     else:
-        run_form(11, 8192, F32, F32, True, True, None, True, False)
+        run_form(11, width, F32, F32, True, True, group, True, False)
 
 
 def test_rms_norm_gated_defaults(poisoned):
@@ -159,12 +161,12 @@ def test_nan_stays_in_its_group(gate_first):
 def test_refusals():
     x = torch.ones(2, 128, dtype=BF16, device=DEV)
     w = torch.ones(128, dtype=BF16, device=DEV)
-    odd = torch.ones(2, 96, dtype=BF16, device=DEV)
+    odd = torch.ones(1, 100, dtype=BF16, device=DEV)
     wide = torch.ones(1, 32768, dtype=BF16, device=DEV)
     cases = [
         (lambda: ops.rms_norm_gated(x, w, None, upcast=False), "upcast=False"),
         (lambda: ops.rmsnorm_fn(x, w, None, group_size=48), "group_size 48 does not divide"),
-        (lambda: ops.layernorm_fn(odd, odd[0], None), "a norm group of 96 channels"),
+        (lambda: ops.layernorm_fn(odd, odd[0], None), "a norm group of 100 channels"),
         (lambda: ops.rmsnorm_fn(wide, wide[0], None), "up to 16384 channels"),
         (lambda: ops.rmsnorm_fn(x.int(), w, None), "x must be bfloat16 or float16 or float32"),
         (lambda: ops.rmsnorm_fn(x, w.double(), None), "weight must be"),

@@ -61,9 +61,10 @@ def gated_norm(op, x, weight, bias, z, eps, group_size, norm_before_gate, layer_
     group = width if group_size is None else group_size
     if not isinstance(group, int) or group <= 0 or width % group:
         raise fail(op, f"group_size {group_size!r} does not divide the width {width}")
-    if group & (group - 1) or group > MAX_GROUP:
+    if (group & (group - 1) and group % 8) or group > MAX_GROUP:
         raise fail(op, f"a norm group of {group} channels is not supported: tilejit holds a "
-                       f"group in one tile, a power of two up to {MAX_GROUP} channels")
+                       f"group in one tile of up to {MAX_GROUP} channels, a power of two or "
+                       "padded to one from a multiple of 8 (16-byte aligned rows)")
     gated = z is not None
     constants = dict(width=width, group_size=group, gate=int(gated), bias=int(bias is not None),
                      layer_norm=int(layer_norm), norm_before_gate=int(gated and norm_before_gate),
