@@ -178,7 +178,14 @@ def test_refusals():
             call()
 
 
-def test_fp8_out_takes_the_bf16_form():
+def test_kernel_rules():
+    """The rules gated_rmsnorm adds: fp8_out quantizes the bf16 form; a group
+    padded to a power of two keeps 16-byte aligned rows."""
+    build = tj.kernels.gated_rmsnorm.build
     with pytest.raises(tj.ArgumentError, match=r"fp8_out = 1, out_type = 1 breaks the "
                                                r"rule fp8_out = 0 or out_type = 0"):
-        tj.kernels.gated_rmsnorm.build(fp8_out=1, out_type=1)
+        build(fp8_out=1, out_type=1)
+    with pytest.raises(tj.ArgumentError, match=r"group_size = 1500 breaks the rule "
+                                               r"group_size is a power of two or a multiple "
+                                               r"of 8"):
+        build(width=1500, group_size=1500)
