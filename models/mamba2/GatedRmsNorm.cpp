@@ -1,55 +1,136 @@
-// R6 (docs/numerics.md#r6-gated-group-rmsnorm): out = bf16(w * bf16(v *
-// rsqrt(mean_group(v^2) + eps))), v = y * silu(z), with norm groups of `group_size`
-// channels. Two rounding points, as vLLM's native path and HF do. With `fp8_out` the
-// result is also quantized for an FP8 out_proj, e4m3(out / s_x) (R1's activation quant),
-// and only that is stored. Without the gate (`gate` 0: no z), v = y: a plain group
-// RMSNorm with the same two rounding points.
+// R6 (docs/numerics.md#r6-gated-group-rmsnorm) and its forms: the gated group RMSNorm
+// the plans run (the defaults; with `fp8_out` quantized for an FP8 out_proj), and the
+// LayerNorm, bias, gate-after-norm and f16/f32 forms of mamba_ssm's layernorm_fn.
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
+#include "llvm/Support/MathExtras.h"
+
+#include <algorithm>
+
 namespace tilejit::models {
+
+namespace {
+
+/// The largest norm group (mamba_ssm's kernel takes up to 64 KB of f32 x).
+constexpr int64_t kMaxGroup = 1 << 14;
+
+/// Where a program's group lies in the operands. A power-of-two group is a tile
+/// of the whole rows at column `col`; any other is a `block`-wide tile (the next
+/// power of two) of a view `group` wide starting at `col`, which masks the lanes
+/// past the group: they read 0 and are never stored.
+struct GroupTile {
+  Value rows, row, col;
+  int64_t width, group, block;
+
+  bool padded() const { return block != group; }
+  /// A [rows, width] operand of row stride `stride`: its view and this group's offsets.
+  std::pair<View, std::vector<Operand>> rowsView(Value ptr, int64_t stride) const {
+    if (!padded())
+      return {makeView(ptr, {rows, width}, {stride, 1}), {row, col}};
+    return {makeView(ptr + col, {rows, group}, {stride, 1}), {row, 0}};
+  }
+  Value loadRows(Value ptr, int64_t stride) const {
+    auto [view, at] = rowsView(ptr, stride);
+    return load(view, at, {1, block}).to(DType::F32);
+  }
+  /// A [width] parameter (weight, bias) over this group, f32.
+  Value loadChannels(Value ptr) const {
+    if (!padded())
+      return load(makeView(ptr, {width}, {1}), {col}, {group}).to(DType::F32);
+    return load(makeView(ptr + col, {group}, {1}), {0}, {block}).to(DType::F32);
+  }
+};
+
+/// The normalized group x̂ = (v - mean) * rsqrt(var + eps) in f32, where the
+/// LayerNorm form centres v on its mean and the RMS form does not (mean 0).
+/// Lanes past a padded group hold v = 0, which no sum sees but a centred one.
+Value normalizeGroup(const GroupTile &g, Value v, Value eps, bool layerNorm) {
+  Value centred = v;
+  if (layerNorm) {
+    centred = v - expandDims(sum(v, 1) / double(g.group), 1);
+    if (g.padded())
+      centred = where(expandDims(arange(0, g.block) < g.group, 0), centred, 0.0);
+  }
+  Value variance = sum(centred * centred, 1) / double(g.group);
+  return centred * expandDims(rsqrt(variance + eps), 1);
+}
+
+/// A group that is not a power of two is padded to one; its rows must keep the
+/// 16-byte alignment of the vector accesses.
+ConstantRule groupTiles() {
+  return {"group_size is a power of two or a multiple of 8",
+          {"group_size"},
+          [](const Specialization &s) {
+            int64_t g = s.get("group_size");
+            return (g & (g - 1)) == 0 || g % 8 == 0;
+          }};
+}
+
+/// The e4m3 quant divides the bf16 result (R1's activation quant of R6's
+/// output), so out_type has no say there.
+ConstantRule fp8OutIsBf16Form() {
+  return {
+      "fp8_out = 0 or out_type = 0 (fp8_out quantizes the bf16 output)",
+      {"fp8_out", "out_type"},
+      [](const Specialization &s) { return !s.get("fp8_out") || !s.get("out_type"); }};
+}
+
+} // namespace
 
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   const int64_t width = spec.get("width"), group = spec.get("group_size");
   const int64_t zStride = spec.get("z_stride") ? spec.get("z_stride") : width;
+  const int64_t yStride = spec.get("y_stride") ? spec.get("y_stride") : width;
   const bool fp8Out = spec.get("fp8_out") != 0, gated = spec.get("gate") != 0;
-  Value y = k.ptrParam("y", DType::BF16, {"rows", width});
-  std::optional<Value> z;
+  const bool hasBias = spec.get("bias") != 0, layerNorm = spec.get("layer_norm") != 0;
+  const bool gateAfterNorm = gated && spec.get("norm_before_gate") != 0;
+  const DType yType = elementTypeOf(spec, "y_type");
+  const DType outType = fp8Out ? DType::F8E4M3 : elementTypeOf(spec, "out_type");
+  Value y = k.ptrParam("y", yType, {"rows", yStride});
+  std::optional<Value> z, bias;
   if (gated)
-    z = k.ptrParam("z", DType::BF16, {"rows", zStride});
-  Value weight = k.ptrParam("weight", DType::BF16, {width});
-  Value out = k.ptrParam("out", fp8Out ? DType::F8E4M3 : DType::BF16, {"rows", width});
+    z = k.ptrParam("z", elementTypeOf(spec, "z_type"), {"rows", zStride});
+  Value weight = k.ptrParam("weight", elementTypeOf(spec, "weight_type"), {width});
+  if (hasBias)
+    bias = k.ptrParam("bias", elementTypeOf(spec, "bias_type"), {width});
+  Value out = k.ptrParam("out", outType, {"rows", width});
   Value rows = k.scalarParam("rows", DType::I32);
   Value eps = k.scalarParam("eps", DType::F32);
   std::optional<Value> inputScale;
   if (fp8Out)
     inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
-  k.setConfig({{1, group}, /*warps=*/4, /*stages=*/1, /*vector=*/8});
+  const int64_t block = int64_t(llvm::PowerOf2Ceil(group));
+  // A group over 4096 channels (a whole-row norm of a one-group model) takes a
+  // warp per 1024 channels, so a thread's share stays in its registers.
+  const int64_t warps = std::clamp<int64_t>(block / 1024, 4, 16);
+  k.setConfig({{1, block}, warps, /*stages=*/1, /*vector=*/8});
   k.markInvariant(weight);
+  if (bias)
+    k.markInvariant(*bias);
   dependentStart(spec);
 
-  Value row = programId(0);
-  Value col = programId(1) * group;
-  View yView = makeView(y, {rows, width}, {width, 1});
-  View outView = makeView(out, {rows, width}, {width, 1});
-  View wView = makeView(weight, {width}, {1});
-
-  Value yt = load(yView, {row, col}, {1, group}).to(DType::F32);
-  Value v = yt;
+  GroupTile g{rows, programId(0), programId(1) * group, width, group, block};
+  Value v = g.loadRows(y, yStride);
+  std::optional<Value> gate;
   if (z) {
     // z may be columns of a wider row (prefill reads it in place from in_proj's output).
-    View zView = makeView(*z, {rows, width}, {zStride, 1});
-    v = yt * silu(load(zView, {row, col}, {1, group}).to(DType::F32));
+    gate = silu(g.loadRows(*z, zStride));
+    if (!gateAfterNorm)
+      v = v * *gate;
   }
-  Value meanSquare = sum(v * v, 1) / double(group);
-  Value r = expandDims(rsqrt(meanSquare + eps), 1);
-  Value normed = (v * r).to(DType::BF16).to(DType::F32);
-  Value w = load(wView, {col}, {group}).to(DType::F32);
-  Value result = (w * normed).to(DType::BF16);
+  // R6's first rounding point, in y's element type (HF's `.to(input_dtype)`).
+  Value normed = normalizeGroup(g, v, eps, layerNorm).to(yType).to(DType::F32);
+  Value result = g.loadChannels(weight) * normed;
+  if (bias)
+    result = result + g.loadChannels(*bias);
+  if (gateAfterNorm)
+    result = result * *gate;
   if (inputScale)
-    result = (result.to(DType::F32) / *inputScale).to(DType::F8E4M3);
-  store(outView, {row, col}, result);
+    result = result.to(DType::BF16).to(DType::F32) / *inputScale;
+  auto [outView, at] = g.rowsView(out, width);
+  store(outView, at, result.to(outType));
 }
 
 KernelDef gatedRmsNormKernel() {
@@ -57,7 +138,11 @@ KernelDef gatedRmsNormKernel() {
       "gated_rmsnorm",
       "R6 gated group RMSNorm: bf16(w * bf16(y*silu(z) * rsqrt(mean(v^2)+eps)))",
       {{"width", 4096, "channels per row (I = H*P)", {}, sizeRange()},
-       {"group_size", 512, "channels per norm group (I / G)", {}, tileRange()},
+       {"group_size",
+        512,
+        "channels per norm group (I / G), one tile",
+        {},
+        ConstantRange::between(1, kMaxGroup)},
        {"fp8_out",
         0,
         "1: store e4m3(out / input_scale) for an FP8 out_proj",
@@ -68,12 +153,34 @@ KernelDef gatedRmsNormKernel() {
         "row stride of z; 0: width (10304 reads z in place from in_proj's output)",
         {},
         columnsRange()},
+       {"y_stride",
+        0,
+        "row stride of y; 0: width (tilejit.ops' x rows of a wider tensor)",
+        {},
+        columnsRange()},
        {"gate", 1, "0: no z, v = y (a plain group RMSNorm)", {}, ConstantRange::flag()},
+       {"norm_before_gate",
+        0,
+        "1: out = (w * norm(y) + b) * silu(z), mamba_ssm's default; 0: norm(y * silu(z))",
+        {},
+        ConstantRange::flag()},
+       {"layer_norm",
+        0,
+        "1: LayerNorm (centre each group on its mean); 0: RMSNorm",
+        {},
+        ConstantRange::flag()},
+       {"bias", 0, "1: add a bias [width] after the weight", {}, ConstantRange::flag()},
+       elementType("y_type", "y"),
+       elementType("z_type", "z"),
+       elementType("weight_type", "weight"),
+       elementType("bias_type", "bias"),
+       elementType("out_type", "out (fp8_out stores e4m3 instead)"),
        dependent()},
       buildGatedRmsNorm,
       // A partial last group would be normalized over fewer channels than
       // it divides by.
-      {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width")}};
+      {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width"),
+       zeroOrAtLeast("y_stride", "width"), groupTiles(), fp8OutIsBf16Form()}};
 }
 
 } // namespace tilejit::models

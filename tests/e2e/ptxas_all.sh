@@ -2,8 +2,9 @@
 # Every registered kernel, for every arch: `tilejit compile` writes PTX whose
 # .target is the exact arch, and ptxas for that arch assembles it; so do the
 # prefill GEMMs fed by TMA (every arch has it) from a producer warp(group) or
-# from a consumer thread, persistent or not. The kernels of the model's plans
-# are PlanPtxasTest's.
+# from a consumer thread, persistent or not, and gated_rmsnorm's forms for
+# tilejit.ops (f16/f32 operands, a padded group, a 16384-channel one). The
+# kernels of the model's plans are PlanPtxasTest's.
 # Exit 77 (CTest: skipped) with the reason when ptxas is not installed.
 set -euo pipefail
 tilejit="$1"
@@ -31,6 +32,8 @@ done
 # GB10's 99 KiB except where its arch list leaves sm_121a out.
 for variant in \
   "sm_90 sm_90a sm_110a|gemm_e4m3 --set producer=1 --set block_n=256 --set stages=4" \
+  "sm_90 sm_90a sm_110a sm_121a|gated_rmsnorm --set width=768 --set group_size=96 --set layer_norm=1 --set bias=1 --set norm_before_gate=1 --set y_type=1 --set z_type=2 --set weight_type=2 --set bias_type=1 --set out_type=1" \
+  "sm_90 sm_90a sm_110a sm_121a|gated_rmsnorm --set width=16384 --set group_size=16384 --set y_type=2 --set z_type=2 --set weight_type=2 --set out_type=2" \
   "sm_90 sm_90a sm_110a sm_121a|gemm_e4m3 --set producer=1 --set block_n=256 --set stages=2" \
   "sm_90 sm_90a sm_110a sm_121a|gemm_e4m3 --set producer=1 --set persistent=8 --set warps=4 --set block_m=64" \
   "sm_90 sm_90a sm_110a|out_proj --set fp8=0 --set block_m=128 --set block_n=256 --set block_k=64 --set warps=8 --set stages=4 --set producer=1 --set persistent=8" \

@@ -154,9 +154,8 @@ def test_rms_norm_gated(poisoned, group, gated):
 def test_rms_norm_gated_refusals():
     y = torch.ones(2, 64, dtype=torch.bfloat16, device=DEV)
     w = torch.ones(64, dtype=torch.bfloat16, device=DEV)
-    for kwargs, text in [(dict(), "norm_before_gate=True"),
-                         (dict(norm_before_gate=False, bias=w), "bias is not supported"),
-                         (dict(norm_before_gate=False, group_size=48), "does not divide"),
+    # The forms it takes (norm_before_gate=True, a bias): test_ops_norm_forms.py.
+    for kwargs, text in [(dict(norm_before_gate=False, group_size=48), "does not divide"),
                          (dict(norm_before_gate=False, upcast=False), "upcast=False")]:
         with pytest.raises(tj.ArgumentError, match=text):
-            ops.rms_norm_gated(y, w, kwargs.pop("bias", None), **kwargs)
+            ops.rms_norm_gated(y, w, None, **kwargs)

@@ -49,7 +49,16 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
                  {"group_size", 512, ""},
                  {"fp8_out", 0, ""},
                  {"z_stride", 0, ""},
+                 {"y_stride", 0, ""},
                  {"gate", 1, ""},
+                 {"norm_before_gate", 0, ""},
+                 {"layer_norm", 0, ""},
+                 {"bias", 0, ""},
+                 {"y_type", 0, ""},
+                 {"z_type", 0, ""},
+                 {"weight_type", 0, ""},
+                 {"bias_type", 0, ""},
+                 {"out_type", 0, ""},
                  {"dependent", 1, ""}},
                 models::buildGatedRmsNorm};
   auto spec = def.specialize({});
