@@ -177,12 +177,18 @@ std::vector<KernelConstant> convUpdateFormConstants() {
        "1: prefix caching: 2-D slot table read at initial_state_idx, written at "
        "block_idx_last_scheduled_token",
        {},
+       R::flag()},
+      {"general",
+       0,
+       "1: the general form even where the plans' form would do (strides as parameters)",
+       {},
        R::flag()}};
 }
 
 bool convUpdateIsPlanForm(const Specialization &spec) {
-  return convFormIsDefault(spec) && spec.get("width") == 4 && spec.get("tokens") == 1 &&
-         !spec.get("varlen") && !spec.get("spec") && !spec.get("apc");
+  return !spec.get("general") && convFormIsDefault(spec) && spec.get("width") == 4 &&
+         spec.get("tokens") == 1 && !spec.get("varlen") && !spec.get("spec") &&
+         !spec.get("apc");
 }
 
 void buildConvUpdateForm(Kernel &k, const Specialization &spec) {
