@@ -271,3 +271,17 @@ def test_update_null_block_conventions():
         ops.causal_conv1d_update(x, page, weight, cache_seqlens=torch.zeros(3))
     with pytest.raises(tj.ArgumentError, match="activation='gelu'"):
         ops.causal_conv1d_update(x, page, weight, activation="gelu")
+
+
+def test_general_form_takes_strides_as_arguments():
+    """conv_update's general form reads x and the page through stride
+    arguments: the plans' stride constants are refused with it, naming the
+    rule; the plans' form keeps them."""
+    rule = ("outside the plans' form (bf16, width 4, one token, SiLU, a bias), x_stride, "
+            "x_col and state_layout stay 0 (strides are parameters)")
+    for form in (dict(general=1), dict(x_type=2), dict(width=3), dict(null_block=1)):
+        with pytest.raises(tj.ArgumentError) as info:
+            tj.kernels.conv_update.build(channels=256, x_stride=512, **form)
+        assert "x_stride = 512, x_col = 0, state_layout = 0 breaks the rule " + rule in \
+            str(info.value)
+    tj.kernels.conv_update.build(channels=256, x_stride=512, state_layout=1)
