@@ -38,7 +38,7 @@ bool convFormIsDefault(const Specialization &spec) {
   for (const char *name : kTypeNames)
     if (spec.get(name) != 0)
       return false;
-  return spec.get("silu") && spec.get("has_bias") && !spec.get("null_block");
+  return spec.get("silu") && spec.get("has_bias");
 }
 
 Value convert(Value v, DType to) {

@@ -20,7 +20,8 @@ struct ConvTypes {
 /// kernels (bf16 everywhere, SiLU, a bias, negative slots as padding only).
 std::vector<KernelConstant> convFormConstants();
 ConvTypes convTypes(const Specialization &spec);
-/// Whether `spec` keeps every convFormConstants() constant at its default.
+/// Whether `spec` keeps the types, `silu` and `has_bias` at their defaults
+/// (`null_block` is a scalar comparison every form of the kernels takes).
 bool convFormIsDefault(const Specialization &spec);
 
 /// `v` as element type `to`: 16-bit to 16-bit goes through f32 (exact), so

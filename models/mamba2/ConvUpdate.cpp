@@ -1,14 +1,13 @@
 // R3d (docs/numerics.md#r3d-conv-update-decode): one token per sequence through the
 // causal depthwise conv and SiLU; the conv state page [slots, channels, 3] (oldest tap
-// first) is shifted in place. A negative slot is a padding row: state untouched, output
-// 0. `x_stride` and `x_col` read x in place from a wider row (decode's in_proj
-// output, z | xBC | dt); `state_layout` 1 takes vLLM's
-// channel-last page ([slots, 3, channels] in memory). With `checked`
-// (tilejit.ops, OpChecks.h) a row whose slot is past the page's `num_slots`
-// touches no state, writes NaN and records the error; `slots_i64` takes i64
-// slot tables as they are given. Any other value of the constants of
-// tilejit.ops' forms (element types, width, tokens, ...) builds the general
-// form of ConvUpdateForms.cpp instead.
+// first) is shifted in place. A negative slot (with `null_block`, also vLLM's null
+// block id) is a padding row: state untouched, output 0. `x_stride` and `x_col` read x in
+// place from a wider row (decode's in_proj output, z | xBC | dt); `state_layout` 1 takes
+// vLLM's channel-last page ([slots, 3, channels] in memory). With `checked` (tilejit.ops,
+// OpChecks.h) a row whose slot is past the page's `num_slots` touches no state, writes
+// NaN and records the error; `slots_i64` takes i64 slot tables as they are given. Any
+// other value of the constants of tilejit.ops' forms (element types, width, tokens,
+// `general`, ...) builds the general form of ConvUpdateForms.cpp instead.
 #include "ConvForms.h"
 #include "Parts.h"
 #include "Registration.h"
@@ -38,6 +37,7 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   Value weight = k.ptrParam("weight", DType::BF16, {channels, 4}); // [channels, 4]
   Value bias = k.ptrParam("bias", DType::BF16, {channels});        // [channels]
   Value out = k.ptrParam("out", DType::BF16, {"?", channels});     // [batch, channels]
+  const std::optional<Value> nullBlockId = declareNullBlock(k, spec);
   const OpCheck check = OpCheck::declare(k, spec.get("checked") != 0);
   std::optional<Value> numSlots;
   if (check.enabled)
@@ -54,7 +54,7 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   Value seq64 = seq.to(DType::I64);
   Value xt = load(x + seq64 * xStride + (xCol ? cols + xCol : cols), inRange, 0.0);
   ConvOperands conv{state, weight, bias, channels, channelLast};
-  Value live = slot >= 0;
+  Value live = realSlot(slot, nullBlockId);
   std::optional<Value> past;
   if (check.enabled) {
     Value pagesValue = numSlots->to(slotDType);

@@ -1,5 +1,5 @@
 """tilejit.ops.causal_conv1d_update as vLLM calls it: the parameter grid of
-vLLM's tests/kernels/mamba/test_causal_conv1d.py (dtypes, widths, activation,
+vLLM's Mamba test test_causal_conv1d.py (dtypes, widths, activation,
 bias, tokens per row, null-block padding, channel-last pages) at reduced
 sizes, and the forms of vLLM's current kernel (speculative decoding, varlen
 rows, prefix caching's 2-D slot tables), against the f64 references of
@@ -276,12 +276,12 @@ def test_update_null_block_conventions():
 def test_general_form_takes_strides_as_arguments():
     """conv_update's general form reads x and the page through stride
     arguments: the plans' stride constants are refused with it, naming the
-    rule; the plans' form keeps them."""
+    rule; the plans' form keeps them, with or without the null block."""
     rule = ("outside the plans' form (bf16, width 4, one token, SiLU, a bias), x_stride, "
             "x_col and state_layout stay 0 (strides are parameters)")
-    for form in (dict(general=1), dict(x_type=2), dict(width=3), dict(null_block=1)):
+    for form in (dict(general=1), dict(x_type=2), dict(width=3), dict(silu=0)):
         with pytest.raises(tj.ArgumentError) as info:
             tj.kernels.conv_update.build(channels=256, x_stride=512, **form)
         assert "x_stride = 512, x_col = 0, state_layout = 0 breaks the rule " + rule in \
             str(info.value)
-    tj.kernels.conv_update.build(channels=256, x_stride=512, state_layout=1)
+    tj.kernels.conv_update.build(channels=256, x_stride=512, state_layout=1, null_block=1)

@@ -86,13 +86,20 @@ def _check_written(op, name, written, null_block_id, num_slots, check_slots):
                              num_slots)
 
 
+def _as_rows(t, varlen):
+    """x or out as (rows, dim, tokens): varlen (num_tokens, dim) as one row."""
+    if varlen:
+        return t.t().unsqueeze(0)
+    return t.unsqueeze(-1) if t.dim() == 2 else t
+
+
 def _update_x(op, x, out, query_start_loc, max_query_len):
-    """x (and out) as the general conv_update reads them: (rows, tokens,
-    first-element strides) with channels contiguous. Returns (x3, out3,
-    constants, strides): 3-D views (rows, dim, tokens), or for varlen x
-    (num_tokens, dim) viewed (1, dim, num_tokens)."""
+    """x and out as the general conv_update reads them, channels contiguous.
+    Returns out (a new tensor shaped as x when None), the tokens a row has
+    (at most) and the row and token strides of both."""
     check(op, "x", x, FLOAT_TYPES)
-    if query_start_loc is not None:
+    varlen = query_start_loc is not None
+    if varlen:
         if x.dim() != 2:
             raise fail(op, f"x has shape {tuple(x.shape)}: with query_start_loc it is "
                            "(num_tokens, dim)")
@@ -100,32 +107,27 @@ def _update_x(op, x, out, query_start_loc, max_query_len):
             raise fail(op, f"max_query_len={max_query_len!r}: with query_start_loc pass the "
                            "longest row's token count (tilejit reads no device data on the "
                            "host)")
-        x3 = x.t().unsqueeze(0)
         tokens = max_query_len
-    elif x.dim() == 2:
-        x3, tokens = x.unsqueeze(-1), 1
-    elif x.dim() == 3:
-        x3, tokens = x, x.shape[2]
+    elif x.dim() in (2, 3):
+        tokens = 1 if x.dim() == 2 else x.shape[2]
     else:
         raise fail(op, f"x has shape {tuple(x.shape)}, expected (batch, dim), "
                        "(batch, dim, seqlen) or, with query_start_loc, (num_tokens, dim)")
+    x3 = _as_rows(x, varlen)
     if not 1 <= tokens <= 64:
         raise fail(op, f"{tokens} tokens per row: tilejit's conv update takes 1 to 64")
     if x3.shape[1] > 1 and x3.stride(1) != 1:
         raise fail(op, f"x has strides {tuple(x.stride())}: tilejit reads its channels "
                        "contiguous (stride 1, as vLLM's validate_data asks)")
-    if out is None:
-        shape = (x3.shape[0], x3.shape[2], x3.shape[1])
-        out3 = torch.empty(shape, dtype=x.dtype, device=x.device).transpose(1, 2)
-        out = out3[0].t() if query_start_loc is not None else out3.view(x.shape) \
-            if x.dim() == 2 else out3
-    else:
-        check(op, "out", out, (x.dtype,), tuple(x.shape), x.device)
-        out3 = out.t().unsqueeze(0) if query_start_loc is not None else \
-            out.unsqueeze(-1) if out.dim() == 2 else out
-        if out3.shape[1] > 1 and out3.stride(1) != 1:
-            raise fail(op, f"out has strides {tuple(out.stride())}: tilejit writes its "
-                           "channels contiguous (stride 1)")
+    if out is None:  # channels contiguous, token-major within a row
+        out = torch.empty(x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
+                          device=x.device).transpose(1, 2)
+        out = out[0].t() if varlen else out.reshape(x.shape)
+    check(op, "out", out, (x.dtype,), tuple(x.shape), x.device)
+    out3 = _as_rows(out, varlen)
+    if out3.shape[1] > 1 and out3.stride(1) != 1:
+        raise fail(op, f"out has strides {tuple(out.stride())}: tilejit writes its "
+                       "channels contiguous (stride 1)")
     for name, t in (("x", x3), ("out", out3)):
         if t.shape[0] > 1 and t.stride(0) == 0:
             raise fail(op, f"{name} has stride 0 over its {t.shape[0]} rows (an expand): "
@@ -265,10 +267,10 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
 
 def _plan_form(constants, rows, dim, args):
     """conv_update's plans' form (strides as constants) where the call fits it
-    (bf16, width 4, one token, SiLU, a bias, no null block, a page of 3 taps in
-    either layout, a 1-D slot table, out rows packed); else None."""
+    (bf16, width 4, one token, SiLU, a bias, a page of 3 taps in either
+    layout, a 1-D slot table, out rows packed); else None."""
     if any(constants.get(k, 0) for k in ("x_type", "weight_type", "bias_type", "state_type",
-                                         "out_type", "null_block", "varlen", "spec", "apc")):
+                                         "out_type", "varlen", "spec", "apc")):
         return None
     if (constants["width"], constants["tokens"], constants["silu"],
             constants["has_bias"]) != (4, 1, 1, 1):
@@ -279,7 +281,8 @@ def _plan_form(constants, rows, dim, args):
             rows > 1 and args["out_row_stride"] != dim:
         return None
     return dict(channels=dim, block=_BLOCK, x_stride=args["x_row_stride"] if rows > 1 else dim,
-                state_layout=layout, slots_i64=constants["slots_i64"], checked=1)
+                state_layout=layout, slots_i64=constants["slots_i64"], checked=1,
+                null_block=constants.get("null_block", 0))
 
 
 def _launch_update(constants, device, rows, dim, args):
@@ -289,7 +292,7 @@ def _launch_update(constants, device, rows, dim, args):
         return launch("conv_update", dict(constants, general=1), device, grid, **args)
     launch("conv_update", plan, device, grid,
            **{k: args[k] for k in ("x", "conv_state", "slots", "weight", "bias", "out",
-                                   "errors", "op", "num_slots")})
+                                   "errors", "op", "num_slots", "null_block_id") if k in args})
 
 
 def _prefill_slots(op, indices, sequences, num_slots, device, null_block_id, check_slots):
