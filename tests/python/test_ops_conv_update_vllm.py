@@ -190,9 +190,9 @@ def test_update_varlen_speculative(poisoned):
     read): vLLM's varlen rows keep taps by the tokens they have."""
     gen = torch.Generator().manual_seed(324)
     width, maxq = 4, 3
-    lengths, accepted = [3, 1, 2, 3], [2, 1, 1, 3]
+    accepted = [2, 1, 1, 3]
     slot_rows = [4, 2, NULL, 6]
-    cu = [0, 3, 4, 6, 9]
+    cu = [0, 3, 4, 6, 9]  # rows of 3, 1, 2 and 3 tokens
     x = values(gen, cu[-1], DIM, dtype=torch.float32)
     page = page_of(gen, 8, width - 2 + maxq, torch.float32)
     weight, bias = params(gen, width, torch.float32, False)
