@@ -17,33 +17,29 @@
 // and touches no page, since metadata it cannot trust would place its loads
 // and stores anywhere; and a sequence whose slot is past the page writes NaN
 // over its tokens and records the error. `slots_i64` takes i64 slot tables.
+// tilejit.ops' forms (ConvForms.h) set the element types, the activation, the
+// bias and vLLM's null block.
+#include "ConvForms.h"
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace tilejit::models {
 namespace {
 
-/// silu(x) as x * r * r with r = rsqrt(1 + e^-x). silu()'s IEEE division
-/// (div.rn.f32: a reciprocal, Newton steps and a slow-path check, about ten
-/// instructions) is the largest item of this kernel's ~25 per element; the
-/// GPU's rsqrt.approx (<= 2 ulp) puts x * r * r within ~6 f32 ulp of the
-/// quotient, far inside the one-bf16-ulp band of the output.
-Value siluWithoutDivision(Value x) {
-  Value r = rsqrt(1.0f + exp(-x));
-  return x * r * r;
-}
-
 /// conv_prefill's parameters, in order, and its geometry.
 struct ConvPrefill {
   int64_t inner, channels, heads, bc, step, blockT;
-  bool divisionFree, channelLast;
+  bool divisionFree, channelLast, applySilu;
+  ConvTypes types;
   static constexpr int64_t past = 3; // K - 1 taps of conv state
   int64_t rowStride;                 // zxbcdt: z | xBC | dt
   Value zxbcdt, weight, bias, cuSeqlens, slots, init, chunkSeq, chunkBegin, chunkEnd;
   Value page, out, numSlots;
+  std::optional<Value> nullBlockId;
   OpCheck check;
   Value status, tokens; ///< with `checked`
 };
@@ -56,31 +52,37 @@ ConvPrefill declareConvPrefill(Kernel &k, const Specialization &spec) {
   p.blockT = spec.get("block_t");
   p.divisionFree = spec.get("fast_silu") != 0;
   p.channelLast = spec.get("state_layout") != 0;
+  p.applySilu = spec.get("silu") != 0;
+  p.types = convTypes(spec);
   p.rowStride = p.inner + p.channels + p.heads;
   const int64_t channels = p.channels;
-  p.zxbcdt = k.ptrParam("zxbcdt", DType::BF16,
+  p.zxbcdt = k.ptrParam("zxbcdt", p.types.x,
                         {"?", p.rowStride}); // [T, inner + channels + heads]
-  p.weight = k.ptrParam("weight", DType::BF16, {channels, 4}); // [channels, 4]
-  p.bias = k.ptrParam("bias", DType::BF16, {channels});        // [channels]
-  p.cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"});   // [S + 1]
-  p.slots = k.ptrParam("slots", slotType(spec), {"?"});        // [S], negative: padding
+  p.weight = k.ptrParam("weight", p.types.weight, {channels, 4}); // [channels, 4]
+  if (spec.get("has_bias"))
+    p.bias = k.ptrParam("bias", p.types.bias, {channels});   // [channels]
+  p.cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
+  p.slots = k.ptrParam("slots", slotType(spec), {"?"});      // [S], negative: padding
   p.init = k.ptrParam("init", DType::I32, {"?"}); // [S], 1: continue from the slot
   p.chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"?"}); // [chunks]
   p.chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"?"});
   p.chunkEnd = k.ptrParam("chunk_end", DType::I32, {"?"});
-  p.page = k.ptrParam("conv_state", DType::BF16,
+  p.page = k.ptrParam("conv_state", p.types.state,
                       p.channelLast ? std::vector<ParamDim>{"num_slots", 3, channels}
                                     : std::vector<ParamDim>{"num_slots", channels, 3});
-  p.out = k.ptrParam("out", DType::BF16, {"?", channels}); // [T, channels]
+  p.out = k.ptrParam("out", p.types.out, {"?", channels}); // [T, channels]
   p.numSlots = k.scalarParam("num_slots", DType::I32);
+  p.nullBlockId = declareNullBlock(k, spec);
   p.check = OpCheck::declare(k, spec.get("checked") != 0);
   if (p.check.enabled) {
     p.status = k.ptrParam("status", DType::I64, {1}); // check_varlen's verdict
     p.tokens = k.scalarParam("tokens", DType::I32);
   }
-  // Eight bf16 per thread: one 16-byte access per row when block_c is
-  // 256 * warps.
-  k.setConfig({{1, p.bc}, spec.get("warps"), 1, 8});
+  // One 16-byte access per row of the narrowest operand when block_c is
+  // 256 * warps (eight elements of bf16).
+  const int64_t vector = std::min(
+      {vectorWidth(p.types.x), vectorWidth(p.types.state), vectorWidth(p.types.out)});
+  k.setConfig({{1, p.bc}, spec.get("warps"), 1, vector});
   // The halo logic relies on block_t (a power of two >= 4) and rows_per_step
   // (>= 3, dividing it), checked before the build (the registration's rules).
   return p;
@@ -97,7 +99,7 @@ Value trustMetadata(const ConvPrefill &p, Value c0, Value chunk) {
   trusted = verdict == int64_t(0);
   ifThen(verdict != int64_t(0), [&] {
     View all = makeView(p.out, {p.tokens, p.channels}, {p.channels, 1});
-    Value nan = full({1, p.bc}, std::nan(""), DType::BF16);
+    Value nan = full({1, p.bc}, std::nan(""), p.types.out);
     forRange(0, p.blockT, 1, {}, [&](Value r, std::vector<Value>) {
       store(all, {chunk * p.blockT + r, c0}, nan);
       return std::vector<Value>{};
@@ -115,7 +117,7 @@ struct Chunk {
 /// slot past the pages writes NaN over the chunk's tokens and records the
 /// error (once per sequence).
 Value liveSlot(const ConvPrefill &p, const Chunk &c, Value trusted, Value c0) {
-  Value live = trusted & (c.slot >= 0);
+  Value live = trusted & realSlot(c.slot, p.nullBlockId);
   if (!p.check.enabled)
     return live;
   Value pages = p.numSlots.to(c.slot.dtype());
@@ -125,7 +127,7 @@ Value liveSlot(const ConvPrefill &p, const Chunk &c, Value trusted, Value c0) {
   ifThen(past, [&] {
     View rows = makeView(p.out, {c.end, p.channels}, {p.channels, 1});
     forRange(c.begin, c.end, 1, {}, [&](Value r, std::vector<Value>) {
-      store(rows, {r, c0}, full({1, p.bc}, std::nan(""), DType::BF16));
+      store(rows, {r, c0}, full({1, p.bc}, std::nan(""), p.types.out));
       return std::vector<Value>{};
     });
   });
@@ -172,7 +174,8 @@ void writeFinalState(const ConvPrefill &p, const Chunk &c, const ChunkViews &v,
     Value length = c.seqEnd - c.seqStart;
     for (int64_t j = 0; j < ConvPrefill::past; ++j) {
       Value tau = length - ConvPrefill::past + j;
-      Value token = load(v.seqRows, {where(tau >= 0, c.seqStart + tau, -1), v.xCol}, row);
+      Value token = asStateInput(
+          load(v.seqRows, {where(tau >= 0, c.seqStart + tau, -1), v.xCol}, row), p.types);
       Value oldTap = length + j; // the tap u(tau) comes from when tau < 0
       Value fromOld = where(oldTap == 0, halo[0], where(oldTap == 1, halo[1], halo[2]));
       store(v.taps[j], {v.slotRow, c0}, where(tau >= 0, token, fromOld));
@@ -193,7 +196,7 @@ void convolveChunk(const ConvPrefill &p, const Chunk &c, const ChunkViews &v, Va
   Value w[4];
   for (int64_t j = 0; j < 4; ++j)
     w[j] = perChannel(p.weight + j, 4);
-  Value b = perChannel(p.bias, 1);
+  Value b = p.bias.valid() ? perChannel(p.bias, 1) : zeros(row, DType::F32);
 
   // The halo u(begin - 3 .. begin - 1): the old state in a sequence's first
   // chunk (zeros for a fresh sequence), else the tokens.
@@ -202,7 +205,9 @@ void convolveChunk(const ConvPrefill &p, const Chunk &c, const ChunkViews &v, Va
   for (int64_t j = 0; j < past; ++j)
     halo.push_back(
         where(c.first, load(v.taps[j], {oldStateRow, c0}, row),
-              load(v.chunkRows, {where(c.first, -1, c.begin - past + j), v.xCol}, row)));
+              asStateInput(load(v.chunkRows,
+                                {where(c.first, -1, c.begin - past + j), v.xCol}, row),
+                           p.types)));
   writeFinalState(p, c, v, halo, c0);
 
   // The window slides in f32: each row is widened once, not once per tap.
@@ -211,13 +216,14 @@ void convolveChunk(const ConvPrefill &p, const Chunk &c, const ChunkViews &v, Va
   // carried raw (docs/journal/2026-11-30-prefill.md, "conv_prefill: fused").
   std::vector<Value> haloF32;
   for (Value h : halo)
-    haloF32.push_back(h.to(DType::F32));
+    haloF32.push_back(convert(h, DType::F32));
   forRange(
       0, c.end - c.begin, p.step, haloF32,
       [&](Value r0, std::vector<Value> window) -> std::vector<Value> {
         for (int64_t i = 0; i < p.step; ++i)
-          window.push_back(
-              load(v.chunkRows, {c.begin + r0 + i, v.xCol}, row).to(DType::F32));
+          window.push_back(convert(
+              asStateInput(load(v.chunkRows, {c.begin + r0 + i, v.xCol}, row), p.types),
+              DType::F32));
         for (int64_t i = 0; i < p.step; ++i) {
           // R3: bias, then the taps oldest first (w[3] multiplies the current
           // token), each tap one fused multiply-add: four issue slots a
@@ -226,7 +232,7 @@ void convolveChunk(const ConvPrefill &p, const Chunk &c, const ChunkViews &v, Va
           for (int64_t j = 0; j < 4; ++j)
             pre = fma(w[j], window[i + j], pre);
           store(v.outRows, {c.begin + r0 + i, c0},
-                (p.divisionFree ? siluWithoutDivision(pre) : silu(pre)).to(DType::BF16));
+                convOutput(pre, p.types, p.applySilu, p.divisionFree));
         }
         return std::vector<Value>(window.end() - past, window.end());
       });
@@ -255,10 +261,10 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   const ChunkViews v = chunkViews(p, c, c0);
 
   // A padding sequence: zero rows, and nothing of it (input or page) is read.
-  ifThen(trusted & (c.slot < 0), [&] {
+  ifThen(trusted & paddingSlot(c.slot, p.nullBlockId), [&] {
     forRange(0, c.end - c.begin, p.step, {}, [&](Value r0, std::vector<Value>) {
       for (int64_t i = 0; i < p.step; ++i)
-        store(v.outRows, {c.begin + r0 + i, c0}, zeros({1, p.bc}, DType::BF16));
+        store(v.outRows, {c.begin + r0 + i, c0}, zeros({1, p.bc}, p.types.out));
       return std::vector<Value>{};
     });
   });
@@ -267,7 +273,7 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
 
 KernelDef convPrefillKernel() {
   using R = ConstantRange;
-  return {
+  KernelDef def{
       "conv_prefill",
       "R3 causal conv1d + SiLU over a packed varlen batch, conv pages read and "
       "written",
@@ -303,6 +309,9 @@ KernelDef convPrefillKernel() {
        checked()},
       buildConvPrefill,
       {divides("rows_per_step", "block_t"), slotsI64NeedsChecks()}};
+  for (KernelConstant c : convFormConstants())
+    def.constants.push_back(c);
+  return def;
 }
 
 } // namespace tilejit::models

@@ -49,4 +49,21 @@ for variant in \
     count=$((count + 1))
   done
 done
+# tilejit.ops' forms of the conv kernels: f16, f32 and mixed operands, no
+# activation or bias, vLLM's null block, the update's general form.
+for forms in \
+  "conv_update --set general=1 --set null_block=1 --set checked=1" \
+  "conv_update --set x_type=1 --set weight_type=1 --set bias_type=1 --set state_type=1 --set out_type=1 --set width=3 --set silu=0" \
+  "conv_update --set x_type=2 --set weight_type=2 --set bias_type=2 --set out_type=2 --set tokens=4 --set spec=1 --set varlen=1 --set apc=1 --set has_bias=0 --set slots_i64=1 --set checked=1" \
+  "conv_prefill --set x_type=1 --set weight_type=1 --set bias_type=1 --set state_type=1 --set out_type=1 --set silu=0 --set null_block=1 --set checked=1" \
+  "conv_prefill --set x_type=2 --set weight_type=2 --set state_type=2 --set out_type=2 --set has_bias=0 --set fast_silu=0" \
+  "conv_prefill --set state_type=2 --set weight_type=1 --set inner=0"; do
+  for arch in sm_90 sm_90a sm_110a sm_121a; do
+    # shellcheck disable=SC2086
+    "$tilejit" compile $forms --arch "$arch" -o "$dir/forms.$arch.ptx"
+    "$ptxas" -arch="$arch" "$dir/forms.$arch.ptx" -o "$dir/forms.$arch.cubin" ||
+      { echo "FAIL: ptxas -arch=$arch rejected $forms"; exit 1; }
+    count=$((count + 1))
+  done
+done
 echo "ptxas accepted $count kernel/arch pairs"

@@ -55,7 +55,7 @@ def test_causal_conv1d_fn_varlen(poisoned, layout):
                                cache_indices=torch.tensor(slots_of, dtype=torch.int32,
                                                           device=DEV),
                                has_initial_state=torch.tensor(continues, device=DEV),
-                               activation="silu")
+                               activation="silu", null_block_id=None)  # slot 0 is real
     assert out.shape == (DIM, tokens)
     with pytest.raises(tj.ArgumentError, match="x starts 10 bytes past a 16-byte boundary"):
         ops.causal_conv1d_fn(wide[:, 5:5 + DIM].t(), weight, bias, page, cu)  # vectors misalign
@@ -93,7 +93,8 @@ def test_causal_conv1d_update_in_place(poisoned, layout, with_bias):
     slot_of = [2, -1, 5, 0]
     out = ops.causal_conv1d_update(x, page, weight, bias, activation="silu",
                                    conv_state_indices=torch.tensor(slot_of, dtype=torch.int32,
-                                                                   device=DEV))
+                                                                   device=DEV),
+                                   null_block_id=None)  # slot 0 is real, -1 padding
     assert out.shape == (rows, DIM)
     zero_bias = torch.zeros(DIM, dtype=torch.bfloat16, device=DEV)
     for i, s in enumerate(slot_of):
@@ -108,15 +109,12 @@ def test_causal_conv1d_update_in_place(poisoned, layout, with_bias):
         assert outside(out[i], bf16(unshifted[0]), 1e-5, BF16_ULP) > DIM // 4
     for s in (1, 3, 4):
         assert torch.equal(page[s], before[s])
-    with pytest.raises(tj.ArgumentError, match="activation=None"):
-        ops.causal_conv1d_update(x, page, weight, bias)
-    with pytest.raises(tj.ArgumentError, match="width 3"):
-        ops.causal_conv1d_update(x, page, weight[:, :3].contiguous(), bias, activation="silu")
+    # activation=None, other widths and num_accepted_tokens: test_ops_conv_update_vllm.py.
     with pytest.raises(tj.ArgumentError, match="repeats"):  # the host-side debug check (R8)
         ops.causal_conv1d_update(x, page, weight, bias, activation="silu",
                                  conv_state_indices=torch.tensor([1, 1, 2, 3], device=DEV),
                                  check_slots=True)
-    with pytest.raises(tj.ArgumentError, match="num_accepted_tokens"):
+    with pytest.raises(tj.ArgumentError, match="num_accepted_tokens must be int32"):
         ops.causal_conv1d_update(x, page, weight, bias, activation="silu",
                                  num_accepted_tokens=torch.ones(rows, device=DEV))
 

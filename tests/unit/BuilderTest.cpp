@@ -76,18 +76,12 @@ TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
 
 TEST_CASE("conv update (R3d) builds, verifies and round-trips", "[builder]") {
   Fixture f;
-  KernelDef def{"conv_update",
-                "",
-                {{"channels", 6144, ""},
-                 {"block", 256, ""},
-                 {"x_stride", 0, ""},
-                 {"x_col", 0, ""},
-                 {"state_layout", 0, ""},
-                 {"slots_i64", 0, ""},
-                 {"checked", 0, ""},
-                 {"dependent", 1, ""}},
-                models::buildConvUpdate};
-  auto module = def.build(*f.ctx, cantFail(def.specialize({{"block", 128}})));
+  // The registered constants: the body reads every one the kernel declares.
+  KernelRegistry registry;
+  llvm::cantFail(models::registerModelKernels(registry));
+  const KernelDef *def = registry.find("conv_update");
+  REQUIRE(def);
+  auto module = def->build(*f.ctx, cantFail(def->specialize({{"block", 128}})));
   REQUIRE(bool(module));
   std::string text = print(**module);
   INFO(text);
