@@ -19,7 +19,8 @@ Value toF32(Value v) { return castTo(v, DType::F32); }
 
 /// The parameters of one specialization, declared in the plans' order first.
 struct SsuParams {
-  std::optional<Value> xbc, x, b, c, z, dstSlots, cuSeqlens, accepted, padSlot, numSlots;
+  std::optional<Value> xbc, x, b, c, z, dstSlots, cuSeqlens, accepted, seed, padSlot,
+      numSlots;
   Value dt, a, dtBias, d, slots, page, y, dtMin, dtMax;
   OpCheck check;
 };
@@ -46,6 +47,8 @@ SsuParams declareParams(Kernel &k, const SsuShape &s) {
     p.cuSeqlens = k.ptrParam("cu_seqlens", s.cuType, {"?"});
   if (s.spec)
     p.accepted = k.ptrParam("num_accepted_tokens", s.acceptedType, {"?"});
+  if (s.stochastic)
+    p.seed = k.ptrParam("seed", DType::I64, {1});
   p.page = k.ptrParam("ssm_state", s.stateType,
                       {s.checked ? ParamDim("num_slots") : ParamDim("?"), s.heads,
                        s.headDim, s.stateSize});
@@ -111,6 +114,10 @@ public:
                     {s.stateSize, 1});
   }
 
+  /// The f32 state `next` as the page at `slot` stores it: rounded to
+  /// nearest even, or stochastically with bits keyed by (seed, slot, element).
+  Value toPage(Value next, Value slot) const;
+
   /// R4 and R5 for one token of row `r`: the new f32 state from `state`
   /// (loaded from `slot` when not carried), handed to `keep` before y is
   /// computed and stored.
@@ -122,6 +129,8 @@ public:
   Value p0, h, seq, g;
   /// The sequence's first row and (with cu_seqlens) its token count.
   Value bos, tokens;
+  /// Stochastic rounding's seed (an i64 scalar).
+  Value seed;
   SsuRow first;
 
 private:
@@ -158,6 +167,19 @@ std::array<Value, 3> SsuProgram::rowOperands(const SsuRow &r) const {
   Value b = toF32(load(broadcastView(bRow, 0, 1), {p0, 0}, {s.bp, s.stateSize}));
   Value c = toF32(load(broadcastView(cRow, 0, 1), {p0, 0}, {s.bp, s.stateSize}));
   return {x, b, c};
+}
+
+Value SsuProgram::toPage(Value next, Value slot) const {
+  if (!s.stochastic)
+    return castTo(next, s.stateType);
+  // The element's place in the whole page is its counter, as vLLM keys its
+  // bits by the state offset.
+  Value pIdx = broadcastTo(expandDims(p0 + arange(0, s.bp), 1), {s.bp, s.stateSize});
+  Value nIdx = broadcastTo(expandDims(arange(0, s.stateSize), 0), {s.bp, s.stateSize});
+  Value key = slot.to(DType::I64) * (s.heads * s.headDim * s.stateSize) +
+              (h * (s.headDim * s.stateSize)).to(DType::I64) +
+              (pIdx * s.stateSize + nIdx).to(DType::I64);
+  return stochasticRound(next, s.stateType, randomBits(key, seed, s.mixes));
 }
 
 Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
@@ -262,6 +284,8 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   Value dstSlot = p.dstSlots && !s.spec ? load(dstAt) : slot;
   if (!s.varlen)
     prog.first = prog.rowAt(seq);
+  if (s.stochastic)
+    prog.seed = load(*p.seed);
 
   const bool finalDst = p.dstSlots && !s.spec;
   Value padding = finalDst ? prog.isPad(slot) | prog.isPad(dstSlot) : prog.isPad(slot);
@@ -285,12 +309,11 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
     auto keep = [&](Value t, Value next) {
       if (s.spec) {
         Value to = load(s.varlen ? dstAt + t : dstAt);
-        ifThen(prog.isLive(to), [&] {
-          store(prog.stateView(to), {prog.p0, 0}, castTo(next, s.stateType));
-        });
+        ifThen(prog.isLive(to),
+               [&] { store(prog.stateView(to), {prog.p0, 0}, prog.toPage(next, to)); });
       } else if (!s.varlen) {
-        store(prog.stateView(finalDst ? dstSlot : slot), {prog.p0, 0},
-              castTo(next, s.stateType));
+        Value to = finalDst ? dstSlot : slot;
+        store(prog.stateView(to), {prog.p0, 0}, prog.toPage(next, to));
       }
     };
     Value last = prog.forTokens(
@@ -298,9 +321,10 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
           return prog.step(r, carried.valid() ? std::optional(carried) : first, slot,
                            [&](Value next) { keep(t, next); });
         });
-    if (s.varlen && !s.spec)
-      store(prog.stateView(finalDst ? dstSlot : slot), {prog.p0, 0},
-            castTo(last, s.stateType));
+    if (s.varlen && !s.spec) {
+      Value to = finalDst ? dstSlot : slot;
+      store(prog.stateView(to), {prog.p0, 0}, prog.toPage(last, to));
+    }
   });
 }
 

@@ -66,6 +66,8 @@ SsuShape SsuShape::of(const Specialization &spec) {
   s.dstSlots = spec.get("dst_slots") != 0;
   s.checked = spec.get("checked") != 0;
   s.perP = spec.get("per_p");
+  s.stochastic = spec.get("stochastic") != 0;
+  s.mixes = spec.get("random_mixes");
   auto orDefault = [&](llvm::StringRef name, int64_t width) {
     return spec.get(name) ? spec.get(name) : width;
   };
@@ -144,6 +146,14 @@ std::vector<KernelConstant> ssmUpdateConstants() {
       flag("accepted_i64", "1: num_accepted_tokens is i64"),
       stride("slots_stride", "row stride of a 2-D slots table; 0: one slot per row"),
       stride("dst_stride", "row stride of a 2-D dst_slots table; 0: one slot per row"),
+      flag("stochastic",
+           "R8s: round a 16-bit page stochastically (bits from "
+           "(seed, slot, element); parameter seed) instead of to nearest even"),
+      {"random_mixes",
+       2,
+       "rounds of the counter-based hash behind stochastic's bits",
+       {},
+       R::between(2, 16)},
       flag("pad_id", "1: a slot equal to the parameter pad_slot is padding too (vLLM's "
                      "null_block_id); negative slots always are")};
 }
@@ -179,6 +189,10 @@ std::vector<ConstantRule> ssmUpdateRules() {
   rules.push_back(rule("spec needs dst_slots (the tokens' states go to its columns)",
                        {"spec", "dst_slots"}, [](const Specialization &s) {
                          return !s.get("spec") || s.get("dst_slots");
+                       }));
+  rules.push_back(rule("stochastic needs a 16-bit page (state_type 0 or 1)",
+                       {"stochastic", "state_type"}, [](const Specialization &s) {
+                         return !s.get("stochastic") || s.get("state_type") != 2;
                        }));
   return rules;
 }

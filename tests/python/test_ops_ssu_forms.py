@@ -193,8 +193,10 @@ def test_refusals_name_what_stays_unsupported():
     before = state.clone()
     table = torch.tensor([[1, 2], [3, 0]], dtype=torch.int32, device=DEV)
     cases = [
-        (dict(enable_stochastic_rounding=True, cache_philox_rounds=4),
-         "enable_stochastic_rounding is not supported"),
+        (dict(state=state.float(), enable_stochastic_rounding=True),
+         "enable_stochastic_rounding needs a bfloat16 or float16 state"),
+        (dict(enable_stochastic_rounding=True, rounding_seed=torch.ones(2, dtype=torch.int64)),
+         "rounding_seed has shape"),
         (dict(num_accepted_tokens=torch.ones(2, dtype=torch.int32, device=DEV)),
          "need state_batch_indices"),
         (dict(state_batch_indices=table, dst_state_batch_indices=table.long()),
@@ -206,7 +208,8 @@ def test_refusals_name_what_stays_unsupported():
     ]
     for kwargs, text in cases:
         with pytest.raises(tj.ArgumentError, match=re.escape(text)):
-            ops.selective_state_update(state, dt_softplus=True, **{**inputs, **kwargs})
+            ops.selective_state_update(**{"state": state, "dt_softplus": True, **inputs,
+                                          **kwargs})
     assert torch.equal(state, before), "a refused call changes nothing"
     # is_blackwell only picks vLLM's launch config: accepted.
     ops.selective_state_update(state, dt_softplus=True, is_blackwell=True, **inputs)

@@ -20,13 +20,17 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                            dst_state_batch_indices=None, pad_slot_id=PAD_SLOT_ID, out=None,
                            num_accepted_tokens=None, cu_seqlens=None, is_blackwell=False,
                            enable_stochastic_rounding=False, cache_philox_rounds=0, *,
-                           null_block_id=None, check_slots=False):
+                           null_block_id=None, rounding_seed=None, check_slots=False):
     """One decode step of the SSM (R5d), the state updated in place; with
     cu_seqlens, a few tokens per sequence stepped in order (vLLM's varlen and
     speculative-decoding forms). docs/python-ops.md, "selective_state_update".
 
     state (slots, H, P, N) f32, bf16 or f16 (R8s: a 16-bit page is widened,
-    updated in f32 and rounded once to nearest even; y uses the f32 state).
+    updated in f32 and rounded once, to nearest even or, with
+    enable_stochastic_rounding, stochastically: bits from a counter-based hash
+    of (rounding_seed, slot, element), cache_philox_rounds > 2 rounds of it;
+    rounding_seed an int or a device int64 tensor [1], None: drawn on the
+    device per call as vLLM does; y uses the f32 state).
     x and z (rows, H, P); dt (rows, H, P) (stride 0 over P: one per head) or
     (rows, H); A (H, P, N) or (H,); D and dt_bias (H, P) or (H,); B and C
     (rows, G, N): each f32, f16 or bf16, read in place with its own row stride.
@@ -47,10 +51,10 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
             ("state_batch_indices", state_batch_indices),
             ("dst_state_batch_indices", dst_state_batch_indices),
             ("num_accepted_tokens", num_accepted_tokens), ("cu_seqlens", cu_seqlens)])
-    if enable_stochastic_rounding:
-        raise fail(op, "enable_stochastic_rounding is not supported: tilejit rounds a 16-bit "
-                       "state to nearest even (docs/numerics.md R8s)")
     check(op, "state", state, FLOAT_TYPES)
+    if enable_stochastic_rounding and state.dtype == torch.float32:
+        raise fail(op, "enable_stochastic_rounding needs a bfloat16 or float16 state "
+                       "(an f32 state is stored as computed)")
     single_head = state.dim() == 3
     if single_head:
         state, x, dt, B, C, z, out = (_unsqueeze(t, 1, 3) for t in (state, x, dt, B, C, z, out))
@@ -119,7 +123,8 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
         c_stride=row_stride(op, "C", C, groups * dstate), gate=int(z is not None),
         z_stride=row_stride(op, "z", z, heads * head_dim) if z is not None else 0, per_p=per_p,
         varlen=int(varlen), cu_seqlens_i64=int(varlen and cu_seqlens.dtype == torch.int64),
-        pad_id=int(pad >= 0), checked=1, **tables["constants"])
+        pad_id=int(pad >= 0), checked=1, stochastic=int(bool(enable_stochastic_rounding)),
+        random_mixes=min(max(2, int(cache_philox_rounds)), 16), **tables["constants"])
     args = dict(x=x, b=B, c=C, dt=dt, a=A, dt_bias=dt_bias, d=D, ssm_state=state,
                 y=out.view(rows, heads * head_dim), dt_min=float("-inf"), dt_max=float("inf"),
                 errors=_checks.error_word(device), op=_checks.op_number(op),
@@ -130,9 +135,23 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
         args["cu_seqlens"] = cu_seqlens
     if pad >= 0:
         args["pad_slot"] = pad
+    if enable_stochastic_rounding:
+        args["seed"] = _seed(op, rounding_seed, device)
     launch("ssm_update", constants, device, (-(-head_dim // block_p), heads, seqs), **args)
     _checks.after(op, device)
     return out.squeeze(1) if single_head else out
+
+
+def _seed(op, seed, device):
+    """Stochastic rounding's seed as the kernel reads it: an int64 [1] on the
+    device (None: a fresh one drawn there, as vLLM draws its rand_seed)."""
+    if seed is None:
+        return torch.randint(0, 2 ** 32, (1,), dtype=torch.int64, device=device)
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return torch.full((1,), seed & 0xFFFFFFFF, dtype=torch.int64, device=device)
+    seed = as_tensor(op, "rounding_seed", seed)
+    return check_strides(op, "rounding_seed",
+                         check(op, "rounding_seed", seed, (torch.int64,), (1,), device), (1,))
 
 
 def _unsqueeze(t, dim, below):
