@@ -1,6 +1,6 @@
 """tilejit.ops.selective_state_update on the parameter grids of the peers'
-state-update tests (vLLM's tests/kernels/mamba/test_mamba_ssm.py, mamba_ssm's
-tests/ops/triton/test_selective_state_update.py) at reduced sizes, against
+state-update tests (vLLM's kernels/mamba/test_mamba_ssm.py, mamba_ssm's
+ops/triton/test_selective_state_update.py) at reduced sizes, against
 our f64 oracle (ssu_reference.py): every dtype mix they run (x, dt, z and the
 state in f32, f16 or bf16 beside f32 B, C, A, D, dt_bias), the single-head
 and multi-head forms, tied and untied parameters, groups, slot tables with

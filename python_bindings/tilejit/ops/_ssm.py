@@ -83,13 +83,8 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     check_strides(op, "out", out, (heads * head_dim, head_dim, 1))
     check_no_overlap(op, "out", out, state=state, x=x, dt=dt, B=B, C=C, z=z)
 
-    seqs, varlen = rows, cu_seqlens is not None
-    if varlen:
-        check(op, "cu_seqlens", cu_seqlens, INDEX_TYPES, (None,), device)
-        check_strides(op, "cu_seqlens", cu_seqlens, (1,))
-        seqs = cu_seqlens.shape[0] - 1
-        if seqs < 1:
-            raise fail(op, "cu_seqlens has no sequence (it needs at least 2 entries)")
+    varlen = cu_seqlens is not None
+    seqs = _sequences(op, cu_seqlens, device) if varlen else rows
     tables = _slot_tables(op, state_batch_indices, dst_state_batch_indices,
                           num_accepted_tokens, seqs, num_slots, device)
     pad = null_block_id if null_block_id is not None else pad_slot_id
@@ -140,6 +135,16 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     launch("ssm_update", constants, device, (-(-head_dim // block_p), heads, seqs), **args)
     _checks.after(op, device)
     return out.squeeze(1) if single_head else out
+
+
+def _sequences(op, cu_seqlens, device):
+    """The sequence count of vLLM's cu_seqlens [batch + 1] (its values are
+    device data the kernel reads: a sequence is cu_seqlens[i] .. [i + 1])."""
+    check(op, "cu_seqlens", cu_seqlens, INDEX_TYPES, (None,), device)
+    check_strides(op, "cu_seqlens", cu_seqlens, (1,))
+    if cu_seqlens.shape[0] < 2:
+        raise fail(op, "cu_seqlens has no sequence (it needs at least 2 entries)")
+    return cu_seqlens.shape[0] - 1
 
 
 def _seed(op, seed, device):
