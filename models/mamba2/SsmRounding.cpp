@@ -63,8 +63,10 @@ Value stochasticRound(Value v, DType type, Value bits) {
   Value one = full(v.shape(), 1.0, DType::F32);
   Value rounded = (whole + where(u < q - whole, one, zeros(v.shape(), DType::F32))) * ulp;
   Value sr = where(v < 0.0, -rounded, rounded);
-  // NaN and infinities pass as they are (both compares are false for NaN).
-  return where(a <= double(FLT_MAX), sr, v).to(type);
+  // NaN and infinities pass as they are (both compares are false for NaN);
+  // below 2^-100, where a flushed f32 ulp would make q NaN, nearest even.
+  Value ordinary = (a <= double(FLT_MAX)) & (a >= std::ldexp(1.0, -100));
+  return where(ordinary, sr, v).to(type);
 }
 
 } // namespace tilejit::models

@@ -35,7 +35,8 @@ struct SsuShape {
 Value randomBits(Value key, Value seed, int64_t mixes);
 /// R8s's stochastic rounding of the f32 tile `v` to `type` (bf16 or f16):
 /// the neighbour away from zero with probability (|v| - |lower|) / ulp,
-/// decided by the low 16 of `bits`; NaN and infinities as they are.
+/// decided by the low 16 of `bits`; NaN and infinities as they are, and
+/// |v| < 2^-100 to nearest even.
 Value stochasticRound(Value v, DType type, Value bits);
 
 std::vector<KernelConstant> ssmUpdateConstants();

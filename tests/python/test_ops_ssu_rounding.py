@@ -83,3 +83,24 @@ def test_one_stochastic_step_within_an_ulp_and_replayable(dtype, mixes):
     nearest = start.clone()
     ops.selective_state_update(nearest, dt_softplus=True, **inputs)
     assert int((nearest != pages[0]).sum()) > nearest.numel() // 8
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_stochastic_rounding_keeps_zeros_tiny_values_and_nan(dtype):
+    """No ulp to draw from: zero stays zero, |v| < 2^-100 rounds to nearest,
+    NaN and infinities pass through the rounding as they are."""
+    heads, head_dim, dstate = 1, 16, 16
+    page = torch.zeros(1, heads, head_dim, dstate, dtype=dtype, device=DEV)
+    page[0, 0, 0, :4] = torch.tensor([float("nan"), float("inf"), -float("inf"), 1.0])
+    if dtype == torch.bfloat16:
+        page[0, 0, 1, 0] = 2.0 ** -110
+    before = page.clone()
+    x = torch.zeros(1, heads, head_dim, device=DEV)
+    B = C = torch.ones(1, 1, dstate, device=DEV)
+    dt, A = torch.full((1, heads), 0.5, device=DEV), torch.zeros(heads, device=DEV)
+    ops.selective_state_update(page, x, dt, A, B, C, enable_stochastic_rounding=True,
+                               rounding_seed=3)
+    # A = 0, x = 0: the state is carried unchanged, so every element is exact.
+    assert torch.equal(page.isnan(), before.isnan())
+    keep = ~before.isnan()
+    assert torch.equal(page[keep], before[keep])
