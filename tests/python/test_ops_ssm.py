@@ -84,18 +84,22 @@ def test_selective_state_update_refusals():
     call = lambda **kw: ops.selective_state_update(  # noqa: E731
         **{**dict(state=state, x=x, dt=dt, A=A, B=B, C=C, dt_softplus=True), **kw})
     cases = [
-        (dict(A=uniform(gen, H, P, N).float().to(DEV)), "varies over"),
-        (dict(dt=dt[:, :, None].expand(rows, H, P).contiguous()), "varies over headdim"),
-        (dict(z=x), "z (the gate"),
-        (dict(state=state.half()), "state must be float32"),
-        (dict(x=x.float()), "x must be bfloat16"),
+        # Per-p A, dt, the gate z, 16-bit states and f32 x are taken now
+        # (test_ops_ssu_*.py); what stays refused:
+        (dict(A=uniform(gen, H, P, 1).float().to(DEV).expand(H, P, N)),
+         "varies over some of its last dimensions only"),
+        (dict(state=state.double()), "state must be"),
+        (dict(x=x.double()), "x must be"),
+        (dict(enable_stochastic_rounding=True), "enable_stochastic_rounding"),
+        (dict(state_batch_indices=torch.tensor([0, 1], dtype=torch.int32, device=DEV),
+              num_accepted_tokens=torch.tensor([1, 1], dtype=torch.int32, device=DEV)),
+         "needs 2-D"),
         # The duplicate checks read the slots on the host: a debug option (R8).
         (dict(state_batch_indices=torch.tensor([1, 1], dtype=torch.int32, device=DEV),
               check_slots=True), "repeats"),
         (dict(state_batch_indices=torch.tensor([0, 1], dtype=torch.int32, device=DEV),
               dst_state_batch_indices=torch.tensor([1, 2], dtype=torch.int32, device=DEV),
               check_slots=True), "would race"),
-        (dict(pad_slot_id=0), "pad_slot_id"),
     ]
     for kwargs, text in cases:
         with pytest.raises(tj.ArgumentError, match=re.escape(text)):

@@ -106,7 +106,10 @@ TEST_CASE("a --set names a registered kernel the plan launches and a constant it
       "--set ssm_update.blok_p=16: kernel 'ssm_update' has no constant 'blok_p' (it has: "
       "heads, head_dim, state, groups, block_p, warps, a_log, dt_softplus, dt_stride, "
       "dt_col, "
-      "y_f32, dst_slots, slots_i64, checked, dependent)");
+      "y_f32, dst_slots, slots_i64, checked, dependent, y_type, x_type, dt_type, b_type, "
+      "c_type, z_type, d_type, dt_bias_type, a_type, state_type, split, x_stride, "
+      "b_stride, c_stride, gate, z_stride, per_p, varlen, cu_seqlens_i64, spec, "
+      "accepted_i64, slots_stride, dst_stride, stochastic, random_mixes, pad_id)");
   CHECK(refused({"ssm_update.block_p=x"}) ==
         "--set ssm_update.block_p=x: constant 'block_p' needs an integer, got 'x'");
   CHECK(refused({"block_p=16"}) == "--set block_p=16: expected KERNEL.CONSTANT=VALUE");
