@@ -1,5 +1,5 @@
 """tilejit.ops.mamba_chunk_scan_combined_varlen over the parameter grid of vLLM's
-tests/kernels/mamba/test_mamba_ssm_ssd.py (dtypes, head counts and dims, chunk
+SSD op test, `test_mamba_ssm_ssd.py` (dtypes, head counts and dims, chunk
 sizes, continuous batches with initial states, chunked prefill, intermediate
 states), at reduced sizes, against the f64 sequential oracle (ssd_reference.py)
 at R5p's bands; each band with the counterfactual it separates (a dropped
