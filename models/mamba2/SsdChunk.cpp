@@ -4,6 +4,7 @@
 // when a caller passes them in f16 or f32) enters as a hi + lo bf16 pair
 // (SsdPrecision::Exact) or as a single bf16 value (SsdPrecision::UpstreamBF16).
 #include "SsdChunk.h"
+#include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
@@ -101,36 +102,62 @@ SsdInputs SsdInputs::declare(Kernel &k, const SsdShape &g) {
   return in;
 }
 
+RowSlice rowSlice(Value row, Value first, Dim rows, int64_t width, int64_t stride,
+                  DType type) {
+  RowSlice s{View(), Value(), row, first, rows, width, stride, type};
+  if (width % vectorWidth(type) == 0) {
+    s.start = row + first;
+    s.view = makeView(s.start, {rows, width}, {stride, 1});
+  } else {
+    s.view = makeView(row, {rows, Dim(first + width)}, {stride, 1});
+  }
+  return s;
+}
+
+RowSlice RowSlice::shifted(int64_t columns) const {
+  if (!start.valid())
+    return rowSlice(row, first + columns, rows, width, stride, type);
+  RowSlice s = *this;
+  s.start = start + columns;
+  s.view = makeView(s.start, {rows, width}, {stride, 1});
+  return s;
+}
+
 Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
                 Value t1, bool withC) {
   Chunk c;
   c.len = t1 - t0;
   c.rowBase = t0.to(DType::I64);
   Value group = h / (g.heads / g.groups);
-  auto rowsView = [&](Value base, int64_t cols, int64_t stride) {
-    return makeView(base, {Dim(c.len), cols}, {stride, 1});
-  };
   const Shape bcTile = {g.q, g.stateTile};
+  auto loadSlice = [&](const RowSlice &slice, Operand col, const Shape &shape) {
+    return load(slice.view, {0, slice.at(col)}, shape);
+  };
+  const Dim rows(c.len);
   if (g.splitXBC) {
-    c.x =
-        load(rowsView(in.x + c.rowBase * g.xStride + h * g.headDim, g.headDim, g.xStride),
-             {0, p0}, {g.q, g.bp});
-    c.b = load(rowsView(in.b + c.rowBase * g.bStride + group * g.stateSize, g.stateSize,
-                        g.bStride),
-               {0, 0}, bcTile);
-    if (withC)
-      c.cm = load(rowsView(in.c + c.rowBase * g.cStride + group * g.stateSize,
-                           g.stateSize, g.cStride),
-                  {0, 0}, bcTile);
+    Value xRow = in.x + c.rowBase * g.xStride;
+    c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.xStride, g.xType),
+                    p0, {g.q, g.bp});
+    Value bRow = in.b + c.rowBase * g.bStride;
+    c.b = loadSlice(
+        rowSlice(bRow, group * g.stateSize, rows, g.stateSize, g.bStride, g.bcType), 0,
+        bcTile);
+    if (withC) {
+      Value cRow = in.c + c.rowBase * g.cStride;
+      c.cm = loadSlice(
+          rowSlice(cRow, group * g.stateSize, rows, g.stateSize, g.cStride, g.bcType), 0,
+          bcTile);
+    }
   } else {
-    c.x = load(
-        rowsView(in.x + c.rowBase * g.channels + h * g.headDim, g.headDim, g.channels),
-        {0, p0}, {g.q, g.bp});
-    Value bcBase = in.x + c.rowBase * g.channels + g.inner + group * g.stateSize;
-    c.b = load(rowsView(bcBase, g.stateSize, g.channels), {0, 0}, bcTile);
+    Value xRow = in.x + c.rowBase * g.channels;
+    c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.channels, g.xType),
+                    p0, {g.q, g.bp});
+    Value bcRow = in.x + c.rowBase * g.channels + g.inner;
+    RowSlice b =
+        rowSlice(bcRow, group * g.stateSize, rows, g.stateSize, g.channels, g.xType);
+    c.b = loadSlice(b, 0, bcTile);
     if (withC)
-      c.cm = load(rowsView(bcBase + g.groups * g.stateSize, g.stateSize, g.channels),
-                  {0, 0}, bcTile);
+      c.cm = loadSlice(b.shifted(g.groups * g.stateSize), 0, bcTile);
   }
   // R4 and R5p step 1: dt' (0 on padded rows) and its decay cumsum.
   Value dtTile = load(makeView(in.dtRaw + c.rowBase * g.dtStride + g.dtCol + h,

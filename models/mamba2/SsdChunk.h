@@ -54,6 +54,28 @@ Value stateAfter(const SsdShape &g, const Chunk &c, Value s);
 Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool finiteX);
 /// Whether some x of the chunk is not finite (a scalar).
 Value anyNonFinite(const Chunk &c);
+/// Columns [first, first + width) of rows `stride` apart from `row`, as a view
+/// and where in it a column of the slice lies. A slice that starts on whole
+/// 16-byte vectors of `type` (width a multiple of them: the plans' kernels)
+/// gets a view at its start; any other (e.g. head_dim 5) a view of its rows
+/// up to the slice's end with `first` as an offset, so that no vector access
+/// assumes a misaligned base (the lowering narrows its vectors to the offset).
+struct RowSlice {
+  View view;
+  Value start; ///< the slice's first element when the view starts there
+  Value row, first;
+  Dim rows;
+  int64_t width, stride;
+  DType type;
+  Operand at(const Operand &col) const {
+    return start.valid() ? col : Operand(first + col);
+  }
+  /// The slice `columns` further along the rows.
+  RowSlice shifted(int64_t columns) const;
+};
+RowSlice rowSlice(Value row, Value first, Dim rows, int64_t width, int64_t stride,
+                  DType type);
+
 /// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
 /// `index` (a page slot, a span or a chunk), head h.
 View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows);

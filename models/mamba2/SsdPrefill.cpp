@@ -32,7 +32,7 @@ struct PrefillParams {
   Value z;                               ///< with `gate`: [T, z_stride]
   Value pageOut; ///< where final states go: ssm_state_out (page_out) or the page
   Value chunkStateIndex, chunkStates; ///< with `chunk_states`
-  DType yType, stateType;
+  DType yType, stateType, dType, zType;
   bool spans, dPerP;
   int64_t zStride;
 
@@ -47,10 +47,12 @@ PrefillParams PrefillParams::declare(Kernel &k, const SsdShape &g,
   p.dPerP = spec.get("d_per_p") != 0;
   p.yType = spec.get("y_f32") ? DType::F32 : elementTypeOf(spec, "y_type");
   p.stateType = elementTypeOf(spec, "state_type");
+  p.dType = elementTypeOf(spec, "d_type");
+  p.zType = elementTypeOf(spec, "z_type");
   p.zStride = spec.get("z_stride") ? spec.get("z_stride") : g.inner;
   const std::vector<ParamDim> stateShape = {"?", g.heads, g.headDim, g.stateSize};
   // [heads], or [heads, head_dim] with d_per_p
-  p.dSkip = k.ptrParam("d", elementTypeOf(spec, "d_type"),
+  p.dSkip = k.ptrParam("d", p.dType,
                        p.dPerP ? std::vector<ParamDim>{g.heads, g.headDim}
                                : std::vector<ParamDim>{g.heads});
   p.cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
@@ -79,7 +81,7 @@ PrefillParams PrefillParams::declare(Kernel &k, const SsdShape &g,
     p.spanTail = k.ptrParam("span_tail", DType::F32, stateShape);
   }
   if (spec.get("gate"))
-    p.z = k.ptrParam("z", elementTypeOf(spec, "z_type"), {"?", p.zStride});
+    p.z = k.ptrParam("z", p.zType, {"?", p.zStride});
   p.pageOut = spec.get("page_out") ? k.ptrParam("ssm_state_out", p.stateType, stateShape)
                                    : p.page;
   if (spec.get("chunk_states")) {
@@ -98,9 +100,9 @@ Value skipRefusedWalk(const SsdShape &g, const PrefillParams &p, Value h, Value 
   Value verdict = load(p.status);
   Value end = where(verdict == int64_t(0), hi, lo);
   ifThen(verdict != int64_t(0), [&] {
-    View yAll = makeView(p.y + h * g.headDim, {p.tokens, g.headDim}, {g.inner, 1});
+    RowSlice yAll = rowSlice(p.y, h * g.headDim, p.tokens, g.headDim, g.inner, p.yType);
     forRange(0, p.tokens, g.q, {}, [&](Value t, std::vector<Value>) {
-      store(yAll, {t, p0}, full({g.q, g.bp}, double(NAN), p.yType));
+      store(yAll.view, {t, yAll.at(p0)}, full({g.q, g.bp}, double(NAN), p.yType));
       return std::vector<Value>{};
     });
     forRange(0, p.sequences, 1, {}, [&](Value i, std::vector<Value>) {
@@ -125,12 +127,13 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
   Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
   in.loadHead(g, h);
-  Value dCoef = p.dPerP
-                    ? expandDims(load(makeView(p.dSkip + h * g.headDim, {g.headDim}, {1}),
-                                      {p0}, {g.bp})
-                                     .to(DType::F32),
-                                 0)
-                    : load(p.dSkip + h).to(DType::F32);
+  Value dCoef;
+  if (p.dPerP) { // D's row of head h as one [1, bp] row
+    RowSlice d = rowSlice(p.dSkip, h * g.headDim, 1, g.headDim, g.headDim, p.dType);
+    dCoef = load(d.view, {0, d.at(p0)}, {1, g.bp}).to(DType::F32);
+  } else {
+    dCoef = load(p.dSkip + h).to(DType::F32);
+  }
   Value lo = p.spans ? load(p.spanChunk + span) : constant(0, DType::I32);
   Value hi = p.spans ? load(p.spanChunk + span + 1) : p.numChunks;
   if (p.check.enabled)
@@ -175,22 +178,24 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
                       initial);
     Value s = where(first, initial, carried[0]);
     Chunk chunk = loadChunk(g, in, h, p0, t0, t1, /*withC=*/true);
-    View yView = makeView(p.y + chunk.rowBase * g.inner + h * g.headDim,
-                          {Dim(chunk.len), g.headDim}, {g.inner, 1});
+    Value yRow = p.y + chunk.rowBase * g.inner;
+    RowSlice y =
+        rowSlice(yRow, h * g.headDim, Dim(chunk.len), g.headDim, g.inner, p.yType);
     // R5p's gate (vLLM's z): y silu(z), token by token.
     Value gate;
-    if (p.z.valid())
-      gate = silu(load(makeView(p.z + chunk.rowBase * p.zStride + h * g.headDim,
-                                {Dim(chunk.len), g.headDim}, {p.zStride, 1}),
-                       {0, p0}, {g.q, g.bp})
-                      .to(DType::F32));
+    if (p.z.valid()) {
+      Value zRow = p.z + chunk.rowBase * p.zStride;
+      RowSlice z =
+          rowSlice(zRow, h * g.headDim, Dim(chunk.len), g.headDim, p.zStride, p.zType);
+      gate = silu(load(z.view, {0, z.at(p0)}, {g.q, g.bp}).to(DType::F32));
+    }
     auto output = [&](bool finiteX) {
       Value out = chunkOutput(g, chunk, s, dCoef, finiteX);
       return where(live, gate.valid() ? out * gate : out, 0.0).to(p.yType);
     };
-    store(yView, {0, p0}, output(/*finiteX=*/true));
+    store(y.view, {0, y.at(p0)}, output(/*finiteX=*/true));
     ifThen(anyNonFinite(chunk),
-           [&] { store(yView, {0, p0}, output(/*finiteX=*/false)); });
+           [&] { store(y.view, {0, y.at(p0)}, output(/*finiteX=*/false)); });
     Value next = stateAfter(g, chunk, s);
     ifThen(last & live, [&] {
       store(stateView(p.pageOut, maximum(slot, 0), h, g, g.headDim), {p0, 0},

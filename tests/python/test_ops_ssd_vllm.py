@@ -34,7 +34,7 @@ def on(*tensors):
 
 
 @pytest.mark.parametrize("seqlen,chunk_size", [(112, 16), (128, 32)])
-@pytest.mark.parametrize("d_head", [8, 32, 128])
+@pytest.mark.parametrize("d_head", [5, 8, 32, 128])
 @pytest.mark.parametrize("n_heads", [4, 16, 32])
 @pytest.mark.parametrize("itype", [torch.float32, torch.bfloat16])
 def test_single_example(poisoned, itype, n_heads, d_head, seqlen, chunk_size):
@@ -67,7 +67,7 @@ CONT_CASES = [
 ]
 
 
-@pytest.mark.parametrize("n_heads,d_head", [(4, 8), (8, 16), (4, 32)])
+@pytest.mark.parametrize("n_heads,d_head", [(4, 5), (8, 5), (4, 16), (8, 32)])
 @pytest.mark.parametrize("case", CONT_CASES)
 def test_cont_batch(poisoned, case, n_heads, d_head):
     # vLLM's test_mamba_chunk_scan_cont_batch: each example is fed in pieces

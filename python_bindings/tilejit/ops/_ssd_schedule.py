@@ -19,10 +19,11 @@ SPAN_CHUNKS = 512 // KERNEL_CHUNK
 SPAN_TAIL_STARTS, SPAN_TAIL_FROM_PAGE = 2, 4
 
 
-def uses_spans(capacity):
-    """Whether the plan would cut `capacity` chunks into several spans; with
-    one span its schedule is the single walk plus two launches."""
-    return capacity > SPAN_CHUNKS
+def uses_spans(capacity, head_dim, state):
+    """Whether the plan would cut `capacity` chunks into several spans (with
+    one span its schedule is the single walk plus two launches), for a state
+    ssd_state_pass can walk in 16-byte vectors (P x N a multiple of 8)."""
+    return capacity > SPAN_CHUNKS and (head_dim * state) % 8 == 0
 
 
 def block_config(head_dim, state):
@@ -71,7 +72,7 @@ def scan(s, meta, page, init, y, dt_softplus, page_out=None, chunk_states=None,
     inputs = dict(s.inputs, a=s.A, dt_bias=s.dt_bias, cu_seqlens=cu, chunk_seq=chunk_seq,
                   chunk_begin=chunk_begin, chunk_end=chunk_end, dt_min=s.dt_min,
                   dt_max=s.dt_max)
-    spans = uses_spans(chunk_seq.numel())
+    spans = uses_spans(chunk_seq.numel(), s.head_dim, s.state)
     constants = dict(shared, y_type=s.y_type, init_type=s.type_of(page),
                      state_type=s.type_of(page if page_out is None else page_out),
                      page_out=int(page_out is not None),
