@@ -178,3 +178,25 @@ def test_refusals():
                          (dict(state_dtype=torch.int32), "not a floating type")]:
         with pytest.raises(tj.ArgumentError, match=text):
             call(**kwargs)
+
+
+@pytest.mark.parametrize("intermediate", [False, True])
+def test_refused_metadata_outside_the_single_walk(intermediate):
+    # The span schedule and the intermediate states take metadata the device
+    # check refused as an empty batch: the call raises (on the GPU at
+    # check_errors), y is NaN and the initial states are untouched.
+    lengths = [600, 100]
+    gen = torch.Generator().manual_seed(12)
+    A, dt, x, B, C = (t.to(DEV) for t in ref.inputs(gen, sum(lengths), 2, P, 1, N,
+                                                    torch.float32))
+    cu, bounds, last, seq_idx, _ = ref.chunk_metadata(lengths, 64)
+    cu[1] = 650  # sequence 0 then ends inside a chunk the caller gave it: refused
+    init = torch.randn(2, 2, P, N, generator=gen).to(DEV)
+    before = init.clone()
+    out = torch.zeros(sum(lengths), 2, P, device=DEV)
+    with pytest.raises(tj.ArgumentError, match="checked on the device"):
+        ops.mamba_chunk_scan_combined_varlen(
+            x, dt, A, B, C, 64, cu.to(DEV), bounds.to(DEV), last.to(DEV), seq_idx.to(DEV),
+            out, initial_states=init, return_intermediate_states=intermediate)
+        ops.check_errors()
+    assert torch.isnan(out).all() and torch.equal(init, before)

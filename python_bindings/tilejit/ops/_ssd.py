@@ -10,7 +10,7 @@ from . import _checks
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_no_overlap, check_strides, element_type, fail, packed_rows,
                       row_stride)
-from ._ssd_schedule import KERNEL_CHUNK, scan
+from ._ssd_schedule import KERNEL_CHUNK, scan, uses_spans
 from ._varlen import check_varlen, chunks_of_caller_chunks, chunks_of_sequences
 
 
@@ -168,14 +168,18 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
                       device=s.device)
     status = check_varlen(op, s.device, cu_seqlens, s.tokens,
                           (cu_chunk_seqlens, seq_idx, last_chunk_indices, chunk_size))
-    # Metadata the check refused becomes an empty batch (no kernel reads or
-    # writes through it) and NaN outputs; what passed fits int32.
-    good = status == 0
-    cu = torch.where(good, cu_seqlens, 0).to(torch.int32)
     chunk_states = None
     if return_intermediate_states:
         chunk_states = torch.empty(nchunks, s.heads, s.head_dim, s.state, dtype=state_dtype,
                                    device=s.device)
+    capacity = s.tokens // KERNEL_CHUNK + (nchunks if return_intermediate_states else sequences)
+    guarded = uses_spans(capacity, s.head_dim, s.state) or return_intermediate_states
+    # The single walk reads the verdict itself (NaN outputs, no page touched).
+    # Elsewhere metadata the check refused becomes an empty batch (no kernel
+    # reads or writes through it) and the outputs NaN. What passed fits int32.
+    good = status == 0
+    cu = (torch.where(good, cu_seqlens, 0) if guarded else cu_seqlens).to(torch.int32)
+    if return_intermediate_states:
         meta = (cu,) + chunks_of_caller_chunks(torch.where(good, cu_chunk_seqlens, 0),
                                                seq_idx, s.tokens, KERNEL_CHUNK)
     else:
@@ -183,7 +187,7 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(s.tokens, s.heads * s.head_dim), dt_softplus,
          page_out=states, chunk_states=chunk_states, checked=(op, status))
-    for t in (out, states, chunk_states):
+    for t in (out, states, chunk_states) if guarded else ():
         if t is not None:
             t.masked_fill_(~good.view((1,) * t.dim()), float("nan"))
     _checks.after(op, s.device)
@@ -220,7 +224,8 @@ def _sequences(op, batch, seqlen, seq_idx, cu_seqlens, device):
 def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bias=None,
                               initial_states=None, seq_idx=None, cu_seqlens=None,
                               dt_softplus=False, dt_limit=(0.0, float("inf")),
-                              return_final_states=False, return_varlen_states=False):
+                              return_final_states=False, return_varlen_states=False,
+                              state_dtype=None):
     """The chunked SSD (R5p) in mamba_ssm's batch-major form.
 
     x (b, L, H, P), dt (b, L, H), B and C (b, L, G, N), z (b, L, H, P); A
@@ -228,7 +233,8 @@ def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bia
     initial_states (b, H, P, N) for the first sequence of each row; seq_idx
     (b, L) cuts rows into sequences (read on the host). Returns out (b, L, H,
     P) in x's dtype, then final_states (b, H, P, N) f32 and varlen_states
-    (sequences, H, P, N) f32 as asked.
+    (sequences, H, P, N) f32 as asked. state_dtype (mamba_ssm's dtype of the
+    per-chunk states it keeps) is checked and changes none of these.
     """
     op = "mamba_chunk_scan_combined"
     x, dt, A, B, C, D, z, dt_bias, initial_states, seq_idx, cu_seqlens = (
@@ -245,6 +251,8 @@ def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bia
         raise fail(op, f"x has shape {tuple(x.shape)}: empty sequences are refused (R9)")
     if not isinstance(chunk_size, int) or chunk_size <= 0:
         raise fail(op, f"chunk_size must be a positive int, got {chunk_size!r}")
+    if state_dtype is not None and state_dtype not in FLOAT_TYPES:
+        raise fail(op, f"state_dtype {state_dtype} is not a floating type")
     if return_varlen_states and (seq_idx is None or batch != 1):
         raise fail(op, "return_varlen_states needs batch 1 and seq_idx marking the sequences")
     if initial_states is not None and seq_idx is not None:
