@@ -9,7 +9,6 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="tilejit.ops works on torch tensors")
 
-import tilejit as tj  # noqa: E402
 import tilejit.ops as ops  # noqa: E402
 
 import ssd_reference as ref  # noqa: E402
