@@ -4,6 +4,7 @@
 // enters with and the state its tail starts from, for ssd_prefill's spans to run
 // in parallel.
 #include "Registration.h"
+#include "SsdChunk.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
@@ -19,7 +20,9 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
   Value spanStates = k.ptrParam("span_states", DType::F32, {"?", heads, size});
   // [spans, heads, head_dim * state]: the state each span's tail starts from
   Value spanTail = k.ptrParam("span_tail", DType::F32, {"?", heads, size});
-  Value page = k.ptrParam("ssm_state", DType::F32, {"?", heads, size}); // [slots, ..]
+  // [slots, heads, head_dim * state]
+  Value page =
+      k.ptrParam("ssm_state", elementTypeOf(spec, "page_type"), {"?", heads, size});
   Value numSpans = k.scalarParam("spans", DType::I32);
   k.setConfig({{block}, spec.get("warps"), 1});
 
@@ -41,7 +44,8 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
              Value initElements = where(fromPage, constant(double(size), DType::I32),
                                         constant(0, DType::I32));
              Value initial =
-                 load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block});
+                 load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block})
+                     .to(DType::F32);
              Value tail = load(entry(spanStates, z, size), {off}, {block});
              store(entry(spanStates, z, size), {off}, carried[0]);
              Value start = where(starts, initial, carried[0]);
@@ -62,14 +66,10 @@ KernelDef ssdStatePassKernel() {
             "state elements (of head_dim x state) per program",
             {},
             tileRange()},
-           {"warps", 4, "warps per program", {8}, warpsRange()}},
+           {"warps", 4, "warps per program", {8}, warpsRange()},
+           elementTypeF32("page_type", "the page (ssm_state)")},
           buildSsdStatePass,
-          {{"block divides head_dim * state",
-            {"block", "head_dim", "state"},
-            [](const Specialization &s) {
-              return (s.get("head_dim") * s.get("state")) % s.get("block") == 0;
-            }},
-           productAtMost({"heads", "head_dim", "state"}, INT32_MAX, "i32 page offsets")}};
+          {productAtMost({"heads", "head_dim", "state"}, INT32_MAX, "i32 page offsets")}};
 }
 
 } // namespace tilejit::models

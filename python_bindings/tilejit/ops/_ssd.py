@@ -1,113 +1,116 @@
 """mamba_chunk_scan_combined (mamba_ssm's batch-major form) and
 mamba_chunk_scan_combined_varlen (the token-major form serving engines call):
-docs/numerics.md R5p with R4, on the registered `ssd_prefill` kernel."""
+docs/numerics.md R5p with R4, on the registered SSD kernels (_ssd_schedule)."""
 
 from types import SimpleNamespace
 
 import torch
 
 from . import _checks
-from ._launch import (INDEX_TYPES, as_tensor, check, check_aligned, check_no_overlap,
-                      check_strides, fail, launch, pack_rows, packed_rows, per_head, row_stride)
-from ._varlen import check_varlen, chunks_of_sequences
+from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
+                      check_no_overlap, check_strides, element_type, fail, packed_rows,
+                      row_stride)
+from ._ssd_schedule import KERNEL_CHUNK, scan, uses_spans
+from ._varlen import check_varlen, chunks_of_caller_chunks, chunks_of_sequences
 
-# ssd_prefill's chunk: R5p is invariant to it, so the kernel chunks each
-# sequence by it whatever the caller's chunk_size (whose chunks are checked,
-# not used).
-KERNEL_CHUNK = 32
+
+def _rows(op, name, t):
+    """t [T, ...] as the [T, width] rows a kernel reads in place (each row
+    contiguous, 16-byte aligned) and their stride; a tensor laid out otherwise
+    is copied once into such rows (its dtype kept)."""
+    tokens, width = t.shape[0], t[0].numel()
+    inner = t[0].is_contiguous()
+    stride = t.stride(0) if tokens > 1 else width
+    size = t.element_size()
+    if inner and stride >= width and t.data_ptr() % 16 == 0 and (stride * size) % 16 == 0:
+        return torch.as_strided(t, (tokens, width), (stride, 1)), stride
+    padded = -(-width * size // 16) * 16 // size
+    rows = torch.empty(tokens, padded, dtype=t.dtype, device=t.device)
+    rows[:, :width] = t.reshape(tokens, width)
+    return rows, padded
+
+
+def _vector(op, name, t, heads, device):
+    """A per-head parameter [heads] (any float type), or zeros for None."""
+    if t is None:
+        return torch.zeros(heads, device=device)
+    check(op, name, t, FLOAT_TYPES, (heads,), device)
+    return t if t.stride(0) == 1 else t.contiguous()
+
+
+def _skip_coefficient(op, D, heads, head_dim, device):
+    """D as ssd_prefill reads it: [heads], or [heads, head_dim] rows (d_per_p);
+    a stride-0 expand over head_dim is its [heads] column."""
+    if D is None or D.dim() == 1:
+        return _vector(op, "D", D, heads, device), 0
+    check(op, "D", D, FLOAT_TYPES, (heads, head_dim), device)
+    if D.stride(1) == 0 or head_dim == 1:
+        return _vector(op, "D", D[:, 0], heads, device), 0
+    return (D if D.stride(1) == 1 and D.stride(0) == head_dim else D.contiguous()), 1
 
 
 def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
-    """x [T, H, P], dt [T, H], B and C [T, G, N] bf16 and the per-head f32
-    parameters, checked; the operands as ssd_prefill reads them."""
-    if z is not None:
-        raise fail(op, "z (the gate y * silu(z)) is not supported: tilejit applies the "
-                       "gate in the norm (rms_norm_gated, docs/numerics.md R6), as "
-                       "NemotronH's mixer does; pass z=None")
-    bf16 = (torch.bfloat16,)
-    check(op, "x", x, bf16)
+    """x [T, H, P], dt [T, H], B and C [T, G, N] and the per-head parameters,
+    each f32, f16 or bf16, checked; the operands and constants the SSD kernels
+    take (element types as specialization constants, no conversion)."""
+    check(op, "x", x, FLOAT_TYPES)
     if x.dim() != 3:
         raise fail(op, f"x has shape {tuple(x.shape)}, expected (tokens, nheads, headdim)")
     tokens, heads, head_dim = x.shape
     if tokens == 0:
         raise fail(op, "x holds no tokens: empty batches are refused (R9)")
     device = x.device
-    check(op, "B", B, bf16, (tokens, None, None), device)
+    check(op, "B", B, FLOAT_TYPES, (tokens, None, None), device)
     groups, state = B.shape[1], B.shape[2]
-    check(op, "C", C, bf16, (tokens, groups, state), device)
-    check(op, "dt", dt, bf16, (tokens, heads), device)
+    check(op, "C", C, (B.dtype,), (tokens, groups, state), device)
+    check(op, "dt", dt, FLOAT_TYPES, (tokens, heads), device)
     if heads % groups:
         raise fail(op, f"nheads ({heads}) is not a multiple of ngroups ({groups})")
-    check_strides(op, "A", check(op, "A", A, (torch.float32,), (heads,), device), (1,))
-    s = SimpleNamespace()
-    s.tokens, s.heads, s.head_dim, s.groups, s.state = tokens, heads, head_dim, groups, state
-    s.device, s.A = device, A
-    s.D = per_head(op, "D", check(op, "D", D, (torch.float32,), device=device), heads,
-                   (head_dim,)) if D is not None else torch.zeros(heads, device=device)
-    s.dt_bias = (per_head(op, "dt_bias", check(op, "dt_bias", dt_bias, (torch.float32,),
-                                               device=device), heads, ())
-                 if dt_bias is not None else torch.zeros(heads, device=device))
+    s = SimpleNamespace(tokens=tokens, heads=heads, head_dim=head_dim, groups=groups,
+                        state=state, device=device, type_of=element_type)
+    s.A = _vector(op, "A", check(op, "A", A, FLOAT_TYPES, (heads,), device), heads, device)
+    s.dt_bias = _vector(op, "dt_bias", dt_bias, heads, device)
+    d, d_per_p = _skip_coefficient(op, D, heads, head_dim, device)
     # dt is read in place, rows of any stride (a column range of in_proj's output).
     check_strides(op, "dt", dt, (None, 1))
-    s.dt_stride = row_stride(op, "dt", dt, heads)
+    dt_stride = row_stride(op, "dt", dt, heads)
     # Pointer parameters start on 16 bytes: a dt that does not (columns at an
     # odd offset of their row) goes as the aligned address below it, widened
     # by the columns in between (dt_col), so the kernel reads the same elements
     # inside the tensor it is given.
-    s.dt_col = (dt.data_ptr() % 16) // dt.element_size()
-    s.dt = (torch.as_strided(dt, (dt.shape[0], dt.shape[1] + s.dt_col), dt.stride(),
-                             dt.storage_offset() - s.dt_col) if s.dt_col else dt)
+    dt_col = (dt.data_ptr() % 16) // dt.element_size()
+    s.constants = dict(x_type=element_type(x), bc_type=element_type(B),
+                       dt_type=element_type(dt), a_type=element_type(s.A),
+                       dt_bias_type=element_type(s.dt_bias), dt_stride=dt_stride, dt_col=dt_col)
+    s.inputs = dict(dt=torch.as_strided(dt, (dt.shape[0], dt.shape[1] + dt_col), dt.stride(),
+                                        dt.storage_offset() - dt_col) if dt_col else dt)
     channels = heads * head_dim + 2 * groups * state
-    parts = [x, B, C]
-    s.xbc = packed_rows(parts, channels)
-    if s.xbc is None:  # not column ranges of one xBC row: one copy into that layout
-        s.xbc = pack_rows(parts)
-    else:
-        for name, t in zip("xBC", parts):
+    xbc = packed_rows([x, B, C], channels) if x.dtype == B.dtype else None
+    if xbc is not None:  # column ranges of one xBC row, read in place
+        for name, t in zip("xBC", [x, B, C]):
             check_aligned(op, name, t)
-    check_aligned(op, "x, B and C packed", s.xbc, (0,))
+        s.inputs["xbc"] = check_aligned(op, "x, B and C packed", xbc, (0,))
+        s.constants.update(split_xbc=0)
+    else:
+        (s.inputs["x"], xs), (s.inputs["b"], bs), (s.inputs["c"], cs) = (
+            _rows(op, n, t) for n, t in [("x", x), ("B", B), ("C", C)])
+        s.constants.update(split_xbc=1, x_stride=xs, b_stride=bs, c_stride=cs)
+    s.prefill_constants = dict(d_per_p=d_per_p, d_type=element_type(d), gate=int(z is not None))
+    s.prefill_inputs = dict(d=d)
+    if z is not None:
+        check(op, "z", z, FLOAT_TYPES, (tokens, heads, head_dim), device)
+        s.prefill_inputs["z"], z_stride = _rows(op, "z", z)
+        s.prefill_constants.update(z_type=element_type(z), z_stride=z_stride)
     lo, hi = dt_limit
     s.dt_min, s.dt_max = float(lo), float(hi)
     return s
 
 
-def _scan(s, cu_seqlens, chunk_seq, chunk_begin, chunk_end, states, init, y, dt_softplus,
-          checked=None):
-    """One ssd_prefill launch: sequence i reads its initial state from
-    states[i] when init[i], and leaves its final state there. `checked` =
-    (op, status): the launch reads check_varlen's verdict first (metadata
-    from the caller); None: metadata built here, trusted."""
-    # A head_dim block_p does not divide gets a last, partial block, which the
-    # kernel's views mask.
-    block_p = 32 if s.head_dim % 32 == 0 else 16
-    sequences = cu_seqlens.numel() - 1
-    slots = torch.arange(sequences, dtype=torch.int32, device=s.device)
-    constants = dict(heads=s.heads, head_dim=s.head_dim, state=s.state, groups=s.groups,
-                     chunk=KERNEL_CHUNK, dt_stride=s.dt_stride, dt_col=s.dt_col, block_p=block_p,
-                     a_log=0, dt_softplus=int(bool(dt_softplus)),
-                     y_f32=int(y.dtype == torch.float32), checked=int(checked is not None))
-    args = dict(xbc=s.xbc, dt=s.dt, a=s.A, dt_bias=s.dt_bias, d=s.D, cu_seqlens=cu_seqlens,
-                slots=slots, init=init, chunk_seq=chunk_seq, chunk_begin=chunk_begin,
-                chunk_end=chunk_end, ssm_state=states, y=y, chunks=chunk_seq.numel(),
-                dt_min=s.dt_min, dt_max=s.dt_max)
-    if checked is not None:
-        op, status = checked
-        args.update(status=status, tokens=s.tokens, sequences=sequences,
-                    errors=_checks.error_word(s.device), op=_checks.op_number(op))
-    launch("ssd_prefill", constants, s.device, (-(-s.head_dim // block_p), s.heads), **args)
-
-
-def _initial_page(op, initial_states, sequences, s):
-    """The f32 state page the scan reads and writes: the initial states (a
-    widening copy when they are bf16 or f16) or zeros."""
-    page = torch.zeros(sequences, s.heads, s.head_dim, s.state, device=s.device)
-    if initial_states is None:
-        return page, torch.zeros(sequences, dtype=torch.int32, device=s.device)
-    check(op, "initial_states", initial_states,
-          (torch.float32, torch.bfloat16, torch.float16),
-          (sequences, s.heads, s.head_dim, s.state), s.device)
-    page.copy_(initial_states)
-    return page, torch.ones(sequences, dtype=torch.int32, device=s.device)
+def _states(op, name, t, sequences, s):
+    """Initial states [S, H, P, N] (any float type) as the page the kernel
+    reads in place."""
+    check(op, name, t, FLOAT_TYPES, (sequences, s.heads, s.head_dim, s.state), s.device)
+    return t if t.is_contiguous() else t.contiguous()
 
 
 def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_chunk_seqlens,
@@ -117,28 +120,27 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
                                      return_intermediate_states=False, state_dtype=None):
     """The chunked SSD (R5p) of a packed varlen batch, as vLLM calls it.
 
-    x (T, H, P), dt (T, H) and B, C (T, G, N) bf16; A (H,), dt_bias (H,) and D
-    (H,) or a stride-0 (H, P) f32; cu_seqlens (S + 1,); the caller's chunks:
-    cu_chunk_seqlens (nchunks + 1,), seq_idx (nchunks,) the sequence of each
-    chunk, last_chunk_indices (S,); out (T, H, P) bf16 or f32, written;
-    initial_states (S, H, P, N) or None. Returns the final states (S, H, P, N)
-    in state_dtype (None: C's dtype), computed in f32. The metadata (int32 or
-    int64) is checked on the device against R9 and the caller's chunking
-    (docs/python.md, "Checks on the device"); the kernel chunks each sequence
-    itself (R5p is invariant to the chunking).
+    x (T, H, P), dt (T, H), B and C (T, G, N) (B and C of one dtype), A (H,),
+    dt_bias (H,), D (H,) or (H, P), z (T, H, P) (y * silu(z)), each f32, f16
+    or bf16; cu_seqlens (S + 1,); the caller's chunks: cu_chunk_seqlens
+    (nchunks + 1,), seq_idx (nchunks,) the sequence of each chunk,
+    last_chunk_indices (S,); out (T, H, P) f32, f16 or bf16, written;
+    initial_states (S, H, P, N) or None. Returns the final states (S, H, P,
+    N), or with return_intermediate_states the state after each of the
+    caller's chunks (nchunks, H, P, N), in state_dtype (None: C's dtype),
+    computed in f32. The metadata (int32 or int64) is checked on the device
+    against R9 and the caller's chunking (docs/python.md, "Checks on the
+    device"); nothing is read on the host.
     """
     op = "mamba_chunk_scan_combined_varlen"
-    x, dt, A, B, C, out, D, dt_bias, initial_states = (
+    x, dt, A, B, C, out, D, z, dt_bias, initial_states = (
         as_tensor(op, n, v) for n, v in
-        [("x", x), ("dt", dt), ("A", A), ("B", B), ("C", C), ("out", out), ("D", D),
+        [("x", x), ("dt", dt), ("A", A), ("B", B), ("C", C), ("out", out), ("D", D), ("z", z),
          ("dt_bias", dt_bias), ("initial_states", initial_states)])
     cu_seqlens, cu_chunk_seqlens, last_chunk_indices, seq_idx = (
         as_tensor(op, n, v) for n, v in
         [("cu_seqlens", cu_seqlens), ("cu_chunk_seqlens", cu_chunk_seqlens),
          ("last_chunk_indices", last_chunk_indices), ("seq_idx", seq_idx)])
-    if return_intermediate_states:
-        raise fail(op, "return_intermediate_states=True is not supported: ssd_prefill keeps "
-                       "the chunk states in registers and writes only each sequence's last")
     s = _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit)
     if not isinstance(chunk_size, int) or chunk_size <= 0:
         raise fail(op, f"chunk_size must be a positive int, got {chunk_size!r}")
@@ -148,26 +150,48 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
         raise fail(op, f"cu_seqlens has {cu_seqlens.numel()} element(s): it needs at least 2 "
                        "(one sequence)")
     check(op, "cu_chunk_seqlens", cu_chunk_seqlens, INDEX_TYPES, (None,), s.device)
-    check(op, "seq_idx", seq_idx, INDEX_TYPES, (cu_chunk_seqlens.numel() - 1,), s.device)
+    nchunks = cu_chunk_seqlens.numel() - 1
+    check(op, "seq_idx", seq_idx, INDEX_TYPES, (nchunks,), s.device)
     check(op, "last_chunk_indices", last_chunk_indices, INDEX_TYPES, (sequences,), s.device)
-    check(op, "out", out, (torch.bfloat16, torch.float32), (s.tokens, s.heads, s.head_dim),
-          s.device)
+    check(op, "out", out, FLOAT_TYPES, (s.tokens, s.heads, s.head_dim), s.device)
     check_strides(op, "out", out, (s.heads * s.head_dim, s.head_dim, 1))
-    check_aligned(op, "out", out, (0, 1))
-    check_no_overlap(op, "out", out, x=x, dt=dt, B=B, C=C, initial_states=initial_states)
+    check_aligned(op, "out", out)  # rows and heads at any offset: the kernel narrows
+    check_no_overlap(op, "out", out, x=x, dt=dt, B=B, C=C, z=z, initial_states=initial_states)
     state_dtype = state_dtype if state_dtype is not None else C.dtype
-    if state_dtype not in (torch.float32, torch.bfloat16, torch.float16):
+    if state_dtype not in FLOAT_TYPES:
         raise fail(op, f"state_dtype {state_dtype} is not a floating type")
-    states, init = _initial_page(op, initial_states, sequences, s)
+    states = torch.empty(sequences, s.heads, s.head_dim, s.state, dtype=state_dtype,
+                         device=s.device)
+    page = states if initial_states is None else _states(op, "initial_states", initial_states,
+                                                         sequences, s)
+    init = torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
+                      device=s.device)
     status = check_varlen(op, s.device, cu_seqlens, s.tokens,
                           (cu_chunk_seqlens, seq_idx, last_chunk_indices, chunk_size))
-    # Used only where the check passed: then every value fits i32.
-    cu = cu_seqlens.to(torch.int32)
-    chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, s.tokens, KERNEL_CHUNK)
-    _scan(s, cu, chunk_seq, chunk_begin, chunk_end, states, init,
-          out.view(s.tokens, s.heads * s.head_dim), dt_softplus, checked=(op, status))
+    chunk_states = None
+    if return_intermediate_states:
+        chunk_states = torch.empty(nchunks, s.heads, s.head_dim, s.state, dtype=state_dtype,
+                                   device=s.device)
+    capacity = s.tokens // KERNEL_CHUNK + (nchunks if return_intermediate_states else sequences)
+    guarded = uses_spans(capacity, s.head_dim, s.state) or return_intermediate_states
+    # The single walk reads the verdict itself (NaN outputs, no page touched).
+    # Elsewhere metadata the check refused becomes an empty batch (no kernel
+    # reads or writes through it) and the outputs NaN. What passed fits int32.
+    good = status == 0
+    cu = (torch.where(good, cu_seqlens, 0) if guarded else cu_seqlens).to(torch.int32)
+    if return_intermediate_states:
+        meta = (cu,) + chunks_of_caller_chunks(torch.where(good, cu_chunk_seqlens, 0),
+                                               seq_idx, s.tokens, KERNEL_CHUNK)
+    else:
+        meta = (cu,) + chunks_of_sequences(cu, s.tokens, KERNEL_CHUNK) + (None,)
+    s.y_type = element_type(out)
+    scan(s, meta, page, init, out.view(s.tokens, s.heads * s.head_dim), dt_softplus,
+         page_out=states, chunk_states=chunk_states, checked=(op, status))
+    for t in (out, states, chunk_states) if guarded else ():
+        if t is not None:
+            t.masked_fill_(~good.view((1,) * t.dim()), float("nan"))
     _checks.after(op, s.device)
-    return states if state_dtype == torch.float32 else states.to(state_dtype)
+    return chunk_states if return_intermediate_states else states
 
 
 def _sequences(op, batch, seqlen, seq_idx, cu_seqlens, device):
@@ -200,22 +224,25 @@ def _sequences(op, batch, seqlen, seq_idx, cu_seqlens, device):
 def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bias=None,
                               initial_states=None, seq_idx=None, cu_seqlens=None,
                               dt_softplus=False, dt_limit=(0.0, float("inf")),
-                              return_final_states=False, return_varlen_states=False):
+                              return_final_states=False, return_varlen_states=False,
+                              state_dtype=None):
     """The chunked SSD (R5p) in mamba_ssm's batch-major form.
 
-    x (b, L, H, P), dt (b, L, H), B and C (b, L, G, N) bf16; A (H,), dt_bias
-    (H,), D (H,) or a stride-0 (H, P) f32; initial_states (b, H, P, N) for the
-    first sequence of each row; seq_idx (b, L) cuts rows into sequences (read
-    on the host). Returns out (b, L, H, P) bf16, then final_states (b, H, P, N)
-    f32 and varlen_states (sequences, H, P, N) f32 as asked.
+    x (b, L, H, P), dt (b, L, H), B and C (b, L, G, N), z (b, L, H, P); A
+    (H,), dt_bias (H,), D (H,) or (H, P), each f32, f16 or bf16;
+    initial_states (b, H, P, N) for the first sequence of each row; seq_idx
+    (b, L) cuts rows into sequences (read on the host). Returns out (b, L, H,
+    P) in x's dtype, then final_states (b, H, P, N) f32 and varlen_states
+    (sequences, H, P, N) f32 as asked. state_dtype (mamba_ssm's dtype of the
+    per-chunk states it keeps) is checked and changes none of these.
     """
     op = "mamba_chunk_scan_combined"
-    x, dt, A, B, C, D, dt_bias, initial_states, seq_idx, cu_seqlens = (
+    x, dt, A, B, C, D, z, dt_bias, initial_states, seq_idx, cu_seqlens = (
         as_tensor(op, n, v) for n, v in
-        [("x", x), ("dt", dt), ("A", A), ("B", B), ("C", C), ("D", D), ("dt_bias", dt_bias),
-         ("initial_states", initial_states), ("seq_idx", seq_idx),
+        [("x", x), ("dt", dt), ("A", A), ("B", B), ("C", C), ("D", D), ("z", z),
+         ("dt_bias", dt_bias), ("initial_states", initial_states), ("seq_idx", seq_idx),
          ("cu_seqlens", cu_seqlens)])
-    check(op, "x", x, (torch.bfloat16,))
+    check(op, "x", x, FLOAT_TYPES)
     if x.dim() != 4:
         raise fail(op, f"x has shape {tuple(x.shape)}, expected (batch, seqlen, nheads, "
                        "headdim)")
@@ -224,35 +251,36 @@ def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bia
         raise fail(op, f"x has shape {tuple(x.shape)}: empty sequences are refused (R9)")
     if not isinstance(chunk_size, int) or chunk_size <= 0:
         raise fail(op, f"chunk_size must be a positive int, got {chunk_size!r}")
+    if state_dtype is not None and state_dtype not in FLOAT_TYPES:
+        raise fail(op, f"state_dtype {state_dtype} is not a floating type")
     if return_varlen_states and (seq_idx is None or batch != 1):
         raise fail(op, "return_varlen_states needs batch 1 and seq_idx marking the sequences")
     if initial_states is not None and seq_idx is not None:
         raise fail(op, "initial_states together with seq_idx is not supported (which of a "
                        "row's sequences it starts is ambiguous): give each sequence its own "
                        "row, or use mamba_chunk_scan_combined_varlen")
-    flat = [_flatten(op, n, t, batch, seqlen) for n, t in [("x", x), ("dt", dt), ("B", B),
-                                                          ("C", C)]]
-    s = _token_major(op, *flat[:2], A, *flat[2:], D, z, dt_bias, dt_limit)
-    cu, firsts, lasts = _sequences(op, batch, seqlen, seq_idx, cu_seqlens, s.device)
+    flat = [None if t is None else _flatten(op, n, t, batch, seqlen)
+            for n, t in [("x", x), ("dt", dt), ("B", B), ("C", C), ("z", z)]]
+    s = _token_major(op, *flat[:2], A, *flat[2:4], D, flat[4], dt_bias, dt_limit)
+    cu, _, lasts = _sequences(op, batch, seqlen, seq_idx, cu_seqlens, s.device)
     sequences = len(cu) - 1
-    page = torch.zeros(sequences, heads, head_dim, s.state, device=s.device)
-    init = torch.zeros(sequences, dtype=torch.int32)
-    if initial_states is not None:
-        check(op, "initial_states", initial_states,
-              (torch.float32, torch.bfloat16, torch.float16),
-              (batch, heads, head_dim, s.state), s.device)
-        page[firsts] = initial_states.float()
-        init[firsts] = 1
-    chunks = _host_chunks(cu)
-    meta = [torch.tensor(v, dtype=torch.int32, device=s.device) for v in [cu] + chunks]
-    out = torch.empty(batch, seqlen, heads, head_dim, dtype=torch.bfloat16, device=s.device)
-    _scan(s, meta[0], *meta[1:], page, init.to(s.device), out.view(batch * seqlen, -1),
-          dt_softplus)
+    states = torch.empty(sequences, heads, head_dim, s.state, device=s.device)
+    # Without seq_idx each row is one sequence, so the initial states are the
+    # page as given (with seq_idx they are refused above).
+    page = states if initial_states is None else _states(op, "initial_states", initial_states,
+                                                         batch, s)
+    init = torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
+                      device=s.device)
+    meta = tuple(torch.tensor(v, dtype=torch.int32, device=s.device)
+                 for v in [cu] + _host_chunks(cu)) + (None,)
+    out = torch.empty(batch, seqlen, heads, head_dim, dtype=x.dtype, device=s.device)
+    s.y_type = element_type(out)
+    scan(s, meta, page, init, out.view(batch * seqlen, -1), dt_softplus, page_out=states)
     results = [out]
     if return_final_states:
-        results.append(page[lasts])
+        results.append(states[lasts])
     if return_varlen_states:
-        results.append(page)
+        results.append(states)
     return results[0] if len(results) == 1 else tuple(results)
 
 

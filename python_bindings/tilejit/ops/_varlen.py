@@ -47,19 +47,39 @@ def chunks_of_sequences(cu_seqlens, total_tokens, block):
     """Chunks tiling each sequence of `cu_seqlens` ([S + 1]) from its first
     token; capacity total_tokens // block + S, which no batch of that many
     tokens exceeds (sum ceil(L / block) <= T / block + S)."""
-    cu = cu_seqlens.long()
-    sequences = cu.numel() - 1
+    seq, begin, end, _ = pieces(cu_seqlens, total_tokens, block)
+    return _int32(seq, begin, end)
+
+
+def chunks_of_caller_chunks(cu_chunk_seqlens, seq_idx, total_tokens, block):
+    """The caller's chunks (cu_chunk_seqlens [nchunks + 1], each of sequence
+    seq_idx) cut into pieces of at most `block` tokens: (chunk_seq,
+    chunk_begin, chunk_end, chunk_state_index), int32; the index names the
+    caller chunk a piece ends (-1 where it ends none, or is spare)."""
+    chunk, begin, end, ends = pieces(cu_chunk_seqlens, total_tokens, block)
+    real = chunk >= 0
+    seq = torch.where(real, seq_idx.long()[chunk.clamp(min=0)], -1)
+    return _int32(seq, begin, end, torch.where(ends, chunk, -1))
+
+
+def pieces(bounds, total_tokens, block):
+    """Pieces of 1..block tokens tiling each segment [bounds[i], bounds[i+1])
+    from its start, then spare pieces (segment -1, no tokens) up to the
+    capacity total_tokens // block + segments: (segment, begin, end, whether
+    the piece ends its segment), int64."""
+    cu = bounds.long()
+    segments = cu.numel() - 1
     lengths = cu[1:] - cu[:-1]
     counts = (lengths + block - 1) // block
     ends = torch.cumsum(counts, 0)
-    index = torch.arange(total_tokens // block + sequences, device=cu.device)
-    seq = torch.searchsorted(ends, index, right=True)
-    real = seq < sequences
-    seq = seq.clamp(max=sequences - 1)
-    begin = cu[seq] + (index - (ends[seq] - counts[seq])) * block
-    end = torch.minimum(begin + block, cu[seq + 1])
-    return _int32(torch.where(real, seq, -1), torch.where(real, begin, 0),
-                  torch.where(real, end, 0))
+    index = torch.arange(total_tokens // block + segments, device=cu.device)
+    seg = torch.searchsorted(ends, index, right=True)
+    real = seg < segments
+    seg = seg.clamp(max=segments - 1)
+    begin = cu[seg] + (index - (ends[seg] - counts[seg])) * block
+    end = torch.minimum(begin + block, cu[seg + 1])
+    return (torch.where(real, seg, -1), torch.where(real, begin, 0), torch.where(real, end, 0),
+            real & (end == cu[seg + 1]))
 
 
 def _int32(*tensors):

@@ -1,0 +1,94 @@
+// R5p's chunk step (docs/numerics.md#r5p-chunked-ssd-prefill), shared by the SSD
+// kernels (SsdPrefill.cpp): the constants they share, their per-token operands in
+// any of the element types tilejit.ops' callers pass, and one chunk's products.
+#ifndef TILEJIT_MODELS_MAMBA2_SSDCHUNK_H
+#define TILEJIT_MODELS_MAMBA2_SSDCHUNK_H
+
+#include "tilejit/Builder/Builder.h"
+#include "tilejit/Builder/KernelRegistry.h"
+
+#include <utility>
+#include <vector>
+
+namespace tilejit::models {
+
+/// The constants the SSD kernels share.
+struct SsdShape {
+  int64_t heads, headDim, stateSize, groups, q, bp, dtStride, dtCol, inner, channels;
+  /// The state's tile width: state rounded up to a power of two (register
+  /// layouts need one), at least 16 (the K of an mma); the views mask the
+  /// columns past `state`.
+  int64_t stateTile;
+  /// x, B and C as three tensors of their own row strides (split_xbc) rather
+  /// than column ranges of one xBC row `channels` wide.
+  bool splitXBC;
+  int64_t xStride, bStride, cStride;
+  DType xType, bcType, dtType, aType, dtBiasType;
+  bool aIsLog, softplusDt, exact;
+  explicit SsdShape(const Specialization &spec);
+};
+
+/// The per-token inputs every chunk reads and the head's scalars.
+struct SsdInputs {
+  Value x, b, c, dtRaw, aParam, dtBias, dtMin, dtMax;
+  Value a, bias; ///< head h's A and dt bias, loaded once by loadHead
+
+  void loadHead(const SsdShape &g, Value h);
+  /// Declares the parameters in the kernels' order (xbc, or x, b and c; dt,
+  /// a_log or a, dt_bias).
+  static SsdInputs declare(Kernel &k, const SsdShape &g);
+};
+
+/// One chunk's tiles for the `bp` state rows from p0 of head h; rows past len
+/// read zeros. x, b and cm keep their element types.
+struct Chunk {
+  Value len, rowBase, x, b, cm, dt, lam, lamEnd;
+};
+
+Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
+                Value t1, bool withC);
+/// Steps 2-3: the state after the chunk from the state s before it.
+Value stateAfter(const SsdShape &g, const Chunk &c, Value s);
+/// Steps 4-5: the chunk's y [q, bp] (f32) from the state s before it; `finiteX`
+/// false takes the path that keeps a non-finite x from flowing backwards.
+Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool finiteX);
+/// Whether some x of the chunk is not finite (a scalar).
+Value anyNonFinite(const Chunk &c);
+/// Columns [first, first + width) of rows `stride` apart from `row`, as a view
+/// and where in it a column of the slice lies. A slice that starts on whole
+/// 16-byte vectors of `type` (width a multiple of them: the plans' kernels)
+/// gets a view at its start; any other (e.g. head_dim 5) a view of its rows
+/// up to the slice's end with `first` as an offset, so that no vector access
+/// assumes a misaligned base (the lowering narrows its vectors to the offset).
+struct RowSlice {
+  View view;
+  Value start; ///< the slice's first element when the view starts there
+  Value row, first;
+  Dim rows;
+  int64_t width, stride;
+  DType type;
+  Operand at(const Operand &col) const {
+    return start.valid() ? col : Operand(first + col);
+  }
+  /// The slice `columns` further along the rows.
+  RowSlice shifted(int64_t columns) const;
+};
+RowSlice rowSlice(Value row, Value first, Dim rows, int64_t width, int64_t stride,
+                  DType type);
+
+/// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
+/// `index` (a page slot, a span or a chunk), head h.
+View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows);
+
+/// The SSD kernels' shared constants (shapes, chunk, tuning, conventions and
+/// the operands' element types) and the rules between them.
+std::vector<KernelConstant> ssdConstants();
+std::vector<ConstantRule> ssdRules();
+/// "`stride` is 0 or at least a * b": the rows of an operand read in place.
+ConstantRule ssdStrideRule(const char *stride, const char *a, const char *b);
+/// An element-type constant whose default is f32 (the plans' f32 parameters).
+KernelConstant elementTypeF32(llvm::StringRef name, llvm::StringRef operand);
+
+} // namespace tilejit::models
+
+#endif // TILEJIT_MODELS_MAMBA2_SSDCHUNK_H
