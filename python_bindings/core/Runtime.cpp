@@ -7,6 +7,7 @@
 #include "tilejit/runtime/Jit.h"
 #include "tilejit/support/FloatFormats.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -210,7 +211,7 @@ void DeviceKernel::launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
                               params.size(), runtime::formatSignature(params),
                               args.size())
                     .str());
-  std::vector<runtime::KernelArg> kernelArgs;
+  llvm::SmallVector<runtime::KernelArg, 16> kernelArgs;
   for (size_t i = 0; i < args.size(); ++i)
     kernelArgs.push_back(toKernelArg(name(), i, params[i], args[i]));
   runtime::Stream borrowed = unwrap(state->runtime->lending->borrow(runtime::StreamHandle{

@@ -60,6 +60,8 @@ void bindControlFlow(py::module_ &m);
 void bindModules(py::module_ &m);
 /// tilejit.mamba2's decode step and plans.
 void bindDecode(py::module_ &m);
+/// tilejit.ops' launcher (LaunchBindings.cpp).
+void bindLaunch(py::module_ &m);
 
 } // namespace tilejit::python
 
