@@ -222,6 +222,11 @@ void bindLaunch(py::module_ &m) {
            "Launches on `stream` (a CUstream as int) with the arguments by name.")
       .def("run", &OpLauncher::run, py::arg("grid"), py::arg("args"),
            "Runs on the interpreter with the arguments by name.");
+  m.def("_plan_projection", &planProjection, py::arg("runtime"), py::arg("rows"),
+        py::arg("geometry"),
+        "out_proj's constants for a projection of `rows` rows, tiled as the Mamba2 "
+        "plans tile theirs for the runtime's arch and tuning database (None: the "
+        "interpreter).");
 }
 
 } // namespace tilejit::python
