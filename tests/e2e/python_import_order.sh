@@ -28,6 +28,8 @@ else
   echo "python_import_order.sh: no kit at $kit_arg" >&2
   exit 2
 fi
+# A kit the session already built the module in: every variant builds its own.
+rm -f "$work"/base/module/*.o "$work"/base/tilejit/_tilejit*.so
 core=tilejit/libtilejit_python.so
 [ -f "$work/base/$core" ] || { echo "python_import_order.sh: no $core in the kit" >&2; exit 2; }
 
