@@ -55,19 +55,10 @@ public:
 
   /// Launches on `stream` (a CUstream as int).
   void launch(uint64_t stream, const py::tuple &grid, const py::dict &args) {
-    checkCount(args);
-    deviceArgs.resize(slots.size());
-    for (size_t i = 0; i < slots.size(); ++i) {
-      py::handle value = lookup(args, slots[i]);
-      DeviceArg &arg = deviceArgs[i];
-      if (slots[i].pointer) {
-        checkTensor(slots[i], value);
-        arg.kind = DeviceArg::Kind::Pointer;
-        arg.address = callMethod(value, names().dataPtr).cast<uint64_t>();
-      } else {
-        setNumber(slots[i], value, arg);
-      }
-    }
+    pack(args, deviceArgs, [](py::handle tensor, DeviceArg &arg) {
+      arg.kind = DeviceArg::Kind::Pointer;
+      arg.address = callMethod(tensor, names().dataPtr).cast<uint64_t>();
+    });
     std::array<uint32_t, 3> dims = gridOf<uint32_t>(grid);
     py::gil_scoped_release release;
     kernel->launch(stream, dims, deviceArgs);
@@ -75,22 +66,13 @@ public:
 
   /// Runs on the interpreter: each tensor is passed with the bytes its view spans.
   void run(const py::tuple &grid, const py::dict &args) {
-    checkCount(args);
-    hostArgs.resize(slots.size());
-    for (size_t i = 0; i < slots.size(); ++i) {
-      py::handle value = lookup(args, slots[i]);
-      HostArg &arg = hostArgs[i];
-      if (slots[i].pointer) {
-        checkTensor(slots[i], value);
-        arg.kind = HostArg::Kind::Buffer;
-        arg.data = reinterpret_cast<void *>(
-            callMethod(value, names().dataPtr).cast<uintptr_t>());
-        arg.bytes = spanBytes(value);
-        arg.writable = true;
-      } else {
-        setNumber(slots[i], value, arg);
-      }
-    }
+    pack(args, hostArgs, [](py::handle tensor, HostArg &arg) {
+      arg.kind = HostArg::Kind::Buffer;
+      arg.data =
+          reinterpret_cast<void *>(callMethod(tensor, names().dataPtr).cast<uintptr_t>());
+      arg.bytes = spanBytes(tensor);
+      arg.writable = true;
+    });
     std::array<int64_t, 3> dims = gridOf<int64_t>(grid);
     py::gil_scoped_release release;
     module->run(dims, hostArgs);
@@ -103,6 +85,23 @@ private:
     bool isFloat;
     py::object dtypes;
   };
+
+  /// Every argument from `args` into `out`: tensors (checked) by `setPointer`,
+  /// numbers as their parameters take them.
+  template <typename Arg, typename SetPointer>
+  void pack(const py::dict &args, std::vector<Arg> &out, SetPointer setPointer) {
+    checkCount(args);
+    out.resize(slots.size());
+    for (size_t i = 0; i < slots.size(); ++i) {
+      py::handle value = lookup(args, slots[i]);
+      if (slots[i].pointer) {
+        checkTensor(slots[i], value);
+        setPointer(value, out[i]);
+      } else {
+        setNumber(slots[i], value, out[i]);
+      }
+    }
+  }
 
   Error argumentError(const std::string &message) const {
     return Error(ErrorKind::Argument, "kernel '" + module->name() + "': " + message);

@@ -35,7 +35,6 @@ _ELEMENT_TYPE = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2}
 def element_type(t):
     """The element-type constant for tensor t (bf16, f16 or f32)."""
     return _ELEMENT_TYPE[t.dtype]
-_FLOAT_SCALARS = (_tilejit.dtype.f32, _tilejit.dtype.f16, _tilejit.dtype.bf16)
 
 
 def fail(op, message):
