@@ -95,6 +95,26 @@ ConstantValues directTiles(int64_t rows) {
           {"split_k", 4}, {"warps", 4},    {"loads_in_flight", 4}};
 }
 
+/// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
+/// few rows (directProjection), 16-row tiles from 16 rows, else the GEMV.
+ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8) {
+  if (directProjection(overrides, "out_proj", rows, fp8))
+    return directTiles(rows);
+  // The first row of tiles prefetches the weight the others read again
+  // (docs/BENCHMARKS.md, "programmatic dependent launch"); fewer rows gain
+  // nothing from it.
+  if (rows >= 16)
+    return {{"block_m", 16}, {"block_n", 64}, {"block_k", 64}, {"prefetch", 1}};
+  ConstantValues tiles = {{"block_n", 4}};
+  // bf16 takes twice the bytes an element: rows of 256, half the FP8 K step,
+  // move the same bytes a step, and measured fastest on the H200 when the
+  // decode defaults were chosen (commit 3ece6f6; the journal keeps no figure
+  // of it).
+  if (!fp8)
+    tiles["block_k"] = 256;
+  return tiles;
+}
+
 /// `base` with `more` added (their names are distinct).
 ConstantValues with(ConstantValues base, const ConstantValues &more) {
   base.insert(more.begin(), more.end());
@@ -259,25 +279,8 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
   if (io.zStride)
     normGeometry["z_stride"] = io.zStride;
   auto norm = kernel("gated_rmsnorm", normGeometry);
-  ConstantValues tiles;
-  if (gemm) {
-    tiles = gemmTiles(fp8, options.arch, I);
-  } else if (directProjection(options.overrides, "out_proj", rows, fp8)) {
-    tiles = directTiles(rows);
-  } else if (rows >= 16) {
-    // The first row of tiles prefetches the weight the others read again
-    // (docs/BENCHMARKS.md, "programmatic dependent launch"); fewer rows
-    // gain nothing from it.
-    tiles = {{"block_m", 16}, {"block_n", 64}, {"block_k", 64}, {"prefetch", 1}};
-  } else {
-    tiles = {{"block_n", 4}};
-    // bf16 takes twice the bytes an element: rows of 256, half the FP8 K
-    // step, move the same bytes a step, and measured fastest on the H200 when
-    // the decode defaults were chosen (commit 3ece6f6; the journal keeps no
-    // figure of it).
-    if (!fp8)
-      tiles["block_k"] = 256;
-  }
+  ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, I)
+                              : decodeOutTiles(options.overrides, rows, fp8);
   auto outProj =
       kernel("out_proj", with({{"inner", I}, {"hidden", hidden}, {"fp8", fp8}}, tiles));
   if (!norm || !outProj)
@@ -317,3 +320,24 @@ bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool f
 }
 
 } // namespace tilejit::models::detail
+
+namespace tilejit::models {
+
+llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
+                                              const PlanOptions &options, int64_t rows,
+                                              ConstantValues geometry) {
+  using namespace detail;
+  const int64_t inner = geometry.at("inner"), outCols = geometry.at("hidden");
+  const bool fp8 = geometry.at("fp8") != 0;
+  // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
+  // (fewer columns than its inner dimension) from kDecodeOutGemmRows.
+  const bool gemm = decodeGemm(options, rows, inner, fp8)
+                        ? rows >= kDecodeOutGemmRows || outCols > inner
+                        : rows >= 64;
+  ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, inner)
+                              : decodeOutTiles(options.overrides, rows, fp8);
+  return planKernel(registry, options.overrides, "out_proj",
+                    with(std::move(geometry), tiles), options.tuned);
+}
+
+} // namespace tilejit::models

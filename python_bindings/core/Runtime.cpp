@@ -3,10 +3,12 @@
 #include "CoreInternal.h"
 #include "StreamLendingDevice.h"
 
+#include "tilejit/models/nemotron_h/Planner.h"
 #include "tilejit/models/session/Backend.h"
 #include "tilejit/runtime/Jit.h"
 #include "tilejit/support/FloatFormats.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -210,7 +212,7 @@ void DeviceKernel::launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
                               params.size(), runtime::formatSignature(params),
                               args.size())
                     .str());
-  std::vector<runtime::KernelArg> kernelArgs;
+  llvm::SmallVector<runtime::KernelArg, 16> kernelArgs;
   for (size_t i = 0; i < args.size(); ++i)
     kernelArgs.push_back(toKernelArg(name(), i, params[i], args[i]));
   runtime::Stream borrowed = unwrap(state->runtime->lending->borrow(runtime::StreamHandle{
@@ -219,6 +221,25 @@ void DeviceKernel::launch(uint64_t stream, const std::array<uint32_t, 3> &grid,
   if (llvm::Error err = state->kernel->launch(
           borrowed, runtime::Dim3{grid[0], grid[1], grid[2]}, kernelArgs))
     throwError(ErrorKind::Device, std::move(err));
+}
+
+std::map<std::string, int64_t>
+planProjection(const Runtime *runtime, int64_t rows,
+               const std::map<std::string, int64_t> &geometry) {
+  models::PlanOptions options;
+  const KernelRegistry *kernels = &registry();
+  if (runtime) {
+    const models::Backend &backend = *runtime->internal()->backend;
+    options = backend.planOptions({}, /*overridesMustApply=*/false, rows, rows,
+                                  /*perLayerActivations=*/false);
+    kernels = &backend.registry();
+  }
+  Specialization spec = unwrap(models::planProjection(*kernels, options, rows, geometry),
+                               ErrorKind::Argument);
+  std::map<std::string, int64_t> out;
+  for (const KernelConstant &c : kernels->find("out_proj")->constants)
+    out[c.name] = spec.get(c.name);
+  return out;
 }
 
 } // namespace tilejit::python

@@ -6,6 +6,16 @@
 
 #include "tilejit/python/KernelBuilder.h"
 
+// pybind11 shares its internals (type registry, exception translators) between
+// the modules of a process by a name that holds its layout version, not its
+// release: torch's pybind11 of another release would read ours, made first when
+// tilejit is imported first, in a layout it does not know. tilejit passes no
+// pybind11 object across to another module, so it keeps its own.
+// (tests/e2e/python_import_order.sh defines TILEJIT_SHARE_PYBIND11_INTERNALS to
+// build the shared variant.)
+#ifndef TILEJIT_SHARE_PYBIND11_INTERNALS
+#define PYBIND11_COMPILER_TYPE "_tilejit"
+#endif
 #include <pybind11/functional.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -50,6 +60,8 @@ void bindControlFlow(py::module_ &m);
 void bindModules(py::module_ &m);
 /// tilejit.mamba2's decode step and plans.
 void bindDecode(py::module_ &m);
+/// tilejit.ops' launcher (LaunchBindings.cpp).
+void bindLaunch(py::module_ &m);
 
 } // namespace tilejit::python
 

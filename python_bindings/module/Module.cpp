@@ -109,4 +109,5 @@ PYBIND11_MODULE(_tilejit, m) {
   bindBuilder(m);
   bindModules(m);
   bindDecode(m);
+  bindLaunch(m);
 }

@@ -62,27 +62,33 @@ def as_e4m3(codes):
     return codes.view(ops._launch.E4M3) if ops._launch.E4M3 is not None else codes
 
 
-def r1h(rows):
+def r1h(rows, k, n):
     """Whether out_proj's tiles for `rows` take Hopper's reduced-precision e4m3
-    wgmma sums (R1h): the 64-row tiles on sm_90a."""
-    return DEV.type == "cuda" and rows >= 64 and tj.runtime().arch == "sm_90a"
+    wgmma sums (R1h): tiles of 64 rows or more on sm_90a, where the op plans
+    them as the Mamba2 plans do (ops/_fp8.py)."""
+    if DEV.type != "cuda" or tj.runtime().arch != "sm_90a":
+        return False
+    geometry = dict(inner=k, hidden=n, fp8=1, out_f32=0, scale_ptr=1)
+    return ops._fp8._projection(DEV, rows, geometry)["block_m"] >= 64
 
 
-@pytest.mark.parametrize("rows", [3, 20, 70])   # GEMV, 16-row and 64-row tensor-core tiles
-def test_scaled_mm(poisoned, rows):
-    gen = torch.Generator().manual_seed(82 + rows)
-    k, n, s_a, s_b = 256, 96, 0.05, 0.01
+# GEMV, 16-row tiles, and from 64 rows the prefill plans' tiles (on sm_90a, as
+# decode: a widening projection from 64 rows, a narrowing one from 256).
+@pytest.mark.parametrize("rows, n", [(3, 96), (20, 96), (70, 96), (70, 320)])
+def test_scaled_mm(poisoned, rows, n):
+    gen = torch.Generator().manual_seed(82 + rows + n)
+    k, s_a, s_b = 256, 0.05, 0.01
     a_codes, a = e4m3_codes(gen, rows, k)
     w_codes, w = e4m3_codes(gen, n, k)
     scale_a, scale_b = (torch.tensor([v], device=DEV) for v in (s_a, s_b))
     want, magnitude = ref.w8a8(a, w, s_a, s_b)
-    reduced = 2.0 ** -8 * magnitude if r1h(rows) else 0
+    reduced = 2.0 ** -8 * magnitude if r1h(rows, k, n) else 0
     y = ops.scaled_mm(as_e4m3(a_codes), as_e4m3(w_codes).t(), scale_a, scale_b)
     assert y.dtype == torch.bfloat16 and y.shape == (rows, n)
     # R1: one bf16 ulp of the oracle (rarely reached); R1h adds 2^-8 s sum|a w| on wgmma.
     err = (y.to(F64).cpu() - bf16(want)).abs()
     assert int((err > BF16_ULP * want.abs() + reduced).sum()) == 0
-    assert int((err > 0).sum()) <= (y.numel() // 100 if not r1h(rows) else y.numel())
+    assert int((err > 0).sum()) <= (y.numel() // 100 if not r1h(rows, k, n) else y.numel())
     y32 = ops.scaled_mm(as_e4m3(a_codes), as_e4m3(w_codes).t(), scale_a, scale_b,
                         out_dtype=torch.float32)
     f32_band = 2.0 ** -16 * magnitude + reduced       # f32 sums of 256 products, any order

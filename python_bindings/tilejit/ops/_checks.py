@@ -49,7 +49,7 @@ _SLOT_TABLES = {"selective_state_update": "state_batch_indices",
                 "causal_conv1d_update": "conv_state_indices",
                 "causal_conv1d_fn": "cache_indices"}
 
-_words = {}  # device -> int64 [1], the sticky error word
+_words = {}  # torch.device -> int64 [1], the sticky error word
 _mode = os.environ.get("TILEJIT_OPS_CHECKS", "async").strip().lower() or "async"
 if _mode not in ("async", "sync"):
     raise ArgumentError(f"TILEJIT_OPS_CHECKS={_mode!r}: expected 'async' or 'sync'")
@@ -65,11 +65,21 @@ def set_checks(mode):
 
 
 def error_word(device):
-    """The device's error word (zeros until a check fails)."""
-    key = str(device)
-    if key not in _words:
-        _words[key] = torch.zeros(1, dtype=torch.int64, device=device)
-    return _words[key]
+    """The device's error word (zeros until a check fails), made once per device:
+    a launch allocates nothing for it."""
+    word = _words.get(device)
+    if word is None:
+        word = _words[device] = torch.zeros(1, dtype=torch.int64, device=_indexed(device))
+    return word
+
+
+def _indexed(device):
+    """`device` as a torch.device with its index ("cuda" is the current CUDA
+    device), the key of its word."""
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        return torch.device("cuda", torch.cuda.current_device())
+    return device
 
 
 def op_number(op):
@@ -96,7 +106,7 @@ def check_errors(device=None):
     """Raises the ArgumentError a failed device-side check recorded on
     `device` (None: every device an op has run on), and clears it. Reads the
     word on the host: on the GPU, a synchronization of the current stream."""
-    keys = [str(device)] if device is not None else list(_words)
+    keys = [_indexed(device)] if device is not None else list(_words)
     for key in keys:
         word_tensor = _words.get(key)
         if word_tensor is None:

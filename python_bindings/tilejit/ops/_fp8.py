@@ -6,6 +6,7 @@ else (torch < 2.1) uint8 bit patterns, which are also accepted everywhere."""
 
 import torch
 
+from .. import _tilejit
 from ._launch import (E4M3, E4M3_TYPES, as_tensor, check, check_aligned, check_strides, fail,
                       launch, matrix_rows)
 
@@ -56,15 +57,25 @@ def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
     return output, scale_t
 
 
-def _gemm_tiles(rows):
-    """out_proj's tiles for M rows: the weight-streaming GEMV below 16 rows, the
-    decode plan's 16-row tensor-core tiles below 64, the prefill plan's 64 x 128
-    x 128 tiles from 64 on (docs/models.md)."""
-    if rows < 16:
-        return dict(block_m=1), 1
-    if rows < 64:
-        return dict(block_m=16, block_n=64, block_k=64), 16
-    return dict(block_m=64, block_n=128, block_k=128, warps=4, stages=3), 64
+_projections = {}  # (device, rows, *geometry.items()) -> out_proj's constants
+
+
+def _projection(device, rows, geometry):
+    """out_proj's constants for `rows` rows, tiled as the Mamba2 plans tile
+    theirs (docs/models.md) for the device's arch with the tuning database: on
+    sm_90a the prefill plan's producer GEMM for large M, decode's GEMV, direct
+    or 16-row tiles for small M; on the interpreter the tiles every arch runs.
+    Planned once per device and shape."""
+    key = (device, rows, *geometry.items())
+    constants = _projections.get(key)
+    if constants is None:
+        rt = None
+        if device.type == "cuda":
+            from .. import runtime
+
+            rt = runtime(device.index if device.index is not None else 0)
+        constants = _projections[key] = _tilejit._plan_projection(rt, rows, geometry)
+    return constants
 
 
 def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale_result=None,
@@ -96,12 +107,11 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     scales = _scale(op, "scale_a", scale_a, device), _scale(op, "scale_b", scale_b, device)
     out = check_aligned(op, "the output", torch.empty(rows, hidden, dtype=out_dtype,
                                                       device=device), (0,))
-    tiles, per_program = _gemm_tiles(rows)
-    block_n = tiles.get("block_n", 4)
-    launch("out_proj", dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(
-        out_dtype == torch.float32), scale_ptr=1, **tiles), device,
-        (-(-hidden // block_n), -(-rows // per_program)), a=a, weight=weight, out=out,
-        rows=rows, scale_a=scales[0], scale_b=scales[1])
+    constants = _projection(device, rows, dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(
+        out_dtype == torch.float32), scale_ptr=1))
+    launch("out_proj", constants, device,
+           (-(-hidden // constants["block_n"]), -(-rows // constants["block_m"])), a=a,
+           weight=weight, out=out, rows=rows, scale_a=scales[0], scale_b=scales[1])
     return out
 
 

@@ -35,7 +35,6 @@ _ELEMENT_TYPE = {torch.bfloat16: 0, torch.float16: 1, torch.float32: 2}
 def element_type(t):
     """The element-type constant for tensor t (bf16, f16 or f32)."""
     return _ELEMENT_TYPE[t.dtype]
-_FLOAT_SCALARS = (_tilejit.dtype.f32, _tilejit.dtype.f16, _tilejit.dtype.bf16)
 
 
 def fail(op, message):
@@ -225,11 +224,14 @@ def _elements(shape):
 
 
 class Launch:
-    """One launch of a registered kernel specialized by `constants`: arguments by
-    parameter name (tensors or numbers), on the interpreter for CPU tensors and
-    on the GPU (the tensors' device, the current torch stream) for CUDA ones."""
+    """A registered kernel specialized by `constants`, launched with its
+    arguments by parameter name (tensors or numbers): on the interpreter for CPU
+    tensors, on the GPU (the tensors' device, the current torch stream) for CUDA
+    ones. launch() keeps one per (kernel, constants); each launch is a single
+    call into the module, which takes the arguments from the dict, checks each
+    tensor's dtype and device and packs them (module/LaunchBindings.cpp)."""
 
-    def __init__(self, kernel, constants, device):
+    def __init__(self, kernel, constants):
         from .. import kernels  # the package's KernelSet, built at import
 
         try:
@@ -237,38 +239,58 @@ class Launch:
         except BuildError as error:  # a geometry the kernel has no layout for
             raise ArgumentError(f"tilejit.ops: kernel '{kernel}' cannot be built for "
                                 f"{constants}: {error}") from None
-        self.device = device
+        self._dtypes = [_KERNEL_TYPES[p.dtype] if p.pointer else None
+                        for p in self.module.params]
+        self._launchers = {}  # CUDA ordinal (-1: the interpreter) -> _OpLauncher
 
-    def __call__(self, grid, **args):
-        params = self.module.params
-        missing = [p.name for p in params if p.name not in args]
-        assert not missing and len(args) == len(params), (self.module.name, missing, list(args))
-        ordered = []
-        for p in params:
-            a = args[p.name]
-            if p.pointer:
-                assert isinstance(a, torch.Tensor) and a.dtype in _KERNEL_TYPES[p.dtype], \
-                    (self.module.name, p.name, getattr(a, "dtype", type(a)))
-                assert a.device == self.device, (self.module.name, p.name, a.device)
-                ordered.append(a)
-            else:
-                ordered.append(float(a) if p.dtype in _FLOAT_SCALARS else int(a))
-        grid = _arrays.grid3(grid)
-        if self.device.type == "cpu":
-            self.module._run(grid, [("buffer", a.data_ptr(), span_bytes(a), True)
-                                    if isinstance(a, torch.Tensor) else a for a in ordered])
-            return
-        from .. import device_kernel, runtime
+    def __call__(self, device, grid, args):
+        if device.type == "cpu":
+            ordinal = -1
+        else:
+            ordinal = device.index if device.index is not None else torch.cuda.current_device()
+        launcher = self._launchers.get(ordinal)
+        if launcher is None:
+            launcher = self._launchers[ordinal] = self._launcher(ordinal)
+        grid = grid if type(grid) is tuple else _arrays.grid3(grid)
+        if ordinal < 0:
+            launcher.run(grid, args)
+        else:
+            launcher.launch(_current_stream(ordinal), grid, args)
 
-        rt = runtime(self.device.index or 0)
-        stream = torch.cuda.current_stream(self.device).cuda_stream
-        device_kernel(self.module, rt)._launch(
-            stream, grid, [("ptr", a.data_ptr()) if isinstance(a, torch.Tensor) else a
-                           for a in ordered])
+    def _launcher(self, ordinal):
+        kernel = None
+        if ordinal >= 0:  # compiled and loaded on the device once, here
+            from .. import device_kernel, runtime
+
+            kernel = device_kernel(self.module, runtime(ordinal))
+        return _tilejit._OpLauncher(self.module, kernel, ordinal, self._dtypes)
+
+
+# torch's own launchers read the current stream so; older or CPU-only builds
+# lack the call.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
+def _current_stream(ordinal):
+    if _raw_stream is not None:
+        return _raw_stream(ordinal)
+    return torch.cuda.current_stream(ordinal).cuda_stream
+
+
+_launches = {}  # (kernel, *constants.items()) -> Launch
 
 
 def launch(kernel, constants, device, grid, **args):
-    Launch(kernel, constants, device)(grid, **args)
+    """Launches registered `kernel` specialized by `constants` on `device` (a
+    torch.device: the interpreter for the CPU), `grid` a tuple of 1 to 3
+    extents, the arguments by parameter name. The specialization is found by
+    the constants as given (built and loaded on first use), so a call builds
+    no string and allocates nothing of its own."""
+    key = (kernel, *constants.items())
+    plan = _launches.get(key)
+    if plan is None:
+        plan = _launches[key] = Launch(kernel, constants)
+    plan(device, grid, args)
 
 
 def host_ints(op, name, t, check_slots):

@@ -91,6 +91,17 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &, const NemotronHC
                                         const ref::PrefillBatch &, int64_t, int64_t,
                                         const PlanOptions & = {}) = delete;
 
+/// The out_proj kernel (the projection GEMM both plans launch) for a standalone
+/// projection of `rows` rows, `geometry` holding at least inner, hidden and fp8,
+/// tiled as the plans tile theirs: from kDecodeGemmRows rows the prefill GEMM
+/// where decode takes it (sm_90a's producer tiles; a narrowing projection, as
+/// out_proj, from kDecodeOutGemmRows), elsewhere from 64 rows the prefill
+/// tiles of `options.arch`; fewer rows decode's GEMV, direct or 16-row tiles.
+/// With the tuned constants and the overrides of `options` (planKernel).
+llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
+                                              const PlanOptions &options, int64_t rows,
+                                              ConstantValues geometry);
+
 /// The name of layer `layer`'s intermediate `name` ("z", "y", "normed", ...)
 /// in a plan made with `options`: "l<layer>.<name>" with per-layer
 /// activations, else the shared "<name>".

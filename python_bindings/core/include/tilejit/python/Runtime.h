@@ -108,6 +108,16 @@ private:
   std::shared_ptr<State> state;
 };
 
+/// Every constant of the registered out_proj kernel for a projection of `rows`
+/// rows with `geometry` (inner, hidden, fp8 and any others), tiled as the
+/// Mamba2 plans tile theirs (models::planProjection) for `runtime`'s arch with
+/// its tuning database; no runtime (the interpreter): the tiles every arch
+/// runs, nothing tuned. Errors (ErrorKind::Argument): a geometry out_proj
+/// refuses.
+std::map<std::string, int64_t>
+planProjection(const Runtime *runtime, int64_t rows,
+               const std::map<std::string, int64_t> &geometry);
+
 } // namespace tilejit::python
 
 #endif // TILEJIT_PYTHON_RUNTIME_H
