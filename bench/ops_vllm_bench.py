@@ -23,6 +23,7 @@ import torch
 
 import tilejit as tj
 import tilejit.ops as ops
+from ops_torch_bench import timed as eager
 from vllm.model_executor.layers.mamba.ops import causal_conv1d as v_conv
 from vllm.model_executor.layers.mamba.ops import layernorm_gated as v_norm
 from vllm.model_executor.layers.mamba.ops import mamba_ssm as v_ssm
@@ -32,22 +33,6 @@ Hd, H, P, N, G, K = 2688, 64, 64, 128, 8, 4
 I, Cd = H * P, H * P + 2 * G * N
 Q = 128  # NemotronH's chunk_size, the chunks vLLM's metadata describes
 E4M3 = torch.float8_e4m3fn
-
-
-def eager(fn, trials, calls):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    per_call = []
-    for _ in range(trials):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(calls):
-            fn()
-        end.record()
-        end.synchronize()
-        per_call.append(start.elapsed_time(end) * 1000 / calls)
-    return per_call
 
 
 def graphed(fn, trials, calls):
@@ -72,13 +57,12 @@ def graphed(fn, trials, calls):
         end.record()
         end.synchronize()
         per_call.append(start.elapsed_time(end) * 1000 / calls)
-    return per_call
+    return statistics.median(per_call), min(per_call), max(per_call)
 
 
 def stats(fn, timer, trials, calls):
     try:
-        t = timer(fn, trials, calls)
-        return f"{statistics.median(t):8.1f} {min(t):8.1f} {max(t):8.1f}"
+        return "%8.1f %8.1f %8.1f" % timer(fn, trials, calls)
     except Exception as error:  # a form that cannot run is reported, not fatal
         first = str(error).strip().splitlines()[0][:70] if str(error).strip() else ""
         torch.cuda.synchronize()

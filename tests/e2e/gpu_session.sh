@@ -5,7 +5,8 @@
 #   main     tests/e2e/main_job_gpu.sh (decode and prefill, sm_90a and sm_90, defects;
 #            MAIN_RUNS picks its runs)
 #   gputests the bundle's tilejit-gpu-tests (Catch2, every GPU test case)
-#   python   the whole tests/python suite on the GPU
+#   python   the whole tests/python suite on the GPU (PYTHON_TESTS: other pytest
+#            arguments, e.g. some files; PYTHON_TIMEOUT, default 300 s)
 #   opsbench bench/ops_torch_bench.py (tilejit.ops next to plain torch)
 #   vllm     bench/ops_vllm_bench.py (tilejit.ops next to vLLM's Triton ops; their
 #            files laid out by bench/peers/extract_vllm.sh in .peers/, carried)
@@ -52,8 +53,8 @@ for part in "$@"; do
   gputests) (cd "$work" && rm -rf "$work/cache-gputests" && mkdir -p "$work/cache-gputests" &&
              TILEJIT_CACHE_DIR=$work/cache-gputests timeout 400 "$work/tilejit-bundle/bin/tilejit-gpu-tests" \
                >"$out/gputests.log" 2>&1; echo "gpu tests: exit $?"; tail -n 4 "$out/gputests.log") ;;
-  python) (cd "$root/tests/python" && PYTHONPATH=$work/kit timeout 300 python3 -m pytest -q \
-             -rs -s . >"$out/python.log" 2>&1; echo "python suite: exit $?"; tail -n 3 "$out/python.log";
+  python) (cd "$root/tests/python" && PYTHONPATH=$work/kit timeout "${PYTHON_TIMEOUT:-300}" python3 -m pytest -q \
+             -rs -s ${PYTHON_TESTS:-.} >"$out/python.log" 2>&1; echo "python suite: exit $?"; tail -n 3 "$out/python.log";
            grep -E "outside one ulp" "$out/python.log") ;;
   opsbench) PYTHONPATH=$work/kit timeout 200 python3 "$root/bench/ops_torch_bench.py" \
               >"$out/opsbench.log" 2>&1; echo "ops bench: exit $?"; tail -n 25 "$out/opsbench.log" ;;
