@@ -12,10 +12,9 @@ from . import _checks
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_distinct_slots, check_pad_slot_id, check_strides, element_type,
                       fail, host_ints, launch, slot_table)
-from ._ssm import PAD_SLOT_ID
+from ._ssm import NULL_BLOCK_ID, PAD_SLOT_ID, null_block
 from ._varlen import check_varlen, chunks_of_sequences
 
-NULL_BLOCK_ID = 0  # vLLM's reserved null block: a slot table entry equal to it is padding
 PREFILL_WIDTH = 4  # conv_prefill's width (docs/numerics.md#geometry)
 _BLOCK_T = 64  # conv_prefill's default block_t: its chunks
 _BLOCK = 256  # conv_update's channels per program
@@ -50,13 +49,11 @@ def _weight_and_bias(op, weight, bias, dim, device):
 
 
 def _null_block(op, null_block_id, indices):
-    """The null-block constant and argument: only a caller's slot table has
-    a null block (the default table, row i on slot i, has none)."""
-    if null_block_id is None or indices is None:
+    """The null-block constant and argument (none for the default table)."""
+    null = null_block(op, null_block_id, indices)
+    if null is None:
         return {}, {}
-    if not isinstance(null_block_id, int):
-        raise fail(op, f"null_block_id {null_block_id!r}: expected an int or None")
-    return dict(null_block=1), dict(null_block_id=null_block_id)
+    return dict(null_block=1), dict(null_block_id=null)
 
 
 def _prefill_page_layout(op, conv_state, dim):

@@ -9,7 +9,12 @@ from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, che
                       check_strides, element_type, fail, host_ints, launch, row_stride,
                       FLOAT_TYPES, INDEX_TYPES)
 
+# vLLM's padding values (vllm/v1/attention/backends/utils.py), the defaults of
+# every op with a slot table: a table entry equal to NULL_BLOCK_ID (the slot
+# vLLM reserves) or negative is a padding row. mamba_ssm's callers, whose slot
+# 0 is an ordinary slot, pass null_block_id=None (docs/python.md, "Padding").
 PAD_SLOT_ID = -1
+NULL_BLOCK_ID = 0
 # The kernel's per_p bits (models/mamba2/SsmUpdate.h): which per-head
 # parameters vary over p (A over p and n).
 _PER_P = {"dt": 1, "dt_bias": 2, "D": 4, "A": 8}
@@ -20,7 +25,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                            dst_state_batch_indices=None, pad_slot_id=PAD_SLOT_ID, out=None,
                            num_accepted_tokens=None, cu_seqlens=None, is_blackwell=False,
                            enable_stochastic_rounding=False, cache_philox_rounds=0, *,
-                           null_block_id=None, rounding_seed=None, check_slots=False):
+                           null_block_id=NULL_BLOCK_ID, rounding_seed=None, check_slots=False):
     """One decode step of the SSM (R5d), the state updated in place; with
     cu_seqlens, a few tokens per sequence stepped in order (vLLM's varlen and
     speculative-decoding forms). docs/python-ops.md, "selective_state_update".
@@ -35,9 +40,10 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     (rows, H); A (H, P, N) or (H,); D and dt_bias (H, P) or (H,); B and C
     (rows, G, N): each f32, f16 or bf16, read in place with its own row stride.
     out = y * silu(z) with z. The single-head form (state (slots, P, N)) is
-    the H = 1 case. An index equal to null_block_id (vLLM) or pad_slot_id
-    (when null_block_id is None), or negative, is padding: no state read or
-    written, its rows' output 0. Index tables are int32 or int64, 1-D or
+    the H = 1 case. In a caller's table an index equal to null_block_id
+    (vLLM's null block, 0 by default; None for mamba_ssm's callers, whose slot
+    0 is real) or to pad_slot_id (when null_block_id is None), or negative, is
+    padding: no state read or written, its rows' output 0. Index tables are int32 or int64, 1-D or
     (rows, T) (column 0 read; with num_accepted_tokens, vLLM's columns).
     check_slots=True (a debug option) reads the tables on the host to refuse
     two rows on one slot (R8), which a CUDA graph capture forbids.
@@ -87,9 +93,10 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     seqs = _sequences(op, cu_seqlens, device) if varlen else rows
     tables = _slot_tables(op, state_batch_indices, dst_state_batch_indices,
                           num_accepted_tokens, seqs, num_slots, device)
-    pad = null_block_id if null_block_id is not None else pad_slot_id
-    if not isinstance(pad, int) or isinstance(pad, bool):
-        raise fail(op, f"the padding index {pad!r} (null_block_id or pad_slot_id) must be an int")
+    null = null_block(op, null_block_id, state_batch_indices)
+    if not isinstance(pad_slot_id, int) or isinstance(pad_slot_id, bool):
+        raise fail(op, f"pad_slot_id {pad_slot_id!r} must be an int")
+    pad = null if null is not None else pad_slot_id
     if check_slots:
         _check_rows(op, tables, pad, num_slots)
 
@@ -135,6 +142,15 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     launch("ssm_update", constants, device, (-(-head_dim // block_p), heads, seqs), **args)
     _checks.after(op, device)
     return out.squeeze(1) if single_head else out
+
+
+def null_block(op, null_block_id, table):
+    """The null block a caller's slot table pads with (None: none). The
+    default table (row i on slot i) has none, as in vLLM."""
+    if null_block_id is not None and (not isinstance(null_block_id, int) or
+                                      isinstance(null_block_id, bool)):
+        raise fail(op, f"null_block_id {null_block_id!r} must be an int or None")
+    return null_block_id if table is not None else None
 
 
 def _sequences(op, cu_seqlens, device):
