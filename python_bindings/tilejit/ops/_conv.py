@@ -232,9 +232,12 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
     if spec:
         tables["num_accepted_tokens"] = _row_table(op, "num_accepted_tokens",
                                                    num_accepted_tokens, rows, device)
+    # The device checks hold query_start_loc to x's tokens and the prefix
+    # caching columns to the slot table's.
     if query_start_loc is not None:
-        tables["query_start_loc"] = query_start_loc
+        tables.update(query_start_loc=query_start_loc, num_tokens=x.shape[0])
     if apc:
+        tables["slot_columns"] = slots.shape[1] if slots.dim() == 2 else 1
         tables["initial_state_idx"] = _row_table(op, "initial_state_idx", initial_state_idx,
                                                  rows, device)
         tables["block_idx_last_scheduled_token"] = _row_table(

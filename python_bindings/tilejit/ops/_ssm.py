@@ -133,8 +133,8 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                 num_slots=num_slots, **tables["args"])
     if z is not None:
         args["z"] = z
-    if varlen:
-        args["cu_seqlens"] = cu_seqlens
+    if varlen:  # the device check holds its sequences to x's rows
+        args.update(cu_seqlens=cu_seqlens, num_rows=rows)
     if pad >= 0:
         args["pad_slot"] = pad
     if enable_stochastic_rounding:
@@ -260,9 +260,9 @@ def _slot_tables(op, src, dst, accepted, seqs, num_slots, device):
                            "state_batch_indices and dst_state_batch_indices")
         if dst is None:
             dst = src
-    dst_stride = 0
+    dst_stride, dst_width = 0, width
     if dst is not None:
-        dst_stride, _ = _table(op, "dst_state_batch_indices", dst, seqs, device)
+        dst_stride, dst_width = _table(op, "dst_state_batch_indices", dst, seqs, device)
         if dst.dtype != src.dtype:
             raise fail(op, f"state_batch_indices is {src.dtype} and dst_state_batch_indices "
                            f"{dst.dtype}: tilejit takes one index type per call")
@@ -272,8 +272,8 @@ def _slot_tables(op, src, dst, accepted, seqs, num_slots, device):
     args = dict(slots=src)
     if dst is not None:
         args["dst_slots"] = dst
-    if spec:
-        args["num_accepted_tokens"] = accepted
+    if spec:  # the device checks hold num_accepted_tokens and cu_seqlens to the columns
+        args.update(num_accepted_tokens=accepted, table_columns=min(width, dst_width))
     return dict(constants=constants, args=args, src=src, dst=dst, accepted=accepted,
                 width=width)
 
