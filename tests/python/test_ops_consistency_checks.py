@@ -11,10 +11,10 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="tilejit.ops works on torch tensors")
 
-import tilejit as tj  # noqa: E402
 import tilejit.ops as ops  # noqa: E402
 
 from ops_support import DEV, uniform  # noqa: E402
+from test_ops_bad_input import refusal  # noqa: E402
 
 GUARD = 3  # guard rows either side of every operand
 SENTINEL = 7.0
@@ -36,17 +36,6 @@ def guards_intact(*buffers):
 
 def ints(values):
     return torch.tensor(values, dtype=torch.int32, device=DEV)
-
-
-def refusal(call):
-    """The message a call's failed device check raises (by the call on the
-    interpreter, by check_errors() on the GPU); None when nothing failed."""
-    try:
-        call()
-        ops.check_errors()
-    except tj.ArgumentError as error:
-        return str(error)
-    return None
 
 
 # ---------------------------------------------------------------------------

@@ -5,9 +5,9 @@ R5d with R4, R8 and R8s, on the registered `ssm_update` kernel."""
 import torch
 
 from . import _checks
-from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_no_overlap,
-                      check_strides, element_type, fail, host_ints, launch, row_stride,
-                      FLOAT_TYPES, INDEX_TYPES)
+from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
+                      check_distinct_slots, check_no_overlap, check_pad_slot_id, check_strides,
+                      element_type, fail, host_ints, launch, row_stride)
 
 # vLLM's padding values (vllm/v1/attention/backends/utils.py), the defaults of
 # every op with a slot table: a table entry equal to NULL_BLOCK_ID (the slot
@@ -42,8 +42,8 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     out = y * silu(z) with z. The single-head form (state (slots, P, N)) is
     the H = 1 case. In a caller's table an index equal to null_block_id
     (vLLM's null block, 0 by default; None for mamba_ssm's callers, whose slot
-    0 is real) or to pad_slot_id (when null_block_id is None), or negative, is
-    padding: no state read or written, its rows' output 0. Index tables are int32 or int64, 1-D or
+    0 is real) or negative (pad_slot_id must be) is padding: no state read or
+    written, its rows' output 0. Index tables are int32 or int64, 1-D or
     (rows, T) (column 0 read; with num_accepted_tokens, vLLM's columns).
     check_slots=True (a debug option) reads the tables on the host to refuse
     two rows on one slot (R8), which a CUDA graph capture forbids.
@@ -93,10 +93,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     seqs = _sequences(op, cu_seqlens, device) if varlen else rows
     tables = _slot_tables(op, state_batch_indices, dst_state_batch_indices,
                           num_accepted_tokens, seqs, num_slots, device)
-    null = null_block(op, null_block_id, state_batch_indices)
-    if not isinstance(pad_slot_id, int) or isinstance(pad_slot_id, bool):
-        raise fail(op, f"pad_slot_id {pad_slot_id!r} must be an int")
-    pad = null if null is not None else pad_slot_id
+    pad = padding(op, null_block_id, pad_slot_id, state_batch_indices)
     if check_slots:
         _check_rows(op, tables, pad, num_slots)
 
@@ -125,7 +122,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
         c_stride=row_stride(op, "C", C, groups * dstate), gate=int(z is not None),
         z_stride=row_stride(op, "z", z, heads * head_dim) if z is not None else 0, per_p=per_p,
         varlen=int(varlen), cu_seqlens_i64=int(varlen and cu_seqlens.dtype == torch.int64),
-        pad_id=int(pad >= 0), checked=1, stochastic=int(bool(enable_stochastic_rounding)),
+        pad_id=int(pad is not None), checked=1, stochastic=int(bool(enable_stochastic_rounding)),
         random_mixes=min(max(2, int(cache_philox_rounds)), 16), **tables["constants"])
     args = dict(x=x, b=B, c=C, dt=dt, a=A, dt_bias=dt_bias, d=D, ssm_state=state,
                 y=out.view(rows, heads * head_dim), dt_min=float("-inf"), dt_max=float("inf"),
@@ -135,7 +132,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
         args["z"] = z
     if varlen:  # the device check holds its sequences to x's rows
         args.update(cu_seqlens=cu_seqlens, num_rows=rows)
-    if pad >= 0:
+    if pad is not None:
         args["pad_slot"] = pad
     if enable_stochastic_rounding:
         args["seed"] = _seed(op, rounding_seed, device)
@@ -144,9 +141,11 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     return out.squeeze(1) if single_head else out
 
 
-def null_block(op, null_block_id, table):
-    """The null block a caller's slot table pads with (None: none). The
-    default table (row i on slot i) has none, as in vLLM."""
+def padding(op, null_block_id, pad_slot_id, table):
+    """The padding arguments of every op with a slot table, checked: returns
+    the null block a caller's `table` pads with beside the negative indices
+    (None: none; the default table, row i on slot i, has none, as in vLLM)."""
+    check_pad_slot_id(op, pad_slot_id)
     if null_block_id is not None and (not isinstance(null_block_id, int) or
                                       isinstance(null_block_id, bool)):
         raise fail(op, f"null_block_id {null_block_id!r} must be an int or None")
