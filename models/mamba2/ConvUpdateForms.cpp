@@ -24,6 +24,9 @@ struct UpdateForm {
   Value queryStartLoc, accepted, initialIdx, lastIdx; ///< with their forms
   Value xRowStride, xTokenStride, outRowStride, outTokenStride, slotRowStride;
   Value pageSlotStride, pageChannelStride, pageTapStride, numSlots;
+  /// What the checks hold the metadata to: x's tokens (varlen) and the slot
+  /// table's columns (apc).
+  Value numTokens, slotColumns;
   std::optional<Value> nullBlockId;
   OpCheck check;
 };
@@ -62,6 +65,10 @@ UpdateForm declareUpdateForm(Kernel &k, const Specialization &spec) {
   f.nullBlockId = declareNullBlock(k, spec);
   f.numSlots = k.scalarParam("num_slots", DType::I32);
   f.check = OpCheck::declare(k, spec.get("checked") != 0);
+  if (f.check.enabled && f.varlen)
+    f.numTokens = k.scalarParam("num_tokens", DType::I64);
+  if (f.check.enabled && f.apc)
+    f.slotColumns = k.scalarParam("slot_columns", DType::I64);
   k.setConfig({{f.block}, /*warps=*/4, /*stages=*/1, /*vector=*/1});
   k.markInvariant(f.weight);
   if (f.bias.valid())
@@ -69,21 +76,48 @@ UpdateForm declareUpdateForm(Kernel &k, const Specialization &spec) {
   return f;
 }
 
-/// One row's tokens: their first element in x and out, and how many.
+/// One row's tokens: their first element in x and out, how many, and
+/// whether query_start_loc failed its check (the row's range clamped into x).
 struct RowTokens {
-  Value x, out, count;
+  Value x, out, count, bad;
 };
 
 RowTokens rowTokens(const UpdateForm &f, Value row) {
+  Value bad = constant(0, DType::I1);
   if (!f.varlen) {
     Value row64 = row.to(DType::I64);
     return {f.x + row64 * f.xRowStride, f.out + row64 * f.outRowStride,
-            constant(double(f.tokens), DType::I32)};
+            constant(double(f.tokens), DType::I32), bad};
   }
-  Value start = load(f.queryStartLoc + row), end = load(f.queryStartLoc + row + 1);
-  Value start64 = start.to(DType::I64);
-  return {f.x + start64 * f.xTokenStride, f.out + start64 * f.outTokenStride,
-          end - start};
+  Value start = load(f.queryStartLoc + row).to(DType::I64);
+  Value end = load(f.queryStartLoc + row + 1).to(DType::I64);
+  if (f.check.enabled) {
+    Value recorder = programId(1) == 0;
+    bad = (start < 0) | (end < start) | (end > f.numTokens);
+    f.check.record(recorder & bad, OpError::SeqlensRange, row);
+    start = minimum(maximum(start, 0), f.numTokens);
+    end = minimum(maximum(end, start), f.numTokens);
+    Value tooLong = (end - start) > f.tokens;
+    f.check.record(recorder & tooLong, OpError::SequenceTooLong, row);
+    bad = bad | tooLong;
+    end = minimum(end, start + f.tokens);
+  }
+  return {f.x + start * f.xTokenStride, f.out + start * f.outTokenStride,
+          (end - start).to(DType::I32), bad};
+}
+
+/// The slot-table columns prefix caching reads and writes; with checks, a
+/// column outside the table is recorded and read as column 0 (`bad` set).
+std::pair<Value, Value> apcColumns(const UpdateForm &f, Value row, Value &bad) {
+  Value initial = load(f.initialIdx + row), last = load(f.lastIdx + row);
+  if (!f.check.enabled)
+    return {initial, last};
+  Value columns = f.slotColumns.to(DType::I32);
+  Value outside = (initial < 0) | (initial >= columns) | (last < 0) | (last >= columns);
+  f.check.record(outside & (programId(1) == 0), OpError::ColumnRange, row);
+  bad = bad | outside;
+  return {where(outside, constant(0, DType::I32), initial),
+          where(outside, constant(0, DType::I32), last)};
 }
 
 /// The conv over the row's tokens from the window `taps` (f32, oldest first):
@@ -199,23 +233,32 @@ void buildConvUpdateForm(Kernel &k, const Specialization &spec) {
   Value inRange = cols < f.channels;
   Value cols64 = cols.to(DType::I64);
   Value slotRow = f.slots + row.to(DType::I64) * f.slotRowStride;
-  Value inSlot = load(f.apc ? slotRow + load(f.initialIdx + row) : slotRow);
-  Value outSlot = f.apc ? load(slotRow + load(f.lastIdx + row)) : inSlot;
   const RowTokens tokens = rowTokens(f, row);
+  Value badMetadata = tokens.bad;
+  Value inSlot = load(slotRow), outSlot = inSlot;
+  if (f.apc) {
+    auto [initial, last] = apcColumns(f, row, badMetadata);
+    inSlot = load(slotRow + initial), outSlot = load(slotRow + last);
+  }
   Value live = realSlot(inSlot, f.nullBlockId);
+  // vLLM's speculative decoding: the window starts at tap accepted - 1.
+  Value accepted = f.spec ? load(f.accepted + row) : constant(1, DType::I32);
   Value failed = constant(0, DType::I1);
   if (f.check.enabled) {
     Value pages = f.numSlots.to(inSlot.dtype());
-    failed = live & ((inSlot >= pages) | (outSlot < 0) | (outSlot >= pages));
+    Value slotPast = live & ((inSlot >= pages) | (outSlot < 0) | (outSlot >= pages));
+    f.check.record(slotPast & (programId(1) == 0), OpError::SlotOutOfRange, row);
+    // A window past the page's taps: a live row's accepted count outside 1 .. tokens.
+    Value acceptedBad = live & ((accepted < 1) | (accepted > f.tokens));
+    f.check.record(acceptedBad & (programId(1) == 0), OpError::AcceptedRange, row);
+    failed = slotPast | acceptedBad | badMetadata;
     live = live & isFalse(failed);
-    f.check.record(failed & (programId(1) == 0), OpError::SlotOutOfRange, row);
   }
   auto pageOf = [&](Value slot) {
     return f.page + slot.to(DType::I64) * f.pageSlotStride + cols64 * f.pageChannelStride;
   };
   ifThen(live, [&] {
-    Value offset =
-        f.spec ? load(f.accepted + row).to(DType::I64) - 1 : constant(0.0, DType::I64);
+    Value offset = accepted.to(DType::I64) - 1;
     std::vector<Value> window;
     for (int64_t j = 0; j + 1 < f.width; ++j)
       window.push_back(

@@ -20,7 +20,7 @@ Value toF32(Value v) { return castTo(v, DType::F32); }
 /// The parameters of one specialization, declared in the plans' order first.
 struct SsuParams {
   std::optional<Value> xbc, x, b, c, z, dstSlots, cuSeqlens, accepted, seed, padSlot,
-      numSlots;
+      numSlots, numRows, columns;
   Value dt, a, dtBias, d, slots, page, y, dtMin, dtMax;
   OpCheck check;
 };
@@ -60,6 +60,12 @@ SsuParams declareParams(Kernel &k, const SsuShape &s) {
   p.check = OpCheck::declare(k, s.checked);
   if (p.check.enabled)
     p.numSlots = k.scalarParam("num_slots", DType::I32);
+  // What the metadata checks hold cu_seqlens and num_accepted_tokens to:
+  // x's row count and the slot tables' columns.
+  if (p.check.enabled && s.varlen)
+    p.numRows = k.scalarParam("num_rows", DType::I64);
+  if (p.check.enabled && s.spec)
+    p.columns = k.scalarParam("table_columns", DType::I64);
   for (Value invariant : {p.a, p.dtBias, p.d})
     k.markInvariant(invariant);
   return p;
@@ -228,31 +234,81 @@ Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
 /// its dst slots is past the page's `num_slots` writes NaN (`fillNan`),
 /// touches no state and records the error. Returns the new `live`.
 Value checkSlots(const SsuProgram &prog, Value slot, Value dstSlot, Value dstAt,
-                 Value live, llvm::function_ref<void()> fillNan) {
+                 Value live, Value badMetadata, llvm::function_ref<void()> fillNan) {
   const SsuShape &s = prog.s;
   Value pages = prog.p.numSlots->to(s.slotType);
   Value srcPast = live & (slot >= pages), dstPast, dstInRange;
   if (s.spec) {
-    // Every token's dst slot is checked before any state is touched.
-    Value any = prog.forTokens(
-        constant(0, DType::I32), [&](const SsuRow &, Value t, Value carried) {
-          Value to = load(s.varlen ? dstAt + t : dstAt);
-          return where(prog.isLive(to) & (to >= pages), constant(1, DType::I32), carried);
-        });
+    // Every token's dst slot is checked before any state is touched (the
+    // columns of a sequence longer than the table are not read).
+    Value columns = s.varlen ? minimum(prog.tokens, prog.p.columns->to(DType::I32))
+                             : constant(1, DType::I32);
+    auto any =
+        forRange(0, columns, 1, {constant(0, DType::I32)},
+                 [&](Value t, std::vector<Value> carried) {
+                   Value to = load(s.varlen ? dstAt + t : dstAt);
+                   return std::vector<Value>{where(prog.isLive(to) & (to >= pages),
+                                                   constant(1, DType::I32), carried[0])};
+                 })[0];
     dstPast = live & (any != 0);
     dstInRange = any == 0;
   } else {
     dstPast = live & (dstSlot >= pages);
     dstInRange = dstSlot < pages;
   }
-  Value past = srcPast | dstPast;
+  Value past = srcPast | dstPast | badMetadata;
   ifThen(past, fillNan);
   // One program of the row records: the others would store the same word.
   Value recorder = (programId(0) == 0) & (prog.h == 0);
   prog.p.check.record(recorder & srcPast, OpError::SlotOutOfRange, prog.seq);
   prog.p.check.record(recorder & dstPast & (slot < pages), OpError::DstSlotOutOfRange,
                       prog.seq);
-  return live & (slot < pages) & dstInRange;
+  return live & (slot < pages) & dstInRange & (badMetadata == 0);
+}
+
+/// The sequence's rows (`bos`, `tokens`) and, in speculative decoding, the
+/// column of its source slot. With checks, metadata that would send the
+/// program outside x's rows or the slot tables' columns is recorded and
+/// clamped into range (the sequence then writes NaN there); returns whether
+/// it failed.
+Value readSequence(SsuProgram &prog, Value &srcColumn) {
+  const SsuShape &s = prog.s;
+  const SsuParams &p = prog.p;
+  Value seq = prog.seq, bad = constant(0, DType::I1);
+  Value recorder = (programId(0) == 0) & (prog.h == 0);
+  prog.bos = seq;
+  if (s.varlen) {
+    Value begin = load(*p.cuSeqlens + seq), end = load(*p.cuSeqlens + seq + 1);
+    if (p.check.enabled) {
+      begin = begin.to(DType::I64), end = end.to(DType::I64);
+      Value rows = *p.numRows;
+      bad = (begin < 0) | (end < begin) | (end > rows);
+      p.check.record(recorder & bad, OpError::SeqlensRange, seq);
+      begin = minimum(maximum(begin, 0), rows);
+      end = minimum(maximum(end, begin), rows);
+      if (s.spec) {
+        Value tooLong = (end - begin) > *p.columns;
+        p.check.record(recorder & tooLong, OpError::SequenceTooLong, seq);
+        bad = bad | tooLong;
+      }
+    }
+    prog.bos = begin.to(DType::I32);
+    prog.tokens = end.to(DType::I32) - prog.bos;
+  }
+  if (!s.spec)
+    return bad;
+  // vLLM's speculative decoding: the state after the last accepted token is
+  // the one read.
+  Value accepted = load(*p.accepted + seq);
+  if (p.check.enabled) {
+    accepted = accepted.to(DType::I64);
+    Value outside = (accepted < 0) | (accepted > *p.columns);
+    p.check.record(recorder & outside, OpError::AcceptedRange, seq);
+    bad = bad | outside;
+    accepted = where(outside, constant(1, DType::I64), accepted);
+  }
+  srcColumn = maximum(accepted.to(DType::I32) - 1, 0);
+  return bad;
 }
 
 } // namespace
@@ -266,16 +322,9 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   dependentStart(spec);
 
   SsuProgram prog(s, p);
-  Value seq = prog.seq;
-  prog.bos = seq;
-  if (s.varlen) {
-    prog.bos = load(*p.cuSeqlens + seq).to(DType::I32);
-    prog.tokens = load(*p.cuSeqlens + seq + 1).to(DType::I32) - prog.bos;
-  }
-  // vLLM's speculative decoding: the state after the last accepted token is
-  // the one read; every token's state goes to its own dst column.
-  Value srcColumn =
-      s.spec ? maximum(load(*p.accepted + seq).to(DType::I32) - 1, 0) : Value();
+  Value seq = prog.seq, srcColumn;
+  // Every token's state goes to its own dst column in speculative decoding.
+  Value badMetadata = readSequence(prog, srcColumn);
   Value slotAt = s.slotsStride ? p.slots + seq * s.slotsStride : p.slots + seq;
   Value slot = load(s.spec ? slotAt + srcColumn : slotAt);
   Value dstAt = p.dstSlots
@@ -298,7 +347,8 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   };
   ifThen(padding, [&] { fillY(0.0); });
   if (p.check.enabled)
-    live = checkSlots(prog, slot, dstSlot, dstAt, live, [&] { fillY(std::nan("")); });
+    live = checkSlots(prog, slot, dstSlot, dstAt, live, badMetadata,
+                      [&] { fillY(std::nan("")); });
   ifThen(live, [&] {
     std::optional<Value> first;
     if (s.varlen || s.spec)

@@ -50,8 +50,10 @@ for variant in \
   done
 done
 # tilejit.ops' forms of the conv kernels: f16, f32 and mixed operands, no
-# activation or bias, vLLM's null block, the update's general form.
+# activation or bias, vLLM's null block, the update's general form; and
+# ssm_update's varlen speculative-decoding form with its metadata checks.
 for forms in \
+  "ssm_update --set split=1 --set varlen=1 --set spec=1 --set dst_slots=1 --set slots_stride=2 --set dst_stride=2 --set checked=1" \
   "conv_update --set general=1 --set null_block=1 --set checked=1" \
   "conv_update --set x_type=1 --set weight_type=1 --set bias_type=1 --set state_type=1 --set out_type=1 --set width=3 --set silu=0" \
   "conv_update --set x_type=2 --set weight_type=2 --set bias_type=2 --set out_type=2 --set tokens=4 --set spec=1 --set varlen=1 --set apc=1 --set has_bias=0 --set slots_i64=1 --set checked=1" \

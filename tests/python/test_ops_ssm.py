@@ -37,7 +37,8 @@ def test_selective_state_update_stride0_broadcasts_slots_and_padding(poisoned, o
     got = ops.selective_state_update(
         state, x, dt[:, :, None].expand(rows, H, P), A[:, None, None].expand(H, P, N), B, C,
         D=D[:, None].expand(H, P), dt_bias=dt_bias[:, None].expand(H, P), dt_softplus=True,
-        state_batch_indices=src, dst_state_batch_indices=dst, out=out)
+        state_batch_indices=src, dst_state_batch_indices=dst, out=out,
+        null_block_id=None)  # slot 0 is real, -1 padding (mamba_ssm's convention)
     assert got is out
     # R5d's f32 band; a bf16 output adds one rounding (half an ulp, 2^-8 relative).
     rtol = 3e-4 if out_dtype == torch.float32 else 3e-4 + 2.0 ** -8

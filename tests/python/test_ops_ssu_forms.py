@@ -171,7 +171,7 @@ def test_padding_conventions_and_device_checks(poisoned):
     assert torch.equal(state[0], before[0]) and bool((out[1:] == 0).all())
     state.copy_(before)
     out = ops.selective_state_update(state, dt_softplus=True, state_batch_indices=idx,
-                                     pad_slot_id=-1, **inputs)
+                                     null_block_id=None, pad_slot_id=-1, **inputs)
     verify(out, state, before, inputs, [], src=idx, pad=-1)  # slot 0 is a slot here
     src = torch.tensor([[1, 0], [2, 0], [3, 0]], dtype=torch.int32, device=DEV)
     dst = torch.tensor([[4, 0], [5, 0], [6, 0]], dtype=torch.int32, device=DEV)  # 6: past

@@ -115,8 +115,9 @@ def test_heads(poisoned, itype, has_z, tie, ngroups, dstate, indexed):
     indices = (torch.randperm(slots, generator=gen)[:batch].to(torch.int32).to(DEV)
                if indexed else None)
     before = state.clone()
+    # mamba_ssm's slot 0 is an ordinary slot: its callers pass null_block_id=None.
     out = ops.selective_state_update(state, dt_softplus=True, state_batch_indices=indices,
-                                     **inputs)
+                                     null_block_id=None, **inputs)
     cfs = [drop_carry(before)] + no_gate(inputs)
     if not tie:
         cfs.append(per_head_d(inputs))

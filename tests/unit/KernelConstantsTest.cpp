@@ -2,6 +2,7 @@
 // registered constant declares its range, a value outside it or a broken rule
 // is an error naming the kernel, the constant, its value and the rule, and the
 // builder's own integer arithmetic never truncates a C++ number silently.
+#include "KernelRefusal.h"
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/examples/ExampleKernels.h"
@@ -15,23 +16,8 @@ using namespace tilejit;
 
 namespace {
 
-const KernelRegistry &kernels() {
-  static const KernelRegistry *registry = [] {
-    auto *r = new KernelRegistry();
-    llvm::cantFail(models::registerModelKernels(*r));
-    llvm::cantFail(models::registerExampleKernels(*r));
-    return r;
-  }();
-  return *registry;
-}
-
-std::string refusal(llvm::StringRef kernel, const ConstantValues &overrides) {
-  const KernelDef *def = kernels().find(kernel);
-  REQUIRE(def);
-  auto spec = def->specialize(overrides);
-  REQUIRE(!spec);
-  return llvm::toString(spec.takeError());
-}
+const KernelRegistry &kernels() { return testing::registeredKernels(); }
+using testing::refusal;
 
 std::string buildError(const std::function<void(Kernel &)> &body) {
   mlir::DialectRegistry dialects;

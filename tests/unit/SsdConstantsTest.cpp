@@ -1,6 +1,7 @@
 // The SSD kernels' constants for tilejit.ops' callers (SsdChunk.cpp,
 // SsdPrefill.cpp, SsdStatePass.cpp): their defaults are the plans' kernels, and
 // a broken rule between them is refused naming it.
+#include "KernelRefusal.h"
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
@@ -10,22 +11,8 @@ using namespace tilejit;
 
 namespace {
 
-const KernelRegistry &kernels() {
-  static const KernelRegistry *registry = [] {
-    auto *r = new KernelRegistry();
-    llvm::cantFail(models::registerModelKernels(*r));
-    return r;
-  }();
-  return *registry;
-}
-
-std::string refusal(llvm::StringRef kernel, const ConstantValues &overrides) {
-  const KernelDef *def = kernels().find(kernel);
-  REQUIRE(def);
-  auto spec = def->specialize(overrides);
-  REQUIRE(!spec);
-  return llvm::toString(spec.takeError());
-}
+const KernelRegistry &kernels() { return testing::registeredKernels(); }
+using testing::refusal;
 
 } // namespace
 

@@ -18,9 +18,10 @@ from ._conv import causal_conv1d_fn, causal_conv1d_update
 from ._fp8 import scaled_fp8_quant, scaled_mm, w8a8_linear
 from ._norm import layernorm_fn, rms_norm_gated, rmsnorm_fn
 from ._ssd import mamba_chunk_scan_combined, mamba_chunk_scan_combined_varlen
-from ._ssm import PAD_SLOT_ID, selective_state_update
+from ._ssm import NULL_BLOCK_ID, PAD_SLOT_ID, selective_state_update
 
-__all__ = ["PAD_SLOT_ID", "causal_conv1d_fn", "causal_conv1d_update", "check_errors",
-           "layernorm_fn", "mamba_chunk_scan_combined", "mamba_chunk_scan_combined_varlen",
-           "rms_norm_gated", "rmsnorm_fn", "scaled_fp8_quant", "scaled_mm",
-           "selective_state_update", "set_checks", "w8a8_linear"]
+__all__ = ["NULL_BLOCK_ID", "PAD_SLOT_ID", "causal_conv1d_fn", "causal_conv1d_update",
+           "check_errors", "layernorm_fn", "mamba_chunk_scan_combined",
+           "mamba_chunk_scan_combined_varlen", "rms_norm_gated", "rmsnorm_fn",
+           "scaled_fp8_quant", "scaled_mm", "selective_state_update", "set_checks",
+           "w8a8_linear"]

@@ -25,7 +25,7 @@ _CODES = _tilejit.op_error_codes()
 _NAMES = {code: name for name, code in _CODES.items()}
 
 # What each error says, by the op's own argument names. {i}: the word's index.
-_SEQLENS = {"causal_conv1d_fn": "query_start_loc"}
+_SEQLENS = {"causal_conv1d_fn": "query_start_loc", "causal_conv1d_update": "query_start_loc"}
 _MESSAGES = {
     "slot_out_of_range": "{slots}[{i}] is at or past the state's slot count",
     "dst_slot_out_of_range": "dst_state_batch_indices[{i}] is at or past the state's slot "
@@ -34,6 +34,13 @@ _MESSAGES = {
     "seqlens_order": "{cu}[{i}] >= {cu}[{i1}]: the sequence boundaries must rise strictly "
                      "(empty sequences are refused, R9)",
     "seqlens_end": "{cu} does not end at the token count",
+    "seqlens_range": "{cu}[{i}] .. {cu}[{i1}] is not a range of x's rows",
+    "sequence_too_long": "sequence {i} ({cu}[{i}] .. {cu}[{i1}]) has more tokens than a "
+                         "row holds (the slot tables' columns, or max_query_len)",
+    "accepted_range": "num_accepted_tokens[{i}] is outside the tokens a row holds (the slot "
+                      "tables' columns, or 1 .. max_query_len)",
+    "column_range": "initial_state_idx[{i}] or block_idx_last_scheduled_token[{i}] is not a "
+                    "column of conv_state_indices",
     "chunks_start": "cu_chunk_seqlens[0] is not 0",
     "chunks_order": "cu_chunk_seqlens[{i}] >= cu_chunk_seqlens[{i1}]: the chunk "
                     "boundaries must rise strictly",

@@ -10,12 +10,11 @@ import torch
 
 from . import _checks
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
-                      check_distinct_slots, check_pad_slot_id, check_strides, element_type,
+                      check_distinct_slots, check_strides, element_type,
                       fail, host_ints, launch, slot_table)
-from ._ssm import PAD_SLOT_ID
+from ._ssm import NULL_BLOCK_ID, PAD_SLOT_ID, padding
 from ._varlen import check_varlen, chunks_of_sequences
 
-NULL_BLOCK_ID = 0  # vLLM's reserved null block: a slot table entry equal to it is padding
 PREFILL_WIDTH = 4  # conv_prefill's width (docs/numerics.md#geometry)
 _BLOCK_T = 64  # conv_prefill's default block_t: its chunks
 _BLOCK = 256  # conv_update's channels per program
@@ -49,14 +48,12 @@ def _weight_and_bias(op, weight, bias, dim, device):
     return weight, bias, constants
 
 
-def _null_block(op, null_block_id, indices):
-    """The null-block constant and argument: only a caller's slot table has
-    a null block (the default table, row i on slot i, has none)."""
-    if null_block_id is None or indices is None:
+def _null_block(op, null_block_id, pad_slot_id, indices):
+    """The null-block constant and argument (none for the default table)."""
+    null = padding(op, null_block_id, pad_slot_id, indices)
+    if null is None:
         return {}, {}
-    if not isinstance(null_block_id, int):
-        raise fail(op, f"null_block_id {null_block_id!r}: expected an int or None")
-    return dict(null_block=1), dict(null_block_id=null_block_id)
+    return dict(null_block=1), dict(null_block_id=null)
 
 
 def _prefill_page_layout(op, conv_state, dim):
@@ -205,7 +202,6 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
     if (block_idx_last_scheduled_token is None) != (initial_state_idx is None):
         raise fail(op, "prefix caching needs both block_idx_last_scheduled_token and "
                        "initial_state_idx")
-    check_pad_slot_id(op, pad_slot_id)
     device = x.device
     out, tokens, strides = _update_x(op, x, out, query_start_loc, max_query_len)
     dim = x.shape[1]
@@ -235,14 +231,18 @@ def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
     if spec:
         tables["num_accepted_tokens"] = _row_table(op, "num_accepted_tokens",
                                                    num_accepted_tokens, rows, device)
+    # The device checks hold query_start_loc to x's tokens and the prefix
+    # caching columns to the slot table's.
     if query_start_loc is not None:
-        tables["query_start_loc"] = query_start_loc
+        tables.update(query_start_loc=query_start_loc, num_tokens=x.shape[0])
     if apc:
+        tables["slot_columns"] = slots.shape[1] if slots.dim() == 2 else 1
         tables["initial_state_idx"] = _row_table(op, "initial_state_idx", initial_state_idx,
                                                  rows, device)
         tables["block_idx_last_scheduled_token"] = _row_table(
             op, "block_idx_last_scheduled_token", block_idx_last_scheduled_token, rows, device)
-    null_constants, null_args = _null_block(op, null_block_id, conv_state_indices)
+    null_constants, null_args = _null_block(op, null_block_id, pad_slot_id,
+                                            conv_state_indices)
     if check_slots and conv_state_indices is not None:
         written = slots if slots.dim() == 1 else slots[:, 0] if not apc else \
             slots.gather(1, tables["block_idx_last_scheduled_token"].long()[:, None])[:, 0]
@@ -353,7 +353,6 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
             raise fail(op, f"{name} is not supported (prefix caching: the intermediate "
                            "states of block-aligned chunks are not written by tilejit's "
                            "conv_prefill); pass None")
-    check_pad_slot_id(op, pad_slot_id)
     check(op, "x", x, FLOAT_TYPES)
     if x.dim() != 2:
         raise fail(op, f"x has shape {tuple(x.shape)}, expected (dim, tokens)")
@@ -397,7 +396,7 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
     chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, tokens, _BLOCK_T)
     out = check_aligned(op, "the output", torch.empty(tokens, dim, dtype=x.dtype,
                                                       device=device), (0,))
-    null_constants, null_args = _null_block(op, null_block_id, cache_indices)
+    null_constants, null_args = _null_block(op, null_block_id, pad_slot_id, cache_indices)
     bias_arg = {} if bias is None else dict(bias=bias)
     # The kernel reads xBC at column `inner` of rows of inner + channels + heads:
     # x's rows are read from their first channel, the rest of each row unread.

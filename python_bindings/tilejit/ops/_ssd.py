@@ -271,14 +271,17 @@ def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bia
                                                          batch, s)
     init = torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
                       device=s.device)
-    meta = tuple(torch.tensor(v, dtype=torch.int32, device=s.device)
-                 for v in [cu] + _host_chunks(cu)) + (None,)
+    if seq_idx is None:  # built on the device: the default call is graph-capturable
+        meta = _row_chunks(batch, seqlen, s.device) + (None,)
+    else:
+        meta = tuple(torch.tensor(v, dtype=torch.int32, device=s.device)
+                     for v in [cu] + _host_chunks(cu)) + (None,)
     out = torch.empty(batch, seqlen, heads, head_dim, dtype=x.dtype, device=s.device)
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(batch * seqlen, -1), dt_softplus, page_out=states)
     results = [out]
     if return_final_states:
-        results.append(states[lasts])
+        results.append(states if seq_idx is None else states[lasts])
     if return_varlen_states:
         results.append(states)
     return results[0] if len(results) == 1 else tuple(results)
@@ -294,6 +297,18 @@ def _flatten(op, name, t, batch, seqlen):
                        "token stream (stride(0) must be seqlen * stride(1))")
     return t.view(batch * seqlen, *t.shape[2:]) if t.is_contiguous() else \
         torch.as_strided(t, (batch * seqlen,) + tuple(t.shape[2:]), t.stride()[1:])
+
+
+def _row_chunks(batch, seqlen, device):
+    """cu_seqlens and R9's chunks of KERNEL_CHUNK tokens when each batch row is
+    one sequence, with torch ops on `device` (what _host_chunks gives)."""
+    per_row = -(-seqlen // KERNEL_CHUNK)
+    index = torch.arange(batch * per_row, dtype=torch.int32, device=device)
+    seq = index // per_row
+    begin = seq * seqlen + (index % per_row) * KERNEL_CHUNK
+    end = torch.minimum(begin + KERNEL_CHUNK, (seq + 1) * seqlen)
+    cu = torch.arange(batch + 1, dtype=torch.int32, device=device) * seqlen
+    return cu, seq, begin, end
 
 
 def _host_chunks(cu):

@@ -5,11 +5,16 @@ R5d with R4, R8 and R8s, on the registered `ssm_update` kernel."""
 import torch
 
 from . import _checks
-from ._launch import (as_tensor, check, check_aligned, check_distinct_slots, check_no_overlap,
-                      check_strides, element_type, fail, host_ints, launch, row_stride,
-                      FLOAT_TYPES, INDEX_TYPES)
+from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
+                      check_distinct_slots, check_no_overlap, check_pad_slot_id, check_strides,
+                      element_type, fail, host_ints, launch, row_stride)
 
+# vLLM's padding values (vllm/v1/attention/backends/utils.py), the defaults of
+# every op with a slot table: a table entry equal to NULL_BLOCK_ID (the slot
+# vLLM reserves) or negative is a padding row. mamba_ssm's callers, whose slot
+# 0 is an ordinary slot, pass null_block_id=None (docs/python.md, "Padding").
 PAD_SLOT_ID = -1
+NULL_BLOCK_ID = 0
 # The kernel's per_p bits (models/mamba2/SsmUpdate.h): which per-head
 # parameters vary over p (A over p and n).
 _PER_P = {"dt": 1, "dt_bias": 2, "D": 4, "A": 8}
@@ -20,7 +25,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                            dst_state_batch_indices=None, pad_slot_id=PAD_SLOT_ID, out=None,
                            num_accepted_tokens=None, cu_seqlens=None, is_blackwell=False,
                            enable_stochastic_rounding=False, cache_philox_rounds=0, *,
-                           null_block_id=None, rounding_seed=None, check_slots=False):
+                           null_block_id=NULL_BLOCK_ID, rounding_seed=None, check_slots=False):
     """One decode step of the SSM (R5d), the state updated in place; with
     cu_seqlens, a few tokens per sequence stepped in order (vLLM's varlen and
     speculative-decoding forms). docs/python-ops.md, "selective_state_update".
@@ -35,8 +40,9 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     (rows, H); A (H, P, N) or (H,); D and dt_bias (H, P) or (H,); B and C
     (rows, G, N): each f32, f16 or bf16, read in place with its own row stride.
     out = y * silu(z) with z. The single-head form (state (slots, P, N)) is
-    the H = 1 case. An index equal to null_block_id (vLLM) or pad_slot_id
-    (when null_block_id is None), or negative, is padding: no state read or
+    the H = 1 case. In a caller's table an index equal to null_block_id
+    (vLLM's null block, 0 by default; None for mamba_ssm's callers, whose slot
+    0 is real) or negative (pad_slot_id must be) is padding: no state read or
     written, its rows' output 0. Index tables are int32 or int64, 1-D or
     (rows, T) (column 0 read; with num_accepted_tokens, vLLM's columns).
     check_slots=True (a debug option) reads the tables on the host to refuse
@@ -87,9 +93,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     seqs = _sequences(op, cu_seqlens, device) if varlen else rows
     tables = _slot_tables(op, state_batch_indices, dst_state_batch_indices,
                           num_accepted_tokens, seqs, num_slots, device)
-    pad = null_block_id if null_block_id is not None else pad_slot_id
-    if not isinstance(pad, int) or isinstance(pad, bool):
-        raise fail(op, f"the padding index {pad!r} (null_block_id or pad_slot_id) must be an int")
+    pad = padding(op, null_block_id, pad_slot_id, state_batch_indices)
     if check_slots:
         _check_rows(op, tables, pad, num_slots)
 
@@ -118,7 +122,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
         c_stride=row_stride(op, "C", C, groups * dstate), gate=int(z is not None),
         z_stride=row_stride(op, "z", z, heads * head_dim) if z is not None else 0, per_p=per_p,
         varlen=int(varlen), cu_seqlens_i64=int(varlen and cu_seqlens.dtype == torch.int64),
-        pad_id=int(pad >= 0), checked=1, stochastic=int(bool(enable_stochastic_rounding)),
+        pad_id=int(pad is not None), checked=1, stochastic=int(bool(enable_stochastic_rounding)),
         random_mixes=min(max(2, int(cache_philox_rounds)), 16), **tables["constants"])
     args = dict(x=x, b=B, c=C, dt=dt, a=A, dt_bias=dt_bias, d=D, ssm_state=state,
                 y=out.view(rows, heads * head_dim), dt_min=float("-inf"), dt_max=float("inf"),
@@ -126,15 +130,26 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                 num_slots=num_slots, **tables["args"])
     if z is not None:
         args["z"] = z
-    if varlen:
-        args["cu_seqlens"] = cu_seqlens
-    if pad >= 0:
+    if varlen:  # the device check holds its sequences to x's rows
+        args.update(cu_seqlens=cu_seqlens, num_rows=rows)
+    if pad is not None:
         args["pad_slot"] = pad
     if enable_stochastic_rounding:
         args["seed"] = _seed(op, rounding_seed, device)
     launch("ssm_update", constants, device, (-(-head_dim // block_p), heads, seqs), **args)
     _checks.after(op, device)
     return out.squeeze(1) if single_head else out
+
+
+def padding(op, null_block_id, pad_slot_id, table):
+    """The padding arguments of every op with a slot table, checked: returns
+    the null block a caller's `table` pads with beside the negative indices
+    (None: none; the default table, row i on slot i, has none, as in vLLM)."""
+    check_pad_slot_id(op, pad_slot_id)
+    if null_block_id is not None and (not isinstance(null_block_id, int) or
+                                      isinstance(null_block_id, bool)):
+        raise fail(op, f"null_block_id {null_block_id!r} must be an int or None")
+    return null_block_id if table is not None else None
 
 
 def _sequences(op, cu_seqlens, device):
@@ -244,9 +259,9 @@ def _slot_tables(op, src, dst, accepted, seqs, num_slots, device):
                            "state_batch_indices and dst_state_batch_indices")
         if dst is None:
             dst = src
-    dst_stride = 0
+    dst_stride, dst_width = 0, width
     if dst is not None:
-        dst_stride, _ = _table(op, "dst_state_batch_indices", dst, seqs, device)
+        dst_stride, dst_width = _table(op, "dst_state_batch_indices", dst, seqs, device)
         if dst.dtype != src.dtype:
             raise fail(op, f"state_batch_indices is {src.dtype} and dst_state_batch_indices "
                            f"{dst.dtype}: tilejit takes one index type per call")
@@ -256,8 +271,8 @@ def _slot_tables(op, src, dst, accepted, seqs, num_slots, device):
     args = dict(slots=src)
     if dst is not None:
         args["dst_slots"] = dst
-    if spec:
-        args["num_accepted_tokens"] = accepted
+    if spec:  # the device checks hold num_accepted_tokens and cu_seqlens to the columns
+        args.update(num_accepted_tokens=accepted, table_columns=min(width, dst_width))
     return dict(constants=constants, args=args, src=src, dst=dst, accepted=accepted,
                 width=width)
 

@@ -27,6 +27,12 @@ enum class OpError : int64_t {
   SeqlensOrder = 11,
   /// cu_seqlens does not end at the token count.
   SeqlensEnd = 12,
+  /// Sequence i's rows cu_seqlens[i] .. cu_seqlens[i + 1] (or
+  /// query_start_loc's) are not a range of the op's rows (index: i).
+  SeqlensRange = 13,
+  /// Sequence i has more tokens than the kernel steps or its slot table has
+  /// columns for (index: i).
+  SequenceTooLong = 14,
   /// cu_chunk_seqlens does not start at 0.
   ChunksStart = 20,
   /// cu_chunk_seqlens[i + 1] <= cu_chunk_seqlens[i] (index: i).
@@ -45,6 +51,12 @@ enum class OpError : int64_t {
   LastChunkRange = 40,
   /// last_chunk_indices[s] is not the last chunk of sequence s (index: s).
   LastChunkWrong = 41,
+  /// num_accepted_tokens[i] is not in 1 .. the tokens a row may hold (index: i).
+  AcceptedRange = 50,
+  /// A prefix-caching column (initial_state_idx[i] or
+  /// block_idx_last_scheduled_token[i]) is not a column of the slot table
+  /// (index: i).
+  ColumnRange = 51,
 };
 
 /// Every OpError but None, and its name (what tilejit.ops keys its messages by).
@@ -54,6 +66,8 @@ inline constexpr std::pair<OpError, const char *> kOpErrorNames[] = {
     {OpError::SeqlensStart, "seqlens_start"},
     {OpError::SeqlensOrder, "seqlens_order"},
     {OpError::SeqlensEnd, "seqlens_end"},
+    {OpError::SeqlensRange, "seqlens_range"},
+    {OpError::SequenceTooLong, "sequence_too_long"},
     {OpError::ChunksStart, "chunks_start"},
     {OpError::ChunksOrder, "chunks_order"},
     {OpError::ChunksEnd, "chunks_end"},
@@ -63,6 +77,8 @@ inline constexpr std::pair<OpError, const char *> kOpErrorNames[] = {
     {OpError::ChunkCrossesSequence, "chunk_crosses_sequence"},
     {OpError::LastChunkRange, "last_chunk_range"},
     {OpError::LastChunkWrong, "last_chunk_wrong"},
+    {OpError::AcceptedRange, "accepted_range"},
+    {OpError::ColumnRange, "column_range"},
 };
 
 /// The error word, one i64 so that a store of it never tears: the op that
