@@ -60,7 +60,15 @@ BufferAgreement compareBuffer(const PlanBuffer &buffer, const std::vector<uint8_
       result.identical += x == y;
     }
     break;
-  default: // integers (and f16, which no plan holds): equal bytes
+  case DType::F16: // a 16-bit SSM page (R8s): the state's band
+    for (size_t i = 0; i < a.size() / 2; ++i) {
+      uint16_t x = element<uint16_t>(a, i), y = element<uint16_t>(b, i);
+      countInBand(f16ToF32(x), f16ToF32(y), kF32Atol, kF32Rtol, result.elements,
+                  result.outside, result.maxError);
+      result.identical += x == y;
+    }
+    break;
+  default: // integers: equal bytes
     const size_t width = dtypeBytes(buffer.type);
     for (size_t i = 0; i + width <= a.size(); i += width) {
       ++result.elements;
