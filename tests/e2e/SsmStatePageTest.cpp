@@ -1,17 +1,21 @@
 // The 16-bit SSM page as a plan option (docs/numerics.md R8s): carried decode
 // and prefill steps on the interpreter against the f64 reference that rounds its
 // state to the page's type where a step does, untouched slots byte-identical, a
-// dropped carry outside the band, the page's bytes in the plan's counts, and a
-// stochastic step replayed with its seed writing the same page bytes.
+// dropped carry outside the band, the page's bytes in the plan's counts, a
+// stochastic step replayed with its seed writing the same page bytes, and the
+// kernels the page changes through ptxas.
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/session/Session.h"
 #include "tilejit/support/FloatFormats.h"
 
+#include "../support/Ptxas.h"
 #include "ModelTestSupport.h"
 
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 
 using namespace tilejit;
 using namespace tilejit::models;
@@ -40,6 +44,11 @@ std::vector<uint8_t> slotBytes(const std::vector<uint8_t> &bytes, int64_t numSlo
   const size_t row = bytes.size() / size_t(numSlots);
   return {bytes.begin() + slot * row, bytes.begin() + (slot + 1) * row};
 }
+
+/// Spill bytes (stores + loads) docs/models.md records for ssm_update with
+/// stochastic rounding: its counter-based hash of i64 keys holds the program at
+/// 255 registers on every arch and block size the plans use.
+constexpr int64_t kStochasticSpills = 800;
 
 } // namespace
 
@@ -204,4 +213,67 @@ TEST_CASE("a stochastic 16-bit page: a step replayed with its seed writes the sa
   CHECK(first == again);
   CHECK(first != start);
   CHECK(other != first);
+}
+
+TEST_CASE("the kernels a 16-bit SSM page changes assemble with ptxas for sm_90a, "
+          "sm_90 and sm_121a without spills beyond the f32 plan's (stochastic "
+          "rounding's hash: the recorded ones)",
+          "[e2e][plan][ptxas][ssm-page]") {
+  auto ptxas = tilejit::testing::findPtxas();
+  if (!ptxas) {
+    WARN("SKIP: ptxas not found (install the CUDA 13 toolkit)");
+    return;
+  }
+  const NemotronHConfig c; // the full geometry
+  std::vector<MambaLayerWeights> layers = {llvm::cantFail(syntheticMambaLayer(c, 0))};
+  const ref::PrefillBatch batch{{0, 1024}, {0}, {true}};
+  JitCompiler compiler;
+  for (const char *archName : {"sm_90a", "sm_90", "sm_121a"}) {
+    Arch arch = llvm::cantFail(Arch::parse(archName));
+    auto kernelsOf = [&](DType type, bool stochastic) {
+      PlanOptions options = pageOptions(type, stochastic);
+      options.perLayerActivations = false;
+      options.arch = arch;
+      std::map<std::string, ConstantValues> kernels;
+      auto decode = planDecodeStep(modelRegistry(), c, layers, 64, 128, options);
+      auto prefill = planPrefill(modelRegistry(), c, layers, batch, 1024, 1, options);
+      REQUIRE(bool(decode));
+      REQUIRE(bool(prefill));
+      for (const StepPlan *plan : {&*decode, &prefill->plan})
+        for (const PlannedLaunch &l : plan->launches)
+          if (l.kernel == "ssm_update" || l.kernel.rfind("ssd_", 0) == 0)
+            kernels[l.kernel] = l.spec.values();
+      return kernels;
+    };
+    // The f32 plan's spills are the bound: the page type must add none.
+    auto spillsOf = [&](const std::string &name, const ConstantValues &constants) {
+      INFO(archName << " " << name << " " << formatConstants(constants));
+      const KernelDef *def = modelRegistry().find(name);
+      REQUIRE(def);
+      auto spec = def->specialize(constants);
+      REQUIRE(bool(spec));
+      auto ir = buildCanonicalIR(*def, *spec);
+      REQUIRE(bool(ir));
+      auto compiled = compiler.compile({name, *ir, arch, {}});
+      INFO((compiled ? "" : llvm::toString(compiled.takeError())));
+      REQUIRE(bool(compiled));
+      tilejit::testing::PtxasResult assembled =
+          tilejit::testing::runPtxas(*ptxas, compiled->ptx, archName, /*verbose=*/true);
+      INFO(assembled.output);
+      REQUIRE(assembled.ok());
+      return tilejit::testing::spillBytes(assembled.output);
+    };
+    std::map<std::string, int64_t> f32Spills;
+    for (const auto &[name, constants] : kernelsOf(DType::F32, false))
+      f32Spills[name] = spillsOf(name, constants);
+    for (auto [type, stochastic] :
+         {std::pair{DType::BF16, false}, std::pair{DType::F16, false},
+          std::pair{DType::BF16, true}})
+      for (const auto &[name, constants] : kernelsOf(type, stochastic)) {
+        INFO(archName << " " << name << " " << formatConstants(constants));
+        const bool hashed = stochastic && name == "ssm_update";
+        CHECK(spillsOf(name, constants) <=
+              (hashed ? kStochasticSpills : f32Spills.at(name)));
+      }
+  }
 }
