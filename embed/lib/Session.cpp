@@ -50,9 +50,15 @@ Result<Session> Session::create(Engine &engine, const Model &model,
       [](llvm::StringRef setting) { return fmt::format("setting '{}'", setting.str()); });
   if (!overrides)
     return toError(ErrorKind::InvalidArgument, overrides.takeError());
+  auto stateType = models::SsmStateOptions::parseType(options.ssmStateDtype);
+  if (!stateType)
+    return toError(ErrorKind::InvalidArgument, stateType.takeError());
   models::SessionOptions sessionOptions;
   sessionOptions.slots = options.slots;
   sessionOptions.overrides = std::move(*overrides);
+  sessionOptions.ssmState = {*stateType, options.stochasticRounding};
+  if (auto err = sessionOptions.ssmState.validate())
+    return toError(ErrorKind::InvalidArgument, std::move(err));
   auto session = models::ModelSession::create(engine.state->backend, model.state->model,
                                               std::move(sessionOptions));
   if (!session)

@@ -57,6 +57,16 @@ Tensor<uint16_t> checkFusedInProj(const NemotronHConfig &c, const MambaLayerWeig
                                   const HostBuffers &b, const Tensor<uint16_t> &x,
                                   const std::vector<bool> &skip, StepCheck &check);
 
+/// R8s: an SSM page of element type `type` (f32, bf16 or f16) as the
+/// reference holds it. pageBytes rounds to nearest even; pageValues widens.
+std::vector<uint8_t> pageBytes(const std::vector<float> &state, DType type);
+std::vector<float> pageValues(const std::vector<uint8_t> &bytes, DType type);
+/// The reference's state rounded where a step rounds it into the page.
+void roundToPage(std::vector<float> &state, DType type);
+/// One unit in the last place of `type` at |x|: what R8s allows a 16-bit
+/// page per step beyond R5d's band (0 for f32, whose band is R5d's alone).
+double pageUlp(double x, DType type);
+
 } // namespace tilejit::models::detail
 
 #endif // TILEJIT_MODELS_NEMOTRON_H_CHECKOPS_H

@@ -34,7 +34,7 @@ template <typename T> void assign(std::vector<T> &v, const std::vector<uint8_t> 
 double droppedCarryShare(const NemotronHConfig &c, const std::set<int64_t> &carried,
                          const std::vector<float> &initial,
                          const std::vector<float> &want, const std::vector<float> &twin,
-                         int64_t &heads) {
+                         const std::function<double(double)> &stateAtol, int64_t &heads) {
   const int64_t head = c.headDim * c.stateSize;
   int64_t checked = 0, outside = 0;
   double worst = 0;
@@ -51,8 +51,8 @@ double droppedCarryShare(const NemotronHConfig &c, const std::set<int64_t> &carr
         continue;
       ++heads;
       for (int64_t i = first; i < first + head; ++i)
-        countInBand(twin[i], want[i], StepCheck::kStateAtol, StepCheck::kStateRtol,
-                    checked, outside, worst);
+        countInBand(twin[i], want[i], stateAtol(want[i]), StepCheck::kStateRtol, checked,
+                    outside, worst);
     }
   return checked ? double(outside) / checked : -1;
 }
@@ -84,7 +84,7 @@ void StepCheck::print(llvm::raw_ostream &os) const {
       outChecked, outBad, kOutAtol, kOutRtol, outMaxError);
   for (const Layer &l : layers)
     os << llvm::formatv(
-        "  layer {0,2}: ssm state {1} elements, {2} outside {3}/{4} (worst "
+        "  layer {0,2}: ssm state {1} elements, {2} outside {3}/{4}{13} (worst "
         "{5:f2}; {6}); conv state {7} elements, {8} outside {9}/{10} (worst {11:f2}), "
         "{12} not bit-identical\n",
         l.layer, l.ssmChecked, l.ssmBad, kStateAtol, kStateRtol, l.ssmMaxError,
@@ -99,7 +99,11 @@ void StepCheck::print(llvm::raw_ostream &os) const {
                             100 * l.droppedCarry, l.carryHeads, 100 * kMinCarryKept,
                             100 * kMinDroppedCarry)
                   .str(),
-        l.convChecked, l.convBad, kOutAtol, kOutRtol, l.convMaxError, l.convNotIdentical);
+        l.convChecked, l.convBad, kOutAtol, kOutRtol, l.convMaxError, l.convNotIdentical,
+        l.pageUlps
+            ? llvm::formatv(" + {0} {1} ulp", l.pageUlps, tensorTypeName(l.pageType))
+                  .str()
+            : std::string());
   for (const ProjectionCheck &p : projections)
     p.print(os);
   for (const NormCheck &n : norms) {
@@ -156,6 +160,14 @@ struct Lockstep {
 llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t seed,
                                         const StepFn &runStep) const {
   const int64_t numSlots = plan.numSlots;
+  // R8s: a 16-bit page holds the state rounded once per step, and the
+  // reference rounds its state to the page's type at the same point (nearest
+  // even); the band grows by one page ulp per step.
+  const DType pageType =
+      plan.buffers.at(StepPlan::layerBuffer(layers.front().layer, "ssm_page")).type;
+  auto stateAtol = [&](double want) {
+    return StepCheck::kStateAtol + steps * pageUlp(want, pageType);
+  };
   Rng rng(seed);
   StepCheck check;
   // The twin: the reference from the same conv pages and zero SSM pages, fed
@@ -167,8 +179,10 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
     pages.conv = randomBF16(pages.conv.shape, rng, -1, 1);
     twin.push_back(pages);
     pages.ssm = randomF32(pages.ssm.shape, rng, -1, 1);
+    roundToPage(pages.ssm.data, pageType);
     buffers[StepPlan::layerBuffer(w.layer, "conv_page")] = bytesOf(pages.conv.data);
-    buffers[StepPlan::layerBuffer(w.layer, "ssm_page")] = bytesOf(pages.ssm.data);
+    buffers[StepPlan::layerBuffer(w.layer, "ssm_page")] =
+        pageBytes(pages.ssm.data, pageType);
     check.want.push_back(pages);
   }
   check.initial = check.want;
@@ -197,6 +211,8 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
         return want.takeError();
       if (auto zeroed = refLayer(layers[l], in, twin[l]); !zeroed)
         return zeroed.takeError();
+      roundToPage(check.want[l].ssm.data, pageType);
+      roundToPage(twin[l].ssm.data, pageType);
       if (s + 1 < steps)
         continue;
       std::vector<uint16_t> got;
@@ -216,13 +232,16 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
   for (size_t l = 0; l < layers.size(); ++l) {
     ref::PagedState got = check.want[l];
     assign(got.conv.data, buffers[StepPlan::layerBuffer(layers[l].layer, "conv_page")]);
-    assign(got.ssm.data, buffers[StepPlan::layerBuffer(layers[l].layer, "ssm_page")]);
+    got.ssm.data =
+        pageValues(buffers[StepPlan::layerBuffer(layers[l].layer, "ssm_page")], pageType);
     StepCheck::Layer stats;
     stats.layer = layers[l].layer;
+    stats.pageType = pageType;
+    stats.pageUlps = pageType == DType::F32 ? 0 : steps;
     for (size_t i = 0; i < got.ssm.data.size(); ++i)
-      countInBand(got.ssm.data[i], check.want[l].ssm.data[i], StepCheck::kStateAtol,
-                  StepCheck::kStateRtol, stats.ssmChecked, stats.ssmBad,
-                  stats.ssmMaxError);
+      countInBand(got.ssm.data[i], check.want[l].ssm.data[i],
+                  stateAtol(check.want[l].ssm.data[i]), StepCheck::kStateRtol,
+                  stats.ssmChecked, stats.ssmBad, stats.ssmMaxError);
     for (size_t i = 0; i < got.conv.data.size(); ++i) {
       countInBand(bf16ToF32(got.conv.data[i]), bf16ToF32(check.want[l].conv.data[i]),
                   StepCheck::kOutAtol, StepCheck::kOutRtol, stats.convChecked,
@@ -231,7 +250,7 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
     }
     stats.droppedCarry =
         droppedCarryShare(c, carried, initial[l].ssm.data, check.want[l].ssm.data,
-                          twin[l].ssm.data, stats.carryHeads);
+                          twin[l].ssm.data, stateAtol, stats.carryHeads);
     check.layers.push_back(stats);
     for (int64_t slot = 0; slot < numSlots; ++slot) {
       if (used.count(slot))

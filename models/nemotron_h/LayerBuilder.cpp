@@ -155,7 +155,8 @@ LayerArgs LayerBuilder::addLayerBuffers(const MambaLayerWeights &w) {
       param("out_proj.weight", Role::Weight, projType(w.outProj), {hidden, I},
             projectionBytes(w.outProj)),
       param("conv_page", Role::State, Type::BF16, {slots, Cd, 3}),
-      param("ssm_page", Role::State, Type::F32, {slots, H, c.headDim, c.stateSize})};
+      param("ssm_page", Role::State, options.ssmState.type,
+            {slots, H, c.headDim, c.stateSize})};
 }
 
 PlanArg LayerBuilder::intermediate(int64_t layer, llvm::StringRef name, Type type,

@@ -82,6 +82,15 @@ private:
 /// Whether decode's in_proj for `rows` rows of `hidden` runs as prefill's
 /// GEMM (LayerBuilder::addInProjGemm) instead of the fused in_proj_conv.
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8);
+/// The code of an element-type constant (elementType in mamba2/Registration.h:
+/// 0 bf16, 1 f16, 2 f32) for `type`.
+int64_t elementTypeCode(DType type);
+/// Sets the element-type constants `typeConstants` of a kernel touching the
+/// SSM page to `state`'s type; nothing for an f32 page, so that f32 plans
+/// build (and look up tuned constants for) exactly the kernels they did.
+void addSsmStateConstants(const SsmStateOptions &state, ConstantValues &geometry,
+                          std::initializer_list<const char *> typeConstants);
+
 /// From this many rows on decode's out_proj runs as the prefill GEMM too.
 constexpr int64_t kDecodeOutGemmRows = 256;
 

@@ -100,15 +100,27 @@ llvm::Error addDecodeLayer(LayerBuilder &builder, const NemotronHConfig &c,
       return err;
   }
 
+  // R8s: a 16-bit page is read widened and written rounded, stochastically
+  // with the step's seed when asked.
+  const SsmStateOptions &state = options.ssmState;
+  addSsmStateConstants(state, ssmGeometry, {"state_type"});
+  std::vector<PlanArg> ssmArgs = {xBC, dt, args.aLog, args.dtBias, args.d, slots};
+  if (state.stochastic) {
+    ssmGeometry["stochastic"] = 1;
+    ssmArgs.push_back(PlanArg::of(kSsmSeedBuffer));
+  }
   auto ssm = builder.kernel("ssm_update", ssmGeometry);
   if (!ssm)
     return ssm.takeError();
-  const int64_t stateRows = rows * H * P * N * 4; // the rows' SSM states, f32
+  llvm::append_range(ssmArgs,
+                     std::vector<PlanArg>{args.ssmPage, io.y, PlanArg::real(c.dtMin),
+                                          PlanArg::real(c.dtMax)});
+  // the rows' SSM states in the page's type
+  const int64_t stateRows = rows * H * P * N * int64_t(dtypeBytes(state.type));
   builder.launch(w, "ssm_update", "ssm_update", *ssm,
                  {llvm::divideCeilSigned(P, ssm->get("block_p")), H, rows},
-                 {xBC, dt, args.aLog, args.dtBias, args.d, slots, args.ssmPage, io.y,
-                  PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
-                 stateRows + rows * (Cd + H) * 2, stateRows + rows * I * 2);
+                 std::move(ssmArgs), stateRows + rows * (Cd + H) * 2,
+                 stateRows + rows * I * 2);
 
   const bool outGemm =
       rows >= kDecodeOutGemmRows && decodeGemm(options, rows, I, w.outProj.isFP8);
@@ -141,6 +153,12 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
                                       {"dt_col", I + Cd}};
   ConstantValues scanGeometry = ssdGeometry;
   scanGeometry["span_states"] = 1;
+  addSsmStateConstants(options.ssmState, scanGeometry, {"init_type", "state_type"});
+  ConstantValues passGeometry = {{"heads", H},
+                                 {"head_dim", P},
+                                 {"state", N},
+                                 {"block", std::min<int64_t>(1024, P * N)}};
+  addSsmStateConstants(options.ssmState, passGeometry, {"page_type"});
   auto ssd = plan("ssd_prefill", scanGeometry);
   if (!ssd)
     return ssd.takeError();
@@ -151,10 +169,7 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
   stateGeometry["chunk"] = k.chunk;
   stateGeometry["precision"] = k.ssd.get("precision");
   auto spanState = plan("ssd_span_state", stateGeometry);
-  auto statePass = plan("ssd_state_pass", {{"heads", H},
-                                           {"head_dim", P},
-                                           {"state", N},
-                                           {"block", std::min<int64_t>(1024, P * N)}});
+  auto statePass = plan("ssd_state_pass", std::move(passGeometry));
   auto conv = plan("conv_prefill",
                    {{"inner", I}, {"channels", Cd}, {"heads", H}, {"block_t", k.chunk}});
   if (!spanState || !statePass || !conv)
@@ -181,13 +196,14 @@ struct PrefillInputs {
 llvm::Error addPrefillLayer(LayerBuilder &builder, const NemotronHConfig &c,
                             const PrefillKernels &k, const PrefillInputs &in,
                             const MambaLayerWeights &w, size_t i,
-                            const PrefillPlan &result) {
+                            const PrefillPlan &result, DType pageType) {
   const int64_t I = c.intermediate(), Cd = c.convChannels(), H = c.numHeads;
   const int64_t P = c.headDim, N = c.stateSize, G = c.numGroups;
   const int64_t tokens = result.tokens, sequences = result.plan.rows;
   const int64_t chunks = result.batch.numChunks(), spans = result.batch.numSpans();
   // The bytes of the sequences' pages: their slots read (when continued) and written.
-  const int64_t convPages = sequences * Cd * 3 * 2, ssmPages = sequences * H * P * N * 4;
+  const int64_t convPages = sequences * Cd * 3 * 2;
+  const int64_t ssmPages = sequences * H * P * N * int64_t(dtypeBytes(pageType));
   const LayerArgs args = builder.addLayerBuffers(w);
   LayerIO io = builder.layerIO(i, tokens, in.slots);
   PlanArg zxbcdt =
@@ -256,6 +272,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
     return std::move(err);
   if (auto err = checkPlanSizes("decode", {{"rows", rows}, {"slots", numSlots}}))
     return std::move(err);
+  if (auto err = options.ssmState.validate())
+    return std::move(err);
   StepPlan plan;
   plan.rows = rows;
   plan.numSlots = numSlots;
@@ -263,6 +281,8 @@ llvm::Expected<StepPlan> planDecodeStep(const KernelRegistry &registry,
   LayerBuilder builder(plan, registry, c, options, rows);
   PlanArg slots = plan.addBuffer("slots", Role::Input, Type::I32, {rows});
   plan.addBuffer(StepPlan::activation(0), Role::Input, Type::BF16, {rows, c.hiddenSize});
+  if (options.ssmState.stochastic)
+    plan.addBuffer(kSsmSeedBuffer, Role::Input, Type::I64, {1});
   for (size_t i = 0; i < layers.size(); ++i)
     if (auto err = addDecodeLayer(builder, c, options, layers[i], i, rows, slots))
       return std::move(err);
@@ -294,6 +314,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
           checkPlanSizes("prefill", {{"tokens", tokens},
                                      {"slots", numSlots},
                                      {"sequences", int64_t(batch.cuSeqlens.size())}}))
+    return std::move(err);
+  if (auto err = options.ssmState.validate())
     return std::move(err);
   auto kernels = planPrefillKernels(registry, c, options);
   if (!kernels)
@@ -328,7 +350,8 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
                  {tokens, c.hiddenSize});
   LayerBuilder builder(plan, registry, c, options, tokens);
   for (size_t i = 0; i < layers.size(); ++i)
-    if (auto err = addPrefillLayer(builder, c, *kernels, in, layers[i], i, result))
+    if (auto err = addPrefillLayer(builder, c, *kernels, in, layers[i], i, result,
+                                   options.ssmState.type))
       return std::move(err);
   if (auto err = validate(plan, options))
     return std::move(err);

@@ -53,14 +53,19 @@ BufferAgreement compareBuffer(const PlanBuffer &buffer, const std::vector<uint8_
     }
     break;
   case DType::BF16:
+  case DType::F16: { // f16: a 16-bit SSM page (R8s), in the state's band
+    const bool bf16 = buffer.type == DType::BF16;
     for (size_t i = 0; i < a.size() / 2; ++i) {
       uint16_t x = element<uint16_t>(a, i), y = element<uint16_t>(b, i);
-      countInBand(bf16ToF32(x), bf16ToF32(y), kBF16Atol, kBF16Rtol, result.elements,
-                  result.outside, result.maxError);
+      auto value = [&](uint16_t bits) { return bf16 ? bf16ToF32(bits) : f16ToF32(bits); };
+      countInBand(value(x), value(y), bf16 ? kBF16Atol : kF32Atol,
+                  bf16 ? kBF16Rtol : kF32Rtol, result.elements, result.outside,
+                  result.maxError);
       result.identical += x == y;
     }
     break;
-  default: // integers (and f16, which no plan holds): equal bytes
+  }
+  default: // integers: equal bytes
     const size_t width = dtypeBytes(buffer.type);
     for (size_t i = 0; i + width <= a.size(); i += width) {
       ++result.elements;

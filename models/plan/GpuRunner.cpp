@@ -272,7 +272,8 @@ SumPrecision GpuRunner::launchSums(size_t index) const {
 }
 
 llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
-                            const TensorRef &out, StreamHandle stream) {
+                            const TensorRef &out, StreamHandle stream,
+                            const HostBuffers &inputs) {
   const StepPlan &plan = impl->plan;
   const std::string input = StepPlan::activation(0),
                     output = StepPlan::activation(plan.numLayers);
@@ -287,6 +288,13 @@ llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slo
         llvm::formatv("step: {0} slots for {1} rows", slots.size(), plan.rows));
   if (auto err = checkSlots(slots, plan.numSlots))
     return err;
+  for (const auto &[name, bytes] : inputs) {
+    auto it = plan.buffers.find(name);
+    if (it == plan.buffers.end() || it->second.role != PlanBuffer::Role::Input ||
+        it->second.bytes != bytes.size())
+      return llvm::createStringError(
+          llvm::formatv("step: no input buffer '{0}' of {1} bytes", name, bytes.size()));
+  }
   if (!impl->callerStepDone) {
     auto event = Event::create(device);
     if (!event)
@@ -301,6 +309,9 @@ llvm::Error GpuRunner::step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slo
       return err;
     impl->deviceSlots.assign(slots.begin(), slots.end());
   }
+  for (const auto &[name, bytes] : inputs)
+    if (auto err = impl->buffers.at(name).upload(bytes, stream))
+      return err;
   if (auto err = device.copyOnDevice(impl->buffers.at(input).address(), hidden.address,
                                      impl->buffers.at(input).size(), stream))
     return err;

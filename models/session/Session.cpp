@@ -46,8 +46,10 @@ const LoadedModel &ModelSession::model() const { return *state->model; }
 int64_t ModelSession::slots() const { return state->options.slots; }
 
 PlanOptions ModelSession::State::planOptions(int64_t rows, int64_t tokens) const {
-  return backend->planOptions(options.overrides, options.overridesMustApply, rows, tokens,
-                              options.perLayerActivations);
+  PlanOptions plan = backend->planOptions(options.overrides, options.overridesMustApply,
+                                          rows, tokens, options.perLayerActivations);
+  plan.ssmState = options.ssmState;
+  return plan;
 }
 
 Expected<StepPlan> ModelSession::planDecode(int64_t rows) const {

@@ -32,6 +32,8 @@ struct ModelStep::State {
   /// The slots of the last step (-1 before the first): every upload to a
   /// GpuRunner carries them, since it checks them first.
   std::vector<int32_t> slots;
+  /// Stochastic rounding's seed for the next step (ModelStep::seed).
+  int64_t seed = 0;
 
   std::vector<uint8_t> slotBytes() const {
     std::vector<uint8_t> bytes(slots.size() * sizeof(int32_t));

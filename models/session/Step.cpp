@@ -18,6 +18,8 @@ const StepPlan &ModelStep::plan() const { return state->plan; }
 GpuRunner *ModelStep::gpu() const { return state->gpu.get(); }
 InterpreterRunner *ModelStep::interpreter() const { return state->interpreter.get(); }
 HostBuffers &ModelStep::host() { return state->host; }
+int64_t ModelStep::seed() const { return state->seed; }
+void ModelStep::setSeed(int64_t seed) { state->seed = seed; }
 
 namespace {
 
@@ -74,9 +76,14 @@ Error ModelStep::run(const TensorRef &hidden, ArrayRef<int32_t> slots,
   if (Error err = checkSlots(slots, plan.numSlots))
     return argumentError(std::move(err));
   state->slots.assign(slots.begin(), slots.end());
+  HostBuffers seed;
+  if (plan.buffers.count(kSsmSeedBuffer))
+    seed[kSsmSeedBuffer] = bytesOf(std::vector<int64_t>{state->seed++});
   if (state->gpu)
-    return state->gpu->step(hidden, slots, out, stream);
+    return state->gpu->step(hidden, slots, out, stream, seed);
   HostBuffers &host = state->host;
+  for (auto &[name, bytes] : seed)
+    host[name] = std::move(bytes);
   std::memcpy(host.at(input).data(), hostBytes(hidden), host.at(input).size());
   host.at("slots") = state->slotBytes();
   {

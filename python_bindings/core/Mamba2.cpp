@@ -65,6 +65,12 @@ openSession(const DecodeStepOptions &options, const std::shared_ptr<Runtime> &ru
   auto model = unwrap(models::loadModel(source), ErrorKind::Argument);
   models::SessionOptions sessionOptions;
   sessionOptions.slots = options.slots;
+  sessionOptions.ssmState = {
+      unwrap(models::SsmStateOptions::parseType(options.ssmStateDtype),
+             ErrorKind::Argument),
+      options.stochasticRounding};
+  if (auto err = sessionOptions.ssmState.validate())
+    throw Error(ErrorKind::Argument, llvm::toString(std::move(err)));
   return unwrap(models::ModelSession::create(std::move(backend), std::move(model),
                                              std::move(sessionOptions)),
                 ErrorKind::Argument);

@@ -75,21 +75,28 @@ void bindDecode(py::module_ &m) {
   m.def(
       "_decode_step",
       [](std::shared_ptr<Runtime> runtime, const MambaGeometry &geometry, int64_t layers,
-         int64_t rows, int64_t slots, uint64_t seed) {
+         int64_t rows, int64_t slots, uint64_t seed, const std::string &ssmStateDtype,
+         bool stochasticRounding) {
         DecodeStepOptions options{geometry, layers, rows, slots, seed};
+        options.ssmStateDtype = ssmStateDtype;
+        options.stochasticRounding = stochasticRounding;
         py::gil_scoped_release release;
         return createDecodeStep(options, runtime);
       },
       py::arg("runtime"), py::arg("geometry"), py::arg("layers"), py::arg("rows"),
-      py::arg("slots"), py::arg("seed"),
+      py::arg("slots"), py::arg("seed"), py::arg("ssm_state_dtype") = "f32",
+      py::arg("stochastic_rounding") = false,
       "The decode step on `runtime`'s GPU, or on the interpreter when it is None.");
 
   m.def(
       "_describe_plan",
       [](std::shared_ptr<Runtime> runtime, const MambaGeometry &geometry, int64_t layers,
          int64_t rows, int64_t slots, uint64_t seed, const std::string &planArch,
-         const std::vector<std::tuple<int64_t, int64_t, bool>> &prefill) {
+         const std::vector<std::tuple<int64_t, int64_t, bool>> &prefill,
+         const std::string &ssmStateDtype, bool stochasticRounding) {
         DecodeStepOptions options{geometry, layers, rows, slots, seed, planArch};
+        options.ssmStateDtype = ssmStateDtype;
+        options.stochasticRounding = stochasticRounding;
         std::vector<PrefillSequence> sequences;
         for (auto [tokens, slot, continued] : prefill)
           sequences.push_back({tokens, slot, continued});
@@ -98,6 +105,7 @@ void bindDecode(py::module_ &m) {
       },
       py::arg("runtime"), py::arg("geometry"), py::arg("layers"), py::arg("rows"),
       py::arg("slots"), py::arg("seed"), py::arg("plan_arch"), py::arg("prefill"),
+      py::arg("ssm_state_dtype") = "f32", py::arg("stochastic_rounding") = false,
       "The text of the plan a decode step (or, with `prefill` sequences, a prefill "
       "forward) runs on `runtime`, or on the interpreter when it is None.");
 }

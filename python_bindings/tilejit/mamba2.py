@@ -19,9 +19,12 @@ from ._tilejit import ArgumentError, MambaGeometry
 # Element types as the decode plan names them; bf16 and e4m3 travel in numpy
 # as their uint16 / uint8 bit patterns.
 _NUMPY_TYPES = {np.dtype(np.uint16): "bf16", np.dtype(np.uint8): "e4m3",
-                np.dtype(np.float32): "f32", np.dtype(np.int32): "i32"}
+                np.dtype(np.float16): "f16", np.dtype(np.float32): "f32",
+                np.dtype(np.int32): "i32"}
 _TORCH_TYPES = {"torch.bfloat16": "bf16", "torch.float8_e4m3fn": "e4m3",
-                "torch.float32": "f32", "torch.int32": "i32"}
+                "torch.float16": "f16", "torch.float32": "f32", "torch.int32": "i32"}
+# The numpy dtype of an SSM page of each element type (bf16 as its bits).
+_PAGE_TYPES = {"f32": np.float32, "bf16": np.uint16, "f16": np.float16}
 
 
 def _describe(a, writable=False):
@@ -66,14 +69,16 @@ def Config(**fields):
 
 
 def describe_plan(config=None, layers=1, rows=1, slots=1, prefill=None, runtime=None,
-                  plan_arch="", seed=SYNTHETIC_SEED):
+                  plan_arch="", seed=SYNTHETIC_SEED, ssm_state_dtype="f32",
+                  stochastic_rounding=False):
     """The plan of a decode step of `rows` rows (or, with `prefill`, a list of
     (tokens, slot, continued) sequences, of a prefill forward of them) over the
     first `layers` Mamba layers and pages of `slots` slots, as text: every
     launch (kernel, constants, grid, arguments, bytes) and buffer. On
     `runtime` (a GPU or compile-only tilejit.Runtime: its arch and tuning
     database) or, when None, on the interpreter planning for `plan_arch`
-    (e.g. "sm_121a"; empty: the tiles every arch runs). Nothing is compiled;
+    (e.g. "sm_121a"; empty: the tiles every arch runs). `ssm_state_dtype`
+    and `stochastic_rounding` as DecodeStep takes them. Nothing is compiled;
     the same text `tilejit run --dry-run` and the embedding API print."""
     if runtime is not None and plan_arch:
         raise ArgumentError(f"describe_plan: plan_arch='{plan_arch}' is for the interpreter; "
@@ -81,16 +86,22 @@ def describe_plan(config=None, layers=1, rows=1, slots=1, prefill=None, runtime=
     config = config if config is not None else Config()
     sequences = [(int(t), int(s), bool(c)) for t, s, c in (prefill or [])]
     return _tilejit._describe_plan(runtime, config, int(layers), int(rows), int(slots),
-                                   int(seed), str(plan_arch), sequences)
+                                   int(seed), str(plan_arch), sequences,
+                                   str(ssm_state_dtype), bool(stochastic_rounding))
 
 
 class DecodeStep:
     """One decode step through the first `layers` Mamba layers (synthetic
     weights from `seed`) for `rows` rows over pages of `slots` slots.
-    backend: "interp" (CPU interpreter, numpy) or "gpu" (GpuRunner, torch)."""
+    backend: "interp" (CPU interpreter, numpy) or "gpu" (GpuRunner, torch).
+    ssm_state_dtype: the SSM pages' element type, "f32", "bf16" or "f16"
+    (vLLM's mamba_ssm_cache_dtype); stochastic_rounding: a 16-bit page takes
+    each new state rounded stochastically, seeded by the step's counter,
+    instead of to nearest even (docs/numerics.md R8s)."""
 
     def __init__(self, config=None, layers=1, rows=1, slots=1, backend="interp",
-                 seed=SYNTHETIC_SEED, runtime=None):
+                 seed=SYNTHETIC_SEED, runtime=None, ssm_state_dtype="f32",
+                 stochastic_rounding=False):
         self.config = config if config is not None else Config()
         if backend == "interp":
             rt = None
@@ -102,7 +113,9 @@ class DecodeStep:
         self.backend = backend
         self._runtime = rt
         self._step = _tilejit._decode_step(rt, self.config, int(layers), int(rows),
-                                           int(slots), int(seed))
+                                           int(slots), int(seed), str(ssm_state_dtype),
+                                           bool(stochastic_rounding))
+        self.ssm_state_dtype = str(ssm_state_dtype)
         self.rows, self.num_slots = self._step.rows, self._step.num_slots
         self.layers = list(self._step.layers)
 
@@ -161,11 +174,13 @@ class DecodeStep:
 
     def pages(self, layer=0):
         """Copies of Mamba layer `layer`'s pages: conv [slots, Cd, K-1] uint16
-        (bf16 bits, oldest tap first) and ssm [slots, H, P, N] float32."""
+        (bf16 bits, oldest tap first) and ssm [slots, H, P, N] in the page's
+        type (float32, bf16 bits as uint16, or float16)."""
         c = self.config
         cd = c.num_heads * c.head_dim + 2 * c.num_groups * c.state_size
         conv = np.empty((self.num_slots, cd, c.conv_kernel - 1), np.uint16)
-        ssm = np.empty((self.num_slots, c.num_heads, c.head_dim, c.state_size), np.float32)
+        ssm = np.empty((self.num_slots, c.num_heads, c.head_dim, c.state_size),
+                       _PAGE_TYPES[self.ssm_state_dtype])
         self._step.read(self._layer(layer) + "conv_page", _describe(conv, writable=True))
         self._step.read(self._layer(layer) + "ssm_page", _describe(ssm, writable=True))
         return conv, ssm

@@ -183,6 +183,16 @@ TEST_CASE("embedding API: each refusal is an error value naming its numbers",
         "setting 'block_p=16': expected KERNEL.CONSTANT=VALUE");
   CHECK(messageOf(embed::Session::create(*engine, *model, {1, {"no_such_kernel.x=1"}}))
             .find("no_such_kernel") != std::string::npos);
+  CHECK(messageOf(embed::Session::create(*engine, *model, {1, {}, "f64"})) ==
+        "ssm state: 'f64' is not a page type (f32, bf16 or f16)");
+  CHECK(messageOf(embed::Session::create(*engine, *model, {1, {}, "f32", true}))
+            .find("stochastic rounding needs a 16-bit page") != std::string::npos);
+  auto bf16Pages = embed::Session::create(*engine, *model, {2, {}, "bf16", true});
+  REQUIRE(bf16Pages);
+  auto described = bf16Pages->describeDecode(1);
+  REQUIRE(described);
+  CHECK(described->find("state bf16 [2, ") != std::string::npos);
+  CHECK(described->find("buffer ssm_seed input i64 [1]") != std::string::npos);
   auto session = embed::Session::create(*engine, *model, {2, kSmallSettings});
   REQUIRE(session);
   CHECK(messageOf(session->decode(0)) ==

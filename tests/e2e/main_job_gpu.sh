@@ -6,7 +6,9 @@
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
 # decode-sm_121a prefill-sm_90a prefill-sm_90 prefill-sm_121a defects; default
 # all; and, for issue 18's experiments, variants: the lines of
-# bench/decode/variants.txt). SM90_ARGS: extra options of the sm_90 runs
+# bench/decode/variants.txt; for issue 30's 16-bit SSM page, state-bf16: decode
+# with --ssm-state-dtype bf16, nearest even and stochastic, on sm_90a and
+# sm_90, to compare with decode-sm_90a / decode-sm_90 of the same call). SM90_ARGS: extra options of the sm_90 runs
 # (e.g. --time-batch 0: checks only); DECODE_ARGS: of every decode run (e.g.
 # --time-batch 1,8).
 set -u
@@ -41,6 +43,12 @@ for run in $runs; do
   # floors.
   decode-sm_121a) one decode-sm_121a 0 sm_90a --plan-arch sm_121a ${DECODE_ARGS:-} ;;
   prefill-sm_121a) one prefill-sm_121a 0 sm_90a --plan-arch sm_121a --mode prefill ;;
+  state-bf16) # R8s's bf16 page: checked, then timed at every --time-batch
+    one decode-sm_90a-bf16-state 0 sm_90a --ssm-state-dtype bf16 ${DECODE_ARGS:-}
+    one decode-sm_90a-bf16-state-sr 0 sm_90a --ssm-state-dtype bf16 --stochastic-rounding \
+      ${DECODE_ARGS:-}
+    one decode-sm_90-bf16-state 0 sm_90 --ssm-state-dtype bf16 ${DECODE_ARGS:-} \
+      ${SM90_ARGS:-} ;;
   variants) # every line of bench/decode/variants.txt (VARIANTS: only these names)
     while read -r name args; do
       case $name in '#'* | '') continue ;; esac

@@ -87,6 +87,16 @@ cl::opt<int> slots("slots",
                    cl::desc("Slots of the state pages (default: the mode's, e.g. "
                             "--batch + 2 and at least 8 for decode)"),
                    cl::init(0), cl::sub(runCmd));
+cl::opt<std::string>
+    ssmStateType("ssm-state-dtype",
+                 cl::desc("Element type of the SSM state pages: f32 (default), bf16 "
+                          "or f16 (docs/numerics.md R8s)"),
+                 cl::init("f32"), cl::sub(runCmd));
+cl::opt<bool> stochasticRounding(
+    "stochastic-rounding",
+    cl::desc("With a 16-bit --ssm-state-dtype: round the new state stochastically, "
+             "seeded by the step counter (default: to nearest even)"),
+    cl::sub(runCmd));
 cl::opt<std::string> plantDefect(
     "plant-defect",
     cl::desc("Test only: plant a defect in what the backend runs (drop-k-step, "
@@ -161,9 +171,10 @@ int printDryRun(const cli::RunInputs &in, bool prefill) {
   }();
   if (!plan)
     return fail(toString(plan.takeError()));
-  outs() << formatv("plan: {0} {1}={2} L={3}, {4} slots\n",
+  outs() << formatv("plan: {0} {1}={2} L={3}, {4} slots, ssm state {5}\n",
                     prefill ? "prefill" : "decode", prefill ? "T" : "B",
-                    prefill ? tokens : rows, plan->numLayers, pages)
+                    prefill ? tokens : rows, plan->numLayers, pages,
+                    o.ssmState.describe())
          << describePlan(*plan);
   return 0;
 }
@@ -185,6 +196,7 @@ RunInputs::session(int64_t slots, bool perLayerActivations,
   sessionOptions.overrides = options.overrides;
   sessionOptions.overridesMustApply = true;
   sessionOptions.perLayerActivations = perLayerActivations;
+  sessionOptions.ssmState = options.ssmState;
   return ModelSession::create(backend, std::move(selected), std::move(sessionOptions));
 }
 
@@ -204,6 +216,12 @@ int runMain(const KernelRegistry &registry) {
   options.tokens = tokens;
   options.slots = slots;
   options.dryRun = dryRun;
+  auto stateType = SsmStateOptions::parseType(ssmStateType);
+  if (!stateType)
+    return fail("--ssm-state-dtype: " + toString(stateType.takeError()));
+  options.ssmState = {*stateType, stochasticRounding};
+  if (auto err = options.ssmState.validate())
+    return fail("--stochastic-rounding: " + toString(std::move(err)));
   if (timeBatches.empty())
     options.timeBatches = {1, 8, 64, 256};
   for (int b : timeBatches) {

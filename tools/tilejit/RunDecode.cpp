@@ -153,9 +153,10 @@ int runDecodeGpu(const RunInputs &in) {
     const size_t layerCount = in.weights().size();
     outs() << formatv(
         "step B={0} L={1}: median {2:f1} us (min {3:f1}, max {4:f1}, n={5} graph "
-        "replays) = {6:f2} us per layer; {7:f1} MB moved per layer\n",
+        "replays) = {6:f2} us per layer; {7:f1} MB moved per layer, ssm state {8}\n",
         rows, layerCount, times->stepUs, times->stepMinUs, times->stepMaxUs,
-        times->replays, times->stepUs / layerCount, plan.bytesMoved() / 1e6 / layerCount);
+        times->replays, times->stepUs / layerCount, plan.bytesMoved() / 1e6 / layerCount,
+        in.options.ssmState.describe());
     auto kernels = timeKernels(runner, in.backend->registry(), 20, 30);
     if (!kernels)
       return fail(toString(kernels.takeError()));

@@ -24,6 +24,9 @@ struct RunOptions {
   /// Batches (decode) whose step and kernels are timed; empty: none.
   std::vector<int> timeBatches;
   models::KernelOverrides overrides;
+  /// The SSM pages' element type and rounding (--ssm-state-dtype,
+  /// --stochastic-rounding).
+  models::SsmStateOptions ssmState;
   /// A defect planted in what the backend runs (test-only): the checks must fail.
   models::Defect defect = models::Defect::None;
 };

@@ -245,6 +245,12 @@ struct SessionOptions {
   /// Kernel constants of the steps' plans, "KERNEL.CONSTANT=VALUE" (as
   /// `tilejit run --set`); they win over the tuning database and the defaults.
   std::vector<std::string> settings;
+  /// Element type of the SSM state pages: "f32" (the default), "bf16" or
+  /// "f16" (docs/numerics.md R8s; vLLM's mamba_ssm_cache_dtype).
+  std::string ssmStateDtype = "f32";
+  /// With a 16-bit page: decode rounds each new state stochastically, seeded
+  /// by the step's counter; otherwise to nearest even.
+  bool stochasticRounding = false;
 };
 
 /// The state of `slots` sequences (each Mamba layer's conv and SSM pages,
@@ -254,7 +260,8 @@ struct SessionOptions {
 class Session {
 public:
   /// Errors (InvalidArgument): fewer than one slot, a setting that is not
-  /// KERNEL.CONSTANT=VALUE of a registered kernel's constant.
+  /// KERNEL.CONSTANT=VALUE of a registered kernel's constant, an SSM page
+  /// type other than f32, bf16 and f16, stochastic rounding of an f32 page.
   static Result<Session> create(Engine &engine, const Model &model,
                                 const SessionOptions &options = {});
   int64_t slots() const;

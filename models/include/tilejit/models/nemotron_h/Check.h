@@ -138,6 +138,10 @@ struct StepCheck {
     /// pairs that keep kMinCarryKept of their state; -1 when none does.
     double droppedCarry = -1;
     int64_t carryHeads = 0;
+    /// R8s: the page's element type; a 16-bit page's state band adds
+    /// `pageUlps` (one per step) units in its last place at the reference value.
+    DType pageType = DType::F32;
+    int64_t pageUlps = 0;
   };
   std::vector<Layer> layers;
   std::vector<ProjectionCheck> projections; ///< in_proj and out_proj of each layer

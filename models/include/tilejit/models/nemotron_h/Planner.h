@@ -16,6 +16,24 @@
 
 namespace tilejit::models {
 
+/// R8s: the SSM page's element type and how a step rounds into it.
+struct SsmStateOptions {
+  /// f32 (NemotronH's default), bf16 or f16.
+  DType type = DType::F32;
+  /// A 16-bit page rounded stochastically by the state update, its bits keyed
+  /// by (seed, slot, element) with the decode plan's input "ssm_seed" (one
+  /// i64, the session's step counter) as the seed; otherwise to nearest even.
+  /// Prefill's final states round to nearest even either way.
+  bool stochastic = false;
+
+  /// Errors: another type; stochastic rounding of an f32 page.
+  llvm::Error validate() const;
+  /// "f32", "bf16", "f16 (stochastic rounding)".
+  std::string describe() const;
+  /// Parses "f32", "bf16" or "f16" (the names the front doors take).
+  static llvm::Expected<DType> parseType(llvm::StringRef name);
+};
+
 /// How a plan is made beyond its geometry.
 struct PlanOptions {
   /// Per-kernel constants; they win over everything.
@@ -44,7 +62,15 @@ struct PlanOptions {
   /// target): its capability table picks the prefill GEMMs' pipeline. Without
   /// one, the tiles every arch runs.
   std::optional<Arch> arch;
+  /// The SSM page's element type and rounding (every kernel that reads or
+  /// writes the page follows it; the default builds f32 plans unchanged).
+  SsmStateOptions ssmState;
 };
+
+/// The decode plan's input holding stochastic rounding's seed (one i64): the
+/// session writes its step counter there before each step, so a replay of a
+/// step with the same counter writes the same page bytes.
+inline constexpr const char *kSsmSeedBuffer = "ssm_seed";
 
 /// Plans one decode step through `layers` (in order, each reading the
 /// previous one's output) for `rows` rows over pages of `numSlots` slots,

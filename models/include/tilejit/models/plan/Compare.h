@@ -37,8 +37,8 @@ struct BufferAgreement {
 };
 
 /// Two backends' versions `a` and `b` of `buffer` in its type's band: bf16
-/// kBF16Atol / kBF16Rtol, f32 kF32Atol / kF32Rtol, e4m3 codes within one code,
-/// integers equal.
+/// kBF16Atol / kBF16Rtol, f32 and f16 (a 16-bit SSM page) kF32Atol / kF32Rtol,
+/// e4m3 codes within one code, integers equal.
 BufferAgreement compareBuffer(const PlanBuffer &buffer, const std::vector<uint8_t> &a,
                               const std::vector<uint8_t> &b);
 

@@ -106,8 +106,11 @@ public:
   /// host. The graph keeps its own buffers, so one captured graph serves any
   /// caller's tensors. Steps share the pages: the caller orders steps on
   /// different streams; upload, download and step() wait for this one.
+  /// `inputs` (small input buffers that change from step to step, such as a
+  /// seed) are copied from the host in stream order before the replay.
   llvm::Error step(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
-                   const TensorRef &out, runtime::StreamHandle stream);
+                   const TensorRef &out, runtime::StreamHandle stream,
+                   const HostBuffers &inputs = {});
   /// The device address of non-weight buffer `name` (a page, an activation).
   llvm::Expected<runtime::DevicePtr> bufferAddress(llvm::StringRef name) const;
   /// Median/min/max time of `replays` back-to-back replays of the step.

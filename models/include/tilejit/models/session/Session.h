@@ -74,9 +74,17 @@ public:
   /// interpreter ignores it). The tensors live on the backend's device (the
   /// host on the interpreter). Checked first: a tensor that disagrees with
   /// the plan, a wrong slot count or bad slots are ArgumentErrors and nothing
-  /// runs. A compile-only backend refuses to run.
+  /// runs. A compile-only backend refuses to run. A plan that rounds its
+  /// pages stochastically takes the step's counter (seed()) as its seed, then
+  /// counts the step.
   llvm::Error run(const TensorRef &hidden, llvm::ArrayRef<int32_t> slots,
                   const TensorRef &out, runtime::StreamHandle stream);
+
+  /// The seed the next run() gives stochastic rounding: the steps this
+  /// ModelStep ran, unless set. Setting it back replays a step: the same
+  /// inputs, pages and seed write the same page bytes.
+  int64_t seed() const;
+  void setSeed(int64_t seed);
 
   /// The runner on the GPU (null on the interpreter), the interpreter runner
   /// and its buffers (pages excepted while no step runs) otherwise.
@@ -109,6 +117,8 @@ struct SessionOptions {
   bool overridesMustApply = false;
   /// Plans give each layer its own intermediates, for checks that read them.
   bool perLayerActivations = false;
+  /// R8s: the SSM pages' element type and rounding (PlanOptions::ssmState).
+  SsmStateOptions ssmState;
 };
 
 /// The paged state of `slots` sequences of one model on one backend, and the

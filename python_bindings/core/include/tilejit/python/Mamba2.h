@@ -33,6 +33,10 @@ struct DecodeStepOptions {
   /// On the interpreter: plan for this arch's device ("sm_121a"); empty: the
   /// tiles every arch runs. A runtime's steps plan for its own arch.
   std::string planArch;
+  /// The SSM pages' element type ("f32", "bf16" or "f16") and whether decode
+  /// rounds into a 16-bit page stochastically (docs/numerics.md R8s).
+  std::string ssmStateDtype = "f32";
+  bool stochasticRounding = false;
 };
 
 /// One sequence of a prefill batch: its tokens, its slot (negative: padding)
