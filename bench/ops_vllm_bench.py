@@ -16,13 +16,13 @@ form that cannot run (a capture that fails, an argument refused) prints why.
 Usage: ops_vllm_bench.py [--trials N] [--calls C] [--only SUBSTRING]"""
 
 import argparse
-import statistics
 import traceback
 
 import torch
 
 import tilejit as tj
 import tilejit.ops as ops
+from ops_torch_bench import graph_timed as graphed
 from ops_torch_bench import timed as eager
 from vllm.model_executor.layers.mamba.ops import causal_conv1d as v_conv
 from vllm.model_executor.layers.mamba.ops import layernorm_gated as v_norm
@@ -33,31 +33,6 @@ Hd, H, P, N, G, K = 2688, 64, 64, 128, 8, 4
 I, Cd = H * P, H * P + 2 * G * N
 Q = 128  # NemotronH's chunk_size, the chunks vLLM's metadata describes
 E4M3 = torch.float8_e4m3fn
-
-
-def graphed(fn, trials, calls):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(calls):
-            fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    per_call = []
-    for _ in range(trials):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        per_call.append(start.elapsed_time(end) * 1000 / calls)
-    return statistics.median(per_call), min(per_call), max(per_call)
 
 
 def stats(fn, timer, trials, calls):

@@ -7,8 +7,7 @@
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/nemotron_h/Planner.h"
 
-#include "../support/Ptxas.h"
-#include "ModelTestSupport.h"
+#include "ModelPtxas.h"
 
 #include <catch2/catch.hpp>
 
@@ -76,22 +75,12 @@ TEST_CASE("every kernel of the decode and prefill plans for sm_110a and sm_121a 
       INFO(archName << " " << name << " " << formatConstants(constants));
       auto producer = constants.find("producer");
       tmaGemm |= producer != constants.end() && producer->second == 2;
-      const KernelDef *def = modelRegistry().find(name);
-      REQUIRE(def);
-      auto spec = def->specialize(constants);
-      REQUIRE(bool(spec));
-      auto ir = buildCanonicalIR(*def, *spec);
-      REQUIRE(bool(ir));
-      auto compiled = compiler.compile({name, *ir, arch, {}});
-      INFO((compiled ? "" : llvm::toString(compiled.takeError())));
-      REQUIRE(bool(compiled));
-      CHECK(compiled->launch.dynamicSharedBytes <= arch.profile().sharedBytesPerBlock);
-      tilejit::testing::PtxasResult assembled =
-          tilejit::testing::runPtxas(*ptxas, compiled->ptx, archName, /*verbose=*/true);
-      INFO(assembled.output);
-      REQUIRE(assembled.ok());
+      AssembledKernel assembled =
+          assembleModelKernel(compiler, *ptxas, name, constants, arch, archName);
+      CHECK(assembled.compiled.launch.dynamicSharedBytes <=
+            arch.profile().sharedBytesPerBlock);
       auto recorded = kRecordedSpills.find(name);
-      CHECK(tilejit::testing::spillBytes(assembled.output) <=
+      CHECK(tilejit::testing::spillBytes(assembled.ptxas.output) <=
             (recorded == kRecordedSpills.end() ? 0 : recorded->second));
     }
     CHECK(tmaGemm);

@@ -9,8 +9,7 @@
 #include "tilejit/models/session/Session.h"
 #include "tilejit/support/FloatFormats.h"
 
-#include "../support/Ptxas.h"
-#include "ModelTestSupport.h"
+#include "ModelPtxas.h"
 
 #include <catch2/catch.hpp>
 
@@ -247,21 +246,9 @@ TEST_CASE("the kernels a 16-bit SSM page changes assemble with ptxas for sm_90a,
     };
     // The f32 plan's spills are the bound: the page type must add none.
     auto spillsOf = [&](const std::string &name, const ConstantValues &constants) {
-      INFO(archName << " " << name << " " << formatConstants(constants));
-      const KernelDef *def = modelRegistry().find(name);
-      REQUIRE(def);
-      auto spec = def->specialize(constants);
-      REQUIRE(bool(spec));
-      auto ir = buildCanonicalIR(*def, *spec);
-      REQUIRE(bool(ir));
-      auto compiled = compiler.compile({name, *ir, arch, {}});
-      INFO((compiled ? "" : llvm::toString(compiled.takeError())));
-      REQUIRE(bool(compiled));
-      tilejit::testing::PtxasResult assembled =
-          tilejit::testing::runPtxas(*ptxas, compiled->ptx, archName, /*verbose=*/true);
-      INFO(assembled.output);
-      REQUIRE(assembled.ok());
-      return tilejit::testing::spillBytes(assembled.output);
+      return tilejit::testing::spillBytes(
+          assembleModelKernel(compiler, *ptxas, name, constants, arch, archName)
+              .ptxas.output);
     };
     std::map<std::string, int64_t> f32Spills;
     for (const auto &[name, constants] : kernelsOf(DType::F32, false))
