@@ -75,3 +75,14 @@ def test_error_word_made_once_per_device():
     assert _checks.error_word(torch.device("cpu")) is word
     assert word.dtype == torch.int64 and word.shape == (1,) and int(word) == 0
     _checks.check_errors("cpu")  # a string names the same device's word
+
+
+def test_error_word_refused_when_first_made_inside_a_capture(monkeypatch):
+    """A word made inside a capture would be zeroed by every replay: the first
+    call on a device must come before the capture, and says so."""
+    cuda = torch.device("cuda", 7)  # never opened: the refusal comes first
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    monkeypatch.delitem(_checks._words, cuda, raising=False)
+    with pytest.raises(tilejit.ArgumentError, match="inside a CUDA graph capture"):
+        _checks.error_word(cuda)
+    assert cuda not in _checks._words

@@ -76,7 +76,14 @@ def error_word(device):
     a launch allocates nothing for it."""
     word = _words.get(device)
     if word is None:
-        word = _words[device] = torch.zeros(1, dtype=torch.int64, device=_indexed(device))
+        where = _indexed(device)
+        # Made inside a capture, the word would be the graph's: every replay
+        # would zero it again, and the memory would be the graph pool's.
+        if where.type == "cuda" and torch.cuda.is_current_stream_capturing():
+            raise ArgumentError(f"tilejit.ops: the first op call on {where} is inside a CUDA "
+                                "graph capture; call the op once before capturing (that call "
+                                "sets up the device's check word and compiles the kernel)")
+        word = _words[device] = torch.zeros(1, dtype=torch.int64, device=where)
     return word
 
 
