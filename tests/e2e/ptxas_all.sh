@@ -17,14 +17,21 @@ fi
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 count=0
+# assemble ARCH KERNEL [--set ...]: compile for ARCH, check the .target line,
+# assemble with ptxas for ARCH.
+assemble() {
+  local arch=$1
+  shift
+  "$tilejit" compile "$@" --arch "$arch" -o "$dir/k.$arch.ptx"
+  grep -q "^\.target $arch\$" "$dir/k.$arch.ptx" ||
+    { echo "FAIL: $* $arch: no '.target $arch' line"; exit 1; }
+  "$ptxas" -arch="$arch" "$dir/k.$arch.ptx" -o "$dir/k.$arch.cubin" ||
+    { echo "FAIL: ptxas -arch=$arch rejected $*"; exit 1; }
+  count=$((count + 1))
+}
 for kernel in $("$tilejit" list --names); do
   for arch in sm_90 sm_90a sm_110a sm_121a; do
-    "$tilejit" compile "$kernel" --arch "$arch" -o "$dir/$kernel.$arch.ptx"
-    grep -q "^\.target $arch\$" "$dir/$kernel.$arch.ptx" ||
-      { echo "FAIL: $kernel $arch: no '.target $arch' line"; exit 1; }
-    "$ptxas" -arch="$arch" "$dir/$kernel.$arch.ptx" -o "$dir/$kernel.$arch.cubin" ||
-      { echo "FAIL: ptxas -arch=$arch rejected $kernel"; exit 1; }
-    count=$((count + 1))
+    assemble "$arch" "$kernel"
   done
 done
 # ARCHES|CONSTANTS: producer = 2 (a consumer thread issues the copies) is for
@@ -43,10 +50,7 @@ for variant in \
   producer=${variant#*|}
   for arch in ${variant%%|*}; do
     # shellcheck disable=SC2086
-    "$tilejit" compile $producer --arch "$arch" -o "$dir/producer.$arch.ptx"
-    "$ptxas" -arch="$arch" "$dir/producer.$arch.ptx" -o "$dir/producer.$arch.cubin" ||
-      { echo "FAIL: ptxas -arch=$arch rejected $producer"; exit 1; }
-    count=$((count + 1))
+    assemble "$arch" $producer
   done
 done
 # tilejit.ops' forms of the conv kernels: f16, f32 and mixed operands, no
@@ -62,10 +66,7 @@ for forms in \
   "conv_prefill --set state_type=2 --set weight_type=1 --set inner=0"; do
   for arch in sm_90 sm_90a sm_110a sm_121a; do
     # shellcheck disable=SC2086
-    "$tilejit" compile $forms --arch "$arch" -o "$dir/forms.$arch.ptx"
-    "$ptxas" -arch="$arch" "$dir/forms.$arch.ptx" -o "$dir/forms.$arch.cubin" ||
-      { echo "FAIL: ptxas -arch=$arch rejected $forms"; exit 1; }
-    count=$((count + 1))
+    assemble "$arch" $forms
   done
 done
 echo "ptxas accepted $count kernel/arch pairs"
