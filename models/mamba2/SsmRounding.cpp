@@ -1,7 +1,6 @@
 // R8s's stochastic rounding of an f32 state tile into a 16-bit page, and the
 // counter-based generator that draws its bits from (seed, slot, element), so
-// a replay with the same seed rounds the same way. Built from the builder's
-// i64 add, multiply, divide and and (xor and shifts composed from them).
+// a replay with the same seed rounds the same way.
 #include "SsmUpdate.h"
 
 #include <cfloat>
@@ -10,36 +9,43 @@
 namespace tilejit::models {
 namespace {
 
-constexpr int64_t kLow32 = 0xFFFFFFFFLL;
-
-/// a ^ b for a, b in [0, 2^32).
-Value xor32(Value a, Value b) { return a + b - (a & b) * 2; }
-
-/// a >> k for a in [0, 2^32).
-Value shr(Value a, int k) { return a / (int64_t(1) << k); }
-
-/// murmur3's 32-bit finalizer: every input bit flips each output bit with
-/// probability near 1/2.
+/// murmur3's 32-bit finalizer on an i32 tile (products wrap mod 2^32, shifts
+/// are logical): every input bit flips each output bit with probability near 1/2.
 Value mix32(Value h) {
-  h = xor32(h, shr(h, 16));
-  h = (h * int64_t(0x85ebca6b)) & kLow32;
-  h = xor32(h, shr(h, 13));
-  h = (h * int64_t(0xc2b2ae35)) & kLow32;
-  return xor32(h, shr(h, 16));
+  h = h ^ shr(h, 16);
+  h = h * int64_t(int32_t(0x85ebca6b));
+  h = h ^ shr(h, 13);
+  h = h * int64_t(int32_t(0xc2b2ae35));
+  return h ^ shr(h, 16);
+}
+
+/// The bf16 neighbour of `v` away from zero with probability (dropped bits) /
+/// 2^16: the 16 random bits added to the f32 pattern carry into the kept half
+/// exactly that often, then the low half is cut. Both signs round on the
+/// magnitude, so the rounding is unbiased either way.
+Value stochasticRoundBF16(Value v, Value bits) {
+  Value pattern = bitcast(v, DType::I32);
+  Value kept = shl(shr(pattern + (bits & 0xFFFF), 16), 16);
+  // NaN and infinities (all exponent bits set) pass as they are; the kept
+  // pattern is a bf16 value, so the conversion is exact.
+  Value special = (pattern & 0x7F800000) == 0x7F800000;
+  return where(special, v, bitcast(kept, DType::F32)).to(DType::BF16);
 }
 
 } // namespace
 
 Value randomBits(Value key, Value seed, int64_t mixes) {
-  Value s = mix32(seed & kLow32);
-  Value h = mix32(xor32(key & kLow32, s));
-  h = mix32(xor32(h, shr(key, 32) & kLow32));
+  Value s = mix32(seed.to(DType::I32));
+  Value h = mix32(key.to(DType::I32) ^ s);
+  h = mix32(h ^ shr(key, 32).to(DType::I32));
   for (int64_t i = 2; i < mixes; ++i)
-    h = mix32(xor32(h, s));
+    h = mix32(h ^ s);
   return h;
 }
 
 Value stochasticRound(Value v, DType type, Value bits) {
+  if (type == DType::BF16)
+    return stochasticRoundBF16(v, bits);
   // The power of two 2^e <= |v| < 2^(e+1), found exactly by binary search:
   // up from 1 for |v| >= 1, down from 1 otherwise.
   Value a = abs(v), up = full(v.shape(), 1.0, DType::F32), down = up;

@@ -29,14 +29,14 @@ struct SsuShape {
   static SsuShape of(const Specialization &spec);
 };
 
-/// 32 random bits (an i64 tile in [0, 2^32)) for each element of the i64
+/// 32 random bits (an i32 tile) for each element of the i64
 /// `key` tile under the i64 scalar `seed`, from `mixes` (>= 2) rounds of a
 /// counter-based hash: the same key and seed give the same bits.
 Value randomBits(Value key, Value seed, int64_t mixes);
 /// R8s's stochastic rounding of the f32 tile `v` to `type` (bf16 or f16):
 /// the neighbour away from zero with probability (|v| - |lower|) / ulp,
-/// decided by the low 16 of `bits`; NaN and infinities as they are, and
-/// |v| < 2^-100 to nearest even.
+/// decided by the low 16 of `bits`; NaN and infinities as they are (f16:
+/// |v| < 2^-100 to nearest even).
 Value stochasticRound(Value v, DType type, Value bits);
 
 std::vector<KernelConstant> ssmUpdateConstants();

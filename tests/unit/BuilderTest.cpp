@@ -177,6 +177,39 @@ TEST_CASE("numbers adopt the other operand's dtype and broadcasting follows nump
         std::string::npos);
 }
 
+TEST_CASE("bit operations: xor, logical shifts and bitcast", "[builder]") {
+  Fixture f;
+  Kernel k(*f.ctx, "bits");
+  Value p = k.ptrParam("p", DType::F32);
+  Value v = load(p + arange(0, 8));
+  Value bits = bitcast(v, DType::I32);
+  Value mixed = shl(shr(bits ^ 0x5bd1e995, 16), 16);
+  CHECK(mixed.dtype() == DType::I32);
+  store(p + arange(0, 8), bitcast(mixed, DType::F32));
+  // Shifts and xor are integer operations; a bitcast keeps the element width.
+  (void)(v ^ 1);
+  (void)shr(v, 2);
+  (void)bitcast(v, DType::I64);
+  auto module = k.finish();
+  REQUIRE(!module);
+  std::string error = errorText(module.takeError());
+  INFO(error);
+  CHECK_THAT(error, Catch::Contains("'^' needs integer or i1 operands"));
+  CHECK_THAT(error, Catch::Contains("'shr' needs integer or i1 operands"));
+  CHECK_THAT(error, Catch::Contains("bitcast() needs a tile whose elements are as wide "
+                                    "as i64, got tile<8xf32>"));
+
+  Kernel ok(*f.ctx, "bits_ok");
+  Value q = ok.ptrParam("q", DType::F32);
+  Value w = bitcast(load(q + arange(0, 8)), DType::I32);
+  store(q + arange(0, 8), bitcast(shl(shr(w ^ 7, 16), 16), DType::F32));
+  auto built = ok.finish();
+  REQUIRE(bool(built));
+  std::string text = print(**built);
+  for (const char *op : {"arith.xori", "arith.shrui", "arith.shli", "arith.bitcast"})
+    CHECK(text.find(op) != std::string::npos);
+}
+
 TEST_CASE("fma broadcasts numbers and tiles and rejects what it cannot fuse",
           "[builder]") {
   Fixture f;

@@ -164,11 +164,31 @@ Value Value::to(DType t, SrcLoc srcLoc) const {
 
 namespace {
 
-enum class Bin { Add, Sub, Mul, Div, Rem, Lt, Le, Gt, Ge, Eq, Ne, And, Or, Max, Min };
+enum class Bin {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Rem,
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,
+  Xor,
+  Shl,
+  Shr,
+  Max,
+  Min
+};
 
 const char *spelling(Bin op) {
-  static const char *names[] = {"+",  "-",  "*",  "/", "%", "<",       "<=",     ">",
-                                ">=", "==", "!=", "&", "|", "maximum", "minimum"};
+  static const char *names[] = {"+",  "-", "*",   "/",   "%",       "<",
+                                "<=", ">", ">=",  "==",  "!=",      "&",
+                                "|",  "^", "shl", "shr", "maximum", "minimum"};
   return names[int(op)];
 }
 
@@ -204,6 +224,9 @@ mlir::Value createFloat(OpBuilder &b, Location loc, Bin op, mlir::Value x,
     return arith::MinimumFOp::create(b, loc, x, y);
   case Bin::And:
   case Bin::Or:
+  case Bin::Xor:
+  case Bin::Shl:
+  case Bin::Shr:
     break;
   }
   return {};
@@ -238,6 +261,12 @@ mlir::Value createInt(OpBuilder &b, Location loc, Bin op, mlir::Value x, mlir::V
     return arith::AndIOp::create(b, loc, x, y);
   case Bin::Or:
     return arith::OrIOp::create(b, loc, x, y);
+  case Bin::Xor:
+    return arith::XOrIOp::create(b, loc, x, y);
+  case Bin::Shl:
+    return arith::ShLIOp::create(b, loc, x, y);
+  case Bin::Shr:
+    return arith::ShRUIOp::create(b, loc, x, y);
   case Bin::Max:
     return arith::MaxSIOp::create(b, loc, x, y);
   case Bin::Min:
@@ -339,6 +368,9 @@ Value operator==(const Operand &a, const Operand &b) { return binary(Bin::Eq, a,
 Value operator!=(const Operand &a, const Operand &b) { return binary(Bin::Ne, a, b); }
 Value operator&(const Operand &a, const Operand &b) { return binary(Bin::And, a, b); }
 Value operator|(const Operand &a, const Operand &b) { return binary(Bin::Or, a, b); }
+Value operator^(const Operand &a, const Operand &b) { return binary(Bin::Xor, a, b); }
+Value shl(const Operand &a, const Operand &bits) { return binary(Bin::Shl, a, bits); }
+Value shr(const Operand &a, const Operand &bits) { return binary(Bin::Shr, a, bits); }
 Value maximum(const Operand &a, const Operand &b) { return binary(Bin::Max, a, b); }
 Value minimum(const Operand &a, const Operand &b) { return binary(Bin::Min, a, b); }
 Value operator-(const Operand &a) {
@@ -350,6 +382,23 @@ Value operator-(const Operand &a) {
     return k->wrap(
         arith::NegFOp::create(k->builder(), k->location(a.loc), a.value.raw()));
   return binary(Bin::Sub, Operand(0, a.loc), a);
+}
+
+Value bitcast(const Operand &x, DType t) {
+  Kernel *k = kernelOf({&x});
+  if (!k)
+    return {};
+  Type element = toMlirType(k->context(), t);
+  Type from = x.number ? Type() : getElementTypeOrSelf(x.value.raw().getType());
+  if (!from || !from.isIntOrFloat() ||
+      from.getIntOrFloatBitWidth() != element.getIntOrFloatBitWidth())
+    return k->fail(
+        x.loc, std::string("bitcast() needs a tile whose elements are as wide as ") +
+                   dtypeName(t) + ", got " +
+                   (x.number ? std::string("a C++ number") : describe(x.value.raw())));
+  Type type = tile::getSameShape(x.value.raw().getType(), element);
+  return k->wrap(
+      arith::BitcastOp::create(k->builder(), k->location(x.loc), type, x.value.raw()));
 }
 
 Value where(const Operand &cond, const Operand &a, const Operand &b) {

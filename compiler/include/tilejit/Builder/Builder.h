@@ -225,8 +225,16 @@ Value operator==(const Operand &a, const Operand &b);
 Value operator!=(const Operand &a, const Operand &b);
 Value operator&(const Operand &a, const Operand &b);
 Value operator|(const Operand &a, const Operand &b);
+Value operator^(const Operand &a, const Operand &b);
+/// Integer shifts; shr is logical (zeros shift in). A shift by the width or more
+/// yields 0, as PTX's clamped shifts do.
+Value shl(const Operand &a, const Operand &bits);
+Value shr(const Operand &a, const Operand &bits);
 Value maximum(const Operand &a, const Operand &b);
 Value minimum(const Operand &a, const Operand &b);
+/// The same bits read as `t`, which has x's element width (f32 <-> i32,
+/// bf16 / f16 <-> i16).
+Value bitcast(const Operand &x, DType t);
 /// cond ? a : b, elementwise.
 Value where(const Operand &cond, const Operand &a, const Operand &b);
 
