@@ -62,6 +62,8 @@ void bindModules(py::module_ &m);
 void bindDecode(py::module_ &m);
 /// tilejit.ops' launcher (LaunchBindings.cpp).
 void bindLaunch(py::module_ &m);
+/// tilejit.ops' plan cache key (OpSignature.cpp).
+void bindOpSignature(py::module_ &m);
 
 } // namespace tilejit::python
 

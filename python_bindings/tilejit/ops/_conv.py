@@ -12,6 +12,8 @@ from . import _checks
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_distinct_slots, check_strides, element_type,
                       fail, host_ints, launch, slot_table)
+from ._plan import cached
+from ._recording import keep, per_call
 from ._ssm import NULL_BLOCK_ID, PAD_SLOT_ID, padding
 from ._varlen import check_varlen, chunks_of_sequences
 
@@ -117,8 +119,8 @@ def _update_x(op, x, out, query_start_loc, max_query_len):
         raise fail(op, f"x has strides {tuple(x.stride())}: tilejit reads its channels "
                        "contiguous (stride 1, as vLLM's validate_data asks)")
     if out is None:  # channels contiguous, token-major within a row
-        out = torch.empty(x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
-                          device=x.device).transpose(1, 2)
+        out = per_call(torch.empty, x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
+                       device=x.device).transpose(1, 2)
         out = out[0].t() if varlen else out.reshape(x.shape)
     check(op, "out", out, (x.dtype,), tuple(x.shape), x.device)
     out3 = _as_rows(out, varlen)
@@ -144,7 +146,7 @@ def _update_slots(op, indices, rows, num_slots, device, apc):
         if rows > num_slots:
             raise fail(op, f"{rows} rows but {num_slots} state slots, and no "
                            "conv_state_indices")
-        return torch.arange(rows, dtype=torch.int32, device=device), 1, False
+        return keep(torch.arange(rows, dtype=torch.int32, device=device)), 1, False
     check(op, "conv_state_indices", indices, INDEX_TYPES, device=device)
     if indices.dim() == 1:
         slots, wide = slot_table(op, "conv_state_indices", indices, rows, device)
@@ -159,6 +161,7 @@ def _row_table(op, name, t, rows, device):
     return check_strides(op, name, t, (1,))
 
 
+@cached
 def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
                          conv_state_indices=None, num_accepted_tokens=None,
                          query_start_loc=None, max_query_len=-1, null_block_id=NULL_BLOCK_ID,
