@@ -119,7 +119,7 @@ def _update_x(op, x, out, query_start_loc, max_query_len):
         raise fail(op, f"x has strides {tuple(x.stride())}: tilejit reads its channels "
                        "contiguous (stride 1, as vLLM's validate_data asks)")
     if out is None:  # channels contiguous, token-major within a row
-        out = per_call(torch.empty, x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
+        out = per_call("empty", x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
                        device=x.device).transpose(1, 2)
         out = out[0].t() if varlen else out.reshape(x.shape)
     check(op, "out", out, (x.dtype,), tuple(x.shape), x.device)

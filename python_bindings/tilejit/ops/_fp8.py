@@ -27,7 +27,7 @@ def _scale(op, name, value, device):
 
 
 def _e4m3_empty(shape, device):
-    return per_call(torch.empty, shape, dtype=E4M3 if E4M3 is not None else torch.uint8,
+    return per_call("empty", shape, dtype=E4M3 if E4M3 is not None else torch.uint8,
                     device=device)
 
 
@@ -110,7 +110,7 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     check_strides(op, "b", b, (1, inner))
     weight = check_aligned(op, "b", b.t(), (0,))
     scales = _scale(op, "scale_a", scale_a, device), _scale(op, "scale_b", scale_b, device)
-    out = check_aligned(op, "the output", per_call(torch.empty, rows, hidden, dtype=out_dtype,
+    out = check_aligned(op, "the output", per_call("empty", rows, hidden, dtype=out_dtype,
                                                    device=device), (0,))
     constants = _projection(device, rows, dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(
         out_dtype == torch.float32), scale_ptr=1))

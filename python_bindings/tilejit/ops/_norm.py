@@ -87,7 +87,7 @@ def gated_norm(op, x, weight, bias, z, eps, group_size, norm_before_gate, layer_
         constants["z_stride"] = row_stride(op, "z", zr, width)
         constants["z_type"] = element_type(zr)
         args["z"] = zr
-    out = check_aligned(op, "the output", per_call(torch.empty, rows, width, dtype=y.dtype,
+    out = check_aligned(op, "the output", per_call("empty", rows, width, dtype=y.dtype,
                                                    device=device), (0,))
     launch("gated_rmsnorm", constants, device, (rows, width // group), out=out, **args)
     return out.view(x.shape)

@@ -51,7 +51,9 @@ def cached(fn):
             result = fn(*args, **kwargs)
         finally:
             _recording.end()
-        plans[signature[0]] = _Plan.of(recording, signature[1], args, kwargs, result)
+        plan = _Plan.of(recording, signature[1], args, kwargs, result)
+        if plan is not None:
+            plans[signature[0]] = plan
         return result
 
     call.plans = plans  # for the tests
@@ -63,7 +65,8 @@ class _Plan:
 
     @classmethod
     def of(cls, recording, addresses, args, kwargs, result):
-        """The plan of a recorded call, or False when it cannot be replayed."""
+        """The plan of a recorded call, False when it cannot be replayed, None
+        when it was made inside a CUDA graph capture (an eager call plans it)."""
         if not recording.cacheable or not recording.launches:
             return False
         ordinals = {launch[2] for launch in recording.launches}
@@ -71,7 +74,7 @@ class _Plan:
             return False
         ordinal = ordinals.pop()
         if ordinal >= 0 and torch.cuda.is_current_stream_capturing():
-            return False
+            return None
         callers = [(i, v) for i, v in enumerate(args) if isinstance(v, torch.Tensor)] + \
                   [(k, v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
         made = [t for _, t in recording.made]
@@ -112,29 +115,21 @@ class _NotReplayable(Exception):
     pass
 
 
-def _base_of(address, extents):
-    """The first base whose memory holds `address` (the key fixes how bases that
-    share memory lie, so any of them gives the same address on a later call)."""
+def _base_of(t, extents):
+    """(base, byte offset) of the first base whose memory holds all of t's (the
+    key fixes how bases that share memory lie, so any of them gives the same
+    address on a later call). A view reaching past every base, such as columns
+    read across several arguments, relies on addresses the key does not hold."""
+    address, span = t.data_ptr(), span_bytes(t)
     for i, (start, size) in enumerate(extents):
-        if start <= address < start + size or address == start:
+        if start <= address and address + span <= start + size:
             return i, address - start
     raise _NotReplayable()
 
 
 def _sources(launch, args, extents):
-    """Each pointer argument of a recorded launch as (base, byte offset), the
-    memory it spans inside its base's (a view reaching past its base, such as
-    columns read across several arguments, relies on addresses the key does not
-    hold)."""
-    sources = {}
-    for p in launch.module.params:
-        if p.pointer:
-            t = args[p.name]
-            base, offset = sources[p.name] = _base_of(t.data_ptr(), extents)
-            span = span_bytes(t)
-            if span and offset + span > extents[base][1]:
-                raise _NotReplayable()
-    return sources
+    """Each pointer argument of a recorded launch as (base, byte offset)."""
+    return {p.name: _base_of(args[p.name], extents) for p in launch.module.params if p.pointer}
 
 
 def _result(result, callers, made, kept, extents):
@@ -153,7 +148,7 @@ def _result(result, callers, made, kept, extents):
     for where, t in callers:
         if t is result:
             return ("arg", where)
-    base, offset = _base_of(result.data_ptr(), extents)
+    base, offset = _base_of(result, extents)
     source = ([("arg", w) for w, _ in callers] + [("made", i) for i in range(len(made))] +
               [("kept", i) for i in range(len(kept))])[base]
     tensor = ([t for _, t in callers] + made + kept)[base]

@@ -7,6 +7,8 @@ of these is a no-op, so the ops' full path stays the same."""
 import functools
 import threading
 
+import torch
+
 _local = threading.local()
 
 
@@ -36,16 +38,22 @@ def end():
 
 
 def per_call(factory, *args, **kwargs):
-    """factory(*args, **kwargs): a tensor the op allocates anew on every call
-    (an output, a scratch the kernels write, a random seed). A cached call
-    calls it again with the same arguments, which must be metadata (sizes,
-    dtypes, the device), never a tensor argument the plan would then hold."""
-    make = functools.partial(factory, *args, **kwargs)
+    """torch.<factory>(*args, **kwargs): a tensor the op allocates anew on every
+    call (an output, a scratch the kernels write, a random seed). A cached call
+    makes it again with the same arguments, which must be metadata (sizes,
+    dtypes, the device), never a tensor argument the plan would then hold. The
+    factory is looked up by name on each call, as the full path's torch.<name>
+    would be (a test's poisoned torch.empty serves cached calls too)."""
+    make = functools.partial(_torch_call, factory, args, kwargs)
     tensor = make()
     recording = current()
     if recording is not None:
         recording.made.append((make, tensor))
     return tensor
+
+
+def _torch_call(name, args, kwargs):
+    return getattr(torch, name)(*args, **kwargs)
 
 
 def keep(tensor):

@@ -87,7 +87,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     D, d_per_p = _parameter(op, "D", D, heads, (head_dim,), device)
     dt_bias, bias_per_p = _parameter(op, "dt_bias", dt_bias, heads, (head_dim,), device)
     if out is None:
-        out = per_call(torch.empty, rows, heads, head_dim, dtype=x.dtype, device=device)
+        out = per_call("empty", rows, heads, head_dim, dtype=x.dtype, device=device)
     check(op, "out", out, FLOAT_TYPES, (rows, heads, head_dim), device)
     check_strides(op, "out", out, (heads * head_dim, head_dim, 1))
     check_no_overlap(op, "out", out, state=state, x=x, dt=dt, B=B, C=C, z=z)
@@ -169,7 +169,7 @@ def _seed(op, seed, device):
     """Stochastic rounding's seed as the kernel reads it: an int64 [1] on the
     device (None: a fresh one drawn there, as vLLM draws its rand_seed)."""
     if seed is None:
-        return per_call(torch.randint, 0, 2 ** 32, (1,), dtype=torch.int64, device=device)
+        return per_call("randint", 0, 2 ** 32, (1,), dtype=torch.int64, device=device)
     if isinstance(seed, int) and not isinstance(seed, bool):
         return keep(torch.full((1,), seed & 0xFFFFFFFF, dtype=torch.int64, device=device))
     seed = as_tensor(op, "rounding_seed", seed)

@@ -1,0 +1,322 @@
+"""tilejit.ops' plan cache (ops/_plan.py, module/OpSignature.cpp): a call whose
+metadata matches an earlier call's launches that call's prepared kernels with
+the new data pointers, and computes bit for bit what the full path computes; a
+call whose dtype, shape, strides, alignment or aliasing differ is checked in
+full again (refused as the full path refuses it, or planned anew), never
+launched with the old plan. On the GPU when there is one, else the interpreter."""
+
+import gc
+import weakref
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import tilejit as tj  # noqa: E402
+import tilejit.ops as ops  # noqa: E402
+from tilejit.ops import _launch, _plan  # noqa: E402
+
+from ops_support import CHANNELS, DEV, G, H, N, P  # noqa: E402
+
+E4M3 = _launch.E4M3 or torch.uint8
+ROWS, SLOTS, DIM, WIDTH = 3, 6, 64, 64
+
+
+def _gen(seed):
+    return torch.Generator().manual_seed(seed)
+
+
+def _rand(gen, *shape, dtype=torch.bfloat16, lo=-1.0, hi=1.0):
+    return (torch.rand(*shape, generator=gen) * (hi - lo) + lo).to(dtype).to(DEV)
+
+
+def _slots(gen, rows, dtype=torch.int32):
+    return torch.randperm(SLOTS, generator=gen)[:rows].to(dtype).to(DEV)
+
+
+def ssu(gen, rows=ROWS, dt_dtype=torch.bfloat16, index=torch.int32, **changes):
+    """selective_state_update on x, B, C as views of one xBC buffer (vLLM's)."""
+    xbc = _rand(gen, rows, CHANNELS, lo=-2, hi=2)
+    x = xbc[:, :H * P].view(rows, H, P)
+    B = xbc[:, H * P:H * P + G * N].view(rows, G, N)
+    C = xbc[:, H * P + G * N:].view(rows, G, N)
+    args = dict(state=_rand(gen, SLOTS, H, P, N, dtype=torch.float32), x=x,
+                dt=_rand(gen, rows, H, dtype=dt_dtype, lo=-3, hi=1),
+                A=-_rand(gen, H, dtype=torch.float32, lo=0.5, hi=2), B=B, C=C,
+                D=_rand(gen, H, dtype=torch.float32), dt_bias=_rand(gen, H, dtype=torch.float32),
+                dt_softplus=True, state_batch_indices=_slots(gen, rows, index))
+    args.update(changes)
+    return ops.selective_state_update, args
+
+
+def conv_update(gen, rows=ROWS, x_dtype=torch.bfloat16, channel_last=False, **changes):
+    """causal_conv1d_update with vLLM's arguments."""
+    page = _rand(gen, SLOTS, 3, DIM).transpose(1, 2) if channel_last else \
+        _rand(gen, SLOTS, DIM, 3)
+    args = dict(x=_rand(gen, rows, DIM, dtype=x_dtype), conv_state=page,
+                weight=_rand(gen, DIM, 4, lo=-0.5, hi=0.5), bias=_rand(gen, DIM, lo=-0.1, hi=0.1),
+                activation="silu", conv_state_indices=_slots(gen, rows))
+    args.update(changes)
+    return ops.causal_conv1d_update, args
+
+
+def norm(gen, rows=ROWS, x_dtype=torch.bfloat16, op=ops.rms_norm_gated, **changes):
+    """rms_norm_gated (or layernorm_fn) gated by z after the norm, groups of 32."""
+    args = dict(x=_rand(gen, rows, WIDTH, dtype=x_dtype, lo=-2, hi=2),
+                weight=_rand(gen, WIDTH, lo=0.5, hi=1.5), bias=None,
+                z=_rand(gen, rows, WIDTH, lo=-3, hi=3), eps=1e-5, group_size=32,
+                norm_before_gate=False)
+    args.update(changes)
+    return op, args
+
+
+def quant(gen, rows=ROWS, scale=0.5, **changes):
+    args = dict(input=_rand(gen, rows, WIDTH, lo=-100, hi=100), scale=scale)
+    args.update(changes)
+    return ops.scaled_fp8_quant, args
+
+
+def linear(gen, rows=ROWS, input_scale=0.05, **changes):
+    """w8a8_linear: the quant and scaled_mm, two ops, one plan."""
+    weight = _rand(gen, 96, WIDTH, dtype=torch.float32, lo=-8, hi=8).to(E4M3)
+    args = dict(x=_rand(gen, rows, WIDTH, lo=-6, hi=6), weight=weight,
+                weight_scale=torch.tensor([0.01], device=DEV), input_scale=input_scale)
+    args.update(changes)
+    return ops.w8a8_linear, args
+
+
+OPS = {"ssu": ssu, "conv_update": conv_update, "norm": norm,
+       "layernorm": lambda gen, **c: norm(gen, op=ops.layernorm_fn, **c), "quant": quant,
+       "linear": linear}
+
+
+def _bits(t):
+    return t.detach().cpu().contiguous().view(torch.uint8)
+
+
+def _tensors(value):
+    """Every tensor of a call's arguments (in-place states included) or result."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):
+        value = list(value.values())
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def _same(a, b):
+    assert len(a) == len(b)
+    for x, y in zip(a, b):
+        assert x.shape == y.shape and x.dtype == y.dtype and x.stride() == y.stride()
+        assert torch.equal(_bits(x), _bits(y))
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """How many kernel launches went through the full path (a cached call makes
+    none: its prepared launches bypass Launch)."""
+    count = [0]
+    real = _launch.Launch.__call__
+
+    def counted(self, *args, **kwargs):
+        count[0] += 1
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(_launch.Launch, "__call__", counted)
+    return count
+
+
+def _cached_and_full(make, seed, **changes):
+    """The op on inputs of `seed` through its cache and through the full path
+    (op.__wrapped__) on an identical copy: (cached outputs, full outputs)."""
+    op, args = make(_gen(seed), **changes)
+    result = op(**args)
+    cached = _tensors(result) + _tensors(args)
+    op, args = make(_gen(seed), **changes)
+    full = _tensors(op.__wrapped__(**args)) + _tensors(args)
+    return cached, full
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_cached_call_launches_the_plan_and_matches_the_full_path(name, launches):
+    make = OPS[name]
+    op, args = make(_gen(1))
+    op.plans.clear()
+    op(**args)
+    plans = dict(op.plans)
+    assert len(plans) == 1 and all(plans.values()), plans
+    assert launches[0] >= 1
+    op, args = make(_gen(2))  # new tensors, the same metadata
+    before = launches[0]
+    cached = _tensors(op(**args)) + _tensors(args)
+    assert op.plans == plans and launches[0] == before  # the plan, not the full path
+    op, args = make(_gen(2))
+    _same(cached, _tensors(op.__wrapped__(**args)) + _tensors(args))
+
+
+def test_a_plan_returns_the_callers_out_and_views_of_its_own():
+    gen = _gen(3)
+    op, args = ssu(gen)
+    out = torch.empty(ROWS, H, P, dtype=torch.bfloat16, device=DEV)
+    for _ in range(2):
+        assert op(**args, out=out) is out
+    # The single-head form returns a view of the output it allocates.
+    state = _rand(gen, SLOTS, P, N, dtype=torch.float32)
+    x, dt = _rand(gen, ROWS, P), _rand(gen, ROWS, P, dtype=torch.float32, lo=0, hi=0.1)
+    B, C = _rand(gen, ROWS, N), _rand(gen, ROWS, N)
+    A = -_rand(gen, P, N, dtype=torch.float32, lo=0.5, hi=2)
+    got = [op(state.clone(), x, dt, A, B, C) for _ in range(2)]
+    _same(got[:1], got[1:])
+    assert got[1].shape == (ROWS, P)
+
+
+# A change after a cached call, and whether the full path refuses it ("refused")
+# or plans it anew ("planned").
+CHANGES = [
+    ("ssu", "dt f32", dict(dt_dtype=torch.float32), "planned"),
+    ("ssu", "dt f64", dict(dt_dtype=torch.float64), "refused"),
+    ("ssu", "more rows", dict(rows=5), "planned"),
+    ("ssu", "int64 slots", dict(index=torch.int64), "planned"),
+    ("ssu", "state not contiguous",
+     dict(state=torch.zeros(SLOTS, H, P, 2 * N, device=DEV)[..., :N]), "refused"),
+    ("ssu", "x misaligned",
+     dict(x=torch.zeros(ROWS, H * P + 8, dtype=torch.bfloat16, device=DEV)[:, 1:1 + H * P]
+          .view(ROWS, H, P)), "refused"),
+    ("ssu", "x rows further apart",
+     dict(x=torch.zeros(ROWS, H * P + 8, dtype=torch.bfloat16, device=DEV)[:, 8:]
+          .view(ROWS, H, P)), "planned"),
+    ("ssu", "B transposed",
+     dict(B=torch.zeros(ROWS, N, G, dtype=torch.bfloat16, device=DEV).transpose(1, 2)),
+     "refused"),
+    ("conv_update", "x f16", dict(x_dtype=torch.float16), "planned"),
+    ("conv_update", "x f64", dict(x_dtype=torch.float64), "refused"),
+    ("conv_update", "channel-last pages", dict(channel_last=True), "planned"),
+    ("conv_update", "one row", dict(rows=1), "planned"),
+    ("conv_update", "x expanded over rows",
+     dict(x=torch.zeros(1, DIM, dtype=torch.bfloat16, device=DEV).expand(ROWS, DIM)),
+     "refused"),
+    ("norm", "x f32", dict(x_dtype=torch.float32), "planned"),
+    ("norm", "another eps", dict(eps=0.5), "planned"),
+    ("norm", "another group", dict(group_size=64), "planned"),
+    ("norm", "a group that does not divide", dict(group_size=48), "refused"),
+    ("norm", "no gate", dict(z=None), "planned"),
+    ("norm", "x columns strided",
+     dict(x=torch.zeros(ROWS, 2 * WIDTH, dtype=torch.bfloat16, device=DEV)[:, ::2]), "refused"),
+    ("quant", "another scale", dict(scale=0.25), "planned"),
+    ("quant", "a scale tensor", dict(scale=torch.tensor([0.25], device=DEV)), "planned"),
+    ("quant", "input f32", dict(input=torch.zeros(ROWS, WIDTH, device=DEV)), "refused"),
+    ("linear", "another input scale", dict(input_scale=0.1), "planned"),
+    ("linear", "more rows", dict(rows=17), "planned"),
+]
+
+
+@pytest.mark.parametrize("name, change, kwargs, outcome", CHANGES,
+                         ids=[f"{c[0]}-{c[1]}" for c in CHANGES])
+def test_a_changed_call_after_a_cached_one_is_checked_in_full(name, change, kwargs, outcome):
+    make = OPS[name]
+    op, args = make(_gen(4))
+    op.plans.clear()
+    for _ in range(2):
+        op(**args)
+    op, args = make(_gen(5), **kwargs)
+    if outcome == "refused":
+        with pytest.raises(tj.ArgumentError) as cached:
+            op(**args)
+        with pytest.raises(tj.ArgumentError) as full:
+            op.__wrapped__(**args)
+        assert str(cached.value) == str(full.value)
+        return
+    cached, full = _cached_and_full(make, 5, **kwargs)
+    assert len(op.plans) == 2
+    _same(cached, full)
+
+
+def test_an_output_that_overlaps_an_input_is_refused_after_a_cached_call():
+    op, args = ssu(_gen(6))
+    args["x"] = args["x"].contiguous()
+    for _ in range(2):
+        op(**args, out=torch.empty(ROWS, H, P, dtype=torch.bfloat16, device=DEV))
+    # The same dtype, shape, strides and alignment as the outputs before, but x's memory.
+    with pytest.raises(tj.ArgumentError, match="out overlaps x in memory"):
+        op(**args, out=args["x"])
+
+
+def test_x_b_c_apart_after_views_of_one_buffer_are_planned_anew():
+    """x, B and C of one xBC row share memory at fixed distances; given apart
+    (the same metadata each), the key differs and the call is planned anew."""
+    op, args = ssu(_gen(7))
+    op.plans.clear()
+    op(**args)
+    for seed in (8, 9):
+        _, base = ssu(_gen(seed))
+        apart = dict(base, x=base["x"].clone(), B=base["B"].clone(), C=base["C"].clone())
+        cached = _tensors(op(**apart)) + _tensors(apart)
+        _, again = ssu(_gen(seed))
+        apart = dict(again, x=again["x"].clone(), B=again["B"].clone(), C=again["C"].clone())
+        _same(cached, _tensors(op.__wrapped__(**apart)) + _tensors(apart))
+    assert len(op.plans) == 2
+
+
+def test_device_checks_still_raise_on_a_cached_call():
+    op, args = ssu(_gen(10))
+    for _ in range(2):
+        op(**args)
+    args["state_batch_indices"] = torch.tensor([0, SLOTS, 1], dtype=torch.int32, device=DEV)
+    # The same metadata: the plan's launch, checked on the device.
+    with pytest.raises(tj.ArgumentError, match=r"state_batch_indices\[1\] is at or past"):
+        op(**args)
+        ops.check_errors()
+
+
+class _Producer:
+    """A DLPack producer that is not a torch tensor."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, stream=None):
+        return self.tensor.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+def test_host_reads_dlpack_and_full_caches_take_the_full_path(monkeypatch, launches):
+    op, args = ssu(_gen(11))
+    op.plans.clear()
+    for _ in range(2):
+        op(**args, check_slots=True)  # reads the slot table on the host every call
+    assert list(op.plans.values()) == [False] and launches[0] == 2
+    op(**dict(args, state=_Producer(args["state"])))  # keyed by nothing: no plan
+    assert len(op.plans) == 1 and launches[0] == 3
+    monkeypatch.setattr(_plan, "MAX_PLANS", 1)
+    op(**args)  # a new key past MAX_PLANS: the full path, no plan
+    assert len(op.plans) == 1 and launches[0] == 4
+
+
+def test_a_plan_holds_no_tensor_of_its_calls():
+    op, args = ssu(_gen(12))
+    op.plans.clear()
+    held = [weakref.ref(t) for t in _tensors(args)]
+    result = weakref.ref(op(**args))
+    del args
+    gc.collect()
+    assert all(r() is None for r in held + [result])
+
+
+@pytest.mark.skipif(DEV.type != "cuda", reason="needs a GPU (CUDA graph capture)")
+def test_a_call_first_made_inside_a_capture_keeps_no_plan():
+    """Its outputs and kept tensors would be the graph's: such a key stays
+    unplanned until an eager call plans it."""
+    op, args = norm(_gen(13))
+    op(**args)  # the kernels compiled and the error word made, eagerly
+    op, args = norm(_gen(13), rows=7)
+    op.plans.clear()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = op(**args)
+    graph.replay()
+    torch.cuda.synchronize()
+    assert op.plans == {}
+    _same([out], [op.__wrapped__(**args)])
