@@ -1,21 +1,25 @@
 #!/usr/bin/env python3
 """The host cost of a tilejit.ops call (issue 32): per op, at NemotronH geometry
-(docs/numerics.md#geometry), microseconds per call three ways:
+(docs/numerics.md#geometry), microseconds per call four ways:
 
 - eager: `--calls` back-to-back calls between two CUDA events, divided by the
   count (the larger of the host's and the GPU's time per call);
 - graphed: the same calls captured in one CUDA graph and replayed (the GPU's
   time alone; "-" with the reason when the op cannot be captured);
 - host: the wall time of the same back-to-back calls on the host, before the
-  synchronization (what Python, the checks and the launch path cost).
+  synchronization (what Python, the plan cache and the launch path cost: every
+  call after the first has the same metadata, so it is served by the op's plan);
+- first: the host time of a call whose plan was dropped just before (the full
+  path: every check, the specialization lookup, the recording of the plan;
+  the kernels stay compiled), over `--calls` / 10 calls.
 
 `launch floor` is launch() alone on the smallest registered kernel with its
 arguments ready, so the op's own Python shows as the difference. Median of
 `--trials` trials each. With --cpu it runs on the CPU with the interpreter given
-an empty grid (no program runs): the host column alone, at small sizes, which
+an empty grid (no program runs): the host columns alone, at small sizes, which
 is how the launch path is compared on a machine without a GPU.
 
-Usage: ops_launch_bench.py [--trials N] [--calls C] [--cpu]
+Usage: ops_launch_bench.py [--trials N] [--calls C] [--cpu] [--only NAME]
 Needs torch and the tilejit package (PYTHONPATH or pip install)."""
 
 import argparse
@@ -29,6 +33,11 @@ import tilejit as tj
 import tilejit.ops as ops
 from tilejit.ops import _launch
 from ops_torch_bench import graph_timed
+
+try:
+    from tilejit.ops import _plan
+except ImportError:  # a tree before the plan cache
+    _plan = None
 
 Hd, H, P, N, G, K = 2688, 64, 64, 128, 8, 4
 I, Cd = H * P, H * P + 2 * G * N
@@ -62,19 +71,42 @@ def graphed_us(fn, calls, trials):
         return f"- ({type(error).__name__}: {str(error).splitlines()[0][:60]})"
 
 
+def first_us(fn, calls):
+    """Host time of calls that each find no plan (the full path)."""
+    spent = 0.0
+    for _ in range(calls):
+        clear_plans()
+        start = time.perf_counter()
+        fn()
+        spent += time.perf_counter() - start
+    return spent * 1e6 / calls
+
+
+def clear_plans():
+    """Drops the ops' plans (a tree before the plan cache has none)."""
+    if _plan is not None:
+        _plan.clear()
+
+
 def row(name, fn, a):
+    if a.only and a.only not in name:
+        return
     for _ in range(3):
         fn()
+    first_calls = max(1, a.calls // 10)
     if a.cpu:
         host = statistics.median(host_us(fn, a.calls) for _ in range(a.trials))
-        print(f"{name:<36} {'-':>9} {'-':>9} {host:>9.1f}", flush=True)
+        first = statistics.median(first_us(fn, first_calls) for _ in range(a.trials))
+        print(f"{name:<36} {'-':>9} {'-':>9} {host:>9.1f} {first:>9.1f}", flush=True)
         return
     torch.cuda.synchronize()
     runs = [eager_us(fn, a.calls) for _ in range(a.trials)]
     eager = statistics.median(r[0] for r in runs)
     host = statistics.median(r[1] for r in runs)
-    print(f"{name:<36} {eager:>9.1f} {graphed_us(fn, a.calls, a.trials):>9} {host:>9.1f}",
-          flush=True)
+    first = statistics.median(first_us(fn, first_calls) for _ in range(a.trials))
+    torch.cuda.synchronize()
+    print(f"{name:<36} {eager:>9.1f} {graphed_us(fn, a.calls, a.trials):>9} {host:>9.1f} "
+          f"{first:>9.1f}", flush=True)
 
 
 def empty_grid_on_cpu():
@@ -120,6 +152,47 @@ def gated_norm(dev, t):
                                       norm_before_gate=False)
 
 
+def conv_fn(dev, t):
+    xt = rnd(dev, t, Cd, lo=-2, hi=2, dtype=torch.bfloat16)
+    weight = rnd(dev, Cd, K, lo=-0.5, hi=0.5, dtype=torch.bfloat16)
+    bias = rnd(dev, Cd, lo=-0.1, hi=0.1, dtype=torch.bfloat16)
+    pages = torch.zeros(2, K - 1, Cd, dtype=torch.bfloat16, device=dev).transpose(1, 2)
+    qsl = torch.tensor([0, t], dtype=torch.int32, device=dev)
+    one = torch.ones(1, dtype=torch.int32, device=dev)
+    fresh = torch.zeros(1, dtype=torch.bool, device=dev)
+    return lambda: ops.causal_conv1d_fn(xt.t(), weight, bias, pages, qsl, cache_indices=one,
+                                        has_initial_state=fresh)
+
+
+def ssd(dev, lengths, chunk=256):
+    """mamba_chunk_scan_combined_varlen over sequences of `lengths` tokens, with
+    vLLM's chunk metadata (chunks of `chunk` inside each sequence)."""
+    t = sum(lengths)
+    cu, cu_chunks, seq_idx, last = [0], [0], [], []
+    for s, n in enumerate(lengths):
+        for c in range(cu[-1], cu[-1] + n, chunk):
+            cu_chunks.append(min(c + chunk, cu[-1] + n))
+            seq_idx.append(s)
+        last.append(len(seq_idx) - 1)
+        cu.append(cu[-1] + n)
+    cu, cu_chunks, seq_idx, last = (torch.tensor(v, dtype=torch.int32, device=dev)
+                                    for v in (cu, cu_chunks, seq_idx, last))
+    xbc = rnd(dev, t, Cd, dtype=torch.bfloat16)
+    x, B, C = xbc[:, :I].view(t, H, P), xbc[:, I:I + G * N].view(t, G, N), \
+        xbc[:, I + G * N:].view(t, G, N)
+    dt = rnd(dev, t, H, lo=-4, hi=-1, dtype=torch.bfloat16)
+    A, dt_bias, D = -torch.exp(rnd(dev, H, lo=-2, hi=0.5)), rnd(dev, H, lo=-1, hi=0), rnd(dev, H)
+    out = torch.empty(t, H, P, dtype=torch.bfloat16, device=dev)
+    return lambda: ops.mamba_chunk_scan_combined_varlen(
+        x, dt, A, B, C, chunk, cu, cu_chunks, last, seq_idx, out, D=D, dt_bias=dt_bias,
+        dt_softplus=True, state_dtype=torch.float32)
+
+
+def quant(dev, m):
+    x = rnd(dev, m, Hd, lo=-4, hi=4, dtype=torch.bfloat16)
+    return lambda: ops.scaled_fp8_quant(x, 0.02)
+
+
 def linear(dev, m):
     # NemotronH's in_proj: K = hidden, N = z, xBC and dt side by side.
     n = I + Cd + H
@@ -144,6 +217,7 @@ def main():
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--cpu", action="store_true",
                         help="host time on the CPU, the interpreter given an empty grid")
+    parser.add_argument("--only", default="", help="the rows whose name contains this")
     a = parser.parse_args()
     torch.manual_seed(0)
     dev = torch.device("cpu" if a.cpu else "cuda")
@@ -154,14 +228,20 @@ def main():
         where = f"{torch.cuda.get_device_name()} ({tj.runtime().arch})"
     print(f"{where}; torch {torch.__version__}; tilejit {tj.__version__}; "
           f"{a.calls} calls a trial, median of {a.trials}; microseconds per call")
-    print(f"{'op':<36} {'eager':>9} {'graphed':>9} {'host':>9}")
+    print(f"{'op':<36} {'eager':>9} {'graphed':>9} {'host':>9} {'first':>9}")
     row("launch floor (quantize_e4m3 1x64)", launch_floor(dev), a)
     for b in (1, 8, 64, 256):
         row(f"selective_state_update B={b}", ssm_update(dev, b), a)
     for b in (1, 64, 256):
         row(f"causal_conv1d_update B={b}", conv_update(dev, b), a)
+    tokens = 256 if a.cpu else 8192
+    row(f"causal_conv1d_fn T={tokens}", conv_fn(dev, tokens), a)
     row(f"rms_norm_gated T={64 if a.cpu else 8192}", gated_norm(dev, 64 if a.cpu else 8192), a)
+    for name, lengths in (((f"T={tokens}", [tokens]), ("8x32", [32] * 8)) if a.cpu else
+                          (("T=8192", [8192]), ("64x512", [512] * 64))):
+        row(f"mamba_chunk_scan_combined {name}", ssd(dev, lengths), a)
     for m in ((8, 64) if a.cpu else (8, 256, 8192)):
+        row(f"scaled_fp8_quant M={m}", quant(dev, m), a)
         row(f"w8a8_linear in_proj M={m}", linear(dev, m), a)
 
 

@@ -28,11 +28,23 @@ _tilejit._set_signature_types(torch.Tensor, torch.dtype)
 
 # Plans per op; past it, calls with new keys take the full path (no eviction).
 MAX_PLANS = 256
+_caches = []  # every op's plans
+_retired = []  # what dropped plans kept: a captured graph may still read it
+
+
+def clear():
+    """Drops every op's plans, so each op's next call takes its full path
+    (bench/ops_launch_bench.py times that first call). What the plans kept
+    stays allocated, since a CUDA graph captured from a cached call reads it."""
+    for plans in _caches:
+        _retired.extend(plan.kept for plan in plans.values() if plan)
+        plans.clear()
 
 
 def cached(fn):
     """Decorates an op of tilejit.ops with its plan cache."""
     plans = {}  # key -> _Plan, or False for a key that takes the full path
+    _caches.append(plans)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
