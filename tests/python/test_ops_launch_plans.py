@@ -60,6 +60,19 @@ def conv_update(gen, rows=ROWS, x_dtype=torch.bfloat16, channel_last=False, **ch
     return ops.causal_conv1d_update, args
 
 
+def conv_fn(gen, tokens=40, x_dtype=torch.bfloat16, **changes):
+    """causal_conv1d_fn over two sequences (x channel-last, vLLM's pages)."""
+    xt = _rand(gen, tokens, DIM, dtype=x_dtype, lo=-2, hi=2)
+    args = dict(x=xt.t(), weight=_rand(gen, DIM, 4, lo=-0.5, hi=0.5),
+                bias=_rand(gen, DIM, lo=-0.1, hi=0.1),
+                conv_states=_rand(gen, SLOTS, 3, DIM).transpose(1, 2),
+                query_start_loc=torch.tensor([0, 15, tokens], dtype=torch.int32, device=DEV),
+                cache_indices=_slots(gen, 2), has_initial_state=torch.tensor(
+                    [True, False], device=DEV))
+    args.update(changes)
+    return ops.causal_conv1d_fn, args
+
+
 def norm(gen, rows=ROWS, x_dtype=torch.bfloat16, op=ops.rms_norm_gated, **changes):
     """rms_norm_gated (or layernorm_fn) gated by z after the norm, groups of 32."""
     args = dict(x=_rand(gen, rows, WIDTH, dtype=x_dtype, lo=-2, hi=2),
@@ -85,7 +98,7 @@ def linear(gen, rows=ROWS, input_scale=0.05, **changes):
     return ops.w8a8_linear, args
 
 
-OPS = {"ssu": ssu, "conv_update": conv_update, "norm": norm,
+OPS = {"ssu": ssu, "conv_update": conv_update, "conv_fn": conv_fn, "norm": norm,
        "layernorm": lambda gen, **c: norm(gen, op=ops.layernorm_fn, **c), "quant": quant,
        "linear": linear}
 
@@ -196,6 +209,12 @@ CHANGES = [
     ("conv_update", "x expanded over rows",
      dict(x=torch.zeros(1, DIM, dtype=torch.bfloat16, device=DEV).expand(ROWS, DIM)),
      "refused"),
+    ("conv_fn", "more tokens", dict(tokens=70), "planned"),
+    ("conv_fn", "int64 query_start_loc",
+     dict(query_start_loc=torch.tensor([0, 15, 40], device=DEV)), "planned"),
+    ("conv_fn", "no initial states", dict(has_initial_state=None), "planned"),
+    ("conv_fn", "x token-major",
+     dict(x=torch.zeros(DIM, 40, dtype=torch.bfloat16, device=DEV)), "refused"),
     ("norm", "x f32", dict(x_dtype=torch.float32), "planned"),
     ("norm", "another eps", dict(eps=0.5), "planned"),
     ("norm", "another group", dict(group_size=64), "planned"),
@@ -265,6 +284,18 @@ def test_device_checks_still_raise_on_a_cached_call():
     args["state_batch_indices"] = torch.tensor([0, SLOTS, 1], dtype=torch.int32, device=DEV)
     # The same metadata: the plan's launch, checked on the device.
     with pytest.raises(tj.ArgumentError, match=r"state_batch_indices\[1\] is at or past"):
+        op(**args)
+        ops.check_errors()
+
+
+def test_varlen_metadata_is_checked_on_a_cached_prefill_call():
+    """causal_conv1d_fn's plan replays its metadata steps (the device check,
+    the chunks built from query_start_loc) with the call's own tensors."""
+    op, args = conv_fn(_gen(14))
+    for _ in range(2):
+        op(**args)
+    args["query_start_loc"] = torch.tensor([0, 41, 40], dtype=torch.int32, device=DEV)
+    with pytest.raises(tj.ArgumentError, match=r"query_start_loc\[1\] >= query_start_loc"):
         op(**args)
         ops.check_errors()
 

@@ -305,7 +305,7 @@ def _prefill_slots(op, indices, sequences, num_slots, device, null_block_id, che
         if sequences > num_slots:
             raise fail(op, f"{sequences} sequences but {num_slots} state slots, and no "
                            "cache_indices")
-        return torch.arange(sequences, dtype=torch.int32, device=device), False
+        return keep(torch.arange(sequences, dtype=torch.int32, device=device)), False
     check(op, "cache_indices", indices, INDEX_TYPES, (None,), device)
     if indices.numel() < sequences:
         raise fail(op, f"cache_indices has {indices.numel()} entries for {sequences} "
@@ -316,6 +316,12 @@ def _prefill_slots(op, indices, sequences, num_slots, device, null_block_id, che
     return slots, wide
 
 
+def _int32(t):
+    """t as contiguous int32 (t itself when it is)."""
+    return t.to(torch.int32).contiguous()
+
+
+@cached
 def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indices=None,
                      has_initial_state=None, activation="silu", pad_slot_id=PAD_SLOT_ID,
                      null_block_id=NULL_BLOCK_ID, block_idx_first_scheduled_token=None,
@@ -387,18 +393,18 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
         raise fail(op, f"query_start_loc has {query_start_loc.numel()} element(s): it needs "
                        "at least 2 (one sequence)")
     status = check_varlen(op, device, query_start_loc, tokens)
-    cu = query_start_loc.to(torch.int32).contiguous()  # used only if the check passes
+    cu = per_call(_int32, query_start_loc)  # used only if the check passes
     slots, wide = _prefill_slots(op, cache_indices, sequences, conv_states.shape[0], device,
                                  null_block_id, check_slots)
     if has_initial_state is None:
-        init = torch.zeros(sequences, dtype=torch.int32, device=device)
+        init = keep(torch.zeros(sequences, dtype=torch.int32, device=device))
     else:
         check(op, "has_initial_state", has_initial_state, (torch.bool, torch.int32),
               (sequences,), device)
-        init = has_initial_state.to(torch.int32).contiguous()
-    chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, tokens, _BLOCK_T)
-    out = check_aligned(op, "the output", torch.empty(tokens, dim, dtype=x.dtype,
-                                                      device=device), (0,))
+        init = per_call(_int32, has_initial_state)
+    chunk_seq, chunk_begin, chunk_end = per_call(chunks_of_sequences, cu, tokens, _BLOCK_T)
+    out = check_aligned(op, "the output", per_call("empty", tokens, dim, dtype=x.dtype,
+                                                   device=device), (0,))
     null_constants, null_args = _null_block(op, null_block_id, pad_slot_id, cache_indices)
     bias_arg = {} if bias is None else dict(bias=bias)
     # The kernel reads xBC at column `inner` of rows of inner + channels + heads:

@@ -2,8 +2,6 @@
 and vLLM's rms_norm_gated: docs/numerics.md R6 and its LayerNorm, bias and
 norm-before-gate forms on the registered `gated_rmsnorm` kernel."""
 
-import torch
-
 from ._launch import (FLOAT_TYPES, as_tensor, check, check_aligned, check_strides,
                       element_type, fail, launch, matrix_rows, row_stride)
 from ._plan import cached

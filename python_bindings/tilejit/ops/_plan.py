@@ -73,51 +73,55 @@ def cached(fn):
 
 
 class _Plan:
-    """The launches of one recorded call, replayed with new data pointers."""
+    """The steps of one recorded call (tensors made, kernels launched), replayed
+    with the new call's tensors. Bases: the call's tensors (in the order the key
+    lists them), the kept tensors, then the made ones in the order made."""
 
     @classmethod
     def of(cls, recording, addresses, args, kwargs, result):
         """The plan of a recorded call, False when it cannot be replayed, None
         when it was made inside a CUDA graph capture (an eager call plans it)."""
-        if not recording.cacheable or not recording.launches:
-            return False
-        ordinals = {launch[2] for launch in recording.launches}
-        if len(ordinals) != 1:
+        launches = [step for step in recording.steps if step[0] == "launch"]
+        ordinals = {step[3] for step in launches}
+        if not recording.cacheable or len(ordinals) != 1:
             return False
         ordinal = ordinals.pop()
         if ordinal >= 0 and torch.cuda.is_current_stream_capturing():
             return None
-        callers = [(i, v) for i, v in enumerate(args) if isinstance(v, torch.Tensor)] + \
-                  [(k, v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
-        made = [t for _, t in recording.made]
-        bases = [t for _, t in callers] + made + recording.kept
-        assert len(callers) == len(addresses)
-        extents = [(t.data_ptr(), span_bytes(t)) for t in bases]
+        refs = [("arg", i, v) for i, v in enumerate(args) if isinstance(v, torch.Tensor)] + \
+               [("arg", k, v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
+        assert len(refs) == len(addresses)
+        refs += [("kept", i, t) for i, t in enumerate(recording.kept)]
+        steps, made = [], 0
         try:
-            launches = [launcher.prepare(grid, args_, _sources(launch, args_, extents))
-                        for launch, launcher, _, grid, args_ in recording.launches]
-            shape = _result(result, callers, made, recording.kept, extents)
+            for step in recording.steps:
+                if step[0] == "make":
+                    steps.append(_make_step(step, refs))
+                    made = _add_made(step[4], refs, made)
+                else:
+                    _, launch, launcher, _, grid, launch_args = step
+                    steps.append(launcher.prepare(grid, launch_args,
+                                                  _sources(launch, launch_args, refs)))
+            shape = _result(result, refs)
         except _NotReplayable:
             return False
-        return cls(ordinal, launches, [make for make, _ in recording.made], recording.kept,
-                   recording.after, shape)
+        return cls(ordinal, steps, recording.kept, recording.after, shape)
 
-    def __init__(self, ordinal, launches, makes, kept, after, result):
-        self.ordinal, self.launches, self.makes, self.after = ordinal, launches, makes, after
+    def __init__(self, ordinal, steps, kept, after, result):
+        self.ordinal, self.steps, self.after, self.result = ordinal, steps, after, result
         self.kept = kept  # alive as long as the plan: launches read their addresses
         self.kept_addresses = tuple(t.data_ptr() for t in kept)
-        self.result = result
 
     def __call__(self, addresses, args, kwargs):
-        made = [make() for make in self.makes]
-        bases = addresses + tuple(t.data_ptr() for t in made) + self.kept_addresses
-        if self.ordinal < 0:
-            for launch in self.launches:
-                launch.run(bases)
-        else:
-            stream = current_stream(self.ordinal)
-            for launch in self.launches:
-                launch.launch(stream, bases)
+        fixed, made, made_addresses = addresses + self.kept_addresses, [], ()
+        stream = current_stream(self.ordinal) if self.ordinal >= 0 else None
+        for step in self.steps:
+            if type(step) is _Make:
+                made_addresses += step(args, kwargs, made)
+            elif stream is None:
+                step.run(fixed + made_addresses)
+            else:
+                step.launch(stream, fixed + made_addresses)
         if self.after is not None:
             _checks.after(*self.after)
         return _rebuild(self.result, args, kwargs, made, self.kept)
@@ -127,46 +131,104 @@ class _NotReplayable(Exception):
     pass
 
 
-def _base_of(t, extents):
+class _Make:
+    """A per_call step: the factory called with the call's own tensors where the
+    recorded call passed its tensors or earlier results."""
+
+    def __init__(self, factory, args, kwargs, fixed):
+        self.factory, self.args, self.kwargs = factory, args, kwargs
+        self.fixed = fixed  # no tensor among the arguments
+
+    def __call__(self, call_args, call_kwargs, made):
+        """Appends the result's tensors to `made`; returns their addresses."""
+        if self.fixed:
+            result = self.factory(*self.args, **self.kwargs)
+        else:
+            get = functools.partial(_value, call_args, call_kwargs, made)
+            result = self.factory(*map(get, self.args),
+                                  **{k: get(v) for k, v in self.kwargs.items()})
+        tensors = result if isinstance(result, tuple) else (result,)
+        made.extend(tensors)
+        return tuple(t.data_ptr() for t in tensors)
+
+
+def _make_step(step, refs):
+    _, factory, args, kwargs, _ = step
+    symbolic = [_ref(v, refs) for v in args], {k: _ref(v, refs) for k, v in kwargs.items()}
+    fixed = not any(isinstance(v, torch.Tensor) for v in (*args, *kwargs.values()))
+    return _Make(factory, tuple(symbolic[0]), symbolic[1], fixed)
+
+
+def _add_made(result, refs, made):
+    tensors = result if isinstance(result, tuple) else (result,)
+    if not all(isinstance(t, torch.Tensor) for t in tensors):
+        raise _NotReplayable()
+    refs += [("made", made + i, t) for i, t in enumerate(tensors)]
+    return made + len(tensors)
+
+
+class _Ref:
+    """A tensor of the replayed call: ("arg", index or name) or ("made", index)."""
+
+    def __init__(self, kind, where):
+        self.kind, self.where = kind, where
+
+
+def _ref(value, refs):
+    """A recorded factory argument as the replay passes it: a tensor by what it
+    is to the call (identity), anything else as it was."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    for kind, where, t in refs:
+        if t is value and kind != "kept":
+            return _Ref(kind, where)
+    raise _NotReplayable()
+
+
+def _value(args, kwargs, made, value):
+    if type(value) is not _Ref:
+        return value
+    if value.kind == "made":
+        return made[value.where]
+    return args[value.where] if isinstance(value.where, int) else kwargs[value.where]
+
+
+def _base_of(t, refs):
     """(base, byte offset) of the first base whose memory holds all of t's (the
-    key fixes how bases that share memory lie, so any of them gives the same
-    address on a later call). A view reaching past every base, such as columns
-    read across several arguments, relies on addresses the key does not hold."""
+    key fixes how the call's tensors that share memory lie, and what is made or
+    kept is apart from them, so any holder gives the same address on a later
+    call). A view reaching past every base, such as columns read across several
+    arguments, relies on addresses the key does not hold."""
     address, span = t.data_ptr(), span_bytes(t)
-    for i, (start, size) in enumerate(extents):
-        if start <= address and address + span <= start + size:
+    for i, (_, _, base) in enumerate(refs):
+        start = base.data_ptr()
+        if start <= address and address + span <= start + span_bytes(base):
             return i, address - start
     raise _NotReplayable()
 
 
-def _sources(launch, args, extents):
+def _sources(launch, args, refs):
     """Each pointer argument of a recorded launch as (base, byte offset)."""
-    return {p.name: _base_of(args[p.name], extents) for p in launch.module.params if p.pointer}
+    return {p.name: _base_of(args[p.name], refs) for p in launch.module.params if p.pointer}
 
 
-def _result(result, callers, made, kept, extents):
-    """How a cached call builds the op's return value: a caller's tensor, one it
-    made, one the plan keeps, a view of one of them, None, or a tuple."""
+def _result(result, refs):
+    """How a cached call builds the op's return value: a tensor of the call,
+    one it made, one the plan keeps, a view of one of them, None, or a tuple."""
     if result is None:
         return None
     if isinstance(result, tuple):
-        return ("tuple", tuple(_result(r, callers, made, kept, extents) for r in result))
+        return ("tuple", tuple(_result(r, refs) for r in result))
     if not isinstance(result, torch.Tensor):
         raise _NotReplayable()
-    for kind, tensors in (("made", made), ("kept", kept)):
-        for i, t in enumerate(tensors):
-            if t is result:
-                return (kind, i)
-    for where, t in callers:
+    for kind, where, t in refs:
         if t is result:
-            return ("arg", where)
-    base, offset = _base_of(result, extents)
-    source = ([("arg", w) for w, _ in callers] + [("made", i) for i in range(len(made))] +
-              [("kept", i) for i in range(len(kept))])[base]
-    tensor = ([t for _, t in callers] + made + kept)[base]
+            return (kind, where)
+    base, offset = _base_of(result, refs)
+    kind, where, tensor = refs[base]
     if tensor.dtype != result.dtype or offset % result.element_size():
         raise _NotReplayable()
-    return ("view", source, tuple(result.shape), result.stride(),
+    return ("view", (kind, where), tuple(result.shape), result.stride(),
             offset // result.element_size())
 
 

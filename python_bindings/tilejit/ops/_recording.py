@@ -16,8 +16,9 @@ class Recording:
     """One op call's record, filled while its full path runs."""
 
     def __init__(self):
-        self.launches = []  # (Launch, _OpLauncher, ordinal, grid, args)
-        self.made = []  # (factory, tensor)
+        # In call order: ("make", factory, args, kwargs, result) and
+        # ("launch", Launch, _OpLauncher, ordinal, grid, args).
+        self.steps = []
         self.kept = []
         self.after = None  # (op, device) when the op read its device checks
         self.cacheable = True
@@ -38,21 +39,26 @@ def end():
 
 
 def per_call(factory, *args, **kwargs):
-    """torch.<factory>(*args, **kwargs): a tensor the op allocates anew on every
-    call (an output, a scratch the kernels write, a random seed). A cached call
-    makes it again with the same arguments, which must be metadata (sizes,
-    dtypes, the device), never a tensor argument the plan would then hold. The
-    factory is looked up by name on each call, as the full path's torch.<name>
-    would be (a test's poisoned torch.empty serves cached calls too)."""
-    make = functools.partial(_torch_call, factory, args, kwargs)
-    tensor = make()
+    """factory(*args, **kwargs): what the op makes anew on every call, a tensor
+    or a tuple of tensors (an output, a scratch the kernels write, a random
+    seed, metadata computed on the device from a tensor argument). A cached call
+    calls it again, in the same order among the launches, with the same
+    arguments but for tensors: an argument of the op or an earlier result of
+    per_call is passed as this call's; any other tensor makes the call
+    uncacheable. Everything else must follow from the call's metadata (sizes,
+    dtypes, the device). `factory` is a callable or the name of a torch
+    function, looked up on each call as the full path's torch.<name> would be
+    (a test's poisoned torch.empty serves cached calls too)."""
+    if isinstance(factory, str):
+        factory = functools.partial(_torch_call, factory)
+    result = factory(*args, **kwargs)
     recording = current()
     if recording is not None:
-        recording.made.append((make, tensor))
-    return tensor
+        recording.steps.append(("make", factory, args, kwargs, result))
+    return result
 
 
-def _torch_call(name, args, kwargs):
+def _torch_call(name, *args, **kwargs):
     return getattr(torch, name)(*args, **kwargs)
 
 
@@ -85,4 +91,4 @@ def note_after(op, device):
 def note_launch(launch, launcher, ordinal, grid, args):
     recording = current()
     if recording is not None:
-        recording.launches.append((launch, launcher, ordinal, grid, args))
+        recording.steps.append(("launch", launch, launcher, ordinal, grid, args))
