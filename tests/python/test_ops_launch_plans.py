@@ -73,6 +73,28 @@ def conv_fn(gen, tokens=40, x_dtype=torch.bfloat16, **changes):
     return ops.causal_conv1d_fn, args
 
 
+def ssd(gen, lengths=(23, 41), index=torch.int32, **changes):
+    """mamba_chunk_scan_combined_varlen on x, B, C views of one xBC buffer, the
+    caller's chunks of 16 tokens."""
+    tokens = sum(lengths)
+    cu, cu_chunks, seq_idx, last = [0], [0], [], []
+    for s, n in enumerate(lengths):
+        for c in range(cu[-1], cu[-1] + n, 16):
+            cu_chunks.append(min(c + 16, cu[-1] + n))
+            seq_idx.append(s)
+        last.append(len(seq_idx) - 1)
+        cu.append(cu[-1] + n)
+    _, ssu_args = ssu(gen, rows=tokens)
+    args = {k: ssu_args[k] for k in ("x", "dt", "A", "B", "C", "D", "dt_bias", "dt_softplus")}
+    args.update(chunk_size=16, out=torch.empty(tokens, H, P, dtype=torch.bfloat16, device=DEV),
+                state_dtype=torch.float32,
+                **{k: torch.tensor(v, dtype=index, device=DEV) for k, v in (
+                    ("cu_seqlens", cu), ("cu_chunk_seqlens", cu_chunks), ("seq_idx", seq_idx),
+                    ("last_chunk_indices", last))})
+    args.update(changes)
+    return ops.mamba_chunk_scan_combined_varlen, args
+
+
 def norm(gen, rows=ROWS, x_dtype=torch.bfloat16, op=ops.rms_norm_gated, **changes):
     """rms_norm_gated (or layernorm_fn) gated by z after the norm, groups of 32."""
     args = dict(x=_rand(gen, rows, WIDTH, dtype=x_dtype, lo=-2, hi=2),
@@ -98,7 +120,7 @@ def linear(gen, rows=ROWS, input_scale=0.05, **changes):
     return ops.w8a8_linear, args
 
 
-OPS = {"ssu": ssu, "conv_update": conv_update, "conv_fn": conv_fn, "norm": norm,
+OPS = {"ssu": ssu, "conv_update": conv_update, "conv_fn": conv_fn, "ssd": ssd, "norm": norm,
        "layernorm": lambda gen, **c: norm(gen, op=ops.layernorm_fn, **c), "quant": quant,
        "linear": linear}
 
@@ -215,6 +237,12 @@ CHANGES = [
     ("conv_fn", "no initial states", dict(has_initial_state=None), "planned"),
     ("conv_fn", "x token-major",
      dict(x=torch.zeros(DIM, 40, dtype=torch.bfloat16, device=DEV)), "refused"),
+    ("ssd", "more sequences", dict(lengths=(23, 41, 5)), "planned"),
+    ("ssd", "int64 metadata", dict(index=torch.int64), "planned"),
+    ("ssd", "initial states",
+     dict(initial_states=torch.ones(2, H, P, N, device=DEV)), "planned"),
+    ("ssd", "intermediate states", dict(return_intermediate_states=True), "planned"),
+    ("ssd", "chunk_size 0", dict(chunk_size=0), "refused"),
     ("norm", "x f32", dict(x_dtype=torch.float32), "planned"),
     ("norm", "another eps", dict(eps=0.5), "planned"),
     ("norm", "another group", dict(group_size=64), "planned"),

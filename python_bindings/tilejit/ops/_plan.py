@@ -92,17 +92,19 @@ class _Plan:
                [("arg", k, v) for k, v in kwargs.items() if isinstance(v, torch.Tensor)]
         assert len(refs) == len(addresses)
         refs += [("kept", i, t) for i, t in enumerate(recording.kept)]
-        steps, made = [], 0
+        steps, made, regions = [], 0, _regions(refs)
         try:
             for step in recording.steps:
                 if step[0] == "make":
                     steps.append(_make_step(step, refs))
+                    first = len(refs)
                     made = _add_made(step[4], refs, made)
+                    regions += _regions(refs, first)
                 else:
                     _, launch, launcher, _, grid, launch_args = step
-                    steps.append(launcher.prepare(grid, launch_args,
-                                                  _sources(launch, launch_args, refs)))
-            shape = _result(result, refs)
+                    steps.append(launcher.prepare(
+                        grid, launch_args, _sources(launch, launch_args, refs, regions)))
+            shape = _result(result, refs, regions)
         except _NotReplayable:
             return False
         return cls(ordinal, steps, recording.kept, recording.after, shape)
@@ -117,7 +119,7 @@ class _Plan:
         stream = current_stream(self.ordinal) if self.ordinal >= 0 else None
         for step in self.steps:
             if type(step) is _Make:
-                made_addresses += step(args, kwargs, made)
+                made_addresses += step(args, kwargs, made, self.kept)
             elif stream is None:
                 step.run(fixed + made_addresses)
             else:
@@ -139,12 +141,12 @@ class _Make:
         self.factory, self.args, self.kwargs = factory, args, kwargs
         self.fixed = fixed  # no tensor among the arguments
 
-    def __call__(self, call_args, call_kwargs, made):
+    def __call__(self, call_args, call_kwargs, made, kept):
         """Appends the result's tensors to `made`; returns their addresses."""
         if self.fixed:
             result = self.factory(*self.args, **self.kwargs)
         else:
-            get = functools.partial(_value, call_args, call_kwargs, made)
+            get = functools.partial(_value, call_args, call_kwargs, made, kept)
             result = self.factory(*map(get, self.args),
                                   **{k: get(v) for k, v in self.kwargs.items()})
         tensors = result if isinstance(result, tuple) else (result,)
@@ -168,7 +170,8 @@ def _add_made(result, refs, made):
 
 
 class _Ref:
-    """A tensor of the replayed call: ("arg", index or name) or ("made", index)."""
+    """A tensor of the replayed call: ("arg", index or name), ("kept", index) or
+    ("made", index)."""
 
     def __init__(self, kind, where):
         self.kind, self.where = kind, where
@@ -180,51 +183,73 @@ def _ref(value, refs):
     if not isinstance(value, torch.Tensor):
         return value
     for kind, where, t in refs:
-        if t is value and kind != "kept":
+        if t is value:
             return _Ref(kind, where)
     raise _NotReplayable()
 
 
-def _value(args, kwargs, made, value):
+def _value(args, kwargs, made, kept, value):
     if type(value) is not _Ref:
         return value
     if value.kind == "made":
         return made[value.where]
+    if value.kind == "kept":
+        return kept[value.where]
     return args[value.where] if isinstance(value.where, int) else kwargs[value.where]
 
 
-def _base_of(t, refs):
-    """(base, byte offset) of the first base whose memory holds all of t's (the
-    key fixes how the call's tensors that share memory lie, and what is made or
-    kept is apart from them, so any holder gives the same address on a later
-    call). A view reaching past every base, such as columns read across several
-    arguments, relies on addresses the key does not hold."""
+def _base_of(t, refs, regions):
+    """(base, byte offset) of t's memory: from the first base of the region
+    (_regions) that holds all of it. A view reaching past every region relies
+    on addresses the key does not hold: not replayable."""
     address, span = t.data_ptr(), span_bytes(t)
-    for i, (_, _, base) in enumerate(refs):
-        start = base.data_ptr()
-        if start <= address and address + span <= start + span_bytes(base):
-            return i, address - start
+    for anchor, start, end in regions:
+        if start <= address and address + span <= end:
+            return anchor, address - refs[anchor][2].data_ptr()
     raise _NotReplayable()
 
 
-def _sources(launch, args, refs):
+def _regions(refs, first=0):
+    """(first base, start, end) of each region of memory among refs[first:]. The
+    call's tensors that share memory lie at distances the key fixes
+    (transitively, over the pairs that overlap: same device, neither empty),
+    so such a group spans one region, and a view inside it (x, B and C read as
+    one xBC row) is an offset from the group's first tensor; a made or kept
+    tensor is a region of its own."""
+    extents = [(t.data_ptr(), span_bytes(t), t.device, kind == "arg")
+               for kind, _, t in refs[first:]]
+    group = list(range(len(extents)))
+    for j, (b, nb, db, arg_b) in enumerate(extents):
+        for i, (a, na, da, arg_a) in enumerate(extents[:j]):
+            if arg_a and arg_b and da == db and na and nb and a < b + nb and b < a + na:
+                old, new = group[j], group[i]
+                group = [new if g == old else g for g in group]
+    regions = {}
+    for i, (start, size, _, _) in enumerate(extents):
+        anchor, lo, hi = regions.get(group[i], (first + i, start, start + size))
+        regions[group[i]] = (anchor, min(lo, start), max(hi, start + size))
+    return list(regions.values())
+
+
+def _sources(launch, args, refs, regions):
     """Each pointer argument of a recorded launch as (base, byte offset)."""
-    return {p.name: _base_of(args[p.name], refs) for p in launch.module.params if p.pointer}
+    return {p.name: _base_of(args[p.name], refs, regions)
+            for p in launch.module.params if p.pointer}
 
 
-def _result(result, refs):
+def _result(result, refs, regions):
     """How a cached call builds the op's return value: a tensor of the call,
     one it made, one the plan keeps, a view of one of them, None, or a tuple."""
     if result is None:
         return None
     if isinstance(result, tuple):
-        return ("tuple", tuple(_result(r, refs) for r in result))
+        return ("tuple", tuple(_result(r, refs, regions) for r in result))
     if not isinstance(result, torch.Tensor):
         raise _NotReplayable()
     for kind, where, t in refs:
         if t is result:
             return (kind, where)
-    base, offset = _base_of(result, refs)
+    base, offset = _base_of(result, refs, regions)
     kind, where, tensor = refs[base]
     if tensor.dtype != result.dtype or offset % result.element_size():
         raise _NotReplayable()
