@@ -38,6 +38,8 @@ enum Tag : char {
   Str = 's',
   Dtype = 'y',
   Tensor = 'T',
+  Tuple = 'u',
+  List = 'l',
   Keyword = 'k',
   Overlap = 'o'
 };
@@ -90,7 +92,23 @@ public:
     }
     if (PyObject_TypeCheck(v, reinterpret_cast<PyTypeObject *>(types().tensorType)))
       return tensor(v);
+    if (PyTuple_CheckExact(v) || PyList_CheckExact(v))
+      return sequence(v);
     throw Uncacheable();
+  }
+
+  /// A tuple or list of plain values (dt_limit=(0.0, inf)); one holding a
+  /// tensor is not keyed, the plan replaying only the call's own tensors.
+  void sequence(PyObject *v) {
+    bool tuple = PyTuple_CheckExact(v);
+    Py_ssize_t size = tuple ? PyTuple_GET_SIZE(v) : PyList_GET_SIZE(v);
+    put(tuple ? Tag::Tuple : Tag::List);
+    put(uint32_t(size));
+    size_t tensors = addresses.size();
+    for (Py_ssize_t i = 0; i < size; ++i)
+      value(tuple ? PyTuple_GET_ITEM(v, i) : PyList_GET_ITEM(v, i));
+    if (addresses.size() != tensors)
+      throw Uncacheable();
   }
 
   void string(Tag tag, PyObject *v) {
@@ -192,7 +210,8 @@ private:
 };
 
 /// (key bytes, tuple of the tensors' data pointers in argument order), or None
-/// when an argument is not a tensor, None, bool, int, float, str or dtype.
+/// when an argument is not a tensor, None, bool, int, float, str, dtype or a
+/// tuple or list of those but tensors.
 py::object opSignature(const py::tuple &args, const py::dict &kwargs) {
   if (!types().tensorType)
     throw Error(ErrorKind::Argument, "_op_signature before _set_signature_types");

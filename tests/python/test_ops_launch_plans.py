@@ -243,6 +243,7 @@ CHANGES = [
      dict(initial_states=torch.ones(2, H, P, N, device=DEV)), "planned"),
     ("ssd", "intermediate states", dict(return_intermediate_states=True), "planned"),
     ("ssd", "chunk_size 0", dict(chunk_size=0), "refused"),
+    ("ssd", "another dt_limit", dict(dt_limit=(0.0, 0.2)), "planned"),
     ("norm", "x f32", dict(x_dtype=torch.float32), "planned"),
     ("norm", "another eps", dict(eps=0.5), "planned"),
     ("norm", "another group", dict(group_size=64), "planned"),

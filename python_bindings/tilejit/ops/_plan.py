@@ -113,6 +113,10 @@ class _Plan:
         self.ordinal, self.steps, self.after, self.result = ordinal, steps, after, result
         self.kept = kept  # alive as long as the plan: launches read their addresses
         self.kept_addresses = tuple(t.data_ptr() for t in kept)
+        if ordinal >= 0 and kept:
+            # What the recorded call made to keep was filled on its stream; a
+            # cached call on another stream reads it without waiting.
+            torch.cuda.current_stream(ordinal).synchronize()
 
     def __call__(self, addresses, args, kwargs):
         fixed, made, made_addresses = addresses + self.kept_addresses, [], ()
