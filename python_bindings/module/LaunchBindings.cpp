@@ -9,22 +9,13 @@
 
 namespace tilejit::python {
 
-namespace {
-/// The attribute names the launch path reads, interned once (under the GIL, at
-/// the first launch) and never released: they outlive the module.
-struct Names {
-  PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
-  PyObject *dtype = PyUnicode_InternFromString("dtype");
-  PyObject *getDevice = PyUnicode_InternFromString("get_device");
-  PyObject *isCpu = PyUnicode_InternFromString("is_cpu");
-  PyObject *numel = PyUnicode_InternFromString("numel");
-  PyObject *stride = PyUnicode_InternFromString("stride");
-  PyObject *elementSize = PyUnicode_InternFromString("element_size");
-};
-const Names &names() {
-  static const Names *interned = new Names();
+const TensorAttributes &tensorAttributes() {
+  static const TensorAttributes *interned = new TensorAttributes();
   return *interned;
 }
+
+namespace {
+const TensorAttributes &names() { return tensorAttributes(); }
 
 py::object callMethod(py::handle object, PyObject *name) {
   PyObject *result = PyObject_CallMethodObjArgs(object.ptr(), name, nullptr);

@@ -8,21 +8,13 @@
 namespace tilejit::python {
 
 namespace {
-/// The types and attribute names the key reads, set once by tilejit.ops.
+/// The types the key reads, set once by tilejit.ops, and the dtypes it has seen.
 struct SignatureTypes {
   PyObject *tensorType = nullptr;
   PyObject *dtypeType = nullptr;
   /// Every torch dtype seen so far, its index its code in the key, and its size
   /// in bytes (0 until a tensor of it is seen).
   std::vector<std::pair<PyObject *, int64_t>> dtypes;
-  PyObject *dtype = PyUnicode_InternFromString("dtype");
-  PyObject *shape = PyUnicode_InternFromString("shape");
-  PyObject *stride = PyUnicode_InternFromString("stride");
-  PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
-  PyObject *getDevice = PyUnicode_InternFromString("get_device");
-  PyObject *isCpu = PyUnicode_InternFromString("is_cpu");
-  PyObject *isCuda = PyUnicode_InternFromString("is_cuda");
-  PyObject *elementSize = PyUnicode_InternFromString("element_size");
 };
 SignatureTypes &types() {
   static SignatureTypes *state = new SignatureTypes();
@@ -125,20 +117,21 @@ public:
   /// checks and vector widths depend on it).
   void tensor(PyObject *t) {
     SignatureTypes &s = types();
-    py::object dtype = steal(PyObject_GetAttr(t, s.dtype));
+    const TensorAttributes &a = tensorAttributes();
+    py::object dtype = steal(PyObject_GetAttr(t, a.dtype));
     size_t code = dtypeCode(dtype.ptr());
     if (s.dtypes[code].second == 0)
-      s.dtypes[code].second = integer(call(t, s.elementSize));
-    int64_t device = integer(call(t, s.getDevice));
+      s.dtypes[code].second = integer(call(t, a.elementSize));
+    int64_t device = integer(call(t, a.getDevice));
     if (!PyObject_IsTrue(
-            steal(PyObject_GetAttr(t, device < 0 ? s.isCpu : s.isCuda)).ptr()))
+            steal(PyObject_GetAttr(t, device < 0 ? a.isCpu : a.isCuda)).ptr()))
       throw Uncacheable(); // meta and other devices: the full path says what it takes
-    py::object shape = steal(PyObject_GetAttr(t, s.shape));
-    py::object stride = call(t, s.stride);
+    py::object shape = steal(PyObject_GetAttr(t, a.shape));
+    py::object stride = call(t, a.stride);
     if (!PyTuple_Check(shape.ptr()) || !PyTuple_Check(stride.ptr()) ||
         PyTuple_GET_SIZE(shape.ptr()) != PyTuple_GET_SIZE(stride.ptr()))
       throw Uncacheable();
-    auto address = uint64_t(integer(call(t, s.dataPtr)));
+    auto address = uint64_t(integer(call(t, a.dataPtr)));
     Py_ssize_t rank = PyTuple_GET_SIZE(shape.ptr());
     put(Tag::Tensor);
     put(uint8_t(code));
