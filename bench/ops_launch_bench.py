@@ -1,17 +1,21 @@
 #!/usr/bin/env python3
 """The host cost of a tilejit.ops call (issue 32): per op, at NemotronH geometry
-(docs/numerics.md#geometry), microseconds per call four ways:
+(docs/numerics.md#geometry), microseconds per call:
 
 - eager: `--calls` back-to-back calls between two CUDA events, divided by the
-  count (the larger of the host's and the GPU's time per call);
+  count (the larger of the host's and the GPU's time per call), served by the
+  op's plan (every call after the first has the same metadata);
+- uncached: the same with the plan cache bypassed (every call the full path:
+  the checks in Python, the specialization lookup), the baseline of the same run;
 - graphed: the same calls captured in one CUDA graph and replayed (the GPU's
   time alone; "-" with the reason when the op cannot be captured);
-- host: the wall time of the same back-to-back calls on the host, before the
-  synchronization (what Python, the plan cache and the launch path cost: every
-  call after the first has the same metadata, so it is served by the op's plan);
-- first: the host time of a call whose plan was dropped just before (the full
-  path: every check, the specialization lookup, the recording of the plan;
-  the kernels stay compiled), over `--calls` / 10 calls.
+- host, host-unc: the wall time of the eager and uncached calls on the host,
+  before the synchronization (what Python, the plan cache and the launch path
+  cost);
+- record: the host time of a call that records its plan (a key's second call
+  after the plans were dropped: the full path and the recording; the kernels
+  stay compiled), over `--calls` / 10 calls. A key's first call costs what an
+  uncached call does.
 
 `launch floor` is launch() alone on the smallest registered kernel with its
 arguments ready, so the op's own Python shows as the difference. Median of
@@ -19,10 +23,11 @@ arguments ready, so the op's own Python shows as the difference. Median of
 an empty grid (no program runs): the host columns alone, at small sizes, which
 is how the launch path is compared on a machine without a GPU.
 
-Usage: ops_launch_bench.py [--trials N] [--calls C] [--cpu] [--only NAME]
+Usage: ops_launch_bench.py [--trials N (10)] [--calls C (100)] [--cpu] [--only NAME]
 Needs torch and the tilejit package (PYTHONPATH or pip install)."""
 
 import argparse
+import contextlib
 import inspect
 import statistics
 import time
@@ -71,21 +76,33 @@ def graphed_us(fn, calls, trials):
         return f"- ({type(error).__name__}: {str(error).splitlines()[0][:60]})"
 
 
-def first_us(fn, calls):
-    """Host time of calls that each find no plan (the full path)."""
+def record_us(fn, calls):
+    """Host time of calls that record their plan: each the second call of its
+    key after the plans were dropped (the full path and the recording)."""
     spent = 0.0
     for _ in range(calls):
-        clear_plans()
+        if _plan is not None:
+            _plan.clear()
+            fn()
         start = time.perf_counter()
         fn()
         spent += time.perf_counter() - start
     return spent * 1e6 / calls
 
 
-def clear_plans():
-    """Drops the ops' plans (a tree before the plan cache has none)."""
-    if _plan is not None:
-        _plan.clear()
+@contextlib.contextmanager
+def uncached():
+    """Every op call takes the full path and records nothing (a tree before the
+    plan cache has no other)."""
+    if _plan is None:
+        yield
+        return
+    _plan.clear()
+    saved, _plan.MAX_PLANS = _plan.MAX_PLANS, 0
+    try:
+        yield
+    finally:
+        _plan.MAX_PLANS = saved
 
 
 def row(name, fn, a):
@@ -93,20 +110,25 @@ def row(name, fn, a):
         return
     for _ in range(3):
         fn()
-    first_calls = max(1, a.calls // 10)
+    record_calls = max(1, a.calls // 10)
     if a.cpu:
         host = statistics.median(host_us(fn, a.calls) for _ in range(a.trials))
-        first = statistics.median(first_us(fn, first_calls) for _ in range(a.trials))
-        print(f"{name:<36} {'-':>9} {'-':>9} {host:>9.1f} {first:>9.1f}", flush=True)
+        with uncached():
+            base = statistics.median(host_us(fn, a.calls) for _ in range(a.trials))
+        record = statistics.median(record_us(fn, record_calls) for _ in range(a.trials))
+        print(f"{name:<36} {'-':>9} {'-':>9} {'-':>9} {host:>9.1f} {base:>9.1f} {record:>9.1f}",
+              flush=True)
         return
     torch.cuda.synchronize()
     runs = [eager_us(fn, a.calls) for _ in range(a.trials)]
-    eager = statistics.median(r[0] for r in runs)
-    host = statistics.median(r[1] for r in runs)
-    first = statistics.median(first_us(fn, first_calls) for _ in range(a.trials))
+    with uncached():
+        base = [eager_us(fn, a.calls) for _ in range(a.trials)]
+    eager, host = (statistics.median(r[i] for r in runs) for i in (0, 1))
+    eager_base, host_base = (statistics.median(r[i] for r in base) for i in (0, 1))
+    record = statistics.median(record_us(fn, record_calls) for _ in range(a.trials))
     torch.cuda.synchronize()
-    print(f"{name:<36} {eager:>9.1f} {graphed_us(fn, a.calls, a.trials):>9} {host:>9.1f} "
-          f"{first:>9.1f}", flush=True)
+    print(f"{name:<36} {eager:>9.1f} {eager_base:>9.1f} {graphed_us(fn, a.calls, a.trials):>9} "
+          f"{host:>9.1f} {host_base:>9.1f} {record:>9.1f}", flush=True)
 
 
 def empty_grid_on_cpu():
@@ -213,7 +235,7 @@ def launch_floor(dev):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--cpu", action="store_true",
                         help="host time on the CPU, the interpreter given an empty grid")
@@ -228,7 +250,8 @@ def main():
         where = f"{torch.cuda.get_device_name()} ({tj.runtime().arch})"
     print(f"{where}; torch {torch.__version__}; tilejit {tj.__version__}; "
           f"{a.calls} calls a trial, median of {a.trials}; microseconds per call")
-    print(f"{'op':<36} {'eager':>9} {'graphed':>9} {'host':>9} {'first':>9}")
+    print(f"{'op':<36} {'eager':>9} {'uncached':>9} {'graphed':>9} {'host':>9} "
+          f"{'host-unc':>9} {'record':>9}")
     row("launch floor (quantize_e4m3 1x64)", launch_floor(dev), a)
     for b in (1, 8, 64, 256):
         row(f"selective_state_update B={b}", ssm_update(dev, b), a)

@@ -162,9 +162,20 @@ def launches(monkeypatch):
     return count
 
 
+def _planned(make, seed, **changes):
+    """The op called twice with inputs of `seed`: the second call records the
+    plan of their key (a key is recorded the second time it comes)."""
+    for _ in range(2):
+        op, args = make(_gen(seed), **changes)
+        op(**args)
+    return op
+
+
 def _cached_and_full(make, seed, **changes):
-    """The op on inputs of `seed` through its cache and through the full path
-    (op.__wrapped__) on an identical copy: (cached outputs, full outputs)."""
+    """The op on inputs of `seed` through its plan (of inputs of another seed,
+    the same metadata) and through the full path (op.__wrapped__) on an
+    identical copy: (cached outputs, full outputs)."""
+    _planned(make, seed + 100, **changes)
     op, args = make(_gen(seed), **changes)
     result = op(**args)
     cached = _tensors(result) + _tensors(args)
@@ -177,7 +188,9 @@ def _cached_and_full(make, seed, **changes):
 def test_a_cached_call_launches_the_plan_and_matches_the_full_path(name, launches):
     make = OPS[name]
     op, args = make(_gen(1))
-    op.plans.clear()
+    _plan.clear()
+    op(**args)
+    assert not op.plans  # a key seen once
     op(**args)
     plans = dict(op.plans)
     assert len(plans) == 1 and all(plans.values()), plans
@@ -263,10 +276,8 @@ CHANGES = [
                          ids=[f"{c[0]}-{c[1]}" for c in CHANGES])
 def test_a_changed_call_after_a_cached_one_is_checked_in_full(name, change, kwargs, outcome):
     make = OPS[name]
-    op, args = make(_gen(4))
-    op.plans.clear()
-    for _ in range(2):
-        op(**args)
+    _plan.clear()
+    _planned(make, 4)
     op, args = make(_gen(5), **kwargs)
     if outcome == "refused":
         with pytest.raises(tj.ArgumentError) as cached:
@@ -294,8 +305,8 @@ def test_x_b_c_apart_after_views_of_one_buffer_are_planned_anew():
     """x, B and C of one xBC row share memory at fixed distances; given apart
     (the same metadata each), the key differs and the call is planned anew."""
     op, args = ssu(_gen(7))
-    op.plans.clear()
-    op(**args)
+    _plan.clear()
+    op = _planned(ssu, 7)
     for seed in (8, 9):
         _, base = ssu(_gen(seed))
         apart = dict(base, x=base["x"].clone(), B=base["B"].clone(), C=base["C"].clone())
@@ -344,22 +355,25 @@ class _Producer:
 
 def test_host_reads_dlpack_and_full_caches_take_the_full_path(monkeypatch, launches):
     op, args = ssu(_gen(11))
-    op.plans.clear()
+    _plan.clear()
     for _ in range(2):
         op(**args, check_slots=True)  # reads the slot table on the host every call
     assert list(op.plans.values()) == [False] and launches[0] == 2
     op(**dict(args, state=_Producer(args["state"])))  # keyed by nothing: no plan
     assert len(op.plans) == 1 and launches[0] == 3
     monkeypatch.setattr(_plan, "MAX_PLANS", 1)
-    op(**args)  # a new key past MAX_PLANS: the full path, no plan
-    assert len(op.plans) == 1 and launches[0] == 4
+    for _ in range(2):
+        op(**args)  # a new key past MAX_PLANS: the full path, no plan
+    assert len(op.plans) == 1 and launches[0] == 5
 
 
 def test_a_plan_holds_no_tensor_of_its_calls():
     op, args = ssu(_gen(12))
-    op.plans.clear()
+    _plan.clear()
+    op(**args)
     held = [weakref.ref(t) for t in _tensors(args)]
     result = weakref.ref(op(**args))
+    assert op.plans
     del args
     gc.collect()
     assert all(r() is None for r in held + [result])
@@ -372,10 +386,11 @@ def test_a_call_first_made_inside_a_capture_keeps_no_plan():
     op, args = norm(_gen(13))
     op(**args)  # the kernels compiled and the error word made, eagerly
     op, args = norm(_gen(13), rows=7)
-    op.plans.clear()
+    _plan.clear()
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        out = op(**args)
+        op(**args)
+        out = op(**args)  # the key's second call: recorded, not kept
     graph.replay()
     torch.cuda.synchronize()
     assert op.plans == {}

@@ -28,23 +28,28 @@ _tilejit._set_signature_types(torch.Tensor, torch.dtype)
 
 # Plans per op; past it, calls with new keys take the full path (no eviction).
 MAX_PLANS = 256
-_caches = []  # every op's plans
+_caches = []  # every op's (plans, keys seen once)
 _retired = []  # what dropped plans kept: a captured graph may still read it
 
 
 def clear():
-    """Drops every op's plans, so each op's next call takes its full path
-    (bench/ops_launch_bench.py times that first call). What the plans kept
-    stays allocated, since a CUDA graph captured from a cached call reads it."""
-    for plans in _caches:
+    """Drops every op's plans and the keys it has seen, so each op's next call
+    takes its full path (bench/ops_launch_bench.py times it). What the plans
+    kept stays allocated, since a CUDA graph captured from a cached call reads
+    it."""
+    for plans, seen in _caches:
         _retired.extend(plan.kept for plan in plans.values() if plan)
         plans.clear()
+        seen.clear()
 
 
 def cached(fn):
-    """Decorates an op of tilejit.ops with its plan cache."""
+    """Decorates an op of tilejit.ops with its plan cache. A key is recorded the
+    second time it comes: a shape that comes once (a prefill batch of a new
+    token count) costs the key alone, never a recording."""
     plans = {}  # key -> _Plan, or False for a key that takes the full path
-    _caches.append(plans)
+    seen = set()  # keys that came once
+    _caches.append((plans, seen))
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -53,10 +58,16 @@ def cached(fn):
         signature = _tilejit._op_signature(args, kwargs)
         if signature is None:
             return fn(*args, **kwargs)
-        plan = plans.get(signature[0])
+        key = signature[0]
+        plan = plans.get(key)
         if plan:
             return plan(signature[1], args, kwargs)
         if plan is False or len(plans) >= MAX_PLANS:
+            return fn(*args, **kwargs)
+        if key not in seen:
+            if len(seen) >= 4 * MAX_PLANS:
+                seen.clear()
+            seen.add(key)
             return fn(*args, **kwargs)
         recording = _recording.begin()
         try:
@@ -65,7 +76,8 @@ def cached(fn):
             _recording.end()
         plan = _Plan.of(recording, signature[1], args, kwargs, result)
         if plan is not None:
-            plans[signature[0]] = plan
+            seen.discard(key)
+            plans[key] = plan
         return result
 
     call.plans = plans  # for the tests
