@@ -77,7 +77,9 @@ def cached(fn):
         plan = _Plan.of(recording, signature[1], args, kwargs, result)
         if plan is not None:
             seen.discard(key)
-            plans[key] = plan
+            # Another thread may have stored one meanwhile: a graph captured
+            # from it reads what it keeps, so it stays.
+            plans.setdefault(key, plan)
         return result
 
     call.plans = plans  # for the tests
