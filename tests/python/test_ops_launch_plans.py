@@ -395,3 +395,26 @@ def test_a_call_first_made_inside_a_capture_keeps_no_plan():
     torch.cuda.synchronize()
     assert op.plans == {}
     _same([out], [op.__wrapped__(**args)])
+
+
+@pytest.mark.skipif(DEV.type != "cuda", reason="needs a GPU (CUDA graph capture)")
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_a_cached_call_is_graph_capturable(name):
+    """A plan recorded eagerly serves a call inside a capture: the replayed
+    graph computes what the full path computes (test_ops_consistency_capture.py
+    captures the full path)."""
+    make = OPS[name]
+    _plan.clear()
+    op = _planned(make, 15)
+    plans = dict(op.plans)
+    op, args = make(_gen(16))
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        result = op(**args)
+    assert op.plans == plans  # the plan served the capture
+    graph.replay()
+    torch.cuda.synchronize()
+    ops.check_errors()
+    captured = _tensors(result) + _tensors(args)
+    op, args = make(_gen(16))
+    _same(captured, _tensors(op.__wrapped__(**args)) + _tensors(args))

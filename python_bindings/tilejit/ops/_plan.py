@@ -1,20 +1,19 @@
-"""tilejit.ops' plan cache: an op's first call with given metadata runs its full
-path (every check, the specialization, the launches) and is recorded as a plan;
-later calls with the same key (`_tilejit._op_signature`: each tensor's dtype,
-device, shape, strides and address modulo 16, which tensors share memory and how
-far apart, every other argument's value) only allocate the outputs and launch
-the plan's prepared kernels with the new data pointers. docs/python.md, "The
-plan cache".
+"""tilejit.ops' plan cache: a call is keyed (`_tilejit._op_signature`: each
+tensor's dtype, device, shape, strides and address modulo 16, which tensors
+share memory and how far apart, every other argument's value); the second call
+with a key runs the full path (every check, the specialization, the launches)
+and is recorded as a plan; later calls with the key replay the plan's steps:
+the tensors made anew per call, the prepared kernels launched with the call's
+data pointers. docs/python.md, "The plan cache".
 
-A kernel argument is replayed as a byte offset from a base: a caller's tensor
-(a view of it, such as a column range or a reshape, is one for every call with
-that key), a tensor the call makes anew (_recording.per_call) or one the plan
-keeps (_recording.keep). A call whose kernel arguments come from anywhere else
-(a tensor computed by torch from the values of another), which reads device data
-on the host (_recording.uncacheable), or which is first made inside a CUDA graph
-capture (its tensors would be the graph's) is not cached: calls with its key
-take the full path. Plans are never evicted: a graph captured from a cached call
-reads the tensors the plan keeps."""
+A kernel argument is replayed as a byte offset from a base: a tensor of the call
+(a view of it, or of several that overlap, is one for every call with that key),
+a tensor made per call (_recording.per_call, which may compute from the call's
+tensors on the device) or one the plan keeps (_recording.keep). A call whose
+kernel arguments lie anywhere else, which reads device data on the host
+(_recording.uncacheable), or which is recorded inside a CUDA graph capture (its
+tensors would be the graph's) is not cached. Plans are never evicted: a graph
+captured from a cached call reads the tensors the plan keeps."""
 
 import functools
 

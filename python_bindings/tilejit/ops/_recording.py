@@ -1,4 +1,4 @@
-"""What an op's first call with new metadata tells its plan (ops/_plan.py): the
+"""What the call an op records (ops/_plan.py) tells its plan: the
 launches it made, the tensors it made that a cached call must make again
 (per_call), the ones a cached call may reuse (keep), and whether anything it
 did depends on more than the metadata (uncacheable). Outside a recording each
