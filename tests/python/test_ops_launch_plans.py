@@ -418,3 +418,28 @@ def test_a_cached_call_is_graph_capturable(name):
     captured = _tensors(result) + _tensors(args)
     op, args = make(_gen(16))
     _same(captured, _tensors(op.__wrapped__(**args)) + _tensors(args))
+
+
+def test_the_key_tells_apart_what_the_checks_read():
+    key = tj._tilejit._op_signature
+    base = torch.zeros(4, 32)
+    x = base[:, :16]
+
+    def of(*args, **kwargs):
+        signature = key(args, kwargs)
+        return None if signature is None else signature[0]
+
+    same = of(x, 1, eps=0.5)
+    assert same == of(torch.zeros(4, 32)[:, :16], 1, eps=0.5)  # new memory, same metadata
+    assert key((x, 1), {})[1] == (x.data_ptr(),)
+    others = [of(x.double(), 1, eps=0.5), of(base[:3, :16], 1, eps=0.5),
+              of(x.contiguous(), 1, eps=0.5), of(base[:, 1:17], 1, eps=0.5),
+              of(x, 2, eps=0.5), of(x, 1.0, eps=0.5), of(x, True, eps=0.5),
+              of(x, 1, eps=0.25), of(x, 1, epsilon=0.5), of(x, eps=0.5),
+              of(x, 1, eps=(0.5,))]
+    assert same not in others and len(set(others)) == len(others)
+    # Which tensors share memory, and how far apart: x with its own columns 16..31
+    # (inside x's span), with another buffer's, with itself.
+    assert len({of(x, base[:, 16:]), of(x, torch.zeros(4, 32)[:, 16:]), of(x, x)}) == 3
+    for unkeyable in ([x], (x,), object(), x.numpy(), 2 ** 70):
+        assert key((unkeyable,), {}) is None
