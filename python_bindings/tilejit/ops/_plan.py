@@ -112,7 +112,8 @@ class _Plan:
                     steps.append(_make_step(step, refs))
                     first = len(refs)
                     made = _add_made(step[4], refs, made)
-                    regions += _regions(refs, first)
+                    regions += [(i, t.data_ptr(), t.data_ptr() + span_bytes(t))
+                                for i, (_, _, t) in enumerate(refs[first:], first)]
                 else:
                     _, launch, launcher, _, grid, launch_args = step
                     steps.append(launcher.prepare(
@@ -226,15 +227,14 @@ def _base_of(t, refs, regions):
     raise _NotReplayable()
 
 
-def _regions(refs, first=0):
-    """(first base, start, end) of each region of memory among refs[first:]. The
+def _regions(refs):
+    """(first base, start, end) of each region of memory among `refs`. The
     call's tensors that share memory lie at distances the key fixes
     (transitively, over the pairs that overlap: same device, neither empty),
     so such a group spans one region, and a view inside it (x, B and C read as
-    one xBC row) is an offset from the group's first tensor; a made or kept
+    one xBC row) is an offset from the group's first tensor; a kept (or made)
     tensor is a region of its own."""
-    extents = [(t.data_ptr(), span_bytes(t), t.device, kind == "arg")
-               for kind, _, t in refs[first:]]
+    extents = [(t.data_ptr(), span_bytes(t), t.device, kind == "arg") for kind, _, t in refs]
     group = list(range(len(extents)))
     for j, (b, nb, db, arg_b) in enumerate(extents):
         for i, (a, na, da, arg_a) in enumerate(extents[:j]):
@@ -243,7 +243,7 @@ def _regions(refs, first=0):
                 group = [new if g == old else g for g in group]
     regions = {}
     for i, (start, size, _, _) in enumerate(extents):
-        anchor, lo, hi = regions.get(group[i], (first + i, start, start + size))
+        anchor, lo, hi = regions.get(group[i], (i, start, start + size))
         regions[group[i]] = (anchor, min(lo, start), max(hi, start + size))
     return list(regions.values())
 
