@@ -4,7 +4,7 @@ share memory and how far apart, every other argument's value); the second call
 with a key runs the full path (every check, the specialization, the launches)
 and is recorded as a plan; later calls with the key replay the plan's steps:
 the tensors made anew per call, the prepared kernels launched with the call's
-data pointers. docs/python.md, "The plan cache".
+data pointers. docs/python-ops.md, "The plan cache".
 
 A kernel argument is replayed as a byte offset from a base: a tensor of the call
 (a view of it, or of several that overlap, is one for every call with that key),
