@@ -1,24 +1,33 @@
 #!/usr/bin/env python3
 """The host cost of a tilejit.ops call (issue 32): per op, at NemotronH geometry
-(docs/numerics.md#geometry), microseconds per call three ways:
+(docs/numerics.md#geometry), microseconds per call:
 
 - eager: `--calls` back-to-back calls between two CUDA events, divided by the
-  count (the larger of the host's and the GPU's time per call);
+  count (the larger of the host's and the GPU's time per call), served by the
+  op's plan (every call after the first has the same metadata);
+- uncached: the same with the plan cache bypassed (every call the full path:
+  the checks in Python, the specialization lookup), the baseline of the same run;
 - graphed: the same calls captured in one CUDA graph and replayed (the GPU's
   time alone; "-" with the reason when the op cannot be captured);
-- host: the wall time of the same back-to-back calls on the host, before the
-  synchronization (what Python, the checks and the launch path cost).
+- host, host-unc: the wall time of the eager and uncached calls on the host,
+  before the synchronization (what Python, the plan cache and the launch path
+  cost);
+- record: the host time of a call that records its plan (a key's second call
+  after the plans were dropped: the full path and the recording; the kernels
+  stay compiled), over `--calls` / 10 calls. A key's first call costs what an
+  uncached call does.
 
 `launch floor` is launch() alone on the smallest registered kernel with its
 arguments ready, so the op's own Python shows as the difference. Median of
 `--trials` trials each. With --cpu it runs on the CPU with the interpreter given
-an empty grid (no program runs): the host column alone, at small sizes, which
+an empty grid (no program runs): the host columns alone, at small sizes, which
 is how the launch path is compared on a machine without a GPU.
 
-Usage: ops_launch_bench.py [--trials N] [--calls C] [--cpu]
+Usage: ops_launch_bench.py [--trials N (10)] [--calls C (100)] [--cpu] [--only NAME]
 Needs torch and the tilejit package (PYTHONPATH or pip install)."""
 
 import argparse
+import contextlib
 import inspect
 import statistics
 import time
@@ -29,6 +38,11 @@ import tilejit as tj
 import tilejit.ops as ops
 from tilejit.ops import _launch
 from ops_torch_bench import graph_timed
+
+try:
+    from tilejit.ops import _plan
+except ImportError:  # a tree before the plan cache
+    _plan = None
 
 Hd, H, P, N, G, K = 2688, 64, 64, 128, 8, 4
 I, Cd = H * P, H * P + 2 * G * N
@@ -62,19 +76,59 @@ def graphed_us(fn, calls, trials):
         return f"- ({type(error).__name__}: {str(error).splitlines()[0][:60]})"
 
 
+def record_us(fn, calls):
+    """Host time of calls that record their plan: each the second call of its
+    key after the plans were dropped (the full path and the recording)."""
+    spent = 0.0
+    for _ in range(calls):
+        if _plan is not None:
+            _plan.clear()
+            fn()
+        start = time.perf_counter()
+        fn()
+        spent += time.perf_counter() - start
+    return spent * 1e6 / calls
+
+
+@contextlib.contextmanager
+def uncached():
+    """Every op call takes the full path and records nothing (a tree before the
+    plan cache has no other)."""
+    if _plan is None:
+        yield
+        return
+    _plan.clear()
+    saved, _plan.MAX_PLANS = _plan.MAX_PLANS, 0
+    try:
+        yield
+    finally:
+        _plan.MAX_PLANS = saved
+
+
 def row(name, fn, a):
+    if a.only and a.only not in name:
+        return
     for _ in range(3):
         fn()
+    record_calls = max(1, a.calls // 10)
     if a.cpu:
         host = statistics.median(host_us(fn, a.calls) for _ in range(a.trials))
-        print(f"{name:<36} {'-':>9} {'-':>9} {host:>9.1f}", flush=True)
+        with uncached():
+            base = statistics.median(host_us(fn, a.calls) for _ in range(a.trials))
+        record = statistics.median(record_us(fn, record_calls) for _ in range(a.trials))
+        print(f"{name:<36} {'-':>9} {'-':>9} {'-':>9} {host:>9.1f} {base:>9.1f} {record:>9.1f}",
+              flush=True)
         return
     torch.cuda.synchronize()
     runs = [eager_us(fn, a.calls) for _ in range(a.trials)]
-    eager = statistics.median(r[0] for r in runs)
-    host = statistics.median(r[1] for r in runs)
-    print(f"{name:<36} {eager:>9.1f} {graphed_us(fn, a.calls, a.trials):>9} {host:>9.1f}",
-          flush=True)
+    with uncached():
+        base = [eager_us(fn, a.calls) for _ in range(a.trials)]
+    eager, host = (statistics.median(r[i] for r in runs) for i in (0, 1))
+    eager_base, host_base = (statistics.median(r[i] for r in base) for i in (0, 1))
+    record = statistics.median(record_us(fn, record_calls) for _ in range(a.trials))
+    torch.cuda.synchronize()
+    print(f"{name:<36} {eager:>9.1f} {eager_base:>9.1f} {graphed_us(fn, a.calls, a.trials):>9} "
+          f"{host:>9.1f} {host_base:>9.1f} {record:>9.1f}", flush=True)
 
 
 def empty_grid_on_cpu():
@@ -120,6 +174,47 @@ def gated_norm(dev, t):
                                       norm_before_gate=False)
 
 
+def conv_fn(dev, t):
+    xt = rnd(dev, t, Cd, lo=-2, hi=2, dtype=torch.bfloat16)
+    weight = rnd(dev, Cd, K, lo=-0.5, hi=0.5, dtype=torch.bfloat16)
+    bias = rnd(dev, Cd, lo=-0.1, hi=0.1, dtype=torch.bfloat16)
+    pages = torch.zeros(2, K - 1, Cd, dtype=torch.bfloat16, device=dev).transpose(1, 2)
+    qsl = torch.tensor([0, t], dtype=torch.int32, device=dev)
+    one = torch.ones(1, dtype=torch.int32, device=dev)
+    fresh = torch.zeros(1, dtype=torch.bool, device=dev)
+    return lambda: ops.causal_conv1d_fn(xt.t(), weight, bias, pages, qsl, cache_indices=one,
+                                        has_initial_state=fresh)
+
+
+def ssd(dev, lengths, chunk=256):
+    """mamba_chunk_scan_combined_varlen over sequences of `lengths` tokens, with
+    vLLM's chunk metadata (chunks of `chunk` inside each sequence)."""
+    t = sum(lengths)
+    cu, cu_chunks, seq_idx, last = [0], [0], [], []
+    for s, n in enumerate(lengths):
+        for c in range(cu[-1], cu[-1] + n, chunk):
+            cu_chunks.append(min(c + chunk, cu[-1] + n))
+            seq_idx.append(s)
+        last.append(len(seq_idx) - 1)
+        cu.append(cu[-1] + n)
+    cu, cu_chunks, seq_idx, last = (torch.tensor(v, dtype=torch.int32, device=dev)
+                                    for v in (cu, cu_chunks, seq_idx, last))
+    xbc = rnd(dev, t, Cd, dtype=torch.bfloat16)
+    x, B, C = xbc[:, :I].view(t, H, P), xbc[:, I:I + G * N].view(t, G, N), \
+        xbc[:, I + G * N:].view(t, G, N)
+    dt = rnd(dev, t, H, lo=-4, hi=-1, dtype=torch.bfloat16)
+    A, dt_bias, D = -torch.exp(rnd(dev, H, lo=-2, hi=0.5)), rnd(dev, H, lo=-1, hi=0), rnd(dev, H)
+    out = torch.empty(t, H, P, dtype=torch.bfloat16, device=dev)
+    return lambda: ops.mamba_chunk_scan_combined_varlen(
+        x, dt, A, B, C, chunk, cu, cu_chunks, last, seq_idx, out, D=D, dt_bias=dt_bias,
+        dt_softplus=True, state_dtype=torch.float32)
+
+
+def quant(dev, m):
+    x = rnd(dev, m, Hd, lo=-4, hi=4, dtype=torch.bfloat16)
+    return lambda: ops.scaled_fp8_quant(x, 0.02)
+
+
 def linear(dev, m):
     # NemotronH's in_proj: K = hidden, N = z, xBC and dt side by side.
     n = I + Cd + H
@@ -140,10 +235,11 @@ def launch_floor(dev):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=20)
+    parser.add_argument("--trials", type=int, default=10)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--cpu", action="store_true",
                         help="host time on the CPU, the interpreter given an empty grid")
+    parser.add_argument("--only", default="", help="the rows whose name contains this")
     a = parser.parse_args()
     torch.manual_seed(0)
     dev = torch.device("cpu" if a.cpu else "cuda")
@@ -154,14 +250,21 @@ def main():
         where = f"{torch.cuda.get_device_name()} ({tj.runtime().arch})"
     print(f"{where}; torch {torch.__version__}; tilejit {tj.__version__}; "
           f"{a.calls} calls a trial, median of {a.trials}; microseconds per call")
-    print(f"{'op':<36} {'eager':>9} {'graphed':>9} {'host':>9}")
+    print(f"{'op':<36} {'eager':>9} {'uncached':>9} {'graphed':>9} {'host':>9} "
+          f"{'host-unc':>9} {'record':>9}")
     row("launch floor (quantize_e4m3 1x64)", launch_floor(dev), a)
     for b in (1, 8, 64, 256):
         row(f"selective_state_update B={b}", ssm_update(dev, b), a)
     for b in (1, 64, 256):
         row(f"causal_conv1d_update B={b}", conv_update(dev, b), a)
+    tokens = 256 if a.cpu else 8192
+    row(f"causal_conv1d_fn T={tokens}", conv_fn(dev, tokens), a)
     row(f"rms_norm_gated T={64 if a.cpu else 8192}", gated_norm(dev, 64 if a.cpu else 8192), a)
+    for name, lengths in (((f"T={tokens}", [tokens]), ("8x32", [32] * 8)) if a.cpu else
+                          (("T=8192", [8192]), ("64x512", [512] * 64))):
+        row(f"mamba_chunk_scan_combined {name}", ssd(dev, lengths), a)
     for m in ((8, 64) if a.cpu else (8, 256, 8192)):
+        row(f"scaled_fp8_quant M={m}", quant(dev, m), a)
         row(f"w8a8_linear in_proj M={m}", linear(dev, m), a)
 
 

@@ -52,6 +52,22 @@ std::shared_ptr<KernelBuilder> kernelFor(std::initializer_list<py::handle> value
 std::vector<PyValue> wrapAll(const std::shared_ptr<KernelBuilder> &builder,
                              const std::vector<ValueId> &ids);
 
+/// The tensor attribute names tilejit.ops' launch path and plan key read,
+/// interned once (under the GIL, at first use) and never released: they outlive
+/// the module (LaunchBindings.cpp).
+struct TensorAttributes {
+  PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
+  PyObject *dtype = PyUnicode_InternFromString("dtype");
+  PyObject *elementSize = PyUnicode_InternFromString("element_size");
+  PyObject *getDevice = PyUnicode_InternFromString("get_device");
+  PyObject *isCpu = PyUnicode_InternFromString("is_cpu");
+  PyObject *isCuda = PyUnicode_InternFromString("is_cuda");
+  PyObject *numel = PyUnicode_InternFromString("numel");
+  PyObject *shape = PyUnicode_InternFromString("shape");
+  PyObject *stride = PyUnicode_InternFromString("stride");
+};
+const TensorAttributes &tensorAttributes();
+
 /// Kernel, Value and the builder's free functions (BuilderBindings.cpp), its
 /// control flow among them (ControlFlowBindings.cpp).
 void bindBuilder(py::module_ &m);
@@ -62,6 +78,8 @@ void bindModules(py::module_ &m);
 void bindDecode(py::module_ &m);
 /// tilejit.ops' launcher (LaunchBindings.cpp).
 void bindLaunch(py::module_ &m);
+/// tilejit.ops' plan cache key (OpSignature.cpp).
+void bindOpSignature(py::module_ &m);
 
 } // namespace tilejit::python
 

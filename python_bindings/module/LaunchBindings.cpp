@@ -1,29 +1,21 @@
 // tilejit.ops' launch path: one Python -> C++ call per launch. The arguments come
 // by parameter name in the op's dict, tensors (data_ptr, dtype, device) for
 // pointers and numbers for scalars, and are packed here into the core's
-// arguments, into buffers kept from one launch to the next.
+// arguments, into buffers kept from one launch to the next. A cached plan's
+// launches are prepared here once and refilled with data pointers per call.
 #include "Bindings.h"
 #include "tilejit/python/KernelModule.h"
 #include "tilejit/python/Runtime.h"
 
 namespace tilejit::python {
 
-namespace {
-/// The attribute names the launch path reads, interned once (under the GIL, at
-/// the first launch) and never released: they outlive the module.
-struct Names {
-  PyObject *dataPtr = PyUnicode_InternFromString("data_ptr");
-  PyObject *dtype = PyUnicode_InternFromString("dtype");
-  PyObject *getDevice = PyUnicode_InternFromString("get_device");
-  PyObject *isCpu = PyUnicode_InternFromString("is_cpu");
-  PyObject *numel = PyUnicode_InternFromString("numel");
-  PyObject *stride = PyUnicode_InternFromString("stride");
-  PyObject *elementSize = PyUnicode_InternFromString("element_size");
-};
-const Names &names() {
-  static const Names *interned = new Names();
+const TensorAttributes &tensorAttributes() {
+  static const TensorAttributes *interned = new TensorAttributes();
   return *interned;
 }
+
+namespace {
+const TensorAttributes &names() { return tensorAttributes(); }
 
 py::object callMethod(py::handle object, PyObject *name) {
   PyObject *result = PyObject_CallMethodObjArgs(object.ptr(), name, nullptr);
@@ -34,7 +26,7 @@ py::object callMethod(py::handle object, PyObject *name) {
 
 /// One kernel module's parameters as tilejit.ops passes them, and the kernel on
 /// one device (or the interpreter) that they are packed for.
-class OpLauncher {
+class OpLauncher : public std::enable_shared_from_this<OpLauncher> {
 public:
   /// `dtypes[i]`: the torch dtypes parameter i takes (pointers; None for scalars).
   /// `device` is a CUDA ordinal with `kernel`, or -1 (the interpreter) without.
@@ -76,6 +68,86 @@ public:
     std::array<int64_t, 3> dims = gridOf<int64_t>(grid);
     py::gil_scoped_release release;
     module->run(dims, hostArgs);
+  }
+
+  /// One launch of a cached plan: the arguments packed (and checked) now, each
+  /// pointer parameter named by `sources` (name -> (base, byte offset)) as an
+  /// offset into the bases a call passes.
+  class Prepared {
+  public:
+    Prepared(std::shared_ptr<OpLauncher> launcher, const py::tuple &grid,
+             const py::dict &args, const py::dict &sources)
+        : launcher(std::move(launcher)) {
+      OpLauncher &l = *this->launcher;
+      if (l.device >= 0) {
+        l.pack(args, deviceArgs,
+               [](py::handle, DeviceArg &arg) { arg.kind = DeviceArg::Kind::Pointer; });
+        deviceGrid = gridOf<uint32_t>(grid);
+      } else {
+        l.pack(args, hostArgs, [](py::handle tensor, HostArg &arg) {
+          arg.kind = HostArg::Kind::Buffer;
+          arg.bytes = spanBytes(tensor);
+          arg.writable = true;
+        });
+        hostGrid = gridOf<int64_t>(grid);
+      }
+      for (size_t i = 0; i < l.slots.size(); ++i) {
+        if (!l.slots[i].pointer)
+          continue;
+        PyObject *source = PyDict_GetItemWithError(sources.ptr(), l.slots[i].name.ptr());
+        if (!source)
+          throw l.argumentError("no source for pointer '" + std::string(l.slots[i].name) +
+                                "'");
+        auto pair = py::reinterpret_borrow<py::tuple>(source);
+        pointers.push_back({i, pair[0].cast<size_t>(), pair[1].cast<int64_t>()});
+      }
+    }
+
+    /// Launches on `stream` with the pointers `bases[source] + offset`. The
+    /// arguments are filled into a copy: another thread may launch the same
+    /// plan while this one has released the GIL.
+    void launch(uint64_t stream, const py::tuple &bases) const {
+      std::vector<DeviceArg> args = deviceArgs;
+      for (const Pointer &p : pointers)
+        args[p.slot].address = address(bases, p);
+      py::gil_scoped_release release;
+      launcher->kernel->launch(stream, deviceGrid, args);
+    }
+
+    /// Runs on the interpreter, each buffer with the bytes recorded for it.
+    void run(const py::tuple &bases) const {
+      std::vector<HostArg> args = hostArgs;
+      for (const Pointer &p : pointers)
+        args[p.slot].data = reinterpret_cast<void *>(address(bases, p));
+      py::gil_scoped_release release;
+      launcher->module->run(hostGrid, args);
+    }
+
+  private:
+    struct Pointer {
+      size_t slot;
+      size_t source;
+      int64_t offset;
+    };
+
+    static uint64_t address(const py::tuple &bases, const Pointer &p) {
+      if (p.source >= bases.size())
+        throw Error(ErrorKind::Argument,
+                    "a prepared launch given " + std::to_string(bases.size()) + " bases");
+      return PyLong_AsUnsignedLongLong(PyTuple_GET_ITEM(bases.ptr(), p.source)) +
+             p.offset;
+    }
+
+    std::shared_ptr<OpLauncher> launcher;
+    std::vector<Pointer> pointers;
+    std::vector<DeviceArg> deviceArgs;
+    std::vector<HostArg> hostArgs;
+    std::array<uint32_t, 3> deviceGrid{};
+    std::array<int64_t, 3> hostGrid{};
+  };
+
+  Prepared prepare(const py::tuple &grid, const py::dict &args, const py::dict &sources) {
+    return Prepared(shared_from_this(), grid, args, sources);
   }
 
 private:
@@ -211,8 +283,8 @@ private:
 } // namespace
 
 void bindLaunch(py::module_ &m) {
-  py::class_<OpLauncher>(m, "_OpLauncher",
-                         "tilejit.ops' launches of one kernel module on one device.")
+  py::class_<OpLauncher, std::shared_ptr<OpLauncher>>(
+      m, "_OpLauncher", "tilejit.ops' launches of one kernel module on one device.")
       .def(py::init<std::shared_ptr<KernelModule>, std::shared_ptr<DeviceKernel>, int,
                     const py::list &>(),
            py::arg("module"), py::arg("kernel"), py::arg("device"), py::arg("dtypes"))
@@ -220,7 +292,18 @@ void bindLaunch(py::module_ &m) {
            py::arg("args"),
            "Launches on `stream` (a CUstream as int) with the arguments by name.")
       .def("run", &OpLauncher::run, py::arg("grid"), py::arg("args"),
-           "Runs on the interpreter with the arguments by name.");
+           "Runs on the interpreter with the arguments by name.")
+      .def("prepare", &OpLauncher::prepare, py::arg("grid"), py::arg("args"),
+           py::arg("sources"),
+           "A launch of a cached plan: `args` packed now, each pointer parameter's "
+           "address the base `sources[name][0]` a call passes plus `sources[name][1]` "
+           "bytes.");
+  py::class_<OpLauncher::Prepared>(m, "_PreparedLaunch",
+                                   "One launch of a tilejit.ops plan, arguments packed.")
+      .def("launch", &OpLauncher::Prepared::launch, py::arg("stream"), py::arg("bases"),
+           "Launches on `stream` (a CUstream as int), the pointers from `bases`.")
+      .def("run", &OpLauncher::Prepared::run, py::arg("bases"),
+           "Runs on the interpreter, the pointers from `bases`.");
   m.def("_plan_projection", &planProjection, py::arg("runtime"), py::arg("rows"),
         py::arg("geometry"),
         "out_proj's constants for a projection of `rows` rows, tiled as the Mamba2 "

@@ -110,4 +110,5 @@ PYBIND11_MODULE(_tilejit, m) {
   bindModules(m);
   bindDecode(m);
   bindLaunch(m);
+  bindOpSignature(m);
 }

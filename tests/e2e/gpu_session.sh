@@ -10,6 +10,7 @@
 #   opsbench bench/ops_torch_bench.py (tilejit.ops next to plain torch)
 #   vllm     bench/ops_vllm_bench.py (tilejit.ops next to vLLM's Triton ops; their
 #            files laid out by bench/peers/extract_vllm.sh in .peers/, carried)
+#   launch   bench/ops_launch_bench.py (each op's host cost: cached, uncached, recording)
 #   importorder tests/e2e/python_import_order.sh (tilejit before and after torch)
 #   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
 #            SANITIZE_TIMEOUT, default 400 s)
@@ -61,6 +62,9 @@ for part in "$@"; do
   vllm) PYTHONPATH=$work/kit:$root/.peers timeout "${VLLM_TIMEOUT:-400}" python3 \
           "$root/bench/ops_vllm_bench.py" ${VLLM_ARGS:-} >"$out/vllm.log" 2>&1
         echo "vllm bench: exit $?"; grep -v "^ \|^Traceback\|^  File" "$out/vllm.log" | tail -n 40 ;;
+  launch) PYTHONPATH=$work/kit timeout "${LAUNCH_TIMEOUT:-300}" python3 \
+            "$root/bench/ops_launch_bench.py" ${LAUNCH_ARGS:-} >"$out/launch.log" 2>&1
+          echo "launch bench: exit $?"; tail -n 25 "$out/launch.log" ;;
   importorder) "$root/tests/e2e/python_import_order.sh" "$work/kit" >"$out/importorder.log" 2>&1
                echo "import order: exit $?"; tail -n 60 "$out/importorder.log" ;;
   compare) if [ ! -x "$work/before/tilejit-bundle/bin/tilejit" ]; then

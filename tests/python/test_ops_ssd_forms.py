@@ -12,6 +12,7 @@ torch = pytest.importorskip("torch", reason="tilejit.ops works on torch tensors"
 import tilejit as tj  # noqa: E402
 import tilejit.ops as ops  # noqa: E402
 import tilejit.ops._ssd_schedule as schedule  # noqa: E402
+from tilejit.ops import _plan  # noqa: E402
 
 import ssd_reference as ref  # noqa: E402
 from ops_support import DEV, assert_band, outside, poisoned  # noqa: E402,F401
@@ -31,7 +32,9 @@ def varlen(x, dt, A, B, C, lengths, out_dtype, chunk_size=32, **kwargs):
 
 @pytest.fixture
 def launches(monkeypatch):
-    """The registered kernels each op call launches, in order."""
+    """The registered kernels each op call launches, in order (through the
+    full path: no plan of an earlier call serves it)."""
+    _plan.clear()
     names = []
     real = schedule.launch
 

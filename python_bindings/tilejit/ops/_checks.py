@@ -16,6 +16,7 @@ import torch
 
 from .. import _tilejit
 from .._tilejit import ArgumentError
+from . import _recording
 
 # The op numbers the kernels record in the error word (bits 40-55).
 OPS = ["selective_state_update", "causal_conv1d_update", "causal_conv1d_fn",
@@ -84,7 +85,7 @@ def error_word(device):
                                 "graph capture; call the op once before capturing (that call "
                                 "sets up the device's check word and compiles the kernel)")
         word = _words[device] = torch.zeros(1, dtype=torch.int64, device=where)
-    return word
+    return _recording.keep(word)
 
 
 def _indexed(device):
@@ -134,6 +135,7 @@ def check_errors(device=None):
 def after(op, device):
     """What every checked op does once its kernels are launched: on the CPU,
     and in 'sync' mode on the GPU, raise what the checks found."""
+    _recording.note_after(op, device)
     if device.type == "cpu" or (_mode == "sync" and
                                 not torch.cuda.is_current_stream_capturing()):
         check_errors(device)

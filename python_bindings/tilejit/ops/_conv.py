@@ -12,6 +12,8 @@ from . import _checks
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_distinct_slots, check_strides, element_type,
                       fail, host_ints, launch, slot_table)
+from ._plan import cached
+from ._recording import keep, per_call
 from ._ssm import NULL_BLOCK_ID, PAD_SLOT_ID, padding
 from ._varlen import check_varlen, chunks_of_sequences
 
@@ -117,8 +119,8 @@ def _update_x(op, x, out, query_start_loc, max_query_len):
         raise fail(op, f"x has strides {tuple(x.stride())}: tilejit reads its channels "
                        "contiguous (stride 1, as vLLM's validate_data asks)")
     if out is None:  # channels contiguous, token-major within a row
-        out = torch.empty(x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
-                          device=x.device).transpose(1, 2)
+        out = per_call("empty", x3.shape[0], x3.shape[2], x3.shape[1], dtype=x.dtype,
+                       device=x.device).transpose(1, 2)
         out = out[0].t() if varlen else out.reshape(x.shape)
     check(op, "out", out, (x.dtype,), tuple(x.shape), x.device)
     out3 = _as_rows(out, varlen)
@@ -144,7 +146,7 @@ def _update_slots(op, indices, rows, num_slots, device, apc):
         if rows > num_slots:
             raise fail(op, f"{rows} rows but {num_slots} state slots, and no "
                            "conv_state_indices")
-        return torch.arange(rows, dtype=torch.int32, device=device), 1, False
+        return keep(torch.arange(rows, dtype=torch.int32, device=device)), 1, False
     check(op, "conv_state_indices", indices, INDEX_TYPES, device=device)
     if indices.dim() == 1:
         slots, wide = slot_table(op, "conv_state_indices", indices, rows, device)
@@ -159,6 +161,7 @@ def _row_table(op, name, t, rows, device):
     return check_strides(op, name, t, (1,))
 
 
+@cached
 def causal_conv1d_update(x, conv_state, weight, bias=None, activation=None,
                          conv_state_indices=None, num_accepted_tokens=None,
                          query_start_loc=None, max_query_len=-1, null_block_id=NULL_BLOCK_ID,
@@ -302,7 +305,7 @@ def _prefill_slots(op, indices, sequences, num_slots, device, null_block_id, che
         if sequences > num_slots:
             raise fail(op, f"{sequences} sequences but {num_slots} state slots, and no "
                            "cache_indices")
-        return torch.arange(sequences, dtype=torch.int32, device=device), False
+        return keep(torch.arange(sequences, dtype=torch.int32, device=device)), False
     check(op, "cache_indices", indices, INDEX_TYPES, (None,), device)
     if indices.numel() < sequences:
         raise fail(op, f"cache_indices has {indices.numel()} entries for {sequences} "
@@ -313,6 +316,12 @@ def _prefill_slots(op, indices, sequences, num_slots, device, null_block_id, che
     return slots, wide
 
 
+def _int32(t):
+    """t as contiguous int32 (t itself when it is)."""
+    return t.to(torch.int32).contiguous()
+
+
+@cached
 def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indices=None,
                      has_initial_state=None, activation="silu", pad_slot_id=PAD_SLOT_ID,
                      null_block_id=NULL_BLOCK_ID, block_idx_first_scheduled_token=None,
@@ -384,18 +393,18 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
         raise fail(op, f"query_start_loc has {query_start_loc.numel()} element(s): it needs "
                        "at least 2 (one sequence)")
     status = check_varlen(op, device, query_start_loc, tokens)
-    cu = query_start_loc.to(torch.int32).contiguous()  # used only if the check passes
+    cu = per_call(_int32, query_start_loc)  # used only if the check passes
     slots, wide = _prefill_slots(op, cache_indices, sequences, conv_states.shape[0], device,
                                  null_block_id, check_slots)
     if has_initial_state is None:
-        init = torch.zeros(sequences, dtype=torch.int32, device=device)
+        init = keep(torch.zeros(sequences, dtype=torch.int32, device=device))
     else:
         check(op, "has_initial_state", has_initial_state, (torch.bool, torch.int32),
               (sequences,), device)
-        init = has_initial_state.to(torch.int32).contiguous()
-    chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, tokens, _BLOCK_T)
-    out = check_aligned(op, "the output", torch.empty(tokens, dim, dtype=x.dtype,
-                                                      device=device), (0,))
+        init = per_call(_int32, has_initial_state)
+    chunk_seq, chunk_begin, chunk_end = per_call(chunks_of_sequences, cu, tokens, _BLOCK_T)
+    out = check_aligned(op, "the output", per_call("empty", tokens, dim, dtype=x.dtype,
+                                                   device=device), (0,))
     null_constants, null_args = _null_block(op, null_block_id, pad_slot_id, cache_indices)
     bias_arg = {} if bias is None else dict(bias=bias)
     # The kernel reads xBC at column `inner` of rows of inner + channels + heads:

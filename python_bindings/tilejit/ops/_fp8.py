@@ -9,13 +9,15 @@ import torch
 from .. import _tilejit
 from ._launch import (E4M3, E4M3_TYPES, as_tensor, check, check_aligned, check_strides, fail,
                       launch, matrix_rows)
+from ._plan import cached
+from ._recording import keep, per_call
 
 
 def _scale(op, name, value, device):
     """A per-tensor scale as the one-element f32 tensor the kernels read
     (scale_ptr=1): no host read, so a CUDA graph may capture the call."""
     if isinstance(value, (int, float)):
-        return torch.tensor([float(value)], dtype=torch.float32, device=device)
+        return keep(torch.tensor([float(value)], dtype=torch.float32, device=device))
     value = as_tensor(op, name, value)
     check(op, name, value, (torch.float32,), device=device)
     if value.numel() != 1:
@@ -25,9 +27,11 @@ def _scale(op, name, value, device):
 
 
 def _e4m3_empty(shape, device):
-    return torch.empty(shape, dtype=E4M3 if E4M3 is not None else torch.uint8, device=device)
+    return per_call("empty", shape, dtype=E4M3 if E4M3 is not None else torch.uint8,
+                    device=device)
 
 
+@cached
 def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
                      use_per_token_if_dynamic=False, output=None):
     """R1's static activation quant, a_q = e4m3(x * (1 / scale)), saturating at
@@ -78,6 +82,7 @@ def _projection(device, rows, geometry):
     return constants
 
 
+@cached
 def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale_result=None,
               use_fast_accum=False):
     """The e4m3 GEMM in torch._scaled_mm's form: out = (scale_a * scale_b) *
@@ -105,8 +110,8 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     check_strides(op, "b", b, (1, inner))
     weight = check_aligned(op, "b", b.t(), (0,))
     scales = _scale(op, "scale_a", scale_a, device), _scale(op, "scale_b", scale_b, device)
-    out = check_aligned(op, "the output", torch.empty(rows, hidden, dtype=out_dtype,
-                                                      device=device), (0,))
+    out = check_aligned(op, "the output", per_call("empty", rows, hidden, dtype=out_dtype,
+                                                   device=device), (0,))
     constants = _projection(device, rows, dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(
         out_dtype == torch.float32), scale_ptr=1))
     launch("out_proj", constants, device,
@@ -115,6 +120,7 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     return out
 
 
+@cached
 def w8a8_linear(x, weight, weight_scale, input_scale, bias=None, out_dtype=torch.bfloat16):
     """R1's FP8 W8A8 linear: y = bf16((s_x * s_w) * (e4m3(x / s_x) @ W^T)).
     x (..., K) bf16; weight (N, K) e4m3 (nn.Linear's layout); static

@@ -13,6 +13,7 @@ import torch
 
 from .. import _arrays, _tilejit
 from .._tilejit import ArgumentError, BuildError
+from . import _recording
 
 # torch >= 2.1 has float8_e4m3fn; elsewhere (Debian's torch 1.13) e4m3 travels
 # as uint8 bit patterns.
@@ -252,10 +253,11 @@ class Launch:
         if launcher is None:
             launcher = self._launchers[ordinal] = self._launcher(ordinal)
         grid = grid if type(grid) is tuple else _arrays.grid3(grid)
+        _recording.note_launch(self, launcher, ordinal, grid, args)
         if ordinal < 0:
             launcher.run(grid, args)
         else:
-            launcher.launch(_current_stream(ordinal), grid, args)
+            launcher.launch(current_stream(ordinal), grid, args)
 
     def _launcher(self, ordinal):
         kernel = None
@@ -271,7 +273,7 @@ class Launch:
 _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
 
 
-def _current_stream(ordinal):
+def current_stream(ordinal):
     if _raw_stream is not None:
         return _raw_stream(ordinal)
     return torch.cuda.current_stream(ordinal).cuda_stream
@@ -299,6 +301,7 @@ def host_ints(op, name, t, check_slots):
     costs one device-to-host read, which a CUDA graph capture forbids."""
     if not check_slots:
         return None
+    _recording.uncacheable()
     if t.is_cuda and torch.cuda.is_current_stream_capturing():
         raise fail(op, f"check_slots=True reads {name} on the host, which a CUDA graph "
                        "capture forbids: capture with check_slots=False (the default)")

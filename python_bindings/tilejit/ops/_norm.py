@@ -2,16 +2,17 @@
 and vLLM's rms_norm_gated: docs/numerics.md R6 and its LayerNorm, bias and
 norm-before-gate forms on the registered `gated_rmsnorm` kernel."""
 
-import torch
-
 from ._launch import (FLOAT_TYPES, as_tensor, check, check_aligned, check_strides,
                       element_type, fail, launch, matrix_rows, row_stride)
+from ._plan import cached
+from ._recording import per_call
 
 # The largest group gated_rmsnorm holds in one tile (its group_size range;
 # mamba_ssm's kernel takes up to 64 KB of x).
 MAX_GROUP = 16384
 
 
+@cached
 def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_before_gate=True,
                    upcast=True):
     """vLLM's rms_norm_gated (and mamba_ssm's rms_norm_ref signature): the
@@ -27,6 +28,7 @@ def rms_norm_gated(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_befo
                       layer_norm=False)
 
 
+@cached
 def layernorm_fn(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_before_gate=True,
                  is_rms_norm=False):
     """mamba_ssm's layernorm_fn, forward only (the result carries no autograd
@@ -36,6 +38,7 @@ def layernorm_fn(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_before
                       layer_norm=not is_rms_norm)
 
 
+@cached
 def rmsnorm_fn(x, weight, bias, z=None, eps=1e-6, group_size=None, norm_before_gate=True):
     """mamba_ssm's rmsnorm_fn, forward only: layernorm_fn with is_rms_norm=True."""
     return gated_norm("rmsnorm_fn", x, weight, bias, z, eps, group_size, norm_before_gate,
@@ -82,8 +85,8 @@ def gated_norm(op, x, weight, bias, z, eps, group_size, norm_before_gate, layer_
         constants["z_stride"] = row_stride(op, "z", zr, width)
         constants["z_type"] = element_type(zr)
         args["z"] = zr
-    out = check_aligned(op, "the output", torch.empty(rows, width, dtype=y.dtype,
-                                                      device=device), (0,))
+    out = check_aligned(op, "the output", per_call("empty", rows, width, dtype=y.dtype,
+                                                   device=device), (0,))
     launch("gated_rmsnorm", constants, device, (rows, width // group), out=out, **args)
     return out.view(x.shape)
 

@@ -7,6 +7,8 @@ from types import SimpleNamespace
 import torch
 
 from . import _checks
+from ._plan import cached
+from ._recording import keep, per_call, uncacheable
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_no_overlap, check_strides, element_type, fail, packed_rows,
                       row_stride)
@@ -25,17 +27,23 @@ def _rows(op, name, t):
     if inner and stride >= width and t.data_ptr() % 16 == 0 and (stride * size) % 16 == 0:
         return torch.as_strided(t, (tokens, width), (stride, 1)), stride
     padded = -(-width * size // 16) * 16 // size
+    return per_call(_padded_copy, t, padded), padded
+
+
+def _padded_copy(t, padded):
+    """t [T, ...] copied into new [T, padded] rows."""
+    tokens, width = t.shape[0], t[0].numel()
     rows = torch.empty(tokens, padded, dtype=t.dtype, device=t.device)
     rows[:, :width] = t.reshape(tokens, width)
-    return rows, padded
+    return rows
 
 
 def _vector(op, name, t, heads, device):
     """A per-head parameter [heads] (any float type), or zeros for None."""
     if t is None:
-        return torch.zeros(heads, device=device)
+        return keep(torch.zeros(heads, device=device))
     check(op, name, t, FLOAT_TYPES, (heads,), device)
-    return t if t.stride(0) == 1 else t.contiguous()
+    return t if t.stride(0) == 1 else per_call(torch.Tensor.contiguous, t)
 
 
 def _skip_coefficient(op, D, heads, head_dim, device):
@@ -46,7 +54,8 @@ def _skip_coefficient(op, D, heads, head_dim, device):
     check(op, "D", D, FLOAT_TYPES, (heads, head_dim), device)
     if D.stride(1) == 0 or head_dim == 1:
         return _vector(op, "D", D[:, 0], heads, device), 0
-    return (D if D.stride(1) == 1 and D.stride(0) == head_dim else D.contiguous()), 1
+    return (D if D.stride(1) == 1 and D.stride(0) == head_dim else
+            per_call(torch.Tensor.contiguous, D)), 1
 
 
 def _token_major(op, x, dt, A, B, C, D, z, dt_bias, dt_limit):
@@ -110,9 +119,10 @@ def _states(op, name, t, sequences, s):
     """Initial states [S, H, P, N] (any float type) as the page the kernel
     reads in place."""
     check(op, name, t, FLOAT_TYPES, (sequences, s.heads, s.head_dim, s.state), s.device)
-    return t if t.is_contiguous() else t.contiguous()
+    return t if t.is_contiguous() else per_call(torch.Tensor.contiguous, t)
 
 
+@cached
 def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_chunk_seqlens,
                                      last_chunk_indices, seq_idx, out, D=None, z=None,
                                      dt_bias=None, initial_states=None, dt_softplus=False,
@@ -160,38 +170,52 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     state_dtype = state_dtype if state_dtype is not None else C.dtype
     if state_dtype not in FLOAT_TYPES:
         raise fail(op, f"state_dtype {state_dtype} is not a floating type")
-    states = torch.empty(sequences, s.heads, s.head_dim, s.state, dtype=state_dtype,
-                         device=s.device)
+    states = per_call("empty", sequences, s.heads, s.head_dim, s.state, dtype=state_dtype,
+                      device=s.device)
     page = states if initial_states is None else _states(op, "initial_states", initial_states,
                                                          sequences, s)
-    init = torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
-                      device=s.device)
+    init = keep(torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
+                           device=s.device))
     status = check_varlen(op, s.device, cu_seqlens, s.tokens,
                           (cu_chunk_seqlens, seq_idx, last_chunk_indices, chunk_size))
     chunk_states = None
     if return_intermediate_states:
-        chunk_states = torch.empty(nchunks, s.heads, s.head_dim, s.state, dtype=state_dtype,
-                                   device=s.device)
+        chunk_states = per_call("empty", nchunks, s.heads, s.head_dim, s.state,
+                                dtype=state_dtype, device=s.device)
     capacity = s.tokens // KERNEL_CHUNK + (nchunks if return_intermediate_states else sequences)
     guarded = uses_spans(capacity, s.head_dim, s.state) or return_intermediate_states
     # The single walk reads the verdict itself (NaN outputs, no page touched).
     # Elsewhere metadata the check refused becomes an empty batch (no kernel
     # reads or writes through it) and the outputs NaN. What passed fits int32.
-    good = status == 0
-    cu = (torch.where(good, cu_seqlens, 0) if guarded else cu_seqlens).to(torch.int32)
+    good = per_call(torch.eq, status, 0)
+    cu = per_call(_passed, cu_seqlens, good if guarded else None)
     if return_intermediate_states:
-        meta = (cu,) + chunks_of_caller_chunks(torch.where(good, cu_chunk_seqlens, 0),
-                                               seq_idx, s.tokens, KERNEL_CHUNK)
+        meta = (cu,) + per_call(chunks_of_caller_chunks,
+                                per_call(_passed, cu_chunk_seqlens, good, torch.int64),
+                                seq_idx, s.tokens, KERNEL_CHUNK)
     else:
-        meta = (cu,) + chunks_of_sequences(cu, s.tokens, KERNEL_CHUNK) + (None,)
+        meta = (cu,) + per_call(chunks_of_sequences, cu, s.tokens, KERNEL_CHUNK) + (None,)
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(s.tokens, s.heads * s.head_dim), dt_softplus,
          page_out=states, chunk_states=chunk_states, checked=(op, status))
-    for t in (out, states, chunk_states) if guarded else ():
-        if t is not None:
-            t.masked_fill_(~good.view((1,) * t.dim()), float("nan"))
+    if guarded:
+        per_call(_nan_where_refused, good, out, states, chunk_states)
     _checks.after(op, s.device)
     return chunk_states if return_intermediate_states else states
+
+
+def _passed(t, good, dtype=torch.int32):
+    """Metadata the device check passed (good, or None: unguarded) as `dtype`,
+    zeros where it refused it (an empty batch no kernel reads or writes through)."""
+    return (t if good is None else torch.where(good, t, 0)).to(dtype)
+
+
+def _nan_where_refused(good, *outputs):
+    """NaN over every output when the check refused the metadata; returns no tensor."""
+    for t in outputs:
+        if t is not None:
+            t.masked_fill_(~good.view((1,) * t.dim()), float("nan"))
+    return ()
 
 
 def _sequences(op, batch, seqlen, seq_idx, cu_seqlens, device):
@@ -201,6 +225,7 @@ def _sequences(op, batch, seqlen, seq_idx, cu_seqlens, device):
         cu = [b * seqlen for b in range(batch + 1)]
         return cu, list(range(batch)), list(range(batch))
     check(op, "seq_idx", seq_idx, (torch.int32, torch.int64), (batch, seqlen), device)
+    uncacheable()
     values = seq_idx.tolist()  # a host read: the batch-major form plans on the host
     cu, firsts, lasts = [0], [], []
     for b, row in enumerate(values):
@@ -221,6 +246,7 @@ def _sequences(op, batch, seqlen, seq_idx, cu_seqlens, device):
     return cu, firsts, lasts
 
 
+@cached
 def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bias=None,
                               initial_states=None, seq_idx=None, cu_seqlens=None,
                               dt_softplus=False, dt_limit=(0.0, float("inf")),
@@ -264,19 +290,19 @@ def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bia
     s = _token_major(op, *flat[:2], A, *flat[2:4], D, flat[4], dt_bias, dt_limit)
     cu, _, lasts = _sequences(op, batch, seqlen, seq_idx, cu_seqlens, s.device)
     sequences = len(cu) - 1
-    states = torch.empty(sequences, heads, head_dim, s.state, device=s.device)
+    states = per_call("empty", sequences, heads, head_dim, s.state, device=s.device)
     # Without seq_idx each row is one sequence, so the initial states are the
     # page as given (with seq_idx they are refused above).
     page = states if initial_states is None else _states(op, "initial_states", initial_states,
                                                          batch, s)
-    init = torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
-                      device=s.device)
+    init = keep(torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
+                           device=s.device))
     if seq_idx is None:  # built on the device: the default call is graph-capturable
-        meta = _row_chunks(batch, seqlen, s.device) + (None,)
+        meta = tuple(map(keep, _row_chunks(batch, seqlen, s.device))) + (None,)
     else:
         meta = tuple(torch.tensor(v, dtype=torch.int32, device=s.device)
                      for v in [cu] + _host_chunks(cu)) + (None,)
-    out = torch.empty(batch, seqlen, heads, head_dim, dtype=x.dtype, device=s.device)
+    out = per_call("empty", batch, seqlen, heads, head_dim, dtype=x.dtype, device=s.device)
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(batch * seqlen, -1), dt_softplus, page_out=states)
     results = [out]

@@ -9,6 +9,7 @@ import torch
 
 from . import _checks
 from ._launch import launch
+from ._recording import keep, per_call
 
 # ssd_prefill's chunk: R5p is invariant to it, so the kernel chunks each
 # sequence by it whatever the caller's chunk_size.
@@ -80,7 +81,7 @@ def scan(s, meta, page, init, y, dt_softplus, page_out=None, chunk_states=None,
                      checked=int(checked is not None and not spans), **s.prefill_constants)
     sequences = cu.numel() - 1
     args = dict(inputs, **s.prefill_inputs,
-                slots=torch.arange(sequences, dtype=torch.int32, device=s.device), init=init,
+                slots=keep(torch.arange(sequences, dtype=torch.int32, device=s.device)), init=init,
                 ssm_state=page, y=y, chunks=chunk_seq.numel())
     if page_out is not None:
         args["ssm_state_out"] = page_out
@@ -94,11 +95,12 @@ def scan(s, meta, page, init, y, dt_softplus, page_out=None, chunk_states=None,
                         errors=_checks.error_word(s.device), op=_checks.op_number(op))
         launch("ssd_prefill", constants, s.device, (blocks, s.heads), **args)
         return
-    span_chunk, span_slot, span_flags = _span_metadata(chunk_seq, sequences, init, s.device)
+    span_chunk, span_slot, span_flags = per_call(_span_metadata, chunk_seq, sequences, init,
+                                                 s.device)
     count = span_slot.numel()
-    span_states = torch.empty(count, s.heads, s.head_dim, s.state, device=s.device)
-    span_tail = torch.empty_like(span_states)
-    span_decay = torch.empty(count * s.heads, device=s.device)
+    span_states, span_tail = (per_call("empty", count, s.heads, s.head_dim, s.state,
+                                       device=s.device) for _ in range(2))
+    span_decay = per_call("empty", count * s.heads, device=s.device)
     launch("ssd_span_state", shared, s.device, (blocks, s.heads, count), span_chunk=span_chunk,
            span_states=span_states, span_decay=span_decay, **inputs)
     size = s.head_dim * s.state

@@ -5,6 +5,8 @@ R5d with R4, R8 and R8s, on the registered `ssm_update` kernel."""
 import torch
 
 from . import _checks
+from ._plan import cached
+from ._recording import keep, per_call
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_distinct_slots, check_no_overlap, check_pad_slot_id, check_strides,
                       element_type, fail, host_ints, launch, row_stride)
@@ -20,6 +22,7 @@ NULL_BLOCK_ID = 0
 _PER_P = {"dt": 1, "dt_bias": 2, "D": 4, "A": 8}
 
 
+@cached
 def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
                            dt_softplus=False, state_batch_indices=None,
                            dst_state_batch_indices=None, pad_slot_id=PAD_SLOT_ID, out=None,
@@ -84,7 +87,7 @@ def selective_state_update(state, x, dt, A, B, C, D=None, z=None, dt_bias=None,
     D, d_per_p = _parameter(op, "D", D, heads, (head_dim,), device)
     dt_bias, bias_per_p = _parameter(op, "dt_bias", dt_bias, heads, (head_dim,), device)
     if out is None:
-        out = torch.empty(rows, heads, head_dim, dtype=x.dtype, device=device)
+        out = per_call("empty", rows, heads, head_dim, dtype=x.dtype, device=device)
     check(op, "out", out, FLOAT_TYPES, (rows, heads, head_dim), device)
     check_strides(op, "out", out, (heads * head_dim, head_dim, 1))
     check_no_overlap(op, "out", out, state=state, x=x, dt=dt, B=B, C=C, z=z)
@@ -166,9 +169,9 @@ def _seed(op, seed, device):
     """Stochastic rounding's seed as the kernel reads it: an int64 [1] on the
     device (None: a fresh one drawn there, as vLLM draws its rand_seed)."""
     if seed is None:
-        return torch.randint(0, 2 ** 32, (1,), dtype=torch.int64, device=device)
+        return per_call("randint", 0, 2 ** 32, (1,), dtype=torch.int64, device=device)
     if isinstance(seed, int) and not isinstance(seed, bool):
-        return torch.full((1,), seed & 0xFFFFFFFF, dtype=torch.int64, device=device)
+        return keep(torch.full((1,), seed & 0xFFFFFFFF, dtype=torch.int64, device=device))
     seed = as_tensor(op, "rounding_seed", seed)
     return check_strides(op, "rounding_seed",
                          check(op, "rounding_seed", seed, (torch.int64,), (1,), device), (1,))
@@ -205,7 +208,7 @@ def _parameter(op, name, t, heads, trailing, device):
     `trailing`, or one value per (p[, n]) as a contiguous [heads, *trailing];
     and whether it varies."""
     if t is None:
-        return torch.zeros(heads, device=device), False
+        return keep(torch.zeros(heads, device=device)), False
     check(op, name, t, FLOAT_TYPES, device=device)
     if t.dim() == 1:
         return check_strides(op, name, check(op, name, t, FLOAT_TYPES, (heads,)), (1,)), False
@@ -249,7 +252,7 @@ def _slot_tables(op, src, dst, accepted, seqs, num_slots, device):
         if seqs > num_slots:
             raise fail(op, f"{seqs} rows but {num_slots} state slots, and no "
                            "state_batch_indices")
-        src = torch.arange(seqs, dtype=torch.int32, device=device)
+        src = keep(torch.arange(seqs, dtype=torch.int32, device=device))
     src_stride, width = _table(op, "state_batch_indices", src, seqs, device)
     if spec:
         check(op, "num_accepted_tokens", accepted, INDEX_TYPES, (seqs,), device)

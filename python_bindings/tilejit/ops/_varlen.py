@@ -10,6 +10,7 @@ import torch
 
 from . import _checks
 from ._launch import INDEX_TYPES, check, check_strides, fail, launch
+from ._recording import per_call
 
 
 def check_varlen(op, device, cu_seqlens, tokens, chunks=None):
@@ -27,8 +28,8 @@ def check_varlen(op, device, cu_seqlens, tokens, chunks=None):
         check_strides(op, name, t, (1,))
     wide = any(t.dtype == torch.int64 for t in tensors)
     if wide:
-        tensors = [t.to(torch.int64) for t in tensors]
-    status = torch.empty(1, dtype=torch.int64, device=device)
+        tensors = [per_call(torch.Tensor.to, t, torch.int64) for t in tensors]
+    status = per_call("empty", 1, dtype=torch.int64, device=device)
     args = dict(cu_seqlens=tensors[0], status=status, sequences=cu_seqlens.numel() - 1,
                 tokens=tokens, errors=_checks.error_word(device), op=_checks.op_number(op))
     if chunks is not None:
