@@ -4,7 +4,7 @@
 # span_states=1) per variant of chunk, block_p, warps, precision (R5p-m) and
 # span length, as DIR/NAME{,.state,.pass}.{ptx,json}, DIR/variants.txt lines
 # "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS" and DIR/heads; prints each
-# ssd_prefill's registers and spills (ptxas -v).
+# ssd_prefill's and ssd_span_state's registers and spills (ptxas -v).
 # Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
 set -euo pipefail
 tj=$1 dir=$2 heads=${3:-64} arch=${4:-sm_90a}
@@ -28,10 +28,12 @@ variant() {
   "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
     -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
   echo "$name $q $bp $sbp $span" >>"$dir/variants.txt"
-  printf '%-16s ' "$name"
-  ptxas -arch="$arch" -v "$dir/$name.ptx" -o /dev/null 2>&1 |
-    grep -E "registers|spill" | tr -s ' \n' ' '
-  echo
+  for ptx in "$name" "$name.state"; do
+    printf '%-22s ' "$ptx"
+    ptxas -arch="$arch" -v "$dir/$ptx.ptx" -o /dev/null 2>&1 |
+      grep -E "registers|spill" | tr -s ' \n' ' '
+    echo
+  done
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
@@ -45,3 +47,6 @@ variant c64_w8 64 32 8 0 32 4 512
 variant upstream 32 32 4 1 32 4 512
 variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
+variant split 32 32 4 2 32 4 512
+variant split_p64w8 32 64 8 2 32 4 512
+variant split_c64 64 32 4 2 32 4 512
