@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """ssd_prefill on the H200 at NemotronH geometry: correctness against a sequential
 f64 torch R5 (one sequence of 8192 and a varlen batch with continued, fresh,
-padding and short sequences), then timing of each variant (DIR/VARIANT.ptx+json,
-VARIANT = c<chunk>_p<block_p>_w<warps>) against a plain-torch chunked SSD in the
-same run. Usage: bench/ssd/ssd_prefill_gpu.py DIR   (DIR/variants.txt lists "NAME CHUNK BLOCK_P" per line; DIR/NAME.ptx + .json
-from `tilejit compile ssd_prefill --arch sm_90a --set dt_stride=10304 --set dt_col=0 ...`)"""
+padding and short sequences), then timing of each variant against a plain-torch
+chunked SSD in the same run, and (for the span variants, the plan's schedule) at
+T = 2048, 32768, 64 x 512, 6000 and 6000 + 40 x 50, each variant first checked
+against the f64 R5 of that case.
+Usage: bench/ssd/ssd_prefill_gpu.py DIR
+DIR/variants.txt lists "NAME CHUNK BLOCK_P [STATE_BLOCK_P [SPAN_TOKENS]]" per line:
+with STATE_BLOCK_P, DIR/NAME{,.state,.pass}.{ptx,json} are the plan's three span
+launches (spans of SPAN_TOKENS, default 512), else DIR/NAME.{ptx,json} is
+ssd_prefill's single walk; DIR/heads (default 64) the SSM heads the PTX was
+compiled for. bench/ssd/ssd_variants.sh TILEJIT DIR [HEADS] writes all of it."""
 import sys
 from pathlib import Path
 import cupy as cp, torch
@@ -16,7 +22,8 @@ from ptx_launch import args_of, time_graph
 
 DIR = Path(sys.argv[1])
 dev = "cuda"
-H, P, N, G, Hd = 64, 64, 128, 8, 2688
+H = int((DIR / "heads").read_text()) if (DIR / "heads").exists() else 64
+P, N, G = 64, 128, 8
 I, Cd, ZW = H * P, H * P + 2 * G * N, 2 * H * P + 2 * G * N + H
 torch.manual_seed(0)
 
@@ -119,10 +126,11 @@ def bf16_ssd(xbc, dtraw, a_log, dt_bias, d, q, s0):
 
 SPAN_TOKENS = 512   # the prefill plan's PlanOptions::ssdSpanTokens
 
-def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span_bp=None):
+def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span_bp=None,
+        span_tokens=SPAN_TOKENS):
     """The launch of variant `name`: ssd_prefill alone, or (span_bp given) the
-    prefill plan's three launches: ssd_span_state, ssd_state_pass, ssd_prefill
-    with span_states=1 (NAME.state / NAME.pass / NAME)."""
+    prefill plan's three launches over spans of span_tokens: ssd_span_state,
+    ssd_state_pass, ssd_prefill with span_states=1 (NAME.state / NAME.pass / NAME)."""
     fn, meta = load(name)
     seq, beg, end = chunks_of(cu, q)
     cut = torch.tensor(cu, dtype=torch.int32, device=dev)
@@ -142,7 +150,7 @@ def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span
                 fn((P // bp, H, 1), (meta["threads"], 1, 1), a, shared_mem=meta["shared_bytes"])
         return launch, keep
     span_chunk, span_slot, span_flags = (
-        torch.from_numpy(a).to(dev) for a in spans_of(cu, sl, ini, q, max(1, SPAN_TOKENS // q)))
+        torch.from_numpy(a).to(dev) for a in spans_of(cu, sl, ini, q, max(1, span_tokens // q)))
     n = span_slot.numel()
     states = torch.empty(n, H, P, N, device=dev); decay = torch.empty(n * H, device=dev)
     tail = torch.empty(n, H, P, N, device=dev)
@@ -165,29 +173,31 @@ def band(name, got, want, atol, rtol):
     bad = ~((got - want).abs() <= atol + rtol * want.abs())
     err = float(((got - want).abs() / (atol + rtol * want.abs())).max())
     ok = int(bad.sum()) == 0
+    tols = f"atol={atol} rtol={rtol}" if isinstance(atol, float) else "the bands by length"
     print(f"{'PASS' if ok else 'FAIL'} {name}: {got.numel()} elements, {int(bad.sum())} outside "
-          f"atol={atol} rtol={rtol}, max |err|/band {err:.3g}", flush=True)
+          f"{tols}, max |err|/band {err:.3g}", flush=True)
     return ok
 
-# "NAME CHUNK BLOCK_P [STATE_BLOCK_P]": with a fourth field, the three span launches.
-variants = [(v[0], v[1], v[2], int(v[3]) if len(v) > 3 else None)
+# "NAME CHUNK BLOCK_P [STATE_BLOCK_P [SPAN_TOKENS]]": with a fourth field, the
+# three span launches.
+variants = [(v[0], int(v[1]), int(v[2]), int(v[3]) if len(v) > 3 else None,
+             int(v[4]) if len(v) > 4 else SPAN_TOKENS)
             for v in (l.split() for l in (DIR / "variants.txt").read_text().splitlines())
             if v]
-ONLY_TIME = "--time-only" in sys.argv
 T = 8192
 xbc, zx, a_log, dt_bias, d = make_inputs(T)
 dtv = zx[:, ZW - H:]
 import os
 if os.environ.get("SSD_PROFILE"):
     # One launch of one variant for a profiler (ncu), nothing else.
-    name = os.environ["SSD_PROFILE"]
-    q, bp, sbp = next((int(v[1]), int(v[2]), v[3]) for v in variants if v[0] == name)
+    name, q, bp, sbp, span = next(v for v in variants if v[0] == os.environ["SSD_PROFILE"])
     page = torch.rand(3, H, P, N, device=dev)
     y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], [1], [1], page, y,
-                       sbp)
+                       sbp, span)
     launch(); torch.cuda.synchronize()
     sys.exit(0)
+print(f"geometry: {H} heads, head_dim {P}, state {N}, {G} groups")
 # --- correctness: one fresh sequence of 8192, continued from a random page slot
 page0 = torch.rand(3, H, P, N, device=dev) * 2 - 1
 want_y, want_s = ref_scan(xbc, dtv, a_log, dt_bias, d, page0[1])
@@ -200,11 +210,10 @@ def excess(got, want, atol, rtol):
     return int((r > 1).sum()), float(r.max())
 
 yard = {}   # R5p-m: chunk -> the bf16-operand torch algorithm's (outside, worst)
-for name, q, bp, sbp in variants:
-    q, bp = int(q), int(bp)
+for name, q, bp, sbp, span in variants:
     page = page0.clone(); y = torch.full((T, I), float("nan"), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y,
-                       sbp)
+                       sbp, span)
     launch(); torch.cuda.synchronize()
     band(f"{name} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
     band(f"{name} final state", page[1], want_s, 8e-3, 5e-3)
@@ -218,37 +227,46 @@ for name, q, bp, sbp in variants:
     print(f"{'PASS' if ok else 'FAIL'} {name} R5p-m: {out} outside (yardstick {yard[q][0]}), worst "
           f"{worst:.3g} (yardstick x 1.25 = {1.25 * yard[q][1]:.3g})", flush=True)
     print(f"     untouched slots identical: {bool(torch.equal(page[0], page0[0]) and torch.equal(page[2], page0[2]))}")
-# --- varlen: fresh 1000, continued 37 (< chunk), padding 500, continued 3000, fresh 1
+# --- varlen, every variant: fresh 1000, continued 37 (< chunk), padding 500,
+# continued 3000, fresh 1
 cu = [0, 1000, 1037, 1537, 4537, 4538]
 sl = [0, 2, -1, 3, 4]; ini = [0, 1, 1, 1, 0]
 Tv = cu[-1]
 page0v = torch.rand(6, H, P, N, device=dev) * 2 - 1
-name, q, bp, sbp = variants[0][0], int(variants[0][1]), int(variants[0][2]), variants[0][3]
-page = page0v.clone(); y = torch.full((Tv, I), float("nan"), dtype=torch.bfloat16, device=dev)
-launch, keep = run(name, q, bp, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu, sl, ini, page, y,
-                   sbp)
-launch(); torch.cuda.synchronize()
+want_v = {}
 for s in range(len(sl)):
-    b, e = cu[s], cu[s + 1]
-    if sl[s] < 0:
-        print(f"{'PASS' if bool((y[b:e] == 0).all()) else 'FAIL'} varlen seq {s}: padding rows all zero, page untouched")
-        continue
-    s0 = page0v[sl[s]] if ini[s] else torch.zeros(H, P, N, device=dev)
-    wy, ws = ref_scan(xbc[b:e], dtv[b:e], a_log, dt_bias, d, s0)
-    tol = 1e-2 if e - b > 256 else 5e-2
-    band(f"varlen seq {s} (len {e-b}, {'continued' if ini[s] else 'fresh'}) y", y[b:e], wy, tol, tol)
-    band(f"varlen seq {s} state", page[sl[s]], ws, 8e-3, 5e-3)
-print(f"     slots 1, 5 untouched: {bool(torch.equal(page[1], page0v[1]) and torch.equal(page[5], page0v[5]))}")
+    if sl[s] >= 0:
+        s0 = page0v[sl[s]] if ini[s] else torch.zeros(H, P, N, device=dev)
+        want_v[s] = ref_scan(xbc[cu[s]:cu[s + 1]], dtv[cu[s]:cu[s + 1]], a_log, dt_bias, d, s0)
+for name, q, bp, sbp, span in variants:
+    page = page0v.clone(); y = torch.full((Tv, I), float("nan"), dtype=torch.bfloat16, device=dev)
+    launch, keep = run(name, q, bp, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu, sl, ini, page, y,
+                       sbp, span)
+    launch(); torch.cuda.synchronize()
+    for s in range(len(sl)):
+        b, e = cu[s], cu[s + 1]
+        if sl[s] < 0:
+            print(f"{'PASS' if bool((y[b:e] == 0).all()) else 'FAIL'} {name} varlen seq {s}: "
+                  "padding rows all zero")
+            continue
+        wy, ws = want_v[s]
+        tol = 1e-2 if e - b > 256 else 5e-2
+        band(f"{name} varlen seq {s} (len {e-b}, {'continued' if ini[s] else 'fresh'}) y",
+             y[b:e], wy, tol, tol)
+        band(f"{name} varlen seq {s} state", page[sl[s]], ws, 8e-3, 5e-3)
+    print(f"     slots 1, 5 untouched: "
+          f"{bool(torch.equal(page[1], page0v[1]) and torch.equal(page[5], page0v[5]))}")
 
 # --- timing: 10 launches per CUDA graph replay, 25 replays (events), per launch
 bytes_moved = T * (Cd * 2 + H * 2 + I * 2)   # read xBC, dt; write y (state pages are 2 MiB)
 print(f"timing at T={T}, one sequence; bytes {bytes_moved/1e6:.1f} MB (x, B, C, dt read; y written)")
-for name, q, bp, sbp in variants:
-    q, bp = int(q), int(bp)
+table = {}   # (variant, case) -> median us
+for name, q, bp, sbp, span in variants:
     page = page0.clone(); y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y,
-                       sbp)
+                       sbp, span)
     med, lo, hi = time_graph(launch)
+    table[name, f"T={T}"] = med
     print(f"ssd_prefill {name}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=25x10, "
           f"{bytes_moved/med/1e6:.2f} TB/s effective", flush=True)
 ty, ts = torch_ssd(xbc, dtv, a_log, dt_bias, d, 128)
@@ -256,10 +274,12 @@ fy, fs = ref_scan(xbc, dtv, a_log, dt_bias, d, torch.zeros(H, P, N, device=dev))
 band("plain-torch chunked SSD (fresh, the comparison) vs f64", ty, fy, 1e-2, 1e-2)
 med, lo, hi = time_graph(lambda: torch_ssd(xbc, dtv, a_log, dt_bias, d, 128), per=2, reps=10)
 print(f"plain-torch chunked SSD (f32, Q=128): median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=10x2")
+del fy, fs, ty, ts
 
-# --- issue 19's shapes, for each variant of the span schedule: T = 2048 and 32768
-# (32768 also against the f64 R5), 64 x 512 tokens, and 6000 tokens alone and with
-# 40 sequences of 50; plain torch (the chunked SSD per sequence) in the same run.
+# --- issue 31's shapes, for each variant of the span schedule: T = 2048 and
+# 32768, 64 x 512 tokens, and 6000 tokens alone and with 40 sequences of 50,
+# each variant first checked against the case's f64 R5 (y and every final
+# state); plain torch (the chunked SSD per sequence) in the same run.
 def batch_case(lengths):
     cu = [0]
     for n in lengths:
@@ -269,26 +289,31 @@ def batch_case(lengths):
 cases = [("T=2048", [2048]), ("T=32768", [32768]), ("64 x 512", [512] * 64),
          ("6000 alone", [6000]), ("6000 + 40 x 50", [6000] + [50] * 40)]
 big = make_inputs(32768)
+zero = torch.zeros(H, P, N, device=dev)
 for label, lengths in cases:
     cu = batch_case(lengths); Tc = cu[-1]; S = len(lengths)
     xb, dv = big[0][:Tc], big[1][:Tc, ZW - H:]
-    pg = torch.zeros(S, H, P, N, device=dev)
-    for name, q, bp, sbp in variants:
+    want = [ref_scan(xb[b:e], dv[b:e], big[2], big[3], big[4], zero)
+            for b, e in zip(cu[:-1], cu[1:])]
+    wy = torch.cat([w[0] for w in want]); ws = torch.stack([w[1] for w in want])
+    # R5p's bf16 bands: 1e-2 for sequences longer than 256 tokens, else 5e-2
+    tol = torch.cat([torch.full((e - b, 1), 1e-2 if e - b > 256 else 5e-2, device=dev,
+                                dtype=torch.float64) for b, e in zip(cu[:-1], cu[1:])])
+    for name, q, bp, sbp, span in variants:
         if sbp is None:
             continue
-        q, bp = int(q), int(bp)
+        pg = torch.full((S, H, P, N), float("nan"), device=dev)
         y = torch.full((Tc, I), float("nan"), dtype=torch.bfloat16, device=dev)
         launch, keep = run(name, q, bp, xb, dv, big[2], big[3], big[4], cu, list(range(S)),
-                           [0] * S, pg, y, sbp)
+                           [0] * S, pg, y, sbp, span)
         launch(); torch.cuda.synchronize()
-        if label == "T=32768":
-            wy, ws = ref_scan(xb, dv, big[2], big[3], big[4], torch.zeros(H, P, N, device=dev))
-            band(f"{name} y, {label} vs f64", y, wy, 1e-2, 1e-2)
-            band(f"{name} final state, {label}", pg[0], ws, 8e-3, 5e-3)
-            del wy, ws
+        band(f"{name} y, {label} vs f64", y, wy, tol, tol)
+        band(f"{name} final states, {label}", pg, ws, 8e-3, 5e-3)
         med, lo, hi = time_graph(launch)
+        table[name, label] = med
         print(f"ssd spans {name} {label}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), "
               f"n=25x10", flush=True)
+    del want, wy, ws
     def torch_all():
         for b, e in zip(cu[:-1], cu[1:]):
             qt = max(k for k in range(1, 129) if (e - b) % k == 0)  # chunks tile the sequence
@@ -296,3 +321,10 @@ for label, lengths in cases:
     med, lo, hi = time_graph(torch_all, per=1, reps=5)
     print(f"plain-torch chunked SSD per sequence, {label}: median {med:.1f} us (min {lo:.1f}, "
           f"max {hi:.1f}), n=5", flush=True)
+
+# --- the table: median us per variant and case (n = 25 graphs of 10 launches)
+labels = [f"T={T}"] + [c[0] for c in cases]
+print("\nvariant".ljust(18) + "".join(l.rjust(16) for l in labels))
+for name, *_ in variants:
+    print(name.ljust(17) + "".join((f"{table[name, l]:.1f}" if (name, l) in table else "-")
+                                   .rjust(16) for l in labels))

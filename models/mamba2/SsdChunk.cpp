@@ -2,7 +2,8 @@
 // CB and output of one chunk. The tensor cores take bf16: every f32 operand of a
 // product (the decayed CB mix, the carried state, the decayed dt x, and x, B or C
 // when a caller passes them in f16 or f32) enters as a hi + lo bf16 pair
-// (SsdPrecision::Exact) or as a single bf16 value (SsdPrecision::UpstreamBF16).
+// (SsdPrecision::Exact), as a single bf16 value (SsdPrecision::UpstreamBF16), or
+// the state and the inputs as pairs, the mix and dt x single (SplitState).
 #include "SsdChunk.h"
 #include "Parts.h"
 #include "Registration.h"
@@ -78,7 +79,8 @@ SsdShape::SsdShape(const Specialization &spec)
       dtType(elementTypeOf(spec, "dt_type")), aType(elementTypeOf(spec, "a_type")),
       dtBiasType(elementTypeOf(spec, "dt_bias_type")), aIsLog(spec.get("a_log") != 0),
       softplusDt(spec.get("dt_softplus") != 0),
-      exact(SsdPrecision(spec.get("precision")) == SsdPrecision::Exact) {}
+      exact(SsdPrecision(spec.get("precision")) != SsdPrecision::UpstreamBF16),
+      exactMix(SsdPrecision(spec.get("precision")) == SsdPrecision::Exact) {}
 
 void SsdInputs::loadHead(const SsdShape &g, Value h) {
   Value aValue = load(aParam + h).to(DType::F32);
@@ -177,7 +179,7 @@ Value stateAfter(const SsdShape &g, const Chunk &c, Value s) {
   // S_out = exp(L_end) S_in + sum_i exp(L_end - L_i) dt_i x_i (x) B_i.
   Value w = exp(minimum(c.lamEnd - c.lam, 0.0)) * c.dt;
   return dotHalves(
-      transposeBoth(splitBF16(c.x.to(DType::F32) * expandDims(w, 1), g.exact)),
+      transposeBoth(splitBF16(c.x.to(DType::F32) * expandDims(w, 1), g.exactMix)),
       halves(c.b, g.exact), s * exp(c.lamEnd));
 }
 
@@ -199,7 +201,7 @@ Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool 
   Value xF = c.x.to(DType::F32);
   Value yTile;
   if (finiteX) {
-    yTile = dotHalves(splitBF16(mixF, g.exact), halves(c.x, g.exact),
+    yTile = dotHalves(splitBF16(mixF, g.exactMix), halves(c.x, g.exact),
                       zeros({g.q, g.bp}, DType::F32));
   } else {
     Value finite = abs(xF) < double(INFINITY);
@@ -207,7 +209,7 @@ Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool 
                                 full({g.q, g.bp}, double(NAN), DType::F32)),
                           0);
     yTile =
-        dotHalves(splitBF16(mixF, g.exact),
+        dotHalves(splitBF16(mixF, g.exactMix),
                   halves(where(finite, c.x, zeros({g.q, g.bp}, c.x.dtype())), g.exact),
                   zeros({g.q, g.bp}, DType::F32)) +
         poison;
@@ -260,9 +262,10 @@ std::vector<KernelConstant> ssdConstants() {
           {"precision",
            int64_t(SsdPrecision::Exact),
            "R5p-m operands of the tensor-core products: 0 exact (hi + lo bf16 "
-           "pairs), 1 upstream (single bf16)",
+           "pairs), 1 upstream (single bf16), 2 split state (the carried state "
+           "hi + lo, the mix and dt x single)",
            {},
-           R::flag()},
+           R::between(0, 2)},
           aLog(),
           dtSoftplus(),
           {"split_xbc",

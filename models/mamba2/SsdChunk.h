@@ -24,7 +24,11 @@ struct SsdShape {
   bool splitXBC;
   int64_t xStride, bStride, cStride;
   DType xType, bcType, dtType, aType, dtBiasType;
-  bool aIsLog, softplusDt, exact;
+  bool aIsLog, softplusDt;
+  /// R5p-m (SsdPrecision): whether the carried state and f16 or f32 x, B or
+  /// C enter the products as hi + lo pairs (`exact`), and whether the decayed
+  /// CB mix and dt x do (`exactMix`).
+  bool exact, exactMix;
   explicit SsdShape(const Specialization &spec);
 };
 

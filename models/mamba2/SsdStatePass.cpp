@@ -18,7 +18,8 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
   Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"});     // [spans * heads]
   // [spans, heads, head_dim * state]: each span's tail state in, entering state out
   Value spanStates = k.ptrParam("span_states", DType::F32, {"?", heads, size});
-  // [spans, heads, head_dim * state]: the state each span's tail starts from
+  // [spans, heads, head_dim * state]: the state each span's tail starts from,
+  // written for the spans it starts in (kSpanTailStarts)
   Value spanTail = k.ptrParam("span_tail", DType::F32, {"?", heads, size});
   // [slots, heads, head_dim * state]
   Value page =
@@ -41,15 +42,21 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
              Value starts = (flags & kSpanTailStarts) != 0;
              // Only a tail that starts here reads the page (the load is empty otherwise).
              Value fromPage = starts & (slot >= 0) & ((flags & kSpanTailFromPage) != 0);
-             Value initElements = where(fromPage, constant(double(size), DType::I32),
-                                        constant(0, DType::I32));
+             auto elementsIf = [&](Value when) {
+               return Dim(where(when, constant(double(size), DType::I32),
+                                constant(0, DType::I32)));
+             };
              Value initial =
-                 load(entry(page, maximum(slot, 0), Dim(initElements)), {off}, {block})
+                 load(entry(page, maximum(slot, 0), elementsIf(fromPage)), {off}, {block})
                      .to(DType::F32);
              Value tail = load(entry(spanStates, z, size), {off}, {block});
              store(entry(spanStates, z, size), {off}, carried[0]);
              Value start = where(starts, initial, carried[0]);
-             store(entry(spanTail, z, size), {off}, start);
+             // ssd_prefill reads span_tail only in a span its tail sequence
+             // starts in (elsewhere the tail starts from span_states): the
+             // other spans' entries are left unwritten, a third of the pass's
+             // traffic for one long sequence.
+             store(entry(spanTail, z, elementsIf(starts)), {off}, start);
              return std::vector<Value>{
                  start * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + tail};
            });

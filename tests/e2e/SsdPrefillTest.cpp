@@ -366,9 +366,9 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
   CHECK(separated > H * P * N / 4);
 }
 
-TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) is held to R5p-m: no more "
-          "elements outside R5p's band and at most 1.25x the worst error of the same "
-          "chunked algorithm with bf16 operands",
+TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state) are "
+          "held to R5p-m: no more elements outside R5p's band and at most 1.25x the "
+          "worst error of the same chunked algorithm with bf16 operands",
           "[e2e][interp][prefill]") {
   const int64_t T = 300, q = 32;
   SsdInputs in = randomInputs(T, 51);
@@ -417,6 +417,19 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) is held to R5p-m: n
   const double exactWorst = worstY(exact, wantY, kLongY);
   INFO("exact mode: worst " << exactWorst);
   CHECK(exactWorst < fastWorst / 4);
+  // The split state mode (the mix and dt x single bf16) is held to the same
+  // yardstick, and its roundings show: it errs more than exact, less than
+  // upstream (whose extra rounding is the state's).
+  Tensor<float> splitPage = page0;
+  const std::vector<double> split =
+      widen(runSsd<float>(in, batch, q, splitPage, SsdPrecision::SplitState));
+  const double splitWorst = worstY(split, wantY, kLongY);
+  INFO("split state mode: " << outside(split) << " outside, worst " << splitWorst);
+  CHECK(outside(split) <= outside(yard));
+  CHECK(splitWorst <= 1.25 * yardWorst);
+  CHECK(outsideState(splitPage, want, &checked) == 0);
+  CHECK(exactWorst < splitWorst);
+  CHECK(splitWorst < fastWorst);
   // The margin separates a state carried in bf16 by truncation.
   const double extra =
       worstY(bf16Yardstick(in, initial, q, Rounding::TowardZero), wantY, kLongY);

@@ -18,6 +18,9 @@
 #            bundle's [gpu][hopper] test (the TMA / mbarrier GEMMs)
 #   model    tests/e2e/model_gpu.sh (the published-layout checkpoint, generated here,
 #            through `tilejit run --model` and examples/embed)
+#   ssd      bench/ssd/ssd_variants.sh + ssd_prefill_gpu.py (the plan's SSD launches
+#            and issue 31's variants, each checked against the f64 R5, then timed
+#            at five shapes; SSD_HEADS, default 128)
 #   pdl      bench/decode/pdl_gpu.sh (decode with and without programmatic dependent
 #            launch, interleaved; compute-sanitizer over the PDL launches)
 #   compare  bench/compare_builds.sh: the tree before a change (its bundle carried as
@@ -75,6 +78,12 @@ for part in "$@"; do
              "$root/bench/compare_builds.sh" "$work/before/tilejit-bundle/bin/tilejit" \
                "$work/tilejit-bundle/bin/tilejit" "$out/compare" "$mode"
            done ;;
+  # Issue 31: the plan's SSD launches and each variant (ssd_variants.sh),
+  # checked against the f64 R5, then timed, at SSD_HEADS heads (NemotronH: 128).
+  ssd) "$root/bench/ssd/ssd_variants.sh" "$work/tilejit-bundle/bin/tilejit" "$work/ssd" \
+         "${SSD_HEADS:-128}" >"$out/ssd-ptxas.log" 2>&1 || { cat "$out/ssd-ptxas.log"; exit 1; }
+       timeout 300 python3 "$root/bench/ssd/ssd_prefill_gpu.py" "$work/ssd" >"$out/ssd.log" 2>&1
+       echo "ssd bench: exit $?"; grep -E "^FAIL" "$out/ssd.log"; tail -n 14 "$out/ssd.log" ;;
   pdl) "$root/bench/decode/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
   tunedb) "$root/bench/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \

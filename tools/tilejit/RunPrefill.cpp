@@ -87,9 +87,10 @@ Expected<PlannedPrefill> prefillStep(const RunInputs &in, const ref::PrefillBatc
                       plan->tokens, plan->plan.numLayers, msSince(start));
     printSums(*gpu, outs());
     outs() << "ssd precision (R5p-m): "
-           << (plan->ssdPrecision == SsdPrecision::Exact
-                   ? "exact (hi + lo bf16 operands)"
-                   : "upstream (single bf16 operands)")
+           << (plan->ssdPrecision == SsdPrecision::Exact ? "exact (hi + lo bf16 operands)"
+               : plan->ssdPrecision == SsdPrecision::UpstreamBF16
+                   ? "upstream (single bf16 operands)"
+                   : "split state (hi + lo state, single bf16 mix and dt x)")
            << "\n";
   }
   return PlannedPrefill{std::move(*session), std::move(*plan), std::move(*step)};

@@ -1,13 +1,13 @@
 // tile-assign-layouts: every tile gets a register layout encoding; conversions
 // are inserted (or splats rebuilt) where producer and consumer disagree. The
 // target's capability table picks each dot's matrix path (Staging.h).
+#include "DotChains.h"
 #include "LayoutQueries.h"
 #include "Staging.h"
 #include "tilejit/Dialect/Tile/IR/Layouts.h"
 #include "tilejit/Dialect/Tile/Transforms/Passes.h"
 #include "tilejit/support/Arch.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/Support/Debug.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -45,7 +45,8 @@ public:
   /// `ringBytes`: the shared memory a producer's rings may take on the
   /// target (0: it has no TMA, so no rings).
   Assigner(KernelOp kernel, bool hasWgmma, int64_t ringBytes)
-      : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)), hasWgmma(hasWgmma) {
+      : ctx(kernel.getContext()), numWarps(getNumWarps(kernel)), hasWgmma(hasWgmma),
+        chained(chainedDots(kernel)) {
     if (auto config = kernel.getConfigAttr()) {
       configVector = config.getVector();
       splitK = config.getSplitK();
@@ -98,10 +99,12 @@ private:
   }
 
   /// wgmma: warpgroups own 64-row blocks (warps stacked along M); mma.sync:
+  /// warps stacked along M for a chain whose M allows it (DotChains.h), else
   /// the squarest warp grid, of numWarps / split_k warps per split-K group.
   Attribute accLayoutFor(DotOp dot) {
     auto t = dot.getResult().getType();
-    if (usesWgmma(dot))
+    if (usesWgmma(dot) ||
+        (splitK == 1 && chained.contains(dot) && t.getDimSize(0) % (16 * numWarps) == 0))
       return MmaLayoutAttr::get(ctx, {numWarps, 1});
     auto grid = cast<MmaLayoutAttr>(
         mmaLayoutFor(ctx, t.getDimSize(0), t.getDimSize(1), numWarps / splitK));
@@ -277,11 +280,8 @@ private:
                               << ": accumulator " << mma << "\n");
       return setLayout(dot.getResult(), mma);
     }
-    if (isa<ScanOp, AddPtrOp, PtrLoadOp, ConvertOp>(op) ||
-        isa<arith::ArithDialect, math::MathDialect>(op->getDialect())) {
-      if (op->getNumOperands() > 0)
-        return processElementwise(op);
-    }
+    if (sharesOperandLayout(op))
+      return processElementwise(op);
     // Tiles made from nothing (splat, arange, constants, loads) and reshapes
     // and transposes start from a coalescing blocked layout.
     for (Value r : op->getResults())
@@ -343,6 +343,7 @@ private:
   bool direct = false;
   int64_t rowStoreBudget = -1; ///< bytes for storeRows; -1: no producer rings
   llvm::DenseMap<Operation *, bool> wgmmaDots;
+  llvm::DenseSet<Operation *> chained; ///< dots of a chain (DotChains.h)
 };
 
 /// Register layouts enumerate a thread's registers over power-of-two bases

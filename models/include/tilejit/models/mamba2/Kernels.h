@@ -28,6 +28,9 @@ enum class SsdPrecision : int64_t {
   /// Single bf16 operands, the upstream (mamba_ssm) scheme: held to the error
   /// of the same chunked algorithm computed in torch with bf16 operands.
   UpstreamBF16 = 1,
+  /// The carried state as hi + lo pairs, the mix and dt x single bf16: five
+  /// products a chunk instead of seven, held to R5p-m like UpstreamBF16.
+  SplitState = 2,
 };
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place
 /// (span_states = 0), or over one span of chunks from its entering state.

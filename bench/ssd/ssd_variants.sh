@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# PTX of every SSD variant ssd_prefill_gpu.py times beside the plan's (issue 31):
+# the plan's three span launches (ssd_span_state, ssd_state_pass, ssd_prefill
+# span_states=1) per variant of chunk, block_p, warps, precision (R5p-m) and
+# span length, as DIR/NAME{,.state,.pass}.{ptx,json}, DIR/variants.txt lines
+# "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS" and DIR/heads; prints each
+# ssd_prefill's and ssd_span_state's registers and spills (ptxas -v).
+# Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
+set -euo pipefail
+tj=$1 dir=$2 heads=${3:-64} arch=${4:-sm_90a}
+mkdir -p "$dir"
+: >"$dir/variants.txt"
+echo "$heads" >"$dir/heads"
+inner=$((heads * 64))
+geo=(--set heads="$heads" --set head_dim=64 --set state=128)
+# in_proj's row: z | xBC | dt
+ssd=("${geo[@]}" --set groups=8 --set dt_stride=$((2 * inner + 2048 + heads))
+  --set dt_col=$((2 * inner + 2048)))
+
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
+variant() {
+  local name=$1 q=$2 bp=$3 w=$4 prec=$5 sbp=$6 sw=$7 span=$8
+  local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
+  "$tj" compile ssd_prefill --arch "$arch" "${common[@]}" --set span_states=1 \
+    --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
+  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
+    --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
+  "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
+    -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
+  echo "$name $q $bp $sbp $span" >>"$dir/variants.txt"
+  command -v ptxas >/dev/null || return 0
+  for ptx in "$name" "$name.state"; do
+    printf '%-22s ' "$ptx"
+    ptxas -arch="$arch" -v "$dir/$ptx.ptx" -o /dev/null 2>&1 |
+      grep -E "registers|spill" | tr -s ' \n' ' '
+    echo
+  done
+}
+
+# The plan's (the baseline), then one design choice changed at a time.
+variant plan 32 32 4 0 32 4 512
+variant span256 32 32 4 0 32 4 256
+variant span1024 32 32 4 0 32 4 1024
+variant head_p64w8 32 64 8 0 32 4 512
+variant c64 64 32 4 0 32 4 512
+variant c64_p64w8 64 64 8 0 64 8 512
+variant upstream 32 32 4 1 32 4 512
+variant upstream_c64 64 32 4 1 32 4 512
+variant upstream_p64w8 32 64 8 1 32 4 512
+variant split 32 32 4 2 32 4 512
+variant split_p64w8 32 64 8 2 32 4 512
