@@ -28,11 +28,14 @@ std::string formatWeightLayouts(const WeightLayouts &layouts) {
   return text;
 }
 
-/// Copies every chunk between the two orders: `toPacked` from row-major
-/// `from` into packed `to`, else back.
-static llvm::Error copyChunks(const WeightLayout &layout, llvm::ArrayRef<uint8_t> from,
-                              std::vector<uint8_t> &to, int64_t rows, int64_t rowBytes,
-                              bool toPacked) {
+/// `from` converted between the two orders: row-major into `layout` with
+/// `toPacked`, else back.
+static llvm::Expected<std::vector<uint8_t>> convert(const WeightLayout &layout,
+                                                    llvm::ArrayRef<uint8_t> from,
+                                                    int64_t rows, int64_t rowBytes,
+                                                    bool toPacked) {
+  if (!layout.packed())
+    return std::vector<uint8_t>(from.begin(), from.end());
   const uint64_t rowMajorBytes = uint64_t(rows) * rowBytes;
   const uint64_t expected = toPacked ? rowMajorBytes : layout.packedBytes(rows, rowBytes);
   if (from.size() != expected)
@@ -43,7 +46,8 @@ static llvm::Error copyChunks(const WeightLayout &layout, llvm::ArrayRef<uint8_t
     return llvm::createStringError(llvm::formatv(
         "weight layout {0}: rows of {1} bytes are not whole {2}-byte chunks",
         layout.name(), rowBytes, WeightLayout::kChunkBytes));
-  to.assign(toPacked ? layout.packedBytes(rows, rowBytes) : rowMajorBytes, 0);
+  std::vector<uint8_t> to(toPacked ? layout.packedBytes(rows, rowBytes) : rowMajorBytes,
+                          0);
   const int64_t chunks = rowBytes / WeightLayout::kChunkBytes, g = layout.groupRows;
   for (int64_t row = 0; row < rows; ++row)
     for (int64_t c = 0; c < chunks; ++c) {
@@ -53,29 +57,19 @@ static llvm::Error copyChunks(const WeightLayout &layout, llvm::ArrayRef<uint8_t
       std::memcpy(to.data() + (toPacked ? packed : plain),
                   from.data() + (toPacked ? plain : packed), WeightLayout::kChunkBytes);
     }
-  return llvm::Error::success();
+  return to;
 }
 
 llvm::Expected<std::vector<uint8_t>> packWeight(const WeightLayout &layout,
                                                 llvm::ArrayRef<uint8_t> rowMajor,
                                                 int64_t rows, int64_t rowBytes) {
-  if (!layout.packed())
-    return std::vector<uint8_t>(rowMajor.begin(), rowMajor.end());
-  std::vector<uint8_t> packed;
-  if (auto err = copyChunks(layout, rowMajor, packed, rows, rowBytes, true))
-    return std::move(err);
-  return packed;
+  return convert(layout, rowMajor, rows, rowBytes, /*toPacked=*/true);
 }
 
 llvm::Expected<std::vector<uint8_t>> unpackWeight(const WeightLayout &layout,
                                                   llvm::ArrayRef<uint8_t> packed,
                                                   int64_t rows, int64_t rowBytes) {
-  if (!layout.packed())
-    return std::vector<uint8_t>(packed.begin(), packed.end());
-  std::vector<uint8_t> rowMajor;
-  if (auto err = copyChunks(layout, packed, rowMajor, rows, rowBytes, false))
-    return std::move(err);
-  return rowMajor;
+  return convert(layout, packed, rows, rowBytes, /*toPacked=*/false);
 }
 
 } // namespace tilejit
