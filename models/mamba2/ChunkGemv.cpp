@@ -45,8 +45,10 @@ Value projectChunked(const ChunkedProjection &p, Value m0, Value n0, int64_t bm,
   for (int64_t m = 0; m < bm; ++m)
     inputs.push_back(inputChunks(p, minimum(m0 + m, p.rows - 1), bn));
   View weight = weightChunks(p, n0, bn);
-  // One partial sum per row and chunk slot: the 16 products of a chunk are
-  // summed within the thread that loaded it, so the K loop needs no shuffles.
+  // One partial sum per row and chunk slot, so a row costs one register: a
+  // chunk's products are summed by the thread that loaded it (a whole chunk a
+  // thread: no shuffle in the K loop; half a chunk, as in_proj_conv's: one
+  // shuffle per step and row).
   std::vector<Value> acc(bm, zeros({bkc, bn}, DType::F32));
   for (int64_t g0 = 0; g0 < chunks; g0 += group * bkc) {
     std::vector<std::pair<int64_t, Value>> weights;
