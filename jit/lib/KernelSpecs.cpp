@@ -26,11 +26,12 @@ runtime::KernelSpec makeKernelSpec(const KernelDef &def, Specialization spec,
                                    runtime::CompileOptions options) {
   runtime::KernelSpec kernelSpec;
   kernelSpec.name = def.name;
+  kernelSpec.options = std::move(options);
+  kernelSpec.options.weightLayouts = formatWeightLayouts(def.layoutsFor(spec));
   // The tile IR is arch-independent; the arch enters at compile().
   kernelSpec.buildIR = [&def, spec = std::move(spec)](const Arch &) {
     return buildCanonicalIR(def, spec);
   };
-  kernelSpec.options = std::move(options);
   return kernelSpec;
 }
 

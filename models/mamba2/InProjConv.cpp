@@ -4,8 +4,9 @@
 // through the causal conv + SiLU with the conv state shifted in place, so xBC
 // never round-trips through memory before the conv. A negative slot is a
 // padding row: its conv state is untouched and all its outputs are zero.
-// `block_m` 1 is the weight-streaming GEMV of small batches; larger blocks use
-// tensor-core tiles for large batches; `direct` 1 uses tensor cores for any
+// `block_m` 1 is the weight-streaming GEMV of small batches (`chunked` 1: of
+// up to 16 rows, the weight read once for all); larger blocks use tensor-core
+// tiles for large batches; `direct` 1 uses tensor cores for any
 // batch with the operands loaded straight into their fragments (projectDirect).
 #include "Parts.h"
 #include "Registration.h"
@@ -49,7 +50,8 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   // of programs brings into L2 while the kernel before drains.
   for (Value invariant : {weight, convWeight, convBias})
     k.markInvariant(invariant);
-  const bool gemv = bm == 1 && !spec.get("direct");
+  const bool chunked = spec.get("chunked") != 0;
+  const bool gemv = (bm == 1 || chunked) && !spec.get("direct");
   const bool waitLater =
       dependentStart(spec, weightRows(weight, n0, bn, outCols, hidden, weightType),
                      programId(1) == 0, gemv);
@@ -65,6 +67,16 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
       inverse = 1.0f / *inputScale;
     acc = projectDirect(xView, weightT, inverse, m0, n0, bm, bn, hidden, bk,
                         spec.get("loads_in_flight"));
+  } else if (chunked) {
+    // block_m rows against one read of the weight, in 16-byte chunks. Eight
+    // elements per thread, as the GEMV's: the bf16 activation then shares the
+    // weight's layout (16 e4m3 a thread would convert it through shared
+    // memory every step); two threads read a chunk, a warp 256 bytes in a row.
+    const int64_t chunk = vectorWidth(weightType);
+    k.setConfig({{bk / chunk, bn, chunk}, spec.get("warps"), 1, 8});
+    ChunkedProjection p{weight, outCols, hidden,     weightType, spec.get("packed") != 0,
+                        x,      rows,    inputScale, waitLater};
+    acc = projectChunked(p, m0, n0, bm, bn, bk, spec.get("loads_in_flight"));
   } else if (bm == 1) {
     // Decode's usual case: one row per program, a weight-streaming GEMV.
     // Eight elements per thread: the bf16 activation (16 bytes) and the
@@ -135,11 +147,14 @@ KernelDef inProjConvKernel() {
            {"warps", 4, "warps per program", {2, 8}, warpsRange()},
            projectionDirect(),
            projectionSplitK(),
+           projectionChunked(),
+           projectionPacked(),
            dependent(2),
            prefetch()},
           buildInProjConv,
           projectionRules("hidden"),
-          {"rows"}};
+          {"rows"},
+          chunkedWeightLayouts};
 }
 
 } // namespace tilejit::models

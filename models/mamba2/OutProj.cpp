@@ -1,7 +1,8 @@
 // Decode out_proj (docs/numerics.md#r1-fp8-w8a8-linear, R1b): y = bf16(s * (a x W^T))
 // with the activation already quantized to e4m3 by the gated norm (FP8 layers), or bf16
 // activations and weights (the bf16 layers). One program: `block_n` outputs of
-// one row (`block_m` 1, a weight-streaming GEMV) or of `block_m` rows (tensor cores).
+// one row (`block_m` 1, a weight-streaming GEMV), of up to 16 rows against one
+// read of the weight (`chunked`), or of `block_m` rows (tensor cores).
 // `out_f32` stores y in f32 instead, and `scale_ptr` reads s_x and s_w from two
 // one-element f32 tensors (tilejit.ops' scaled_mm, torch._scaled_mm's form).
 #include "Parts.h"
@@ -35,7 +36,8 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   // its weight rows). The TMA and persistent forms never wait: their passes
   // restructure the body.
   k.markInvariant(weight);
-  const bool gemv = bm == 1 && !spec.get("direct");
+  const bool chunked = spec.get("chunked") != 0;
+  const bool gemv = (bm == 1 || chunked) && !spec.get("direct");
   bool waitLater = false;
   if (!spec.get("producer") && !spec.get("persistent"))
     waitLater = dependentStart(spec, weightRows(weight, n0, bn, hidden, inner, type),
@@ -46,6 +48,12 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     acc = projectDirect(makeView(a, {rows, inner}, {inner, 1}),
                         makeView(weight, {inner, hidden}, {1, inner}), std::nullopt, m0,
                         n0, bm, bn, inner, bk, spec.get("loads_in_flight"));
+  } else if (chunked) {
+    const int64_t chunk = vectorWidth(type);
+    k.setConfig({{bk / chunk, bn, chunk}, spec.get("warps"), 1, chunk});
+    ChunkedProjection p{weight, hidden, inner, type,     spec.get("packed") != 0,
+                        a,      rows,   {},    waitLater};
+    acc = projectChunked(p, m0, n0, bm, bn, bk, spec.get("loads_in_flight"));
   } else if (bm == 1) {
     k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
     ProjectionOperands p{weightView, a, inner, std::nullopt, waitLater};
@@ -109,10 +117,14 @@ KernelDef outProjKernel() {
             "columns of tiles at a time",
             {8},
             R::between(0, 64)},
+           projectionChunked(),
+           projectionPacked(),
            dependent(2),
            prefetch()},
           buildOutProj,
-          projectionRules("inner")};
+          projectionRules("inner"),
+          {},
+          chunkedWeightLayouts};
 }
 
 } // namespace tilejit::models

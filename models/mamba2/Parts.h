@@ -48,6 +48,36 @@ Value projectDirect(View input, View weightT, std::optional<Value> inverseScale,
                     Value n0, int64_t bm, int64_t bn, int64_t k, int64_t bk,
                     int64_t group);
 
+/// The operands of the chunked GEMV (projectChunked).
+struct ChunkedProjection {
+  Value weight;  ///< !tile.ptr [n, k] row-major, or packed (WeightLayout)
+  int64_t n = 0; ///< weight rows (output columns)
+  int64_t k = 0; ///< K; rows are whole 16-byte chunks
+  DType type = DType::F8E4M3;
+  bool packed = false; ///< in `block_n`-row groups of chunks (chunkedWeightLayouts)
+  Value input;         ///< !tile.ptr to [rows, k] of `type`, or bf16 with quantScale
+  Value rows;          ///< i32: the input's rows
+  /// s_x: the bf16 input is quantized in the kernel (as ProjectionOperands).
+  std::optional<Value> quantScale;
+  bool waitAfterFirstWeights = false; ///< as ProjectionOperands
+};
+
+/// The f32 dot products [bm, bn] of input rows [m0, m0 + bm) with weight rows
+/// [n0, n0 + bn), before any output scale, the weight read once for all bm
+/// rows: K steps of `bk` elements, each thread loading one 16-byte chunk of a
+/// weight row per step (the kernel's config: tile [bk / chunk, bn, chunk] with
+/// that vector), the loads of `group` steps issued together. Rows past the
+/// input's hold garbage the caller masks.
+Value projectChunked(const ChunkedProjection &p, Value m0, Value n0, int64_t bm,
+                     int64_t bn, int64_t bk, int64_t group);
+
+/// A chunked projection's packed weight ("weight", `block_n`-row groups),
+/// as KernelDef::weightLayouts; none unless `chunked` and `packed` are set.
+WeightLayouts chunkedWeightLayouts(const Specialization &spec);
+/// The constants that select the chunked GEMV and its packed weight.
+KernelConstant projectionChunked();
+KernelConstant projectionPacked();
+
 /// A byte range of an invariant weight a program streams: prefetched into L2
 /// before the program waits for the kernels before it.
 struct WeightSlab {

@@ -164,19 +164,30 @@ KernelConstant projectionSplitK() {
 }
 
 std::vector<ConstantRule> projectionRules(llvm::StringRef inner) {
-  ConstantRule gemvOrTensorCores{"block_m is 1 (GEMV) or at least 16 (tensor cores)",
-                                 {"block_m"},
-                                 [](const Specialization &s) {
-                                   int64_t bm = s.get("block_m");
-                                   return bm == 1 || bm >= 16;
-                                 }};
+  ConstantRule gemvOrTensorCores{
+      "block_m is 1 (GEMV), at most 16 (chunked GEMV) or at least 16 (tensor cores)",
+      {"block_m", "chunked"},
+      [](const Specialization &s) {
+        int64_t bm = s.get("block_m");
+        return s.get("chunked") ? bm <= 16 : bm == 1 || bm >= 16;
+      }};
+  std::string k = inner.str();
+  ConstantRule chunks{"with chunked=1: direct is 0, and rows of " + k +
+                          " elements and block_k are whole 16-byte chunks",
+                      {"chunked", "direct", k, "block_k", "fp8"},
+                      [k](const Specialization &s) {
+                        const int64_t bytes = s.get("fp8") ? 1 : 2;
+                        return !s.get("chunked") ||
+                               (!s.get("direct") && s.get(k) * bytes % 16 == 0 &&
+                                s.get("block_k") * bytes % 16 == 0);
+                      }};
   ConstantRule splitKDividesWarps{
       "with direct=1, split_k divides warps (each warp group sums a part of K)",
       {"direct", "split_k", "warps"},
       [](const Specialization &s) {
         return s.get("direct") == 0 || s.get("warps") % s.get("split_k") == 0;
       }};
-  return {gemvOrTensorCores, splitKDividesWarps,
+  return {gemvOrTensorCores, chunks, splitKDividesWarps,
           quotientAtMost(inner, "block_k", kMaxUnrolledSteps, "GEMV K steps, unrolled")};
 }
 

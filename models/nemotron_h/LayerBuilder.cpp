@@ -84,6 +84,34 @@ bool directProjection(const KernelOverrides &overrides, llvm::StringRef kernel,
   return rows >= 5 && rows < 16;
 }
 
+/// Whether the decode projection `kernel` runs as the chunked GEMV (block_m
+/// rows against one read of its packed weight): only when the caller's
+/// overrides (or the tuning database, which sets its tiles too) ask, until
+/// the H200 has measured it against the GEMV and the direct tiles
+/// (bench/decode/gemv_variants.sh).
+bool chunkedProjection(const KernelOverrides &overrides, llvm::StringRef kernel) {
+  if (auto it = overrides.find(kernel.str()); it != overrides.end())
+    if (auto chunked = it->second.find("chunked"); chunked != it->second.end())
+      return chunked->second != 0;
+  return false;
+}
+
+/// The chunked GEMV's tiles for `rows` rows (up to 16 a program): 128 threads
+/// each loading one 16-byte chunk a K step, so a step covers `block_n` rows of
+/// 2048 / block_n bytes; the weight packed for the program's run.
+ConstantValues chunkedTiles(int64_t rows, int64_t blockN, bool fp8) {
+  int64_t bm = 1;
+  while (bm < rows && bm < 16)
+    bm *= 2;
+  const int64_t stepBytes = 128 * 16 / blockN;
+  return {{"chunked", 1},
+          {"packed", 1},
+          {"block_m", bm},
+          {"block_n", blockN},
+          {"block_k", stepBytes / (fp8 ? 1 : 2)},
+          {"warps", 4}};
+}
+
 /// The direct projection's tile: 16 weight columns, batch rows in mma tiles of
 /// 16 up to 64 per program (larger batches re-read the weight once per 64
 /// rows), K steps of 256 split over 4 warp groups, 4 steps of loads in flight.
@@ -98,6 +126,8 @@ ConstantValues directTiles(int64_t rows) {
 /// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
 /// few rows (directProjection), 16-row tiles from 16 rows, else the GEMV.
 ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8) {
+  if (chunkedProjection(overrides, "out_proj"))
+    return chunkedTiles(rows, 4, fp8);
   if (directProjection(overrides, "out_proj", rows, fp8))
     return directTiles(rows);
   // The first row of tiles prefetches the weight the others read again
@@ -179,6 +209,17 @@ llvm::Expected<Specialization> LayerBuilder::kernel(llvm::StringRef name,
                     options.tuned);
 }
 
+PlanArg LayerBuilder::weightFor(const PlanArg &weight, llvm::StringRef kernel,
+                                const Specialization &spec) const {
+  PlanArg arg = weight;
+  if (const KernelDef *def = registry.find(kernel)) {
+    WeightLayouts layouts = def->layoutsFor(spec);
+    if (auto it = layouts.find("weight"); it != layouts.end())
+      arg.layout = it->second;
+  }
+  return arg;
+}
+
 void LayerBuilder::launch(const MambaLayerWeights &w, llvm::StringRef role,
                           llvm::StringRef kernelName, const Specialization &spec,
                           std::array<int64_t, 3> grid, std::vector<PlanArg> args,
@@ -240,7 +281,9 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
   const bool fp8 = w.inProj.isFP8;
   const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
   ConstantValues tiles = {{"block_n", fp8 ? 16 : 8}};
-  if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
+  if (chunkedProjection(options.overrides, "in_proj_conv"))
+    tiles = chunkedTiles(rows, fp8 ? 16 : 8, fp8);
+  else if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
     tiles = directTiles(rows);
   else if (rows >= 16)
     tiles = {{"block_m", 16}, {"block_n", 32}, {"block_k", 64}};
@@ -252,9 +295,11 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
                                             tiles));
   if (!inProj)
     return inProj.takeError();
-  std::vector<PlanArg> inArgs = {
-      io.in, args.inW, slots, args.convPage,         args.convW, args.convB,
-      io.z,  xBC,      dt,    PlanArg::integer(rows)};
+  std::vector<PlanArg> inArgs = {io.in,      weightFor(args.inW, "in_proj_conv", *inProj),
+                                 slots,      args.convPage,
+                                 args.convW, args.convB,
+                                 io.z,       xBC,
+                                 dt,         PlanArg::integer(rows)};
   if (fp8) {
     inArgs.push_back(PlanArg::real(w.inProj.inputScale));
     inArgs.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
@@ -295,7 +340,8 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
   launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
          2 * actBytes + bytes(args.normW), normedBytes);
 
-  std::vector<PlanArg> outArgs = {io.normed, args.outW, io.out, PlanArg::integer(rows)};
+  std::vector<PlanArg> outArgs = {io.normed, weightFor(args.outW, "out_proj", *outProj),
+                                  io.out, PlanArg::integer(rows)};
   if (fp8)
     outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
   launch(w, "out_proj", "out_proj", *outProj,

@@ -50,6 +50,10 @@ public:
               llvm::StringRef kernelName, const Specialization &spec,
               std::array<int64_t, 3> grid, std::vector<PlanArg> args, int64_t bytesRead,
               int64_t bytesWritten, bool specializedToWeights = false);
+  /// `weight` as kernel `kernel` built with `spec` reads its parameter
+  /// "weight": in the layout the kernel declares (KernelDef::weightLayouts).
+  PlanArg weightFor(const PlanArg &weight, llvm::StringRef kernel,
+                    const Specialization &spec) const;
   int64_t bytes(const PlanArg &arg) const {
     return int64_t(plan.buffers.at(arg.buffer).bytes);
   }

@@ -51,18 +51,21 @@ struct GpuRunner::Impl {
     return page != shared->pages.end() ? &page->second : nullptr;
   }
 
-  /// The device address of a buffer argument (a weight: its layer's slot part).
-  llvm::Expected<DevicePtr> address(const PlannedLaunch &launch,
-                                    const std::string &name) {
-    const PlanBuffer &buffer = plan.buffers.at(name);
+  /// The device address of a buffer argument (a weight: its layer's slot
+  /// part in the layout the launch reads it in).
+  llvm::Expected<DevicePtr> address(const PlanArg &arg) {
+    const PlanBuffer &buffer = plan.buffers.at(arg.buffer);
     if (buffer.role == PlanBuffer::Role::Weight)
-      return shared->slots.at(buffer.layer)->address(name);
-    return this->buffer(name)->address();
+      return shared->slots.at(buffer.layer)
+          ->address(WeightSlot::packedPart(arg.buffer, arg.layout));
+    return this->buffer(arg.buffer)->address();
   }
 
-  /// Uploads weight `name` into its layer's slot unless a runner sharing the
-  /// slot did.
-  llvm::Error addWeight(const std::string &name, const PlanBuffer &buffer) {
+  /// Uploads weight `name` into its layer's slot, once in each of `layouts`
+  /// (the launches' reads of it; row-major when none), unless a runner
+  /// sharing the slot did.
+  llvm::Error addWeight(const std::string &name, const PlanBuffer &buffer,
+                        std::set<WeightLayout> layouts) {
     auto &slot = shared->slots[buffer.layer];
     if (!slot)
       slot = jit.createWeightSlot(llvm::formatv("layer {0}", buffer.layer).str());
@@ -71,9 +74,14 @@ struct GpuRunner::Impl {
       return llvm::createStringError(
           llvm::formatv("plan: weight '{0}' has {1} bytes, the plan expects {2}", name,
                         bytes.size(), buffer.bytes));
-    if (slot->has(name))
-      return llvm::Error::success();
-    return slot->upload(name, bytes).takeError();
+    if (layouts.empty())
+      layouts.insert(WeightLayout{});
+    auto [rows, rowBytes] = weightMatrix(buffer);
+    for (const WeightLayout &layout : layouts)
+      if (auto address = slot->uploadPacked(name, layout, bytes, rows, rowBytes);
+          !address)
+        return address.takeError();
+    return llvm::Error::success();
   }
 
   /// Allocates non-weight buffer `name`; a page is taken from the shared
@@ -106,7 +114,7 @@ struct GpuRunner::Impl {
         args.push_back(KernelArg::f32(float(arg.floatValue)));
         break;
       case PlanArg::Kind::Buffer: {
-        auto ptr = address(launch, arg.buffer);
+        auto ptr = address(arg);
         if (!ptr)
           return ptr.takeError();
         args.push_back(KernelArg::pointer(*ptr));
@@ -152,9 +160,14 @@ GpuRunner::create(JitRuntime &jit, const KernelRegistry &registry, const StepPla
     return stream.takeError();
   impl->stream.emplace(std::move(*stream));
 
+  std::map<std::string, std::set<WeightLayout>> weightLayouts;
+  for (const PlannedLaunch &launch : plan.launches)
+    for (const PlanArg &arg : launch.args)
+      if (arg.kind == PlanArg::Kind::Buffer)
+        weightLayouts[arg.buffer].insert(arg.layout);
   for (const auto &[name, buffer] : plan.buffers)
     if (auto err = buffer.role == PlanBuffer::Role::Weight
-                       ? impl->addWeight(name, buffer)
+                       ? impl->addWeight(name, buffer, weightLayouts[name])
                        : impl->addBuffer(name, buffer))
       return err;
 
@@ -349,15 +362,22 @@ llvm::Expected<double> GpuRunner::timeLaunch(size_t index, int launches, int rep
   // Distinct copies of the launch's weights, so every launch streams them
   // from HBM rather than L2.
   std::vector<std::map<std::string, DeviceBuffer>> copies(launches);
+  // The host bytes outlive the stream's uploads.
+  std::map<std::string, std::vector<uint8_t>> hostBytes;
   for (auto &copy : copies)
     for (const PlanArg &arg : launch.args)
       if (arg.kind == PlanArg::Kind::Buffer &&
           impl->plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
-        auto buffer = impl->jit.allocate(impl->plan.buffers.at(arg.buffer).bytes);
+        if (!hostBytes.count(arg.buffer)) {
+          auto bytes = packPlanWeight(impl->plan.buffers.at(arg.buffer), arg.layout);
+          if (!bytes)
+            return bytes.takeError();
+          hostBytes[arg.buffer] = std::move(*bytes);
+        }
+        auto buffer = impl->jit.allocate(hostBytes[arg.buffer].size());
         if (!buffer)
           return buffer.takeError();
-        if (auto err = buffer->upload(impl->plan.buffers.at(arg.buffer).hostWeight,
-                                      impl->stream->handle()))
+        if (auto err = buffer->upload(hostBytes[arg.buffer], impl->stream->handle()))
           return std::move(err);
         copy.emplace(arg.buffer, std::move(*buffer));
       }

@@ -65,6 +65,26 @@ struct InterpreterRunner::Impl {
   mlir::MLIRContext ctx;
   /// By kernel and constants.
   std::map<std::pair<std::string, ConstantValues>, interp::CompiledKernel> kernels;
+  /// Weights a kernel reads packed, by buffer and layout: packed once, by the
+  /// same function the GPU's weight slots use.
+  std::map<std::pair<std::string, WeightLayout>, std::vector<uint8_t>> packedWeights;
+
+  /// The host bytes weight argument `arg` binds.
+  llvm::Expected<llvm::ArrayRef<uint8_t>> weightBytes(const StepPlan &plan,
+                                                      const PlanArg &arg) {
+    const PlanBuffer &buffer = plan.buffers.at(arg.buffer);
+    if (!arg.layout.packed())
+      return buffer.hostWeight;
+    auto key = std::make_pair(arg.buffer, arg.layout);
+    auto it = packedWeights.find(key);
+    if (it == packedWeights.end()) {
+      auto packed = packPlanWeight(buffer, arg.layout);
+      if (!packed)
+        return packed.takeError();
+      it = packedWeights.emplace(key, std::move(*packed)).first;
+    }
+    return llvm::ArrayRef<uint8_t>(it->second);
+  }
 
   /// Runs `launch` over `buffers` (checked by the caller).
   llvm::Error run(const StepPlan &plan, const PlannedLaunch &launch,
@@ -164,8 +184,10 @@ llvm::Error InterpreterRunner::Impl::run(const StepPlan &plan,
       break;
     case PlanArg::Kind::Buffer:
       if (plan.buffers.at(arg.buffer).role == PlanBuffer::Role::Weight) {
-        args.push_back(
-            interp::Arg::readOnlyBuffer(plan.buffers.at(arg.buffer).hostWeight));
+        auto bytes = weightBytes(plan, arg);
+        if (!bytes)
+          return bytes.takeError();
+        args.push_back(interp::Arg::readOnlyBuffer(*bytes));
       } else {
         args.push_back(interp::Arg::buffer(buffers.at(arg.buffer)));
       }

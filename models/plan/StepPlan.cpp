@@ -113,4 +113,17 @@ int64_t StepPlan::bytesMoved() const {
   return total;
 }
 
+std::pair<int64_t, int64_t> weightMatrix(const PlanBuffer &buffer) {
+  const int64_t rowBytes = buffer.shape.empty()
+                               ? int64_t(buffer.bytes)
+                               : buffer.shape.back() * dtypeBytes(buffer.type);
+  return {rowBytes ? int64_t(buffer.bytes) / rowBytes : 0, rowBytes};
+}
+
+llvm::Expected<std::vector<uint8_t>> packPlanWeight(const PlanBuffer &buffer,
+                                                    const WeightLayout &layout) {
+  auto [rows, rowBytes] = weightMatrix(buffer);
+  return packWeight(layout, buffer.hostWeight, rows, rowBytes);
+}
+
 } // namespace tilejit::models

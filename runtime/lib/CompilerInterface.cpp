@@ -84,6 +84,8 @@ std::string CompileOptions::canonical() const {
   std::string text = formatv("O{0}", optLevel);
   if (sharedBytesLimit > 0)
     text += formatv(";shared-bytes={0}", sharedBytesLimit);
+  if (!weightLayouts.empty())
+    text += ";layouts=" + weightLayouts;
   return text;
 }
 

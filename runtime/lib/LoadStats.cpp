@@ -27,6 +27,8 @@ double LoadStatsSnapshot::compileMs() const {
 LoadStatsSnapshot LoadStatsSnapshot::operator-(const LoadStatsSnapshot &earlier) const {
   LoadStatsSnapshot delta = *this;
   delta.bytesUploaded -= earlier.bytesUploaded;
+  delta.bytesPacked -= earlier.bytesPacked;
+  delta.packMs -= earlier.packMs;
   delta.modulesCompiled -= earlier.modulesCompiled;
   delta.modulesLoaded -= earlier.modulesLoaded;
   delta.memoryHits -= earlier.memoryHits;
@@ -38,8 +40,10 @@ LoadStatsSnapshot LoadStatsSnapshot::operator-(const LoadStatsSnapshot &earlier)
 }
 
 void LoadStatsSnapshot::print(raw_ostream &os) const {
-  os << formatv("uploaded {0}, compiled {1}", formatBytes(bytesUploaded),
-                modulesCompiled);
+  os << "uploaded " << formatBytes(bytesUploaded);
+  if (bytesPacked)
+    os << formatv(" (packed {0} in {1:F1} ms)", formatBytes(bytesPacked), packMs);
+  os << formatv(", compiled {0}", modulesCompiled);
   if (!compileMsByStage.empty()) {
     os << " (";
     bool first = true;
@@ -63,6 +67,8 @@ void LoadStats::addCompiled(const CompiledKernel &kernel) {
 LoadStatsSnapshot LoadStats::snapshot() const {
   LoadStatsSnapshot snap;
   snap.bytesUploaded = bytesUploaded;
+  snap.bytesPacked = bytesPacked;
+  snap.packMs = packMicros / 1000.0;
   snap.modulesCompiled = modulesCompiled;
   snap.modulesLoaded = modulesLoaded;
   snap.memoryHits = memoryHits;

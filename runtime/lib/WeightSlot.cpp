@@ -4,6 +4,8 @@
 
 #include "tilejit/runtime/Jit.h"
 
+#include "tilejit/support/Timing.h"
+
 #include "llvm/Support/FormatVariadic.h"
 
 using namespace llvm;
@@ -36,6 +38,27 @@ Expected<DevicePtr> WeightSlot::upload(StringRef part, ArrayRef<uint8_t> bytes) 
   DevicePtr address = buffer->address();
   parts.emplace(part.str(), std::move(*buffer));
   return address;
+}
+
+std::string WeightSlot::packedPart(StringRef part, const WeightLayout &layout) {
+  return layout.packed() ? (part + "@" + layout.name()).str() : part.str();
+}
+
+Expected<DevicePtr> WeightSlot::uploadPacked(StringRef part, const WeightLayout &layout,
+                                             ArrayRef<uint8_t> rowMajor, int64_t rows,
+                                             int64_t rowBytes) {
+  const std::string name = packedPart(part, layout);
+  if (has(name))
+    return address(name);
+  auto start = std::chrono::steady_clock::now();
+  Expected<std::vector<uint8_t>> packed = packWeight(layout, rowMajor, rows, rowBytes);
+  if (!packed)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("packing '{0}' of weight slot '{1}': {2}", part,
+                                     slotName, toString(packed.takeError())));
+  if (layout.packed())
+    runtime.stats().addPacked(packed->size(), support::msSince(start));
+  return upload(name, *packed);
 }
 
 Expected<DevicePtr> WeightSlot::address(StringRef part) const {

@@ -107,9 +107,16 @@ TEST_CASE("a broken relation between constants is refused naming the rule",
         "rule "
         "dt_col + heads <= dt_stride");
   CHECK(refusal("in_proj_conv", {{"block_m", 8}}) ==
-        "kernel 'in_proj_conv': block_m = 8 breaks the rule block_m is 1 (GEMV) or at "
-        "least "
-        "16 (tensor cores)");
+        "kernel 'in_proj_conv': block_m = 8, chunked = 0 breaks the rule block_m is 1 "
+        "(GEMV), at most 16 (chunked GEMV) or at least 16 (tensor cores)");
+  CHECK(refusal("out_proj", {{"block_m", 32}, {"chunked", 1}}) ==
+        "kernel 'out_proj': block_m = 32, chunked = 1 breaks the rule block_m is 1 "
+        "(GEMV), at most 16 (chunked GEMV) or at least 16 (tensor cores)");
+  CHECK(
+      refusal("in_proj_conv", {{"chunked", 1}, {"hidden", 200}}) ==
+      "kernel 'in_proj_conv': chunked = 1, direct = 0, hidden = 200, block_k = 128, fp8 "
+      "= 1 breaks the rule with chunked=1: direct is 0, and rows of hidden elements and "
+      "block_k are whole 16-byte chunks");
   CHECK(refusal("in_proj_conv", {{"hidden", 1048576}, {"block_k", 64}}) ==
         "kernel 'in_proj_conv': hidden = 1048576, block_k = 64 breaks the rule hidden / "
         "block_k <= 256 (GEMV K steps, unrolled)");

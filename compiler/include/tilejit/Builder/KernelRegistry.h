@@ -5,6 +5,7 @@
 #define TILEJIT_BUILDER_KERNELREGISTRY_H
 
 #include "tilejit/Builder/Builder.h"
+#include "tilejit/support/WeightLayout.h"
 
 #include <functional>
 #include <map>
@@ -114,6 +115,15 @@ struct KernelDef {
   /// plan looks the kernel up with its own values of them ("rows" of a decode
   /// step, "tokens" of a prefill). Empty: the kernel is never looked up.
   std::vector<std::string> tuningKey = {};
+  /// The packed layouts the kernel, built with a specialization, reads its
+  /// weight parameters in (the weight slot packs each once at upload); null
+  /// when every weight is read row-major.
+  std::function<WeightLayouts(const Specialization &)> weightLayouts = nullptr;
+
+  /// weightLayouts(spec), or none.
+  WeightLayouts layoutsFor(const Specialization &spec) const {
+    return weightLayouts ? weightLayouts(spec) : WeightLayouts{};
+  }
 
   /// Defaults overridden by `overrides`, then checked: unknown names and
   /// values outside the constants' ranges or rules are errors naming the

@@ -23,9 +23,13 @@ struct CompileOptions {
   /// for a smaller device than the arch's (RuntimeOptions::sharedBytesLimit);
   /// 0: the arch's own. A kernel that needs more is refused.
   int64_t sharedBytesLimit = 0;
+  /// The packed weight layouts the kernel reads (formatWeightLayouts): a
+  /// module is only valid with weights in these layouts, so they key it.
+  std::string weightLayouts;
 
   /// The options as the disk cache key spells them: "O3", followed by
-  /// ";shared-bytes=N" when a limit is set. Equal options give equal text.
+  /// ";shared-bytes=N" when a limit is set and ";layouts=..." when a weight
+  /// is packed. Equal options give equal text.
   std::string canonical() const;
 };
 

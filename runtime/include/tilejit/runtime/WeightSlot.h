@@ -5,6 +5,7 @@
 #define TILEJIT_RUNTIME_WEIGHTSLOT_H
 
 #include "tilejit/runtime/DeviceMemory.h"
+#include "tilejit/support/WeightLayout.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -37,6 +38,17 @@ public:
   /// in LoadStats::bytesUploaded. A part uploads once: a second upload of the
   /// same part is an error. Refused during graph capture.
   llvm::Expected<DevicePtr> upload(llvm::StringRef part, llvm::ArrayRef<uint8_t> bytes);
+  /// Uploads `rowMajor` ([rows, rowBytes] bytes) re-packed into `layout` as
+  /// part packedPart(part, layout), unless that part is already held (a
+  /// weight packs once per layout, however many kernels read it so); the
+  /// packing is counted in LoadStats::bytesPacked and packMs. A row-major
+  /// layout uploads the bytes as they are.
+  llvm::Expected<DevicePtr> uploadPacked(llvm::StringRef part, const WeightLayout &layout,
+                                         llvm::ArrayRef<uint8_t> rowMajor, int64_t rows,
+                                         int64_t rowBytes);
+  /// The part a weight in `layout` is held as: "PART" row-major, else
+  /// "PART@LAYOUT", so a slot may hold a weight in several layouts.
+  static std::string packedPart(llvm::StringRef part, const WeightLayout &layout);
   /// The device address of an uploaded part.
   llvm::Expected<DevicePtr> address(llvm::StringRef part) const;
   /// Whether `part` has been uploaded.

@@ -10,6 +10,7 @@
 
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/support/DType.h"
+#include "tilejit/support/WeightLayout.h"
 
 #include "llvm/ADT/ArrayRef.h"
 
@@ -27,6 +28,9 @@ struct PlanArg {
   std::string buffer;
   int64_t intValue = 0;
   double floatValue = 0;
+  /// A weight buffer: the layout the launch's kernel reads it in (its
+  /// KernelDef::weightLayouts); the runners bind the weight packed so.
+  WeightLayout layout = {};
 
   static PlanArg of(std::string name) { return {Kind::Buffer, std::move(name)}; }
   static PlanArg integer(int64_t v) { return {Kind::Int, {}, v}; }
@@ -79,6 +83,14 @@ struct PlanBuffer {
   /// (they must outlive the plan's runners); empty for other roles.
   llvm::ArrayRef<uint8_t> hostWeight;
 };
+
+/// Weight buffer `buffer` as the [rows, rowBytes] matrix a layout packs: its
+/// last dimension is the row.
+std::pair<int64_t, int64_t> weightMatrix(const PlanBuffer &buffer);
+
+/// The host bytes of weight buffer `buffer` in `layout` (packWeight).
+llvm::Expected<std::vector<uint8_t>> packPlanWeight(const PlanBuffer &buffer,
+                                                    const WeightLayout &layout);
 
 /// A caller's tensor handed to a step in place of a plan buffer: the element
 /// type's name ("bf16", ... or whatever the caller's framework calls it), the
