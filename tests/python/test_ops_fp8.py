@@ -40,6 +40,19 @@ def test_scaled_fp8_quant(poisoned):
         assert int((dropped == got).sum()) < got.numel() // 10
     with pytest.raises(tj.ArgumentError, match="dynamic quantization"):
         ops.scaled_fp8_quant(x)
+    # A given output is written in place, or refused: never a copy of it.
+    out = torch.empty(37, 208, dtype=q.dtype, device=DEV)
+    q2, _ = ops.scaled_fp8_quant(x, scale, output=out)
+    assert q2.data_ptr() == out.data_ptr() and torch.equal(out.view(torch.uint8),
+                                                           q.view(torch.uint8))
+    transposed = torch.empty(208, 37, dtype=q.dtype, device=DEV).t()
+    with pytest.raises(tj.ArgumentError, match="strides"):
+        ops.scaled_fp8_quant(x, scale, output=transposed)
+    # Rows that are each contiguous but do not collapse into one [rows, K] view
+    # (reshape would copy them).
+    swapped = torch.empty(9, 4, 208, dtype=q.dtype, device=DEV).permute(1, 0, 2)
+    with pytest.raises(tj.ArgumentError, match="does not view as"):
+        ops.scaled_fp8_quant(x[:36].reshape(4, 9, 208), scale, output=swapped)
 
 
 def e4m3_codes(gen, *shape, lo=-3.0, hi=3.0):

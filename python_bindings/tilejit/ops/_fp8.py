@@ -52,12 +52,17 @@ def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
     if output is None:
         output = _e4m3_empty(tuple(input.shape), device)
     check(op, "output", output, E4M3_TYPES, tuple(input.shape), device)
-    check_aligned(op, "output", check_strides(op, "output", output.reshape(-1, width),
-                                              (width, 1)), (0,))
+    # A view, never reshape: reshape copies a layout it cannot view, and the
+    # kernel would fill the copy while the caller's output kept its old bytes.
+    try:
+        out_rows = output.view(-1, width)
+    except RuntimeError:
+        raise fail(op, f"output of strides {tuple(output.stride())} does not view as "
+                       f"[{rows}, {width}] rows: pass an output with contiguous rows") from None
+    check_aligned(op, "output", check_strides(op, "output", out_rows, (width, 1)), (0,))
     block = 1024
     launch("quantize_e4m3", dict(width=width, block=block, scale_ptr=1), device,
-           (-(-width // block), rows), x=x, out=output.reshape(-1, width), rows=rows,
-           input_scale=scale_t)
+           (-(-width // block), rows), x=x, out=out_rows, rows=rows, input_scale=scale_t)
     return output, scale_t
 
 
