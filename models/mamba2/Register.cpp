@@ -197,7 +197,7 @@ llvm::Error registerModelKernels(KernelRegistry &registry) {
   for (KernelDef &def : ssdKernels())
     defs.push_back(std::move(def));
   for (KernelDef def : {ssdStatePassKernel(), convPrefillKernel(), checkVarlenKernel(),
-                        convUpdateKernel()})
+                        varlenPiecesKernel(), convUpdateKernel()})
     defs.push_back(std::move(def));
   for (KernelDef &def : defs)
     if (auto err = registry.add(std::move(def)))

@@ -77,6 +77,7 @@ std::vector<KernelDef> ssdKernels();
 KernelDef ssdStatePassKernel();
 KernelDef convPrefillKernel();
 KernelDef checkVarlenKernel();
+KernelDef varlenPiecesKernel();
 KernelDef convUpdateKernel();
 
 } // namespace tilejit::models

@@ -402,7 +402,7 @@ def causal_conv1d_fn(x, weight, bias, conv_states, query_start_loc, cache_indice
         check(op, "has_initial_state", has_initial_state, (torch.bool, torch.int32),
               (sequences,), device)
         init = per_call(_int32, has_initial_state)
-    chunk_seq, chunk_begin, chunk_end = per_call(chunks_of_sequences, cu, tokens, _BLOCK_T)
+    chunk_seq, chunk_begin, chunk_end = chunks_of_sequences(cu, tokens, _BLOCK_T)
     out = check_aligned(op, "the output", per_call("empty", tokens, dim, dtype=x.dtype,
                                                    device=device), (0,))
     null_constants, null_args = _null_block(op, null_block_id, pad_slot_id, cache_indices)

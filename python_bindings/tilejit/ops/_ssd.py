@@ -194,7 +194,7 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
                                 per_call(_passed, cu_chunk_seqlens, good, torch.int64),
                                 seq_idx, s.tokens, KERNEL_CHUNK)
     else:
-        meta = (cu,) + per_call(chunks_of_sequences, cu, s.tokens, KERNEL_CHUNK) + (None,)
+        meta = (cu,) + chunks_of_sequences(cu, s.tokens, KERNEL_CHUNK) + (None,)
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(s.tokens, s.heads * s.head_dim), dt_softplus,
          page_out=states, chunk_states=chunk_states, checked=(op, status))

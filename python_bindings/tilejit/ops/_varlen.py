@@ -1,7 +1,8 @@
 """The chunk metadata of a packed varlen batch (docs/numerics.md R9) as the
 prefill kernels read it: int32 chunk_seq / chunk_begin / chunk_end, chunks of
-1..block tokens that never cross a sequence. Built with torch ops on the
-tensors' device, so a device-side cu_seqlens is never read on the host; the
+1..block tokens that never cross a sequence. Built on the tensors' device (a
+kernel, or torch ops for the caller's chunks), so a device-side cu_seqlens is
+never read on the host; the
 arrays have a fixed capacity and end in spare chunks (sequence -1, no tokens)
 that the kernels skip. And check_varlen, the device-side check of the
 metadata a caller hands in."""
@@ -45,11 +46,24 @@ def check_varlen(op, device, cu_seqlens, tokens, chunks=None):
 
 
 def chunks_of_sequences(cu_seqlens, total_tokens, block):
-    """Chunks tiling each sequence of `cu_seqlens` ([S + 1]) from its first
-    token; capacity total_tokens // block + S, which no batch of that many
-    tokens exceeds (sum ceil(L / block) <= T / block + S)."""
-    seq, begin, end, _ = pieces(cu_seqlens, total_tokens, block)
-    return _int32(seq, begin, end)
+    """Chunks tiling each sequence of `cu_seqlens` (int32 [S + 1]) from its
+    first token; capacity total_tokens // block + S, which no batch of that many
+    tokens exceeds (sum ceil(L / block) <= T / block + S). One launch of
+    varlen_pieces (a handful of torch operations would each be a launch from the
+    host, most of an eager prefill call's host time)."""
+    sequences = cu_seqlens.numel() - 1
+    capacity = total_tokens // block + sequences
+    device = cu_seqlens.device
+    seq, begin, end = (per_call("empty", capacity, dtype=torch.int32, device=device)
+                       for _ in range(3))
+    launch("varlen_pieces", {}, device, (-(-capacity // _PIECES_TILE),), cu_seqlens=cu_seqlens,
+           chunk_seq=seq, chunk_begin=begin, chunk_end=end, sequences=sequences,
+           capacity=capacity, block=block)
+    return seq, begin, end
+
+
+# varlen_pieces' registered `tile`: pieces per program.
+_PIECES_TILE = 128
 
 
 def chunks_of_caller_chunks(cu_chunk_seqlens, seq_idx, total_tokens, block):
