@@ -102,9 +102,13 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   if (fp8Out)
     inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
   const int64_t block = int64_t(llvm::PowerOf2Ceil(group));
-  // A group over 4096 channels (a whole-row norm of a one-group model) takes a
-  // warp per 1024 channels, so a thread's share stays in its registers.
-  const int64_t warps = std::clamp<int64_t>(block / 1024, 4, 16);
+  // Up to 1024 channels a warp per 256, so each thread holds one 16-byte
+  // vector of the group (more warps would leave lanes idle and add a
+  // cross-warp step to the reduction); a group over 4096 channels (a
+  // whole-row norm of a one-group model) a warp per 1024, so a thread's share
+  // stays in its registers.
+  const int64_t warps = block <= 1024 ? std::max<int64_t>(block / 256, 1)
+                                      : std::clamp<int64_t>(block / 1024, 4, 16);
   k.setConfig({{1, block}, warps, /*stages=*/1, /*vector=*/8});
   k.markInvariant(weight);
   if (bias)

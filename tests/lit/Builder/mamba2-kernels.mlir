@@ -10,7 +10,7 @@
 // RUN: not tilejit dump gated_rmsnorm --stage tile --set groups=2 2>&1 | FileCheck %s --check-prefix=BADSET
 
 // RMS-LABEL: tile.kernel @gated_rmsnorm
-// RMS-SAME: config = #tile.config<tile = [1, 512], warps = 4, vector = 8>
+// RMS-SAME: config = #tile.config<tile = [1, 512], warps = 2, vector = 8>
 // RMS: tile.load {{.*}} -> tensor<1x512xbf16>
 // RMS: tile.reduce sum {{.*}} axis 1 : tensor<1x512xf32> -> tensor<1xf32>
 // RMS: math.rsqrt
