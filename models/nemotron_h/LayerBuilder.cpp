@@ -349,17 +349,9 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
                                             bool gemm) {
   const bool fp8 = w.outProj.isFP8;
   const int64_t I = c.intermediate(), hidden = c.hiddenSize;
-  ConstantValues normGeometry = {
-      {"width", I}, {"group_size", c.normGroupSize()}, {"fp8_out", fp8}};
-  if (io.zStride)
-    normGeometry["z_stride"] = io.zStride;
   ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, I)
                               : decodeOutTiles(options.overrides, rows, fp8);
   const bool fold = !gemm && foldsNorm(options.overrides) && gemvTiles(tiles);
-  if (fold && options.perLayerActivations)
-    return llvm::createStringError(
-        "out_proj norm_prologue = 1: a checked plan reads gated_rmsnorm's output "
-        "(the normed buffer), which the folded norm does not write");
   if (fold) {
     // A K step must lie in one norm group (a model's groups of 64 and more).
     const int64_t step =
@@ -386,7 +378,11 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
     // The prologue takes the norm's operands before out_proj's own.
     outArgs.insert(outArgs.begin(), normArgs.begin(), normArgs.end());
     inputBytes = 2 * actBytes + bytes(args.normW);
-  } else {
+  }
+  // A checked plan keeps the norm launch even when folded: its checks read
+  // the activation (the normed buffer), which the prologue keeps in registers
+  // and computes as gated_rmsnorm does.
+  if (!fold || options.perLayerActivations) {
     normArgs.insert(normArgs.begin() + 3, {io.normed, PlanArg::integer(rows)});
     ConstantValues normGeometry = {
         {"width", I}, {"group_size", c.normGroupSize()}, {"fp8_out", fp8}};
@@ -397,7 +393,8 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
       return norm.takeError();
     launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
            2 * actBytes + bytes(args.normW), normedBytes);
-    outArgs.insert(outArgs.begin(), io.normed);
+    if (!fold)
+      outArgs.insert(outArgs.begin(), io.normed);
   }
   if (fp8)
     outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
