@@ -148,7 +148,7 @@ ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bo
 /// Whether the caller asks out_proj to fold the gated norm in
 /// (`norm_prologue`, NormPrologue.h): off by default until the H200 has
 /// measured it (bench/decode/variants.txt), since every program of a row
-/// reads the row's y and z again from L2 (docs/models.md, "The folded norm").
+/// reads the row's y and z again from L2 (docs/decode-projections.md, "The folded norm").
 bool foldsNorm(const KernelOverrides &overrides) {
   if (auto it = overrides.find("out_proj"); it != overrides.end())
     if (auto fold = it->second.find("norm_prologue"); fold != it->second.end())
