@@ -25,11 +25,13 @@ View weightChunks(const ChunkedProjection &p, Value n0, int64_t bn) {
   return makeView(base, {chunks, minimum(p.n - n0, bn), ce}, {ce, p.k, 1});
 }
 
-/// Input row `row` as the same view, every weight row seeing the row: read
-/// from L1 in the weight chunks' own layout, so nothing is exchanged.
-View inputChunks(const ChunkedProjection &p, Value row, int64_t bn) {
+/// The input row starting at `rowStart` as the same view, every weight row
+/// seeing the row: read from L1 in the weight chunks' own layout, so nothing
+/// is exchanged. `rowStart`'s elements may be other than the weight's
+/// (a fused prologue's bf16 operands): the chunk is the weight's.
+View inputChunks(const ChunkedProjection &p, Value rowStart, int64_t bn) {
   const int64_t ce = chunkElements(p.type);
-  return makeView(p.input + row.to(DType::I64) * p.k, {p.k / ce, bn, ce}, {ce, 0, 1});
+  return makeView(rowStart, {p.k / ce, bn, ce}, {ce, 0, 1});
 }
 
 } // namespace
@@ -41,9 +43,13 @@ Value projectChunked(const ChunkedProjection &p, Value m0, Value n0, int64_t bm,
   if (p.quantScale)
     inverse = 1.0f / *p.quantScale;
   // Rows past the batch read its last row (in bounds); the caller masks them.
+  std::vector<Value> rowIndex;
   std::vector<View> inputs;
-  for (int64_t m = 0; m < bm; ++m)
-    inputs.push_back(inputChunks(p, minimum(m0 + m, p.rows - 1), bn));
+  for (int64_t m = 0; m < bm; ++m) {
+    rowIndex.push_back(minimum(m0 + m, p.rows - 1));
+    if (!p.activation)
+      inputs.push_back(inputChunks(p, p.input + rowIndex[m].to(DType::I64) * p.k, bn));
+  }
   View weight = weightChunks(p, n0, bn);
   // One partial sum per row and chunk slot, so a row costs one register: a
   // chunk's products are summed by the thread that loaded it (a whole chunk a
@@ -60,7 +66,12 @@ Value projectChunked(const ChunkedProjection &p, Value m0, Value n0, int64_t bm,
       for (int64_t m = 0; m < bm; ++m) {
         // Widened at its use: a step's 16 bytes stay 4 registers in flight.
         Value w = w8.to(DType::F32);
-        Value a = load(inputs[m], {c0, 0, 0}, {bkc, bn, ce}).to(DType::F32);
+        auto loadStep = [&](Value start) {
+          return load(inputChunks(p, start, bn), {c0, 0, 0}, {bkc, bn, ce});
+        };
+        Value a = p.activation
+                      ? p.activation(m, rowIndex[m], c0 * ce, bkc * ce, loadStep)
+                      : load(inputs[m], {c0, 0, 0}, {bkc, bn, ce}).to(DType::F32);
         if (inverse)
           a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
         acc[m] = acc[m] + sum(w * a, 2);

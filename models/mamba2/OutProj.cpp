@@ -5,6 +5,8 @@
 // read of the weight (`chunked`), or of `block_m` rows (tensor cores).
 // `out_f32` stores y in f32 instead, and `scale_ptr` reads s_x and s_w from two
 // one-element f32 tensors (tilejit.ops' scaled_mm, torch._scaled_mm's form).
+// `norm_prologue` folds the gated norm into the GEMVs (NormPrologue.h).
+#include "NormPrologue.h"
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
@@ -17,7 +19,12 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   const bool fp8 = spec.get("fp8") != 0;
   const DType type = fp8 ? DType::F8E4M3 : DType::BF16;
 
-  Value a = k.ptrParam("a", type, {"rows", inner});           // [rows, inner]
+  std::optional<NormPrologue> norm;
+  Value a;
+  if (spec.get("norm_prologue"))
+    norm.emplace(k, spec, inner, fp8);
+  else
+    a = k.ptrParam("a", type, {"rows", inner});               // [rows, inner]
   Value weight = k.ptrParam("weight", type, {hidden, inner}); // [hidden, inner]
   const DType outType = spec.get("out_f32") ? DType::F32 : DType::BF16;
   Value out = k.ptrParam("out", outType, {"rows", hidden}); // [rows, hidden]
@@ -53,10 +60,14 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     k.setConfig({{bk / chunk, bn, chunk}, spec.get("warps"), 1, chunk});
     ChunkedProjection p{weight, hidden, inner, type,     spec.get("packed") != 0,
                         a,      rows,   {},    waitLater};
+    if (norm)
+      p.activation = norm->source();
     acc = projectChunked(p, m0, n0, bm, bn, bk, spec.get("loads_in_flight"));
   } else if (bm == 1) {
     k.setConfig({{bn, bk}, spec.get("warps"), 1, vectorWidth(type)});
     ProjectionOperands p{weightView, a, inner, std::nullopt, waitLater};
+    if (norm)
+      p.activation = norm->source();
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles, the weight staged through shared memory
@@ -82,49 +93,55 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
 
 KernelDef outProjKernel() {
   using R = ConstantRange;
-  return {"out_proj",
-          "decode out_proj: R1 with e4m3 activations, or R1b bf16",
-          {{"inner", 4096, "K, I = H*P", {}, sizeRange()},
-           {"hidden", 2688, "output columns", {}, sizeRange()},
-           {"fp8", 1, "1: e4m3 weight and activation; 0: bf16", {}, R::flag()},
-           projectionBlockM(),
-           {"block_n", 4, "output columns per program", {}, R::powersOfTwo(1, 256)},
-           {"block_k", 512, "K per step", {}, R::powersOfTwo(1, 1024)},
-           {"loads_in_flight",
-            8,
-            "GEMV: K steps whose weight loads issue together",
-            {},
-            inFlightRange()},
-           projectionStages(),
-           {"warps", 4, "warps per program", {}, warpsRange()},
-           projectionDirect(),
-           projectionSplitK(),
-           {"out_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()},
-           {"scale_ptr",
-            0,
-            "fp8: 1: s_x and s_w as one-element f32 tensors (scale_a, scale_b)",
-            {},
-            R::flag()},
-           {"producer",
-            0,
-            "tensor cores, an arch with TMA: the K loop's operands come by TMA; 1: "
-            "issued by a producer warp(group), 2: by one consumer thread",
-            {1},
-            R::between(0, 2)},
-           {"persistent",
-            0,
-            "tensor cores: G >= 1: one program per multiprocessor walks the tiles, G "
-            "columns of tiles at a time",
-            {8},
-            R::between(0, 64)},
-           projectionChunked(),
-           projectionPacked(),
-           dependent(2),
-           prefetch()},
-          buildOutProj,
-          projectionRules("inner"),
-          {},
-          chunkedWeightLayouts};
+  KernelDef def{
+      "out_proj",
+      "decode out_proj: R1 with e4m3 activations, or R1b bf16",
+      {{"inner", 4096, "K, I = H*P", {}, sizeRange()},
+       {"hidden", 2688, "output columns", {}, sizeRange()},
+       {"fp8", 1, "1: e4m3 weight and activation; 0: bf16", {}, R::flag()},
+       projectionBlockM(),
+       {"block_n", 4, "output columns per program", {}, R::powersOfTwo(1, 256)},
+       {"block_k", 512, "K per step", {}, R::powersOfTwo(1, 1024)},
+       {"loads_in_flight",
+        8,
+        "GEMV: K steps whose weight loads issue together",
+        {},
+        inFlightRange()},
+       projectionStages(),
+       {"warps", 4, "warps per program", {}, warpsRange()},
+       projectionDirect(),
+       projectionSplitK(),
+       {"out_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()},
+       {"scale_ptr",
+        0,
+        "fp8: 1: s_x and s_w as one-element f32 tensors (scale_a, scale_b)",
+        {},
+        R::flag()},
+       {"producer",
+        0,
+        "tensor cores, an arch with TMA: the K loop's operands come by TMA; 1: "
+        "issued by a producer warp(group), 2: by one consumer thread",
+        {1},
+        R::between(0, 2)},
+       {"persistent",
+        0,
+        "tensor cores: G >= 1: one program per multiprocessor walks the tiles, G "
+        "columns of tiles at a time",
+        {8},
+        R::between(0, 64)},
+       projectionChunked(),
+       projectionPacked(),
+       dependent(2),
+       prefetch()},
+      buildOutProj,
+      projectionRules("inner"),
+      {},
+      chunkedWeightLayouts};
+  for (KernelConstant &c : NormPrologue::constants())
+    def.constants.push_back(std::move(c));
+  for (ConstantRule &r : NormPrologue::rules())
+    def.rules.push_back(std::move(r));
+  return def;
 }
 
 } // namespace tilejit::models

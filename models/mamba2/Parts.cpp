@@ -23,8 +23,10 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
   // The activation row is read as a [bn, K] view with row stride 0: every
   // weight row sees it in the weight tile's own layout, straight from L1, so
   // no layout conversion (and no barrier) sits between the weight loads.
-  Value rowStart = p.input + row.to(DType::I64) * p.k;
-  View input = makeView(rowStart, {bn, p.k}, {0, 1});
+  auto rowView = [&](Value start) { return makeView(start, {bn, p.k}, {0, 1}); };
+  std::optional<View> input;
+  if (!p.activation)
+    input = rowView(p.input + row.to(DType::I64) * p.k);
   std::optional<Value> inverse;
   if (p.quantScale)
     inverse = 1.0f / *p.quantScale;
@@ -42,7 +44,12 @@ Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, i
       // memory: quantizing once per program and broadcasting it measured
       // slower on the H200
       // (docs/journal/2026-11-30-runtime-tuning-decode.md, "Decode, run 2").
-      Value a = load(input, {0, k0}, {bn, bk}).to(DType::F32);
+      Value a = p.activation
+                    ? p.activation(0, row, k0, bk,
+                                   [&](Value start) {
+                                     return load(rowView(start), {0, k0}, {bn, bk});
+                                   })
+                    : load(*input, {0, k0}, {bn, bk}).to(DType::F32);
       if (inverse)
         a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
       acc = acc + w.to(DType::F32) * a;

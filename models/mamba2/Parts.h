@@ -8,9 +8,20 @@
 #include "tilejit/Builder/KernelRegistry.h"
 #include "tilejit/models/mamba2/OpChecks.h"
 
+#include <functional>
 #include <optional>
 
 namespace tilejit::models {
+
+/// Loads one K step of an activation row from the row starting at the given
+/// pointer, in the step tile's own layout (as a projection reads its input).
+using StepLoad = std::function<Value(Value rowStart)>;
+/// A projection's activation computed in the kernel instead of read from
+/// `input` (out_proj's gated-norm prologue, NormPrologue.h): the f32 values of
+/// elements [k0, k0 + len) of tile row `m` (the row `row`), given the loader
+/// of that step.
+using ActivationSource =
+    std::function<Value(int64_t m, Value row, int64_t k0, int64_t len, const StepLoad &)>;
 
 /// The weight and activation of one projection as a kernel sees them.
 struct ProjectionOperands {
@@ -25,6 +36,8 @@ struct ProjectionOperands {
   /// K group's weight loads are issued, before the first activation read
   /// (`dependent` = 2): the weights are on their way while the wait holds.
   bool waitAfterFirstWeights = false;
+  /// When set, replaces reading `input` (and quantScale).
+  ActivationSource activation;
 };
 
 /// The f32 dot products [bn] of input row `row` (a scalar i32) with weight rows
@@ -60,6 +73,7 @@ struct ChunkedProjection {
   /// s_x: the bf16 input is quantized in the kernel (as ProjectionOperands).
   std::optional<Value> quantScale;
   bool waitAfterFirstWeights = false; ///< as ProjectionOperands
+  ActivationSource activation;        ///< as ProjectionOperands
 };
 
 /// The f32 dot products [bm, bn] of input rows [m0, m0 + bm) with weight rows

@@ -145,6 +145,26 @@ ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bo
   return tiles;
 }
 
+/// Whether the caller asks out_proj to fold the gated norm in
+/// (`norm_prologue`, NormPrologue.h): off by default until the H200 has
+/// measured it (bench/decode/variants.txt), since every program of a row
+/// reads the row's y and z again from L2 (docs/decode-projections.md, "The folded norm").
+bool foldsNorm(const KernelOverrides &overrides) {
+  if (auto it = overrides.find("out_proj"); it != overrides.end())
+    if (auto fold = it->second.find("norm_prologue"); fold != it->second.end())
+      return fold->second != 0;
+  return false;
+}
+
+/// Whether out_proj's `tiles` are a GEMV, which can take the norm prologue.
+bool gemvTiles(const ConstantValues &tiles) {
+  auto get = [&](const char *name) {
+    auto it = tiles.find(name);
+    return it == tiles.end() ? 0 : it->second;
+  };
+  return get("chunked") || (!get("direct") && get("block_m") <= 1);
+}
+
 /// `base` with `more` added (their names are distinct).
 ConstantValues with(ConstantValues base, const ConstantValues &more) {
   base.insert(more.begin(), more.end());
@@ -205,6 +225,15 @@ PlanArg LayerBuilder::normed(const MambaLayerWeights &w, std::vector<int64_t> sh
 
 llvm::Expected<Specialization> LayerBuilder::kernel(llvm::StringRef name,
                                                     ConstantValues geometry) {
+  // out_proj also serves the prefill and large-batch GEMMs, which cannot take
+  // the norm prologue: only the launch that folds the norm (its geometry
+  // says so) sees the caller's norm_prologue.
+  if (name == "out_proj" && !geometry.count("norm_prologue") &&
+      foldsNorm(options.overrides)) {
+    KernelOverrides overrides = options.overrides;
+    overrides["out_proj"].erase("norm_prologue");
+    return planKernel(registry, overrides, name, std::move(geometry), options.tuned);
+  }
   return planKernel(registry, options.overrides, name, std::move(geometry),
                     options.tuned);
 }
@@ -320,34 +349,59 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
                                             bool gemm) {
   const bool fp8 = w.outProj.isFP8;
   const int64_t I = c.intermediate(), hidden = c.hiddenSize;
-  ConstantValues normGeometry = {
-      {"width", I}, {"group_size", c.normGroupSize()}, {"fp8_out", fp8}};
-  if (io.zStride)
-    normGeometry["z_stride"] = io.zStride;
-  auto norm = kernel("gated_rmsnorm", normGeometry);
   ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, I)
                               : decodeOutTiles(options.overrides, rows, fp8);
+  const bool fold = !gemm && foldsNorm(options.overrides) && gemvTiles(tiles);
+  if (fold) {
+    // A K step must lie in one norm group (a model's groups of 64 and more).
+    const int64_t step =
+        tiles.count("block_k") ? tiles["block_k"] : 512; // out_proj's default
+    tiles["block_k"] = std::min(step, c.normGroupSize());
+    tiles["norm_prologue"] = 1;
+    tiles["group_size"] = c.normGroupSize();
+    if (io.zStride)
+      tiles["z_stride"] = io.zStride;
+  }
   auto outProj =
       kernel("out_proj", with({{"inner", I}, {"hidden", hidden}, {"fp8", fp8}}, tiles));
-  if (!norm || !outProj)
-    return llvm::joinErrors(norm.takeError(), outProj.takeError());
+  if (!outProj)
+    return outProj.takeError();
 
   const int64_t actBytes = rows * I * 2, normedBytes = rows * I * (fp8 ? 1 : 2);
-  std::vector<PlanArg> normArgs = {
-      io.y, io.z, args.normW, io.normed, PlanArg::integer(rows), PlanArg::real(c.eps)};
+  std::vector<PlanArg> normArgs = {io.y, io.z, args.normW, PlanArg::real(c.eps)};
   if (fp8)
     normArgs.push_back(PlanArg::real(w.outProj.inputScale));
-  launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
-         2 * actBytes + bytes(args.normW), normedBytes);
-
-  std::vector<PlanArg> outArgs = {io.normed, weightFor(args.outW, "out_proj", *outProj),
-                                  io.out, PlanArg::integer(rows)};
+  std::vector<PlanArg> outArgs = {weightFor(args.outW, "out_proj", *outProj), io.out,
+                                  PlanArg::integer(rows)};
+  int64_t inputBytes = normedBytes;
+  if (fold) {
+    // The prologue takes the norm's operands before out_proj's own.
+    outArgs.insert(outArgs.begin(), normArgs.begin(), normArgs.end());
+    inputBytes = 2 * actBytes + bytes(args.normW);
+  }
+  // A checked plan keeps the norm launch even when folded: its checks read
+  // the activation (the normed buffer), which the prologue keeps in registers
+  // and computes as gated_rmsnorm does.
+  if (!fold || options.perLayerActivations) {
+    normArgs.insert(normArgs.begin() + 3, {io.normed, PlanArg::integer(rows)});
+    ConstantValues normGeometry = {
+        {"width", I}, {"group_size", c.normGroupSize()}, {"fp8_out", fp8}};
+    if (io.zStride)
+      normGeometry["z_stride"] = io.zStride;
+    auto norm = kernel("gated_rmsnorm", normGeometry);
+    if (!norm)
+      return norm.takeError();
+    launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
+           2 * actBytes + bytes(args.normW), normedBytes);
+    if (!fold)
+      outArgs.insert(outArgs.begin(), io.normed);
+  }
   if (fp8)
     outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
   launch(w, "out_proj", "out_proj", *outProj,
          {llvm::divideCeilSigned(hidden, outProj->get("block_n")),
           llvm::divideCeilSigned(rows, outProj->get("block_m")), 1},
-         outArgs, normedBytes + bytes(args.outW), rows * hidden * 2,
+         outArgs, inputBytes + bytes(args.outW), rows * hidden * 2,
          /*specializedToWeights=*/true);
   return llvm::Error::success();
 }

@@ -11,6 +11,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <catch2/catch.hpp>
+
 #include <cstring>
 #include <vector>
 
@@ -78,6 +80,25 @@ inline std::string reportOf(const StepCheck &check) {
   llvm::raw_string_ostream os(report);
   check.print(os);
   return report;
+}
+
+/// The verdict of a decode check of `steps` carried steps at `rows` rows:
+/// every output checked and within its band, every projection band
+/// separating from its counterfactual, padding rows zero, the slots no row
+/// names byte-identical.
+inline void requireDecodeCheck(const StepCheck &check, int64_t steps, int64_t rows,
+                               int64_t hidden) {
+  INFO(reportOf(check));
+  CHECK(check.ok());
+  CHECK(check.outChecked == steps * rows * hidden);
+  for (const ProjectionCheck &p : check.projections) {
+    INFO(p.what);
+    CHECK(p.outside == 0);
+    CHECK(p.separates());
+  }
+  CHECK(check.outBad == 0);
+  CHECK(check.paddingNonZero == 0);
+  CHECK(check.untouchedSlotsDiffering == 0);
 }
 
 /// A packed batch of sequences of `lengths` tokens in `slots` (negative:
