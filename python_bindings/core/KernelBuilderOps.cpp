@@ -15,6 +15,9 @@ ValueId KernelBuilder::convert(ValueId v, DType type, const Location &loc) {
   CallScope call(state->values);                                                         \
   return state->add(expr)
 
+ValueId KernelBuilder::bitcast(const Operand &x, DType type) {
+  TILEJIT_FORWARD(tilejit::bitcast(call.operand(x), type));
+}
 ValueId KernelBuilder::programId(int axis, const Location &loc) {
   TILEJIT_FORWARD(tilejit::programId(axis, call.loc(loc)));
 }
@@ -106,6 +109,12 @@ ValueId KernelBuilder::binary(BinaryOp op, const Operand &x, const Operand &y) {
     return state->add(a & b);
   case BinaryOp::Or:
     return state->add(a | b);
+  case BinaryOp::Xor:
+    return state->add(a ^ b);
+  case BinaryOp::Shl:
+    return state->add(tilejit::shl(a, b));
+  case BinaryOp::Shr:
+    return state->add(tilejit::shr(a, b));
   case BinaryOp::Maximum:
     return state->add(tilejit::maximum(a, b));
   case BinaryOp::Minimum:

@@ -207,6 +207,8 @@ void bindValue(py::module_ &m) {
   bindOperator(value, "__mod__", "__rmod__", BinaryOp::Rem);
   bindOperator(value, "__and__", "__rand__", BinaryOp::And);
   bindOperator(value, "__or__", "__ror__", BinaryOp::Or);
+  bindOperator(value, "__xor__", "__rxor__", BinaryOp::Xor);
+  bindOperator(value, "__lshift__", "__rlshift__", BinaryOp::Shl);
   bindOperator(value, "__lt__", nullptr, BinaryOp::Lt);
   bindOperator(value, "__le__", nullptr, BinaryOp::Le);
   bindOperator(value, "__gt__", nullptr, BinaryOp::Gt);
@@ -265,6 +267,13 @@ void bindMathOps(py::module_ &m) {
         [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Maximum, a, c); });
   m.def("minimum",
         [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Minimum, a, c); });
+  // Logical, as the C++ builder's shr: Python's >> on a negative int is
+  // arithmetic, so the operator is not bound.
+  m.def("shr", [](py::handle a, py::handle c) { return binaryFn(BinaryOp::Shr, a, c); });
+  m.def("bitcast", [](py::handle x, DType t) {
+    auto b = kernelFor({x});
+    return wrap(b, b->bitcast(toOperand(b, x, callerLocation()), t));
+  });
   m.def("where", [](py::handle cond, py::handle a, py::handle c) {
     auto b = kernelFor({cond, a, c});
     Location loc = callerLocation();

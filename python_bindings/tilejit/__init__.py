@@ -11,7 +11,7 @@ from ._tilejit import (
     dtype, registered_kernels, build_registered,
     program_id, num_programs, arange, constant, full, zeros,
     broadcast_to, expand_dims, reshape, transpose,
-    maximum, minimum, where, fma, exp, log, log1p, sqrt, rsqrt, abs, silu, softplus,
+    maximum, minimum, shr, bitcast, where, fma, exp, log, log1p, sqrt, rsqrt, abs, silu, softplus,
     sum, max, min, cumsum, dot, make_view, load, store, for_range, if_then,
     wait_for_predecessors, launch_dependents, prefetch_l2,
     f32_to_bf16, bf16_to_f32, f32_to_e4m3, e4m3_to_f32,

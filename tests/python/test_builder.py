@@ -120,6 +120,27 @@ def test_cumsum_and_math(rng):
     assert_close(ys, want, 1e-5, 1e-5, 64)
 
 
+def test_bit_ops_xor_shifts_and_bitcast(rng):
+    # A hash of f32 bit patterns: y = shr(bits ^ (i << 7), 3), stored as i32.
+    k = tj.Kernel("hash")
+    x, y = k.ptr_param("x", tj.f32), k.ptr_param("y", tj.i32)
+    offs = tj.arange(0, 64)
+    bits = tj.bitcast(tj.load(x + offs), tj.i32)
+    mixed = bits ^ (offs << 7)
+    tj.store(y + offs, tj.shr(mixed, 3) ^ 0x5A5A)
+    module = k.finish()
+    xs = rng.standard_normal(64).astype(np.float32)  # half negative: the sign bit is set
+    ys = np.zeros(64, np.int32)
+    module.run(1, xs, ys)
+    u = xs.view(np.uint32) ^ (np.arange(64, dtype=np.uint32) << 7)
+    want = ((u >> 3) ^ 0x5A5A).view(np.int32)
+    assert (ys == want).all()
+    # shr is logical: an arithmetic shift would keep the sign bits of the
+    # negative patterns, which these inputs have.
+    arithmetic = (u.view(np.int32) >> 3) ^ 0x5A5A
+    assert (ys != arithmetic).sum() == (xs < 0).sum() > 0
+
+
 def test_values_report_shape_and_dtype():
     k = tj.Kernel("shapes")
     x = k.ptr_param("x", tj.f16)

@@ -51,6 +51,9 @@ enum class BinaryOp {
   Ne,
   And,
   Or,
+  Xor,
+  Shl, ///< left shift
+  Shr, ///< logical right shift (zeros shift in), as the C++ builder's shr
   Maximum,
   Minimum
 };
@@ -101,6 +104,8 @@ public:
   ValueId reshape(const Operand &x, const std::vector<int64_t> &shape);
   ValueId transpose(const Operand &x, const std::vector<int32_t> &order);
   ValueId unary(UnaryOp op, const Operand &x);
+  /// x's bits read as `type`, of the same width (f32 <-> i32, bf16 / f16 <-> i16).
+  ValueId bitcast(const Operand &x, DType type);
   ValueId binary(BinaryOp op, const Operand &a, const Operand &b);
   ValueId where(const Operand &cond, const Operand &a, const Operand &b);
   ValueId fma(const Operand &a, const Operand &b, const Operand &c);
