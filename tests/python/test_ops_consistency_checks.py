@@ -87,6 +87,30 @@ def test_ssu_cu_seqlens_outside_the_rows(cu, bad, text):
             assert torch.equal(state[s], before[s])
 
 
+@pytest.mark.skipif(DEV.type != "cuda", reason="streams exist on the GPU only")
+def test_check_errors_waits_for_an_op_on_another_stream():
+    # The failing call runs on a side stream held back by a sleep kernel:
+    # check_errors() on the default stream must still see its word (a read
+    # that waits only for the current stream finds 0 and raises nothing).
+    gen = torch.Generator().manual_seed(3202)
+    ops.check_errors()
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    x, dt, B, C, out = (guarded(gen, *shape)[0] for shape in (
+        (3, HEADS, HEAD_DIM), (3, HEADS), (3, 1, DSTATE), (3, 1, DSTATE),
+        (3, HEADS, HEAD_DIM)))
+    state = guarded(gen, SLOTS, HEADS, HEAD_DIM, DSTATE)[0]
+    A = -torch.rand(HEADS, generator=gen).to(DEV)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # about 0.1 s at 2 GHz
+        ops.selective_state_update(state, x, dt, A, B, C, dt_softplus=True, out=out,
+                                   state_batch_indices=ints([1, 2]),
+                                   cu_seqlens=ints([0, 2, 5]))
+    got = refusal(lambda: None)  # check_errors() on the default stream
+    assert got and "cu_seqlens[1] .. cu_seqlens[2]" in got, got
+
+
 def test_ssu_spec_sequence_longer_than_the_table():
     gen = torch.Generator().manual_seed(3202)
     # Sequence 0 has 3 draft tokens, the tables 2 columns: its third dst

@@ -120,12 +120,19 @@ def describe(word):
 def check_errors(device=None):
     """Raises the ArgumentError a failed device-side check recorded on
     `device` (None: every device an op has run on), and clears it. Reads the
-    word on the host: on the GPU, a synchronization of the current stream."""
+    word on the host: on the GPU, a synchronization of the whole device, since
+    the ops that may have written it ran on any of its streams."""
+    _read_errors(device, whole_device=True)
+
+
+def _read_errors(device, whole_device):
     keys = [_indexed(device)] if device is not None else list(_words)
     for key in keys:
         word_tensor = _words.get(key)
         if word_tensor is None:
             continue
+        if whole_device and word_tensor.is_cuda:
+            torch.cuda.synchronize(word_tensor.device)
         word = int(word_tensor.item())
         if word:
             word_tensor.zero_()
@@ -138,4 +145,5 @@ def after(op, device):
     _recording.note_after(op, device)
     if device.type == "cpu" or (_mode == "sync" and
                                 not torch.cuda.is_current_stream_capturing()):
-        check_errors(device)
+        # The op ran on the current stream, which .item() waits for.
+        _read_errors(device, whole_device=False)
