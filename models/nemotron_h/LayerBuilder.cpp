@@ -126,8 +126,8 @@ ConstantValues directTiles(int64_t rows) {
           {"split_k", 4}, {"warps", 4},    {"loads_in_flight", 4}};
 }
 
-/// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
-/// few rows (directProjection), 16-row tiles from 16 rows, else the GEMV.
+} // namespace
+
 ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8) {
   if (chunkedProjection(overrides, "out_proj"))
     return chunkedTiles(rows, 4, fp8);
@@ -147,6 +147,8 @@ ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bo
     tiles["block_k"] = 256;
   return tiles;
 }
+
+namespace {
 
 /// Whether the caller asks out_proj to fold the gated norm in
 /// (`norm_prologue`, NormPrologue.h): off by default until the H200 has
@@ -425,24 +427,3 @@ bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool f
 }
 
 } // namespace tilejit::models::detail
-
-namespace tilejit::models {
-
-llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
-                                              const PlanOptions &options, int64_t rows,
-                                              ConstantValues geometry) {
-  using namespace detail;
-  const int64_t inner = geometry.at("inner"), outCols = geometry.at("hidden");
-  const bool fp8 = geometry.at("fp8") != 0;
-  // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
-  // (fewer columns than its inner dimension) from kDecodeOutGemmRows.
-  const bool gemm = decodeGemm(options, rows, inner, fp8)
-                        ? rows >= kDecodeOutGemmRows || outCols > inner
-                        : rows >= 64;
-  ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, inner)
-                              : decodeOutTiles(options.overrides, rows, fp8);
-  return planKernel(registry, options.overrides, "out_proj",
-                    with(std::move(geometry), tiles), options.tuned);
-}
-
-} // namespace tilejit::models

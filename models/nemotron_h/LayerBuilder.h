@@ -111,6 +111,9 @@ void addSsmStateConstants(const SsmStateOptions &state, ConstantValues &geometry
 /// From this many rows on decode's out_proj runs as the prefill GEMM too.
 constexpr int64_t kDecodeOutGemmRows = 256;
 
+/// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
+/// few rows, 16-row tiles from 16 rows, else the GEMV.
+ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8);
 /// Whether gemmTiles gives the TMA producer tiles.
 bool producerTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner);
 /// Tensor-core GEMM tiles of the prefill projections (LayerBuilder.cpp).

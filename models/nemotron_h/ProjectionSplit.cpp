@@ -1,6 +1,6 @@
 // Split-K for decode's GEMM projections (out_proj's k_splits,
-// docs/decode-projections.md#split-k): how many splits a launch takes, and the
-// launches of a linear, split or not.
+// docs/decode-projections.md#split-k): how many splits a launch takes, the
+// launches of a linear, split or not, and tilejit.ops' projection tiles.
 #include "LayerBuilder.h"
 
 #include "llvm/Support/MathExtras.h"
@@ -97,3 +97,35 @@ llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef 
 }
 
 } // namespace tilejit::models::detail
+
+namespace tilejit::models {
+
+llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
+                                              const PlanOptions &options, int64_t rows,
+                                              ConstantValues geometry) {
+  using namespace detail;
+  const int64_t inner = geometry.at("inner"), outCols = geometry.at("hidden");
+  const bool fp8 = geometry.at("fp8") != 0;
+  // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
+  // (fewer columns than its inner dimension) from kDecodeOutGemmRows; with
+  // the wgmma tiles from 17 rows on a split GEMM wherever decodeKSplits
+  // splits, or at the caller's k_splits > 1 in `geometry` on any arch.
+  ConstantValues gemmTileSet = gemmTiles(fp8, options.arch, inner);
+  const bool wgmma =
+      producerTiles(fp8, options.arch, inner) && options.arch->capabilities().wgmma;
+  int64_t splits = geometry.count("k_splits") ? geometry.at("k_splits") : 1;
+  if (!geometry.count("k_splits") && wgmma && rows > 16)
+    splits = decodeKSplits(options, gemmTileSet, rows, outCols, inner,
+                           outCols * inner * (fp8 ? 1 : 2));
+  const bool gemm = decodeGemm(options, rows, inner, fp8)
+                        ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1
+                        : rows >= 64 || splits > 1;
+  gemmTileSet["k_splits"] = splits;
+  ConstantValues tiles =
+      gemm ? gemmTileSet : decodeOutTiles(options.overrides, rows, fp8);
+  geometry.insert(tiles.begin(), tiles.end());
+  return planKernel(registry, options.overrides, "out_proj", std::move(geometry),
+                    options.tuned);
+}
+
+} // namespace tilejit::models
