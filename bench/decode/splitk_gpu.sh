@@ -13,7 +13,8 @@
 # Then tilejit.ops' W8A8 linear beside quant + torch._scaled_mm at M = 1, 8,
 # 64, 256, 8192 (bench/ops_vllm_bench.py), planned and with
 # TILEJIT_FP8_K_SPLITS=1 (unsplit). SANITIZE=1 adds compute-sanitizer
-# racecheck over a checked split step (B = 64).
+# racecheck over a checked split step (B = 64). PARTS (default "decode ops")
+# picks the halves, to fit a call's time.
 # Logs under OUT/splitk-*.log. Usage: splitk_gpu.sh TILEJIT OUT [PYTHON]
 set -u
 tj=$1 out=$2 py=${3:-python3}
@@ -31,16 +32,20 @@ run() { # name batch args...
     "$(tail -n 1 "$out/splitk-$name.log")"
   grep -E '^kernel +(out_proj|split_k_sum|in_proj_conv) ' "$out/splitk-$name.log" | sed 's/^/   /'
 }
+parts=" ${PARTS:-decode ops} "
 m64=(--set out_proj.block_m=64 --set out_proj.block_n=128 --set out_proj.warps=4)
-run off-8 8 --set out_proj.k_splits=1
-run s4-8 8 --set out_proj.k_splits=4
-run m64-s4-8 8 --set out_proj.k_splits=4 "${m64[@]}"
-run off-64 64 --set out_proj.k_splits=1
-run plan-64 64
-run s8-64 64 --set out_proj.k_splits=8
-run off-256 256 --set out_proj.k_splits=1
-run plan-256 256
+if [[ $parts == *" decode "* ]]; then
+  run off-8 8 --set out_proj.k_splits=1
+  run s4-8 8 --set out_proj.k_splits=4
+  run m64-s4-8 8 --set out_proj.k_splits=4 "${m64[@]}"
+  run off-64 64 --set out_proj.k_splits=1
+  run plan-64 64
+  run s8-64 64 --set out_proj.k_splits=8
+  run off-256 256 --set out_proj.k_splits=1
+  run plan-256 256
+fi
 for splits in planned 1; do
+  [[ $parts == *" ops "* ]] || break
   start=$(date +%s)
   if [ "$splits" = planned ]; then
     timeout 150 "$py" "$here/../ops_vllm_bench.py" --only w8a8_ >"$out/splitk-ops-$splits.log" 2>&1
