@@ -1,7 +1,11 @@
 // Split-K projections (out_proj's k_splits, split_k_sum) in decode plans on
 // the interpreter: carried steps against the sequential f64 reference with the
-// R1 bands, the same bits on every run, and a dropped partial caught.
+// R1 bands, the same bits on every run, and a dropped partial caught; the
+// GPU-against-interpreter comparison of a split plan on the fake device.
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/nemotron_h/Check.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/runtime/Jit.h"
 
 #include "ModelTestSupport.h"
 
@@ -91,4 +95,47 @@ TEST_CASE("split-K projections give the same bits on every run; a dropped partia
                                 [&](HostBuffers &b) { return runner.run(dropped, b); });
   REQUIRE(bool(check));
   CHECK_FALSE(check->ok());
+}
+
+TEST_CASE("the GPU-against-interpreter comparison holds a split e4m3 wgmma GEMM at its "
+          "split_k_sum, on the fake device",
+          "[e2e][decode][jit]") {
+  // Rows of 208 e4m3 bytes start on 16 bytes: on sm_90a the FP8 projections are
+  // wgmma producer GEMMs with reduced sums, whose partials no band covers. The
+  // fake device runs no kernel, so the comparison must get through the plan,
+  // band the sums' outputs and say FAIL.
+  NemotronHConfig c = smallConfig();
+  c.hiddenSize = 208;
+  const std::vector<MambaLayerWeights> layers = mixedProjectionLayers(c);
+  PlanOptions options{splitOverrides(2), nullptr, true};
+  options.arch = llvm::cantFail(Arch::parse("sm_90a"));
+  auto plan = planDecodeStep(modelRegistry(), c, layers, 3, 6, options);
+  REQUIRE(bool(plan));
+  auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment();
+  REQUIRE(bool(runtimeOptions));
+  runtimeOptions->useDiskCache = false;
+  auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
+                                         JitCompiler::fromEnvironment(),
+                                         std::move(*runtimeOptions));
+  REQUIRE(bool(jit));
+  std::string log;
+  llvm::raw_string_ostream os(log);
+  auto gpu = GpuRunner::create(**jit, modelRegistry(), *plan, os);
+  INFO((gpu ? log : llvm::toString(gpu.takeError())));
+  REQUIRE(bool(gpu));
+  int64_t reducedSplits = 0;
+  for (size_t i = 0; i < plan->launches.size(); ++i)
+    reducedSplits += plan->launches[i].kernel == "out_proj" &&
+                     (*gpu)->launchSums(i) == runtime::SumPrecision::Reduced;
+  CHECK(reducedSplits == 2); // layer 0's in_proj, layer 1's out_proj
+  InterpreterRunner interpreter(modelRegistry());
+  auto compared = compareWithInterpreter(
+      **gpu, interpreter, randomStepBuffers(*plan, randomDecodeSlots(3, 6, 5), 41));
+  INFO((compared ? "" : llvm::toString(compared.takeError())));
+  REQUIRE(bool(compared));
+  CHECK_FALSE(compared->ok());
+  int64_t atSums = 0;
+  for (const ProjectionCheck &p : compared->projections)
+    atSums += llvm::StringRef(p.what).contains("_sum on the");
+  CHECK(atSums == 4); // the GPU's and the interpreter's, per reduced split GEMM
 }
