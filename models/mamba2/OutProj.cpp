@@ -6,6 +6,8 @@
 // `out_f32` stores y in f32 instead, and `scale_ptr` reads s_x and s_w from two
 // one-element f32 tensors (tilejit.ops' scaled_mm, torch._scaled_mm's form).
 // `norm_prologue` folds the gated norm into the GEMVs (NormPrologue.h).
+// `k_splits` S > 1 divides the tensor-core tiles' K over S programs, each
+// storing its unscaled f32 partial for split_k_sum (SplitKSum.cpp) to reduce.
 #include "NormPrologue.h"
 #include "Parts.h"
 #include "Registration.h"
@@ -27,18 +29,25 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     a = k.ptrParam("a", type, {"rows", inner});               // [rows, inner]
   Value weight = k.ptrParam("weight", type, {hidden, inner}); // [hidden, inner]
   const DType outType = spec.get("out_f32") ? DType::F32 : DType::BF16;
-  Value out = k.ptrParam("out", outType, {"rows", hidden}); // [rows, hidden]
+  const int64_t splits = spec.get("k_splits");
+  // [rows, hidden], or with splits the partials [splits, rows, hidden]
+  Value out = splits > 1 ? k.ptrParam("partials", DType::F32, {splits, "rows", hidden})
+                         : k.ptrParam("out", outType, {"rows", hidden});
   Value rows = k.scalarParam("rows", DType::I32);
   std::optional<Value> scaleA, scaleB, outputScale;
-  if (fp8 && spec.get("scale_ptr")) {
+  const bool scaled = fp8 && splits == 1; // else split_k_sum scales the sum
+  if (scaled && spec.get("scale_ptr")) {
     scaleA = k.ptrParam("scale_a", DType::F32, {1});
     scaleB = k.ptrParam("scale_b", DType::F32, {1});
-  } else if (fp8) {
+  } else if (scaled) {
     outputScale = k.scalarParam("output_scale", DType::F32); // s_x * s_w
   }
   const int64_t bm = spec.get("block_m");
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
-  Value n0 = programId(0) * bn, m0 = programId(1) * bm;
+  // With splits grid axis 1 holds the row tiles times the splits (split
+  // fastest); the default builds no split arithmetic.
+  Value n0 = programId(0) * bn;
+  Value m0 = (splits > 1 ? programId(1) / splits : programId(1)) * bm;
   // As in_proj_conv (with `prefetch`, the first row of programs prefetches
   // its weight rows). The TMA and persistent forms never wait: their passes
   // restructure the body.
@@ -77,7 +86,17 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     config.persistent = spec.get("persistent");
     k.setConfig(config);
     View aView = makeView(a, {rows, inner}, {inner, 1});
-    acc = forRange(0, inner, bk, {zeros({bm, bn}, DType::F32)},
+    Operand kBegin = 0, kEnd = inner;
+    if (splits > 1) {
+      // Every split takes as many K steps, so that the persistent walk's
+      // rings advance by the same count per tile; steps past K load zeros
+      // (masked, or TMA's fill).
+      const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
+      Value k0 = programId(1) % splits * span;
+      kBegin = k0;
+      kEnd = k0 + span;
+    }
+    acc = forRange(kBegin, kEnd, bk, {zeros({bm, bn}, DType::F32)},
                    [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
                      Value w = transpose(load(weightView, {n0, kk}, {bn, bk}), {1, 0});
                      return {dot(load(aView, {m0, kk}, {bm, bk}), w, carried[0])};
@@ -88,7 +107,12 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     outputScale = load(*scaleA) * load(*scaleB);
   if (outputScale)
     acc = acc * *outputScale;
-  store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
+  if (splits > 1)
+    store(makeView(out + programId(1) % splits * rows * hidden, {rows, hidden},
+                   {hidden, 1}),
+          {m0, n0}, acc);
+  else
+    store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
 }
 
 KernelDef outProjKernel() {
@@ -131,6 +155,12 @@ KernelDef outProjKernel() {
         R::between(0, 64)},
        projectionChunked(),
        projectionPacked(),
+       {"k_splits",
+        1,
+        "tensor-core tiles: S > 1 programs each sum 1/S of K into f32 partials "
+        "[S, rows, hidden] (grid axis 1: row tiles x S), reduced by split_k_sum",
+        {},
+        R::between(1, 64)},
        dependent(2),
        prefetch()},
       buildOutProj,
@@ -141,6 +171,17 @@ KernelDef outProjKernel() {
     def.constants.push_back(std::move(c));
   for (ConstantRule &r : NormPrologue::rules())
     def.rules.push_back(std::move(r));
+  def.rules.push_back(
+      {"k_splits > 1 takes the tensor-core tiles (block_m >= 16, "
+       "chunked, direct and norm_prologue 0) and at most the K steps, "
+       "ceil(inner / block_k)",
+       {"k_splits", "block_m", "chunked", "direct", "norm_prologue", "inner", "block_k"},
+       [](const Specialization &s) {
+         return s.get("k_splits") == 1 ||
+                (s.get("block_m") >= 16 && !s.get("chunked") && !s.get("direct") &&
+                 !s.get("norm_prologue") &&
+                 s.get("k_splits") <= llvm::divideCeil(s.get("inner"), s.get("block_k")));
+       }});
   return def;
 }
 

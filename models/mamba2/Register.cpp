@@ -193,7 +193,8 @@ std::vector<ConstantRule> projectionRules(llvm::StringRef inner) {
 
 llvm::Error registerModelKernels(KernelRegistry &registry) {
   std::vector<KernelDef> defs = {gatedRmsNormKernel(), quantizeE4m3Kernel(),
-                                 inProjConvKernel(), ssmUpdateKernel(), outProjKernel()};
+                                 inProjConvKernel(),   ssmUpdateKernel(),
+                                 outProjKernel(),      splitKSumKernel()};
   for (KernelDef &def : ssdKernels())
     defs.push_back(std::move(def));
   for (KernelDef def : {ssdStatePassKernel(), convPrefillKernel(), checkVarlenKernel(),

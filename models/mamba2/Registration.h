@@ -72,6 +72,7 @@ KernelDef quantizeE4m3Kernel();
 KernelDef inProjConvKernel();
 KernelDef ssmUpdateKernel();
 KernelDef outProjKernel();
+KernelDef splitKSumKernel();
 /// ssd_prefill and ssd_span_state: one chunk loop, the same constants.
 std::vector<KernelDef> ssdKernels();
 KernelDef ssdStatePassKernel();

@@ -14,7 +14,9 @@ namespace {
 
 /// A GEMM launch of the `out_proj` kernel (args: a, weight, out, rows[,
 /// scale]) as the operands of a linear: the weight copied into a Projection
-/// whose scale is the launch's output scale.
+/// whose scale is the launch's output scale. A split one (k_splits > 1, args
+/// a, weight, partials, rows) is the linear its split_k_sum `sum` (args
+/// partials, out, rows[, scale]) completes.
 struct GemmLaunch {
   Projection projection;
   LinearOperands ops;
@@ -23,7 +25,7 @@ struct GemmLaunch {
 };
 
 llvm::Expected<GemmLaunch> gemmOf(const StepPlan &plan, const PlannedLaunch &launch,
-                                  const HostBuffers &inputs) {
+                                  const PlannedLaunch &sum, const HostBuffers &inputs) {
   if (launch.kernel != "out_proj")
     return llvm::createStringError(llvm::formatv(
         "compare: layer {0} {1} ({2}) has reduced sums, but only the out_proj kernel's "
@@ -31,7 +33,8 @@ llvm::Expected<GemmLaunch> gemmOf(const StepPlan &plan, const PlannedLaunch &lau
         launch.layer, launch.role, launch.kernel));
   GemmLaunch g;
   const PlanBuffer &weight = plan.buffers.at(launch.args[1].buffer);
-  g.output = launch.args[2].buffer;
+  const PlannedLaunch &epilogue = launch.spec.get("k_splits") > 1 ? sum : launch;
+  g.output = epilogue.args[epilogue.kernel == "out_proj" ? 2 : 1].buffer;
   g.columns = weight.shape[0];
   const int64_t k = weight.shape[1];
   g.rows = launch.args[3].intValue;
@@ -40,7 +43,7 @@ llvm::Expected<GemmLaunch> gemmOf(const StepPlan &plan, const PlannedLaunch &lau
     g.projection.fp8Weight = Tensor<uint8_t>({g.columns, k});
     std::memcpy(g.projection.fp8Weight.data.data(), weight.hostWeight.data(),
                 weight.hostWeight.size());
-    g.projection.weightScale = float(launch.args[4].floatValue); // s_x * s_w
+    g.projection.weightScale = float(epilogue.args.back().floatValue); // s_x * s_w
     g.ops.codes = Tensor<uint8_t>({g.rows, k});
     std::memcpy(g.ops.codes.data.data(), inputs.at(launch.args[0].buffer).data(),
                 g.ops.codes.data.size());
@@ -90,6 +93,7 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
   if (auto err = gpu.upload(buffers))
     return std::move(err);
   BackendComparison result;
+  std::optional<size_t> splitGemm;
   for (size_t i = 0; i < plan.launches.size(); ++i) {
     const PlannedLaunch &launch = plan.launches[i];
     HostBuffers cpu = buffers; // what the GPU held before this launch
@@ -100,9 +104,20 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
     if (auto err = interpreter.runLaunch(plan, i, cpu))
       return std::move(err);
     const bool reduced = gpu.launchSums(i) == runtime::SumPrecision::Reduced;
+    // A split GEMM's partials carry the reduced sums: its band is held at
+    // its split_k_sum, which the interpreter then runs on the same partials.
+    if (reduced && launch.spec.get("k_splits") > 1) {
+      splitGemm = i;
+      continue;
+    }
+    // After a split GEMM both sides sum the GPU's partials: the same bits,
+    // and the reduced sums' band.
+    const bool split = splitGemm.has_value();
     std::optional<GemmLaunch> gemm;
-    if (reduced) {
-      auto g = gemmOf(plan, launch, cpu);
+    if (reduced || split) {
+      const PlannedLaunch &gemmLaunch = plan.launches[splitGemm.value_or(i)];
+      splitGemm.reset();
+      auto g = gemmOf(plan, gemmLaunch, launch, cpu);
       if (!g)
         return g.takeError();
       gemm.emplace(std::move(*g));
@@ -113,16 +128,16 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
           checkProjection(what + " on the GPU", gemm->ops, {},
                           rowsOf(buffers.at(gemm->output), gemm->rows, gemm->columns),
                           none, runtime::SumPrecision::Reduced));
-      result.projections.push_back(
-          checkProjection(what + " on the interpreter", gemm->ops, {},
-                          rowsOf(cpu.at(gemm->output), gemm->rows, gemm->columns), none,
-                          runtime::SumPrecision::Exact));
+      result.projections.push_back(checkProjection(
+          what + " on the interpreter", gemm->ops, {},
+          rowsOf(cpu.at(gemm->output), gemm->rows, gemm->columns), none,
+          split ? runtime::SumPrecision::Reduced : runtime::SumPrecision::Exact));
     }
     for (const auto &[name, bytes] : buffers) {
       const std::vector<uint8_t> &theirs = cpu.at(name);
       // The buffers the launch binds (inputs are the same bytes on both
       // sides); a reduced GEMM's output is held to the f64 of its codes above.
-      if (gemm && name == gemm->output)
+      if (gemm && !split && name == gemm->output)
         continue;
       const bool bound =
           launch.args.end() !=

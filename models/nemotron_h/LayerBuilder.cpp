@@ -18,6 +18,8 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
   return p.isFP8 ? asBytes(p.fp8Weight) : asBytes(p.bf16Weight);
 }
 
+} // namespace
+
 /// Tensor-core GEMM tiles of the prefill projections (M = tokens), half the K
 /// step for bf16, by the arch's pipeline and its device's shared memory:
 /// - TMA and wgmma (sm_90a): persistent 128 x 256 tiles fed by a TMA producer
@@ -36,7 +38,6 @@ llvm::ArrayRef<uint8_t> projectionBytes(const Projection &p) {
 /// - elsewhere, and where rows of `inner` elements do not start on 16 bytes
 ///   (which TMA needs; a checkpoint's reduced K need not), 64 x 128, 4 warps,
 ///   3 stages of cp.async (72 KiB: within GB10's 99 KiB per program).
-/// Whether gemmTiles gives the TMA producer tiles.
 bool producerTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner) {
   return arch && arch->capabilities().tma && (inner * (fp8 ? 1 : 2)) % 16 == 0;
 }
@@ -66,6 +67,8 @@ ConstantValues gemmTiles(bool fp8, const std::optional<Arch> &arch, int64_t inne
           {"warps", 4},
           {"stages", 3}};
 }
+
+namespace {
 
 /// Whether the decode projection `kernel` runs on tensor cores with its
 /// operands loaded straight into fragments (`direct`): the caller's override
@@ -123,8 +126,8 @@ ConstantValues directTiles(int64_t rows) {
           {"split_k", 4}, {"warps", 4},    {"loads_in_flight", 4}};
 }
 
-/// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
-/// few rows (directProjection), 16-row tiles from 16 rows, else the GEMV.
+} // namespace
+
 ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8) {
   if (chunkedProjection(overrides, "out_proj"))
     return chunkedTiles(rows, 4, fp8);
@@ -144,6 +147,8 @@ ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bo
     tiles["block_k"] = 256;
   return tiles;
 }
+
+namespace {
 
 /// Whether the caller asks out_proj to fold the gated norm in
 /// (`norm_prologue`, NormPrologue.h): off by default until the H200 has
@@ -256,7 +261,7 @@ void LayerBuilder::launch(const MambaLayerWeights &w, llvm::StringRef role,
                           bool specializedToWeights) {
   PlannedLaunch l{kernelName.str(), spec, grid, std::move(args), w.layer, role.str()};
   const bool fp8 =
-      role == "out_proj" || role == "norm" ? w.outProj.isFP8 : w.inProj.isFP8;
+      role.starts_with("out_proj") || role == "norm" ? w.outProj.isFP8 : w.inProj.isFP8;
   l.variant = fp8 ? "fp8 layer" : "bf16 layer";
   l.weightSlot = specializedToWeights ? w.layer : -1;
   l.bytesRead = bytesRead;
@@ -265,17 +270,17 @@ void LayerBuilder::launch(const MambaLayerWeights &w, llvm::StringRef role,
 }
 
 llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerArgs &args,
-                                        const PlanArg &in, const PlanArg &zxbcdt) {
+                                        const PlanArg &in, const PlanArg &zxbcdt,
+                                        bool decode) {
   const bool fp8 = w.inProj.isFP8;
   const int64_t hidden = c.hiddenSize, outCols = c.inProjRows();
   auto inProj =
       kernel("out_proj", with({{"inner", hidden}, {"hidden", outCols}, {"fp8", fp8}},
-                              gemmTiles(fp8, options.arch, hidden)));
+                              linearTiles(fp8, outCols, hidden, decode)));
   if (!inProj)
     return inProj.takeError();
-  const PlanArg count = PlanArg::integer(rows);
   PlanArg gemmInput = in;
-  std::vector<PlanArg> inExtra;
+  std::optional<PlanArg> scale;
   if (fp8) {
     auto quant = kernel("quantize_e4m3", {{"width", hidden}});
     if (!quant)
@@ -283,19 +288,13 @@ llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerA
     PlanArg quantized = intermediate(w.layer, "act_q", Type::F8E4M3, {rows, hidden});
     launch(w, "quant", "quantize_e4m3", *quant,
            {llvm::divideCeilSigned(hidden, quant->get("block")), rows, 1},
-           {in, quantized, count, PlanArg::real(w.inProj.inputScale)}, rows * hidden * 2,
-           rows * hidden);
+           {in, quantized, PlanArg::integer(rows), PlanArg::real(w.inProj.inputScale)},
+           rows * hidden * 2, rows * hidden);
     gemmInput = quantized;
-    inExtra.push_back(PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale));
+    scale = PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale);
   }
-  std::vector<PlanArg> inArgs = {gemmInput, args.inW, zxbcdt, count};
-  inArgs.insert(inArgs.end(), inExtra.begin(), inExtra.end());
-  launch(w, "in_proj", "out_proj", *inProj,
-         {llvm::divideCeilSigned(outCols, inProj->get("block_n")),
-          llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
-         inArgs, rows * hidden * (fp8 ? 1 : 2) + bytes(args.inW), rows * outCols * 2,
-         /*specializedToWeights=*/true);
-  return llvm::Error::success();
+  return addLinear(w, "in_proj", *inProj, gemmInput, args.inW, zxbcdt, scale, outCols,
+                   rows * hidden * (fp8 ? 1 : 2) + bytes(args.inW));
 }
 
 /// One row streams the weight as a GEMV; a few rows on read it once with direct
@@ -346,10 +345,10 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
 
 llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
                                             const LayerArgs &args, const LayerIO &io,
-                                            bool gemm) {
+                                            bool gemm, bool decode) {
   const bool fp8 = w.outProj.isFP8;
   const int64_t I = c.intermediate(), hidden = c.hiddenSize;
-  ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, I)
+  ConstantValues tiles = gemm ? linearTiles(fp8, hidden, I, decode)
                               : decodeOutTiles(options.overrides, rows, fp8);
   const bool fold = !gemm && foldsNorm(options.overrides) && gemvTiles(tiles);
   if (fold) {
@@ -371,14 +370,17 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
   std::vector<PlanArg> normArgs = {io.y, io.z, args.normW, PlanArg::real(c.eps)};
   if (fp8)
     normArgs.push_back(PlanArg::real(w.outProj.inputScale));
-  std::vector<PlanArg> outArgs = {weightFor(args.outW, "out_proj", *outProj), io.out,
-                                  PlanArg::integer(rows)};
-  int64_t inputBytes = normedBytes;
-  if (fold) {
-    // The prologue takes the norm's operands before out_proj's own.
-    outArgs.insert(outArgs.begin(), normArgs.begin(), normArgs.end());
-    inputBytes = 2 * actBytes + bytes(args.normW);
-  }
+  const PlanArg weight = weightFor(args.outW, "out_proj", *outProj);
+  std::optional<PlanArg> scale;
+  if (fp8)
+    scale = PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale);
+  // The prologue takes the norm's operands before out_proj's own.
+  std::vector<PlanArg> foldArgs = normArgs;
+  llvm::append_range(foldArgs,
+                     std::vector<PlanArg>{weight, io.out, PlanArg::integer(rows)});
+  if (scale)
+    foldArgs.push_back(*scale);
+  const int64_t inputBytes = fold ? 2 * actBytes + bytes(args.normW) : normedBytes;
   // A checked plan keeps the norm launch even when folded: its checks read
   // the activation (the normed buffer), which the prologue keeps in registers
   // and computes as gated_rmsnorm does.
@@ -393,15 +395,14 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
       return norm.takeError();
     launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
            2 * actBytes + bytes(args.normW), normedBytes);
-    if (!fold)
-      outArgs.insert(outArgs.begin(), io.normed);
   }
-  if (fp8)
-    outArgs.push_back(PlanArg::real(float(w.outProj.inputScale) * w.outProj.weightScale));
+  if (!fold)
+    return addLinear(w, "out_proj", *outProj, io.normed, weight, io.out, scale, hidden,
+                     inputBytes + bytes(args.outW));
   launch(w, "out_proj", "out_proj", *outProj,
          {llvm::divideCeilSigned(hidden, outProj->get("block_n")),
           llvm::divideCeilSigned(rows, outProj->get("block_m")), 1},
-         outArgs, inputBytes + bytes(args.outW), rows * hidden * 2,
+         std::move(foldArgs), inputBytes + bytes(args.outW), rows * hidden * 2,
          /*specializedToWeights=*/true);
   return llvm::Error::success();
 }
@@ -416,29 +417,13 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
 /// (docs/journal/2026-12-02.md, "Decode from 64 rows on the GEMM").
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
   constexpr int64_t kDecodeGemmRows = 64;
-  return rows >= kDecodeGemmRows && !options.overrides.count("in_proj_conv") &&
-         producerTiles(fp8, options.arch, hidden) && options.arch->capabilities().wgmma;
+  if (options.overrides.count("in_proj_conv"))
+    return false;
+  // The caller's split (out_proj.k_splits > 1) takes the GEMM at any batch,
+  // on any arch's gemmTiles.
+  return kSplitsOverride(options.overrides) > 1 ||
+         (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden) &&
+          options.arch->capabilities().wgmma);
 }
 
 } // namespace tilejit::models::detail
-
-namespace tilejit::models {
-
-llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
-                                              const PlanOptions &options, int64_t rows,
-                                              ConstantValues geometry) {
-  using namespace detail;
-  const int64_t inner = geometry.at("inner"), outCols = geometry.at("hidden");
-  const bool fp8 = geometry.at("fp8") != 0;
-  // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
-  // (fewer columns than its inner dimension) from kDecodeOutGemmRows.
-  const bool gemm = decodeGemm(options, rows, inner, fp8)
-                        ? rows >= kDecodeOutGemmRows || outCols > inner
-                        : rows >= 64;
-  ConstantValues tiles = gemm ? gemmTiles(fp8, options.arch, inner)
-                              : decodeOutTiles(options.overrides, rows, fp8);
-  return planKernel(registry, options.overrides, "out_proj",
-                    with(std::move(geometry), tiles), options.tuned);
-}
-
-} // namespace tilejit::models

@@ -58,12 +58,25 @@ public:
     return int64_t(plan.buffers.at(arg.buffer).bytes);
   }
 
+  /// gemmTiles for a linear of `columns` x `inner`, with decodeKSplits in
+  /// decode (`decode`; prefill's tiles are many).
+  ConstantValues linearTiles(bool fp8, int64_t columns, int64_t inner, bool decode) const;
+  /// The out_proj kernel built with `spec` as the linear `out` = `input` x
+  /// `weight`^T of `columns` outputs (`scale`: s_x * s_w for e4m3, none for
+  /// bf16), reading `bytesRead`: one launch, or with k_splits > 1 out_proj
+  /// into f32 partials [k_splits, rows, columns] (a buffer per role) and
+  /// split_k_sum into `out`.
+  llvm::Error addLinear(const MambaLayerWeights &w, llvm::StringRef role,
+                        const Specialization &spec, const PlanArg &input,
+                        const PlanArg &weight, const PlanArg &out,
+                        std::optional<PlanArg> scale, int64_t columns, int64_t bytesRead);
+
   /// in_proj as prefill runs it, for `rows` rows: R1 (the static quant,
   /// then the e4m3 GEMM) or R1b, into `zxbcdt` [rows, z | xBC | dt]; the
   /// split (R2) is the column offsets the next kernels read at. The GEMM is
   /// the out_proj kernel at these dimensions, on the prefill GEMM tiles.
   llvm::Error addInProjGemm(const MambaLayerWeights &w, const LayerArgs &args,
-                            const PlanArg &in, const PlanArg &zxbcdt);
+                            const PlanArg &in, const PlanArg &zxbcdt, bool decode);
   /// Decode's fused in_proj_conv for `rows` rows: R1 or R1b, the split, and
   /// the conv update on the xBC columns, writing `io.z`, `xBC` and `dt`.
   llvm::Error addInProjConv(const MambaLayerWeights &w, const LayerArgs &args,
@@ -73,7 +86,7 @@ public:
   /// out_proj input scale before an FP8 out_proj), then out_proj into
   /// `io.out`: the tail both modes share. `gemm`: prefill's tensor-core tiles.
   llvm::Error addNormAndOutProj(const MambaLayerWeights &w, const LayerArgs &args,
-                                const LayerIO &io, bool gemm);
+                                const LayerIO &io, bool gemm, bool decode);
 
 private:
   StepPlan &plan;
@@ -97,6 +110,30 @@ void addSsmStateConstants(const SsmStateOptions &state, ConstantValues &geometry
 
 /// From this many rows on decode's out_proj runs as the prefill GEMM too.
 constexpr int64_t kDecodeOutGemmRows = 256;
+
+/// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
+/// few rows, 16-row tiles from 16 rows, else the GEMV.
+ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8);
+/// Whether gemmTiles gives the TMA producer tiles.
+bool producerTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner);
+/// Tensor-core GEMM tiles of the prefill projections (LayerBuilder.cpp).
+ConstantValues gemmTiles(bool fp8, const std::optional<Arch> &arch, int64_t inner);
+
+/// The caller's out_proj.k_splits, or 0 when not set: 1 keeps every
+/// projection unsplit (the plans before split-K), S > 1 runs decode's
+/// projections as the split GEMM at every batch.
+int64_t kSplitsOverride(const KernelOverrides &overrides);
+/// The K splits of a decode GEMM of `rows` x `columns` over K = `inner` on
+/// `tiles` (gemmTiles) for `options.arch`'s device (1 without one, or with
+/// tiles enough), its partials within twice the weight's bytes.
+int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
+                      int64_t rows, int64_t columns, int64_t inner, int64_t weightBytes);
+/// Whether decode's out_proj (`hidden` x `inner`) runs as the GEMM: where
+/// in_proj does (decodeGemm) from kDecodeOutGemmRows rows, or where split-K
+/// fills the multiprocessors (decodeKSplits), unless the caller's
+/// out_proj.k_splits says otherwise (kSplitsOverride).
+bool decodeOutGemm(const PlanOptions &options, int64_t rows, int64_t hidden,
+                   int64_t inner, bool fp8);
 
 } // namespace tilejit::models::detail
 

@@ -81,7 +81,7 @@ llvm::Error addDecodeLayer(LayerBuilder &builder, const NemotronHConfig &c,
     io.zStride = outCols;
     ssmGeometry["dt_stride"] = outCols;
     ssmGeometry["dt_col"] = I + Cd;
-    if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt))
+    if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt, /*decode=*/true))
       return err;
     auto conv = builder.kernel("conv_update",
                                {{"channels", Cd}, {"x_stride", outCols}, {"x_col", I}});
@@ -122,9 +122,8 @@ llvm::Error addDecodeLayer(LayerBuilder &builder, const NemotronHConfig &c,
                  std::move(ssmArgs), stateRows + rows * (Cd + H) * 2,
                  stateRows + rows * I * 2);
 
-  const bool outGemm =
-      rows >= kDecodeOutGemmRows && decodeGemm(options, rows, I, w.outProj.isFP8);
-  return builder.addNormAndOutProj(w, args, io, outGemm);
+  const bool outGemm = decodeOutGemm(options, rows, hidden, I, w.outProj.isFP8);
+  return builder.addNormAndOutProj(w, args, io, outGemm, /*decode=*/true);
 }
 
 /// The kernels every prefill layer launches the same way: the SSD's three
@@ -213,7 +212,7 @@ llvm::Error addPrefillLayer(LayerBuilder &builder, const NemotronHConfig &c,
   io.z = zxbcdt; // the gated norm reads z in place
   io.zStride = c.inProjRows();
   io.normed = builder.normed(w, {tokens, I});
-  if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt))
+  if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt, /*decode=*/false))
     return err;
 
   builder.launch(w, "conv", "conv_prefill", k.conv,
@@ -253,7 +252,7 @@ llvm::Error addPrefillLayer(LayerBuilder &builder, const NemotronHConfig &c,
                   PlanArg::real(c.dtMax), in.spanChunk, spanStates, spanTail},
                  tokens * (Cd + H) * 2 + 2 * stateBytes + ssmPages,
                  tokens * I * 2 + ssmPages);
-  return builder.addNormAndOutProj(w, args, io, /*gemm=*/true);
+  return builder.addNormAndOutProj(w, args, io, /*gemm=*/true, /*decode=*/false);
 }
 
 } // namespace

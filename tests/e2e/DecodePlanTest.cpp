@@ -41,12 +41,26 @@ TEST_CASE("decode step from 64 rows on sm_90a: prefill's GEMMs, the conv and the
   CHECK(kernelOf.count({fp8Layer, "conv"}) == 0);
   CHECK(kernelOf[{bf16Layer, "in_proj"}] == "out_proj");
   CHECK(kernelOf[{bf16Layer, "conv"}] == "conv_update");
-  // out_proj's 11 column tiles would leave most multiprocessors idle below
-  // 256 rows: it keeps the decode tiles.
+  // Both GEMMs' few column tiles would leave most multiprocessors idle: they
+  // split K (decodeKSplits), each summed by split_k_sum.
   for (const PlannedLaunch &l : plan->launches)
     if (l.layer == bf16Layer && (l.role == "in_proj" || l.role == "out_proj")) {
       INFO(l.role);
+      CHECK(l.spec.get("producer") == 1);
+      CHECK(l.spec.get("k_splits") > 1);
+      CHECK(kernelOf[{bf16Layer, l.role + "_sum"}] == "split_k_sum");
+    }
+  // The caller's out_proj.k_splits=1 keeps the unsplit plans: out_proj on
+  // the decode tiles below 256 rows.
+  PlanOptions unsplit = options;
+  unsplit.overrides["out_proj"]["k_splits"] = 1;
+  auto kept = planDecodeStep(modelRegistry(), c, *layers, rows, numSlots, unsplit);
+  REQUIRE(bool(kept));
+  for (const PlannedLaunch &l : kept->launches)
+    if (l.layer == bf16Layer && (l.role == "in_proj" || l.role == "out_proj")) {
+      INFO(l.role);
       CHECK((l.spec.get("producer") == 1) == (l.role == "in_proj"));
+      CHECK(l.spec.get("k_splits") == 1);
     }
   // From 256 rows out_proj is the GEMM too (planned only).
   auto wide = planDecodeStep(modelRegistry(), c, *layers, 256, 260, options);

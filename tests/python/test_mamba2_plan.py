@@ -28,9 +28,11 @@ def test_the_arch_picks_the_64_row_decode_plan():
     assert hopper.splitlines()[0] == gb10.splitlines()[0] == "rows 64, slots 64, layers 1"
     assert hopper != gb10
     # From 64 rows sm_90a quantizes the activations and runs in_proj as an e4m3
-    # GEMM, then the conv on its own; sm_121a keeps the fused in_proj_conv.
-    assert launched(hopper) == ["quantize_e4m3", "out_proj", "conv_update", "ssm_update",
-                                "gated_rmsnorm", "out_proj"]
+    # GEMM, then the conv on its own; both GEMMs split K, each summed by
+    # split_k_sum (docs/decode-projections.md#split-k); sm_121a keeps the fused
+    # in_proj_conv.
+    assert launched(hopper) == ["quantize_e4m3", "out_proj", "split_k_sum", "conv_update",
+                                "ssm_update", "gated_rmsnorm", "out_proj", "split_k_sum"]
     assert launched(gb10) == ["in_proj_conv", "ssm_update", "gated_rmsnorm", "out_proj"]
     assert "quantize_e4m3" not in gb10
     # One row fewer, sm_90a plans the fused path too.

@@ -25,6 +25,8 @@ def tiles(rt, rows, geometry):
 
 def kind(constants):
     """The path a plan's tiles take, by their constants."""
+    if constants["persistent"] and constants["k_splits"] > 1:
+        return "split wgmma GEMM"
     if constants["persistent"]:
         return "wgmma producer GEMM"
     if constants["producer"]:
@@ -37,13 +39,14 @@ def kind(constants):
 
 
 @pytest.mark.parametrize("arch, geometry, rows, want", [
-    # sm_90a: decode's GEMV, direct and 16-row tiles for small M; the prefill
-    # plan's wgmma producer GEMM where decode takes it (in_proj from 64 rows,
-    # out_proj from 256).
+    # sm_90a: decode's GEMV, direct and 16-row tiles up to 16 rows; above, the
+    # prefill plan's wgmma producer GEMM with K split where its tiles are fewer
+    # than two per multiprocessor (docs/decode-projections.md#split-k), unsplit
+    # for a prefill's M.
     ("sm_90a", IN_PROJ, 1, "GEMV"), ("sm_90a", IN_PROJ, 8, "direct"),
-    ("sm_90a", IN_PROJ, 32, "16-row tiles"), ("sm_90a", IN_PROJ, 64, "wgmma producer GEMM"),
-    ("sm_90a", IN_PROJ, 8192, "wgmma producer GEMM"),
-    ("sm_90a", OUT_PROJ, 64, "16-row tiles"), ("sm_90a", OUT_PROJ, 256, "wgmma producer GEMM"),
+    ("sm_90a", OUT_PROJ, 16, "16-row tiles"), ("sm_90a", IN_PROJ, 32, "split wgmma GEMM"),
+    ("sm_90a", IN_PROJ, 64, "split wgmma GEMM"), ("sm_90a", IN_PROJ, 8192, "wgmma producer GEMM"),
+    ("sm_90a", OUT_PROJ, 64, "split wgmma GEMM"), ("sm_90a", OUT_PROJ, 256, "split wgmma GEMM"),
     # sm_90 (TMA, no wgmma): the prefill plan's tiles from 64 rows.
     ("sm_90", IN_PROJ, 8, "direct"), ("sm_90", OUT_PROJ, 64, "TMA producer GEMM"),
     ("sm_90", IN_PROJ, 8192, "TMA producer GEMM"),

@@ -4,6 +4,8 @@ form) and the two as one W8A8 linear, on the registered `quantize_e4m3` and
 `out_proj` kernels. e4m3 tensors are torch.float8_e4m3fn where torch has it,
 else (torch < 2.1) uint8 bit patterns, which are also accepted everywhere."""
 
+import os
+
 import torch
 
 from .. import _tilejit
@@ -68,6 +70,12 @@ def scaled_fp8_quant(input, scale=None, num_token_padding=None, scale_ub=None,
 
 _projections = {}  # (device, rows, *geometry.items()) -> out_proj's constants
 
+# out_proj's k_splits for every scaled_mm / w8a8_linear, instead of the
+# planner's (the split GEMM on sm_90a where its tiles are few, none elsewhere):
+# TILEJIT_FP8_K_SPLITS=1 never splits, S > 1 always splits K S ways (on any
+# arch, the interpreter included). For measuring the forms side by side.
+K_SPLITS = int(os.environ.get("TILEJIT_FP8_K_SPLITS", "0"))
+
 
 def _projection(device, rows, geometry):
     """out_proj's constants for `rows` rows, tiled as the Mamba2 plans tile
@@ -75,6 +83,8 @@ def _projection(device, rows, geometry):
     sm_90a the prefill plan's producer GEMM for large M, decode's GEMV, direct
     or 16-row tiles for small M; on the interpreter the tiles every arch runs.
     Planned once per device and shape."""
+    if K_SPLITS:
+        geometry = dict(geometry, k_splits=K_SPLITS)
     key = (device, rows, *geometry.items())
     constants = _projections.get(key)
     if constants is None:
@@ -117,11 +127,24 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     scales = _scale(op, "scale_a", scale_a, device), _scale(op, "scale_b", scale_b, device)
     out = check_aligned(op, "the output", per_call("empty", rows, hidden, dtype=out_dtype,
                                                    device=device), (0,))
-    constants = _projection(device, rows, dict(inner=inner, hidden=hidden, fp8=1, out_f32=int(
-        out_dtype == torch.float32), scale_ptr=1))
-    launch("out_proj", constants, device,
-           (-(-hidden // constants["block_n"]), -(-rows // constants["block_m"])), a=a,
-           weight=weight, out=out, rows=rows, scale_a=scales[0], scale_b=scales[1])
+    out_f32 = int(out_dtype == torch.float32)
+    constants = _projection(device, rows, dict(inner=inner, hidden=hidden, fp8=1,
+                                               out_f32=out_f32, scale_ptr=1))
+    splits = constants["k_splits"]
+    grid = (-(-hidden // constants["block_n"]), -(-rows // constants["block_m"]) * splits)
+    if splits == 1:
+        launch("out_proj", constants, device, grid, a=a, weight=weight, out=out, rows=rows,
+               scale_a=scales[0], scale_b=scales[1])
+        return out
+    # Split K: f32 partials, summed in split order by a second launch.
+    partials = per_call("empty", splits, rows, hidden, dtype=torch.float32, device=device)
+    launch("out_proj", constants, device, grid, a=a, weight=weight, partials=partials,
+           rows=rows)
+    block = 1024
+    launch("split_k_sum", dict(width=hidden, splits=splits, block=block, fp8=1,
+                               out_f32=out_f32, scale_ptr=1), device,
+           (-(-hidden // block), rows), partials=partials, out=out, rows=rows,
+           scale_a=scales[0], scale_b=scales[1])
     return out
 
 

@@ -50,6 +50,8 @@ enum SsdSpanFlags : int32_t { kSpanTailStarts = 2, kSpanTailFromPage = 4 };
 void buildCheckVarlen(Kernel &k, const Specialization &spec);
 /// Decode out_proj (R1 on e4m3 activations, or R1b).
 void buildOutProj(Kernel &k, const Specialization &spec);
+/// The sum of out_proj's split-K partials in split order, scaled.
+void buildSplitKSum(Kernel &k, const Specialization &spec);
 
 /// Registers every model kernel in `registry`.
 llvm::Error registerModelKernels(KernelRegistry &registry);

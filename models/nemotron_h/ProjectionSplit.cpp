@@ -1,0 +1,131 @@
+// Split-K for decode's GEMM projections (out_proj's k_splits,
+// docs/decode-projections.md#split-k): how many splits a launch takes, the
+// launches of a linear, split or not, and tilejit.ops' projection tiles.
+#include "LayerBuilder.h"
+
+#include "llvm/Support/MathExtras.h"
+
+namespace tilejit::models::detail {
+
+int64_t kSplitsOverride(const KernelOverrides &overrides) {
+  if (auto it = overrides.find("out_proj"); it != overrides.end())
+    if (auto s = it->second.find("k_splits"); s != it->second.end())
+      return s->second;
+  return 0;
+}
+
+/// A decode GEMM streams its weight: its time is the K steps of the busiest
+/// multiprocessor, ceil(tiles * S / SMs) programs of ceil(steps / S) each.
+/// Splits cost partials (S f32 per output, in L2 mostly) and are tried only
+/// where the tiles leave multiprocessors idle.
+int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
+                      int64_t rows, int64_t columns, int64_t inner, int64_t weightBytes) {
+  constexpr int64_t kMaxSplits = 16;
+  if (!options.arch)
+    return 1;
+  const int64_t sms = options.arch->profile().smCount;
+  const int64_t outputTiles = llvm::divideCeil(columns, tiles.at("block_n")) *
+                              llvm::divideCeil(rows, tiles.at("block_m"));
+  const int64_t steps = llvm::divideCeil(inner, tiles.at("block_k"));
+  if (outputTiles >= 2 * sms)
+    return 1;
+  auto cost = [&](int64_t s) {
+    return llvm::divideCeil(outputTiles * s, sms) * llvm::divideCeil(steps, s);
+  };
+  int64_t best = 1;
+  for (int64_t s = 2; s <= std::min(steps, kMaxSplits); ++s)
+    if (s * rows * columns * 4 <= 2 * weightBytes && cost(s) < cost(best))
+      best = s;
+  return best;
+}
+
+bool decodeOutGemm(const PlanOptions &options, int64_t rows, int64_t hidden,
+                   int64_t inner, bool fp8) {
+  if (!decodeGemm(options, rows, inner, fp8))
+    return false;
+  const int64_t forced = kSplitsOverride(options.overrides);
+  if (rows >= kDecodeOutGemmRows || forced > 1)
+    return true;
+  const int64_t weightBytes = hidden * inner * (fp8 ? 1 : 2);
+  return forced == 0 && decodeKSplits(options, gemmTiles(fp8, options.arch, inner), rows,
+                                      hidden, inner, weightBytes) > 1;
+}
+
+ConstantValues LayerBuilder::linearTiles(bool fp8, int64_t columns, int64_t inner,
+                                         bool decode) const {
+  ConstantValues tiles = gemmTiles(fp8, options.arch, inner);
+  if (decode)
+    tiles["k_splits"] = decodeKSplits(options, tiles, rows, columns, inner,
+                                      columns * inner * (fp8 ? 1 : 2));
+  return tiles;
+}
+
+llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef role,
+                                    const Specialization &spec, const PlanArg &input,
+                                    const PlanArg &weight, const PlanArg &out,
+                                    std::optional<PlanArg> scale, int64_t columns,
+                                    int64_t bytesRead) {
+  const int64_t splits = spec.get("k_splits");
+  const std::array<int64_t, 3> grid = {
+      llvm::divideCeilSigned(columns, spec.get("block_n")),
+      llvm::divideCeilSigned(rows, spec.get("block_m")) * splits, 1};
+  const PlanArg count = PlanArg::integer(rows);
+  if (splits == 1) {
+    std::vector<PlanArg> args = {input, weight, out, count};
+    if (scale)
+      args.push_back(*scale);
+    launch(w, role, "out_proj", spec, grid, std::move(args), bytesRead,
+           rows * columns * 2, /*specializedToWeights=*/true);
+    return llvm::Error::success();
+  }
+  const int64_t partialBytes = splits * rows * columns * 4;
+  PlanArg partials = intermediate(w.layer, (role + "_partials").str(), DType::F32,
+                                  {splits, rows, columns});
+  launch(w, role, "out_proj", spec, grid, {input, weight, partials, count}, bytesRead,
+         partialBytes, /*specializedToWeights=*/true);
+  auto sum = kernel("split_k_sum",
+                    {{"width", columns}, {"splits", splits}, {"fp8", scale ? 1 : 0}});
+  if (!sum)
+    return sum.takeError();
+  std::vector<PlanArg> args = {partials, out, count};
+  if (scale)
+    args.push_back(*scale);
+  launch(w, (role + "_sum").str(), "split_k_sum", *sum,
+         {llvm::divideCeilSigned(columns, sum->get("block")), rows, 1}, std::move(args),
+         partialBytes, rows * columns * 2);
+  return llvm::Error::success();
+}
+
+} // namespace tilejit::models::detail
+
+namespace tilejit::models {
+
+llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
+                                              const PlanOptions &options, int64_t rows,
+                                              ConstantValues geometry) {
+  using namespace detail;
+  const int64_t inner = geometry.at("inner"), outCols = geometry.at("hidden");
+  const bool fp8 = geometry.at("fp8") != 0;
+  // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
+  // (fewer columns than its inner dimension) from kDecodeOutGemmRows; with
+  // the wgmma tiles from 17 rows on a split GEMM wherever decodeKSplits
+  // splits, or at the caller's k_splits > 1 in `geometry` on any arch.
+  ConstantValues gemmTileSet = gemmTiles(fp8, options.arch, inner);
+  const bool wgmma =
+      producerTiles(fp8, options.arch, inner) && options.arch->capabilities().wgmma;
+  int64_t splits = geometry.count("k_splits") ? geometry.at("k_splits") : 1;
+  if (!geometry.count("k_splits") && wgmma && rows > 16)
+    splits = decodeKSplits(options, gemmTileSet, rows, outCols, inner,
+                           outCols * inner * (fp8 ? 1 : 2));
+  const bool gemm = decodeGemm(options, rows, inner, fp8)
+                        ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1
+                        : rows >= 64 || splits > 1;
+  gemmTileSet["k_splits"] = splits;
+  ConstantValues tiles =
+      gemm ? gemmTileSet : decodeOutTiles(options.overrides, rows, fp8);
+  geometry.insert(tiles.begin(), tiles.end());
+  return planKernel(registry, options.overrides, "out_proj", std::move(geometry),
+                    options.tuned);
+}
+
+} // namespace tilejit::models
