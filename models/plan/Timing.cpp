@@ -131,4 +131,21 @@ llvm::Expected<std::vector<KernelTime>> timeKernels(GpuRunner &runner,
   return times;
 }
 
+KernelSum sumKernelTimes(const StepPlan &plan, llvm::ArrayRef<KernelTime> times) {
+  KernelSum sum;
+  for (const PlannedLaunch &launch : plan.launches) {
+    auto it = llvm::find_if(times, [&](const KernelTime &t) {
+      return t.kernel == launch.kernel && t.role == launch.role &&
+             t.variant == launch.variant;
+    });
+    if (it == times.end()) {
+      ++sum.untimed;
+      continue;
+    }
+    sum.us += it->us;
+    sum.floorUs += it->floorUs;
+  }
+  return sum;
+}
+
 } // namespace tilejit::models

@@ -322,6 +322,20 @@ void printKernelTimes(ArrayRef<KernelTime> times, StringRef what, raw_ostream &o
         runtime::sumPrecisionName(t.sums));
 }
 
+void printKernelSum(const StepPlan &plan, ArrayRef<KernelTime> times, double stepUs,
+                    size_t layers, StringRef what, raw_ostream &os) {
+  const KernelSum sum = sumKernelTimes(plan, times);
+  const double perLayer = sum.us / layers, stepPerLayer = stepUs / layers;
+  // Negative where programmatic dependent launch overlaps a kernel's start
+  // with its predecessor's tail.
+  os << formatv("kernels {0}: {1:f2} us per layer summed over the step's {2} launches "
+                "(each kind timed alone; floors {3:f2} us); the step's {4:f2} us per "
+                "layer leaves {5:f2} us ({6:f1} %) between kernels\n",
+                what, perLayer, plan.launches.size() - sum.untimed, sum.floorUs / layers,
+                stepPerLayer, stepPerLayer - perLayer,
+                100 * (stepPerLayer - perLayer) / stepPerLayer);
+}
+
 bool printCheck(const StepCheck &check, StringRef headline, double ms, raw_ostream &os) {
   os << formatv("{0}: {1} ({2:f0} ms with the reference)\n", headline,
                 check.ok() ? "PASS" : "FAIL", ms);

@@ -161,6 +161,8 @@ int runDecodeGpu(const RunInputs &in) {
     if (!kernels)
       return fail(toString(kernels.takeError()));
     printKernelTimes(*kernels, formatv("B={0}", rows).str(), outs());
+    printKernelSum(plan, *kernels, times->stepUs, layerCount,
+                   formatv("B={0}", rows).str(), outs());
   }
   outs() << (ok ? "all checks passed\n" : "some checks FAILED\n");
   return ok ? 0 : 1;

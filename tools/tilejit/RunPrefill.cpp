@@ -194,6 +194,8 @@ int runPrefillGpu(const RunInputs &in) {
   if (!kernels)
     return fail(toString(kernels.takeError()));
   printKernelTimes(*kernels, formatv("T={0}", total).str(), outs());
+  printKernelSum(big->plan.plan, *kernels, times->stepUs, layerCount,
+                 formatv("T={0}", total).str(), outs());
   outs() << (*ok ? "all checks passed\n" : "some checks FAILED\n");
   return *ok ? 0 : 1;
 }

@@ -61,6 +61,11 @@ void printSums(const models::GpuRunner &runner, llvm::raw_ostream &os);
 /// One line per timed kernel: time, bytes, TB/s, its floor and the ratio.
 void printKernelTimes(llvm::ArrayRef<models::KernelTime> times, llvm::StringRef what,
                       llvm::raw_ostream &os);
+/// Prints the sum of `plan`'s launches at their kinds' `times` (per layer of
+/// `layers`) next to the measured step: the time between kernels.
+void printKernelSum(const models::StepPlan &plan,
+                    llvm::ArrayRef<models::KernelTime> times, double stepUs,
+                    size_t layers, llvm::StringRef what, llvm::raw_ostream &os);
 /// Prints a check's verdict line and details; returns its verdict.
 bool printCheck(const models::StepCheck &check, llvm::StringRef headline, double ms,
                 llvm::raw_ostream &os);

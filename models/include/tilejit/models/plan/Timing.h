@@ -46,6 +46,15 @@ struct KernelTime {
 llvm::Expected<std::vector<KernelTime>>
 timeKernels(GpuRunner &runner, const KernelRegistry &registry, int launches, int replays);
 
+/// A plan's launches, each at its kind's time alone: what a step would take
+/// with no gap between kernels, and the same sum of floors.
+struct KernelSum {
+  double us = 0, floorUs = 0;
+  /// Launches whose kind `times` has no entry for (counted in neither sum).
+  size_t untimed = 0;
+};
+KernelSum sumKernelTimes(const StepPlan &plan, llvm::ArrayRef<KernelTime> times);
+
 } // namespace tilejit::models
 
 #endif // TILEJIT_MODELS_PLAN_TIMING_H
