@@ -266,13 +266,8 @@ std::vector<KernelDef> ssdKernels() {
        "written at the sequences' first and last chunks either way",
        {},
        R::flag()});
-  const std::vector<KernelConstant> callerOptions = {
-      elementType("y_type", "y (when y_f32 is 0)"),
-      {"gate", 0, "1: y silu(z), z [T, z_stride] (vLLM's z)", {}, R::flag()},
-      elementType("z_type", "z"),
-      {"z_stride", 0, "row stride of z (0: heads * head_dim)", {}, columnsRange()},
-      {"d_per_p", 0, "1: D per (head, p), [heads, head_dim]; 0: per head", {}, R::flag()},
-      elementTypeF32("d_type", "D"),
+  std::vector<KernelConstant> callerOptions = ssdOutputConstants();
+  const std::vector<KernelConstant> stateOptions = {
       elementTypeF32("init_type", "the page read (ssm_state)"),
       elementTypeF32("state_type", "the states written"),
       {"page_out",
@@ -286,6 +281,7 @@ std::vector<KernelDef> ssdKernels() {
        "chunk_states (vLLM's intermediate states)",
        {},
        R::flag()}};
+  callerOptions.insert(callerOptions.end(), stateOptions.begin(), stateOptions.end());
   prefillConstants.insert(prefillConstants.end(), callerOptions.begin(),
                           callerOptions.end());
   std::vector<ConstantRule> prefillRules = rules;
@@ -310,7 +306,8 @@ std::vector<KernelDef> ssdKernels() {
           {"ssd_span_state",
            "R5p's chunk states summed over each span's tail (from its last sequence "
            "start) from zero, and the tail's decay",
-           constants, buildSsdSpanState, rules}};
+           constants, buildSsdSpanState, rules},
+          ssdChunkScanKernel()};
 }
 
 } // namespace tilejit::models

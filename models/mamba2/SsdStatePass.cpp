@@ -1,8 +1,8 @@
 // R5p's state passing over spans (docs/numerics.md#r5p-chunked-ssd-prefill): after
 // ssd_span_state summed each span's tail from zero, one program per block of a
 // head's [P, N] state walks the spans in order and leaves each span the state it
-// enters with and the state its tail starts from, for ssd_prefill's spans to run
-// in parallel.
+// enters with and the state its tail starts from, for ssd_prefill's spans (or
+// ssd_chunk_scan's one-chunk spans) to run in parallel.
 #include "Registration.h"
 #include "SsdChunk.h"
 #include "tilejit/models/mamba2/Kernels.h"
@@ -25,6 +25,13 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
   Value page =
       k.ptrParam("ssm_state", elementTypeOf(spec, "page_type"), {"?", heads, size});
   Value numSpans = k.scalarParam("spans", DType::I32);
+  // With write_page: where a sequence's final state goes (the page again in
+  // the plans), written at its last span (kSpanTailEnds).
+  const bool writePage = spec.get("write_page") != 0;
+  Value pageOut = writePage
+                      ? k.ptrParam("ssm_state_out", elementTypeOf(spec, "state_type"),
+                                   {"?", heads, size})
+                      : Value();
   k.setConfig({{block}, spec.get("warps"), 1});
 
   Value off = programId(0) * block, h = programId(1);
@@ -57,8 +64,14 @@ void buildSsdStatePass(Kernel &k, const Specialization &spec) {
              // other spans' entries are left unwritten, a third of the pass's
              // traffic for one long sequence.
              store(entry(spanTail, z, elementsIf(starts)), {off}, start);
-             return std::vector<Value>{
-                 start * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + tail};
+             Value next =
+                 start * exp(load(spanDecay + z.to(DType::I64) * heads + h)) + tail;
+             if (writePage) {
+               Value ends = ((flags & kSpanTailEnds) != 0) & (slot >= 0);
+               store(entry(pageOut, maximum(slot, 0), elementsIf(ends)), {off},
+                     next.to(elementTypeOf(spec, "state_type")));
+             }
+             return std::vector<Value>{next};
            });
 }
 
@@ -74,7 +87,15 @@ KernelDef ssdStatePassKernel() {
             {},
             tileRange()},
            {"warps", 4, "warps per program", {8}, warpsRange()},
-           elementTypeF32("page_type", "the page (ssm_state)")},
+           elementTypeF32("page_type", "the page (ssm_state)"),
+           {"write_page",
+            0,
+            "1: the pass writes each sequence's final state (ssm_state_out) at its "
+            "last span, for one-chunk spans, where no walk writes it (ssd_chunk_scan); "
+            "0: ssd_prefill writes the pages",
+            {},
+            ConstantRange::flag()},
+           elementTypeF32("state_type", "the states written (ssm_state_out)")},
           buildSsdStatePass,
           {productAtMost({"heads", "head_dim", "state"}, INT32_MAX, "i32 page offsets")}};
 }
