@@ -3,7 +3,8 @@
 # the plan's three span launches (ssd_span_state, ssd_state_pass, ssd_prefill
 # span_states=1) per variant of chunk, block_p, warps, precision (R5p-m) and
 # span length, as DIR/NAME{,.state,.pass}.{ptx,json}, DIR/variants.txt lines
-# "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS" and DIR/heads; prints each
+# "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS [BLOCK_M]" (with BLOCK_M: the
+# chunk-parallel schedule, ssd_chunk_scan) and DIR/heads; prints each
 # ssd_prefill's and ssd_span_state's registers and spills (ptxas -v).
 # Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
 set -euo pipefail
@@ -37,6 +38,28 @@ variant() {
   done
 }
 
+# chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS: the
+# chunk-parallel schedule (ssd_span_state over one-chunk spans, ssd_state_pass
+# writing the pages, ssd_chunk_scan), line "NAME CHUNK BLOCK_P STATE_BLOCK_P CHUNK BLOCK_M".
+chunked() {
+  local name=$1 q=$2 bm=$3 bp=$4 w=$5 prec=$6 sbp=$7 sw=$8
+  local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
+  "$tj" compile ssd_chunk_scan --arch "$arch" "${common[@]}" --set block_m="$bm" \
+    --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
+  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
+    --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
+  "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
+    --set write_page=1 -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
+  echo "$name $q $bp $sbp $q $bm" >>"$dir/variants.txt"
+  command -v ptxas >/dev/null || return 0
+  for ptx in "$name" "$name.state"; do
+    printf '%-22s ' "$ptx"
+    ptxas -arch="$arch" -v "$dir/$ptx.ptx" -o /dev/null 2>&1 |
+      grep -E "registers|spill" | tr -s ' \n' ' '
+    echo
+  done
+}
+
 # The plan's (the baseline), then one design choice changed at a time.
 variant plan 32 32 4 0 32 4 512
 variant span256 32 32 4 0 32 4 256
@@ -49,3 +72,10 @@ variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
+# The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
+# and ssd_span_state at chunk 256 spill: ptxas lines above).
+chunked ch64 64 32 32 4 0 32 4
+chunked ch128 128 32 32 4 0 32 8
+chunked ch256 256 32 32 4 0 32 8
+chunked ch128_p64w8 128 32 64 8 0 32 8
+chunked ch128_up 128 32 32 4 1 32 8
