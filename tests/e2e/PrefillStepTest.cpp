@@ -260,3 +260,41 @@ TEST_CASE(
   for (const auto &[role, spec] : gemmSpecs(std::nullopt))
     CHECK(spec.get("producer") != 1);
 }
+
+TEST_CASE("prefill forward on the interpreter: the chunk-parallel SSD schedule "
+          "(ssd_chunk_scan, selected by its override), two carried forwards",
+          "[e2e][interp][prefill]") {
+  NemotronHConfig c = smallConfig();
+  auto layers = syntheticMambaLayers(c, 2);
+  REQUIRE(bool(layers));
+  const int64_t chunk = GENERATE(32, 64);
+  INFO("chunk " << chunk);
+  const PlanOptions options{
+      {{"ssd_chunk_scan",
+        {{"chunk", chunk}, {"block_m", 16}, {"block_p", 16}, {"warps", 4}}}},
+      nullptr,
+      /*perLayerActivations=*/true};
+  auto prefill = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, options);
+  INFO((prefill ? "" : llvm::toString(prefill.takeError())));
+  REQUIRE(bool(prefill));
+  CHECK(prefill->batch.numSpans() == prefill->batch.numChunks()); // one chunk each
+  InterpreterRunner runner(modelRegistry());
+  auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
+  auto check = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, run);
+  INFO((check ? "" : llvm::toString(check.takeError())));
+  REQUIRE(bool(check));
+  INFO(reportOf(*check));
+  CHECK(check->ok());
+  CHECK(check->outChecked == 2 * 150 * c.hiddenSize);
+  // The counterfactual: the pass told no sequence ends in its chunk writes no
+  // page, and the second forward continues from stale states.
+  auto unwritten = [&](HostBuffers &buffers) {
+    auto &flags = buffers["span_flags"];
+    for (size_t i = 0; i < flags.size(); i += 4) // little-endian int32s
+      flags[i] &= ~uint8_t(kSpanTailEnds);
+    return runner.run(prefill->plan, buffers);
+  };
+  auto stale = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, unwritten);
+  REQUIRE(bool(stale));
+  CHECK_FALSE(stale->ok());
+}

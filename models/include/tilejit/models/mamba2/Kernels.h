@@ -32,6 +32,9 @@ enum class SsdPrecision : int64_t {
   /// products a chunk instead of seven, held to R5p-m like UpstreamBF16.
   SplitState = 2,
 };
+/// The prefill SSD's schedule: spans of chunks walked by ssd_prefill, or
+/// chunk-parallel (one-chunk spans, ssd_chunk_scan; docs/models.md).
+enum class SsdSchedule { Span, Chunked };
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place
 /// (span_states = 0), or over one span of chunks from its entering state.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
