@@ -38,18 +38,20 @@ variant() {
   done
 }
 
-# chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS: the
-# chunk-parallel schedule (ssd_span_state over one-chunk spans, ssd_state_pass
-# writing the pages, ssd_chunk_scan), line "NAME CHUNK BLOCK_P STATE_BLOCK_P CHUNK BLOCK_M".
+# chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS [UNROLL]:
+# the chunk-parallel schedule (ssd_span_state over one-chunk spans, ssd_state_pass
+# writing the pages, UNROLL spans a step, ssd_chunk_scan), line "NAME CHUNK BLOCK_P
+# STATE_BLOCK_P CHUNK BLOCK_M".
 chunked() {
-  local name=$1 q=$2 bm=$3 bp=$4 w=$5 prec=$6 sbp=$7 sw=$8
+  local name=$1 q=$2 bm=$3 bp=$4 w=$5 prec=$6 sbp=$7 sw=$8 unroll=${9:-1}
   local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
   "$tj" compile ssd_chunk_scan --arch "$arch" "${common[@]}" --set block_m="$bm" \
     --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
   "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
     --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
   "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
-    --set write_page=1 -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
+    --set write_page=1 --set unroll="$unroll" -o "$dir/$name.pass.ptx" \
+    --meta "$dir/$name.pass.json"
   echo "$name $q $bp $sbp $q $bm" >>"$dir/variants.txt"
   command -v ptxas >/dev/null || return 0
   for ptx in "$name" "$name.state"; do
@@ -79,3 +81,5 @@ chunked ch128 128 32 32 4 0 32 8
 chunked ch256 256 32 32 4 0 32 8
 chunked ch128_p64w8 128 32 64 8 0 32 8
 chunked ch128_up 128 32 32 4 1 32 8
+chunked ch64_u4 64 32 32 4 0 32 4 4
+chunked ch128_u4 128 32 32 4 0 32 8 4

@@ -45,11 +45,13 @@ void runKernel(llvm::StringRef kernel, ConstantValues extra, std::array<int64_t,
   REQUIRE(!err);
 }
 
-/// The chunked schedule with chunk q and block_m rows per program; y (f32)
-/// poisoned first, `page` read and written in place.
+/// The chunked schedule with chunk q, block_m rows per program and the pass
+/// walking `unroll` chunks a step; y (f32) poisoned first, `page` read and
+/// written in place.
 std::vector<float> runChunked(const SsdInputs &in, const Batch &batch, int64_t q,
                               int64_t blockM, Tensor<float> &page,
-                              SsdPrecision precision = SsdPrecision::Exact) {
+                              SsdPrecision precision = SsdPrecision::Exact,
+                              int64_t unroll = 1) {
   const int64_t tokens = in.xBC.dim(0), slots = page.dim(0);
   ref::PrefillBatch prefill{batch.cu, batch.slots, {}};
   for (int32_t carry : batch.init)
@@ -77,7 +79,8 @@ std::vector<float> runChunked(const SsdInputs &in, const Batch &batch, int64_t q
        Arg::readOnlyBuffer(meta->chunkSequence), Arg::readOnlyBuffer(meta->spanChunk),
        Arg::readOnlyBuffer(meta->chunkBegin), Arg::readOnlyBuffer(meta->chunkEnd),
        Arg::buffer(states), Arg::buffer(decay), dtMin, dtMax});
-  runKernel("ssd_state_pass", {{"block", 256}, {"write_page", 1}}, {P * N / 256, H, 1},
+  runKernel("ssd_state_pass", {{"block", 256}, {"write_page", 1}, {"unroll", unroll}},
+            {P * N / 256, H, 1},
             {Arg::readOnlyBuffer(meta->spanSlot), Arg::readOnlyBuffer(meta->spanFlags),
              Arg::readOnlyBuffer(decay), Arg::buffer(states), Arg::buffer(tail),
              Arg::buffer(page.data), Arg::intScalar(chunks), Arg::buffer(page.data)});
@@ -108,8 +111,9 @@ int64_t outside(const std::vector<float> &y, const std::vector<double> &want, Ba
 
 } // namespace
 
-TEST_CASE("ssd_chunk_scan: one sequence of 300 tokens from a page, chunk 32 to 128 and "
-          "row blocks of 16 to 64, against the sequential f64 R5",
+TEST_CASE("ssd_chunk_scan: one sequence of 300 tokens from a page, chunk 32 to 128, "
+          "row blocks of 16 to 64 and the pass 1 to 4 chunks a step, against the "
+          "sequential f64 R5",
           "[e2e][interp][prefill]") {
   const int64_t T = 300;
   SsdInputs in = randomInputs(T, 61);
@@ -118,11 +122,13 @@ TEST_CASE("ssd_chunk_scan: one sequence of 300 tokens from a page, chunk 32 to 1
   const Tensor<float> page0 = randomF32({3, H, P, N}, rng, -1, 1);
   Tensor<float> want = page0;
   std::vector<double> wantY = reference(in, batch, want);
-  for (auto [q, bm] : std::vector<std::pair<int64_t, int64_t>>{
-           {32, 16}, {64, 32}, {64, 64}, {128, 32}}) {
-    INFO("chunk " << q << ", block_m " << bm);
+  // 10, 5, 5 and 3 chunks: the unrolled walks end mid-step.
+  for (auto [q, bm, unroll] : std::vector<std::array<int64_t, 3>>{
+           {32, 16, 4}, {64, 32, 1}, {64, 64, 2}, {128, 32, 1}}) {
+    INFO("chunk " << q << ", block_m " << bm << ", unroll " << unroll);
     Tensor<float> page = page0;
-    std::vector<float> y = runChunked(in, batch, q, bm, page);
+    std::vector<float> y =
+        runChunked(in, batch, q, bm, page, SsdPrecision::Exact, unroll);
     int64_t checked = 0;
     CHECK(outside(y, wantY, kLongY, 0, T, &checked) == 0);
     CHECK(checked == T * I);
@@ -146,7 +152,8 @@ TEST_CASE("ssd_chunk_scan: a varlen batch whose sequences start mid-chunk, fresh
   Tensor<float> want = page0;
   std::vector<double> wantY = reference(in, batch, want);
   Tensor<float> page = page0;
-  std::vector<float> y = runChunked(in, batch, 64, 32, page);
+  // 8 chunks of 64: a sequence's start and end chunks in every step of 4.
+  std::vector<float> y = runChunked(in, batch, 64, 32, page, SsdPrecision::Exact, 4);
   int64_t checked = 0, bad = 0, zeros = 0;
   for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
     const int64_t begin = batch.cu[s], end = batch.cu[s + 1];
