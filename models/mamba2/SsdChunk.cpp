@@ -138,9 +138,12 @@ Value decayedMix(Value cb, Value lamI, Value lamJ, Value dtJ, Value causal) {
 GuardedX guardNonFinite(Value x) {
   Value finite = abs(x.to(DType::F32)) < double(INFINITY);
   const Shape shape = x.shape();
-  Value markers =
-      where(finite, zeros(shape, DType::F32), full(shape, double(NAN), DType::F32));
-  return {where(finite, x, zeros(shape, x.dtype())), markers};
+  return {finite,
+          where(finite, zeros(shape, DType::F32), full(shape, double(NAN), DType::F32))};
+}
+
+Value GuardedX::x(Value raw) const {
+  return where(finite, raw, zeros(raw.shape(), raw.dtype()));
 }
 
 Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
@@ -216,7 +219,7 @@ Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool 
   } else {
     GuardedX guarded = guardNonFinite(c.x);
     Value poison = cumsum(guarded.markers, 0);
-    yTile = dotHalves(splitBF16(mixF, g.exactMix), halves(guarded.x, g.exact),
+    yTile = dotHalves(splitBF16(mixF, g.exactMix), halves(guarded.x(c.x), g.exact),
                       zeros({g.q, g.bp}, DType::F32)) +
             poison;
   }
@@ -236,6 +239,39 @@ Value anyNonFinite(const Chunk &c) {
   Value bad = where(abs(c.x.to(DType::F32)) < double(INFINITY), zeros(shape, DType::F32),
                     full(shape, 1.0, DType::F32));
   return max(max(bad, 1), 0) > 0.0;
+}
+
+OutputParams::OutputParams(const Specialization &spec, const SsdShape &g)
+    : yType(spec.get("y_f32") ? DType::F32 : elementTypeOf(spec, "y_type")),
+      dType(elementTypeOf(spec, "d_type")), zType(elementTypeOf(spec, "z_type")),
+      dPerP(spec.get("d_per_p") != 0), gated(spec.get("gate") != 0),
+      zStride(spec.get("z_stride") ? spec.get("z_stride") : g.inner) {}
+
+void OutputParams::declareD(Kernel &k, const SsdShape &g) {
+  d = k.ptrParam("d", dType,
+                 dPerP ? std::vector<ParamDim>{g.heads, g.headDim}
+                       : std::vector<ParamDim>{g.heads});
+}
+
+void OutputParams::declareZ(Kernel &k) {
+  if (gated)
+    z = k.ptrParam("z", zType, {"?", zStride});
+}
+
+Value OutputParams::skip(const SsdShape &g, Value h, Value p0) const {
+  if (!dPerP)
+    return load(d + h).to(DType::F32);
+  RowSlice row = rowSlice(d, h * g.headDim, 1, g.headDim, g.headDim, dType);
+  return load(row.view, {0, row.at(p0)}, {1, g.bp}).to(DType::F32);
+}
+
+Value OutputParams::gate(const SsdShape &g, Value rowBase, Value len, Value h, Value p0,
+                         int64_t rows) const {
+  if (!z.valid())
+    return Value();
+  RowSlice zs =
+      rowSlice(z + rowBase * zStride, h * g.headDim, Dim(len), g.headDim, zStride, zType);
+  return silu(load(zs.view, {0, zs.at(p0)}, {rows, g.bp}).to(DType::F32));
 }
 
 View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows) {

@@ -72,7 +72,9 @@ Value decayedMix(Value cb, Value lamI, Value lamJ, Value dtJ, Value causal);
 /// elsewhere): the products take x finite and each marker reaches y from its
 /// own token on, so that NaN never flows backwards in time.
 struct GuardedX {
-  Value x, markers;
+  Value finite, markers;
+  /// x (the tile guardNonFinite read) with its non-finite elements as 0.
+  Value x(Value raw) const;
 };
 GuardedX guardNonFinite(Value x);
 
@@ -106,6 +108,25 @@ struct RowSlice {
 };
 RowSlice rowSlice(Value row, Value first, Dim rows, int64_t width, int64_t stride,
                   DType type);
+
+/// The options of y for tilejit.ops' callers (ssdOutputConstants) and the
+/// parameters they add to an output kernel: D ([heads], or [heads, head_dim]
+/// with d_per_p) and the gate z ([T, z_stride] with `gate`).
+struct OutputParams {
+  Value d, z;
+  DType yType, dType, zType;
+  bool dPerP, gated;
+  int64_t zStride;
+  OutputParams(const Specialization &spec, const SsdShape &g);
+  void declareD(Kernel &k, const SsdShape &g);
+  void declareZ(Kernel &k);
+  /// D of head h for the state rows from p0: a scalar, or one [1, bp] row.
+  Value skip(const SsdShape &g, Value h, Value p0) const;
+  /// R5p's gate (vLLM's z), silu(z) of `rows` tokens from rowBase ([rows,
+  /// bp], rows past len masked), or null without it.
+  Value gate(const SsdShape &g, Value rowBase, Value len, Value h, Value p0,
+             int64_t rows) const;
+};
 
 /// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
 /// `index` (a page slot, a span or a chunk), head h.

@@ -13,39 +13,27 @@ namespace {
 /// ssd_chunk_scan's parameters past SsdInputs', and the options tilejit.ops'
 /// callers set (as ssd_prefill's).
 struct ScanParams {
-  Value dSkip, cuSeqlens, slots, chunkSeq, chunkBegin, chunkEnd, states, tail, y, z;
-  DType yType, dType, zType;
-  bool dPerP;
-  int64_t zStride;
+  OutputParams out; ///< D, the gate z and y's type
+  Value cuSeqlens, slots, chunkSeq, chunkBegin, chunkEnd, states, tail, y;
 
-  static ScanParams declare(Kernel &k, const SsdShape &g, const Specialization &spec,
-                            SsdInputs &in) {
-    ScanParams p;
-    p.dPerP = spec.get("d_per_p") != 0;
-    p.yType = spec.get("y_f32") ? DType::F32 : elementTypeOf(spec, "y_type");
-    p.dType = elementTypeOf(spec, "d_type");
-    p.zType = elementTypeOf(spec, "z_type");
-    p.zStride = spec.get("z_stride") ? spec.get("z_stride") : g.inner;
+  ScanParams(Kernel &k, const SsdShape &g, const Specialization &spec, SsdInputs &in)
+      : out(spec, g) {
     const std::vector<ParamDim> stateShape = {"?", g.heads, g.headDim, g.stateSize};
-    p.dSkip = k.ptrParam("d", p.dType,
-                         p.dPerP ? std::vector<ParamDim>{g.heads, g.headDim}
-                                 : std::vector<ParamDim>{g.heads});
-    p.cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
-    p.slots = k.ptrParam("slots", DType::I32, {"?"});          // [S], negative: padding
-    p.chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"?"});   // [chunks]
-    p.chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"?"});
-    p.chunkEnd = k.ptrParam("chunk_end", DType::I32, {"?"});
+    out.declareD(k, g);
+    cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
+    slots = k.ptrParam("slots", DType::I32, {"?"});          // [S], negative: padding
+    chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"?"});   // [chunks]
+    chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"?"});
+    chunkEnd = k.ptrParam("chunk_end", DType::I32, {"?"});
     // [chunks, heads, head_dim, state]: the state each chunk enters with
     // mid-sequence (ssd_state_pass's span_states), and the one a sequence
     // starts from in its first chunk (span_tail: the page or zeros)
-    p.states = k.ptrParam("chunk_states", DType::F32, stateShape);
-    p.tail = k.ptrParam("chunk_tail", DType::F32, stateShape);
-    p.y = k.ptrParam("y", p.yType, {"?", g.inner}); // [T, inner]
+    states = k.ptrParam("chunk_states", DType::F32, stateShape);
+    tail = k.ptrParam("chunk_tail", DType::F32, stateShape);
+    y = k.ptrParam("y", out.yType, {"?", g.inner}); // [T, inner]
     in.dtMin = k.scalarParam("dt_min", DType::F32);
     in.dtMax = k.scalarParam("dt_max", DType::F32);
-    if (spec.get("gate"))
-      p.z = k.ptrParam("z", p.zType, {"?", p.zStride});
-    return p;
+    out.declareZ(k);
   }
 };
 
@@ -68,7 +56,7 @@ struct RowBlock {
       Value cb =
           dotHalves(c, transposeBoth(halves(j.b, g.exact)), zeros({bm, bm}, DType::F32));
       Halves mix = splitBF16(decayedMix(cb, lam, lamJ, j.dt, causal), g.exactMix);
-      Value x = finiteX ? j.x : guardNonFinite(j.x).x;
+      Value x = finiteX ? j.x : guardNonFinite(j.x).x(j.x);
       return dotHalves(mix, halves(x, g.exact), acc);
     };
     auto nonFinite = [&](const Chunk &j) {
@@ -100,7 +88,7 @@ void buildSsdChunkScan(Kernel &k, const Specialization &spec) {
   SsdShape gb = g;
   gb.q = spec.get("block_m");
   SsdInputs in = SsdInputs::declare(k, g);
-  const ScanParams p = ScanParams::declare(k, g, spec, in);
+  const ScanParams p(k, g, spec, in);
   k.setConfig({{gb.q, g.bp, g.stateTile}, spec.get("warps"), 1});
 
   const int64_t pBlocks = (g.headDim + g.bp - 1) / g.bp;
@@ -138,24 +126,13 @@ void buildSsdChunkScan(Kernel &k, const Specialization &spec) {
                             zeros({gb.q, g.bp}, DType::F32)) *
                   expandDims(exp(block.lam), 1);
 
-    Value dCoef;
-    if (p.dPerP) {
-      RowSlice d = rowSlice(p.dSkip, h * g.headDim, 1, g.headDim, g.headDim, p.dType);
-      dCoef = load(d.view, {0, d.at(p0)}, {1, g.bp}).to(DType::F32);
-    } else {
-      dCoef = load(p.dSkip + h).to(DType::F32);
-    }
-    Value gate;
-    if (p.z.valid()) {
-      RowSlice zs = rowSlice(p.z + diag.rowBase * p.zStride, h * g.headDim, Dim(diag.len),
-                             g.headDim, p.zStride, p.zType);
-      gate = silu(load(zs.view, {0, zs.at(p0)}, {gb.q, g.bp}).to(DType::F32));
-    }
+    Value dCoef = p.out.skip(g, h, p0);
+    Value gate = p.out.gate(g, diag.rowBase, diag.len, h, p0, gb.q);
     RowSlice y = rowSlice(p.y + diag.rowBase * g.inner, h * g.headDim, Dim(diag.len),
-                          g.headDim, g.inner, p.yType);
+                          g.headDim, g.inner, p.out.yType);
     auto finish = [&](Value acc) {
       Value out = acc + diag.x.to(DType::F32) * dCoef;
-      return where(live, gate.valid() ? out * gate : out, 0.0).to(p.yType);
+      return where(live, gate.valid() ? out * gate : out, 0.0).to(p.out.yType);
     };
     auto [acc, bad] = block.output(/*finiteX=*/true);
     store(y.view, {0, y.at(p0)}, finish(acc));
