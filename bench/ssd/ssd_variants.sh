@@ -18,17 +18,20 @@ geo=(--set heads="$heads" --set head_dim=64 --set state=128)
 ssd=("${geo[@]}" --set groups=8 --set dt_stride=$((2 * inner + 2048 + heads))
   --set dt_col=$((2 * inner + 2048)))
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
-variant() {
-  local name=$1 q=$2 bp=$3 w=$4 prec=$5 sbp=$6 sw=$7 span=$8
+# schedule KERNEL NAME CHUNK PRECISION BLOCK_P WARPS STATE_BLOCK_P STATE_WARPS LINE:
+# a schedule's three launches (ssd_span_state, ssd_state_pass with the settings
+# in pass_extra, the output KERNEL with those in out_extra), LINE in variants.txt,
+# and the registers and spills of the output kernel and ssd_span_state.
+schedule() {
+  local kernel=$1 name=$2 q=$3 prec=$4 bp=$5 w=$6 sbp=$7 sw=$8 line=$9
   local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
-  "$tj" compile ssd_prefill --arch "$arch" "${common[@]}" --set span_states=1 \
+  "$tj" compile "$kernel" --arch "$arch" "${common[@]}" "${out_extra[@]}" \
     --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
   "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
     --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
   "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
-    -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
-  echo "$name $q $bp $sbp $span" >>"$dir/variants.txt"
+    "${pass_extra[@]}" -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
+  echo "$line" >>"$dir/variants.txt"
   command -v ptxas >/dev/null || return 0
   for ptx in "$name" "$name.state"; do
     printf '%-22s ' "$ptx"
@@ -38,28 +41,20 @@ variant() {
   done
 }
 
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS: the
+# plan's span schedule (ssd_prefill span_states=1).
+variant() {
+  out_extra=(--set span_states=1) pass_extra=()
+  schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
+}
+
 # chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS [UNROLL]:
 # the chunk-parallel schedule (ssd_span_state over one-chunk spans, ssd_state_pass
 # writing the pages, UNROLL spans a step, ssd_chunk_scan), line "NAME CHUNK BLOCK_P
 # STATE_BLOCK_P CHUNK BLOCK_M".
 chunked() {
-  local name=$1 q=$2 bm=$3 bp=$4 w=$5 prec=$6 sbp=$7 sw=$8 unroll=${9:-1}
-  local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
-  "$tj" compile ssd_chunk_scan --arch "$arch" "${common[@]}" --set block_m="$bm" \
-    --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
-  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
-    --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
-  "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
-    --set write_page=1 --set unroll="$unroll" -o "$dir/$name.pass.ptx" \
-    --meta "$dir/$name.pass.json"
-  echo "$name $q $bp $sbp $q $bm" >>"$dir/variants.txt"
-  command -v ptxas >/dev/null || return 0
-  for ptx in "$name" "$name.state"; do
-    printf '%-22s ' "$ptx"
-    ptxas -arch="$arch" -v "$dir/$ptx.ptx" -o /dev/null 2>&1 |
-      grep -E "registers|spill" | tr -s ' \n' ' '
-    echo
-  done
+  out_extra=(--set block_m="$3") pass_extra=(--set write_page=1 --set unroll="${9:-1}")
+  schedule ssd_chunk_scan "$1" "$2" "$6" "$4" "$5" "$7" "$8" "$1 $2 $4 $7 $2 $3"
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
