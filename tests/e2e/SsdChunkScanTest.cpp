@@ -116,12 +116,8 @@ TEST_CASE("ssd_chunk_scan: one sequence of 300 tokens from a page, chunk 32 to 1
           "sequential f64 R5",
           "[e2e][interp][prefill]") {
   const int64_t T = 300;
-  SsdInputs in = randomInputs(T, 61);
-  Batch batch{{0, T}, {1}, {1}};
-  Rng rng(62);
-  const Tensor<float> page0 = randomF32({3, H, P, N}, rng, -1, 1);
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
+  const Batch batch{{0, T}, {1}, {1}};
+  const auto [in, page0, want, wantY] = referenceCase(batch, 3, 61);
   // 10, 5, 5 and 3 chunks: the unrolled walks end mid-step.
   for (auto [q, bm, unroll] : std::vector<std::array<int64_t, 3>>{
            {32, 16, 4}, {64, 32, 1}, {64, 64, 2}, {128, 32, 1}}) {
@@ -132,25 +128,16 @@ TEST_CASE("ssd_chunk_scan: one sequence of 300 tokens from a page, chunk 32 to 1
     int64_t checked = 0;
     CHECK(outside(y, wantY, kLongY, 0, T, &checked) == 0);
     CHECK(checked == T * I);
-    checked = 0;
-    CHECK(outsideState(page, want, &checked) == 0);
-    CHECK(checked == 3 * H * P * N);
-    for (int64_t slot : {0, 2})
-      CHECK(std::memcmp(page.data.data() + slot * H * P * N,
-                        page0.data.data() + slot * H * P * N, H * P * N * 4) == 0);
+    checkPages(page, want, page0, {0, 2});
   }
 }
 
 TEST_CASE("ssd_chunk_scan: a varlen batch whose sequences start mid-chunk, fresh, "
           "continued and padding",
           "[e2e][interp][prefill]") {
-  Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
-  const int64_t T = batch.cu.back(), slots = 7;
-  SsdInputs in = randomInputs(T, 71);
-  Rng rng(72);
-  const Tensor<float> page0 = randomF32({slots, H, P, N}, rng, -1, 1);
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
+  const Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
+  const int64_t T = batch.cu.back();
+  const auto [in, page0, want, wantY] = referenceCase(batch, 7, 71);
   Tensor<float> page = page0;
   // 8 chunks of 64: a sequence's start and end chunks in every step of 4.
   std::vector<float> y = runChunked(in, batch, 64, 32, page, SsdPrecision::Exact, 4);
@@ -165,27 +152,14 @@ TEST_CASE("ssd_chunk_scan: a varlen batch whose sequences start mid-chunk, fresh
   CHECK(bad == 0);
   CHECK(checked == T * I);
   CHECK(zeros == 99 * I);
-  checked = 0;
-  CHECK(outsideState(page, want, &checked) == 0);
-  CHECK(checked == slots * H * P * N);
-  for (int64_t slot : {1, 3, 6})
-    CHECK(std::memcmp(page.data.data() + slot * H * P * N,
-                      page0.data.data() + slot * H * P * N, H * P * N * 4) == 0);
+  checkPages(page, want, page0, {1, 3, 6});
 }
 
 TEST_CASE("ssd_chunk_scan: precision=1 is held to R5p-m's yardstick",
           "[e2e][interp][prefill]") {
   const int64_t T = 300, q = 64;
-  SsdInputs in = randomInputs(T, 81);
-  Rng rng(82);
-  const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
-  Batch batch{{0, T}, {1}, {1}};
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
-  Tensor<float> initial({H, P, N});
-  std::memcpy(initial.data.data(), page0.data.data() + H * P * N, H * P * N * 4);
-  const std::vector<double> yard = bf16Yardstick(in, initial, q);
-  const double yardWorst = worstY(yard, wantY, kLongY);
+  const YardstickCase r(T, q, 81);
+  const auto &[in, page0, want, initial, batch, wantY, yard, yardWorst] = r;
   Tensor<float> page = page0;
   std::vector<float> fast =
       runChunked(in, batch, q, 32, page, SsdPrecision::UpstreamBF16);

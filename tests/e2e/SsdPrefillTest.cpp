@@ -86,12 +86,8 @@ TEST_CASE(
     "against the sequential f64 R5",
     "[e2e][interp][prefill]") {
   const int64_t T = 300;
-  SsdInputs in = randomInputs(T, 21);
-  Batch batch{{0, T}, {1}, {1}};
-  Rng rng(22);
-  const Tensor<float> page0 = randomF32({3, H, P, N}, rng, -1, 1);
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
+  const Batch batch{{0, T}, {1}, {1}};
+  const auto [in, page0, want, wantY] = referenceCase(batch, 3, 21);
 
   for (int64_t q : {32, 64, 128}) {
     INFO("Q = " << q);
@@ -100,13 +96,7 @@ TEST_CASE(
     int64_t checked = 0;
     CHECK(outsideY(y, wantY, kLongY, &checked) == 0);
     CHECK(checked == T * I);
-    checked = 0;
-    CHECK(outsideState(page, want, &checked) == 0);
-    CHECK(checked == 3 * H * P * N);
-    // Slots 0 and 2 are not in the batch: byte-identical.
-    CHECK(std::memcmp(page.data.data(), page0.data.data(), H * P * N * 4) == 0);
-    CHECK(std::memcmp(page.data.data() + 2 * H * P * N, page0.data.data() + 2 * H * P * N,
-                      H * P * N * 4) == 0);
+    checkPages(page, want, page0, {0, 2}); // slots 0 and 2 are not in the batch
   }
 
   // The counterfactuals the bands separate. A dropped carry between chunks:
@@ -139,13 +129,9 @@ TEST_CASE(
     "[e2e][interp][prefill]") {
   // Lengths 5 and 1 (shorter than a chunk), 35, 99 (padding) and 160 (several
   // chunks); chunk 32.
-  Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
-  const int64_t T = batch.cu.back(), slots = 7;
-  SsdInputs in = randomInputs(T, 31);
-  Rng rng(32);
-  const Tensor<float> page0 = randomF32({slots, H, P, N}, rng, -1, 1);
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
+  const Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
+  const int64_t T = batch.cu.back();
+  const auto [in, page0, want, wantY] = referenceCase(batch, 7, 31);
   Tensor<float> page = page0;
   std::vector<uint16_t> y = runSsd(in, batch, 32, page);
 
@@ -162,14 +148,8 @@ TEST_CASE(
   CHECK(bad == 0);
   CHECK(checked == T * I);
   CHECK(zeros == 99 * I); // padding rows are exactly 0
-  checked = 0;
-  CHECK(outsideState(page, want, &checked) == 0);
-  CHECK(checked == slots * H * P * N);
-  // Slots 1, 3 and 6 are in no live sequence (the padding one names none):
-  // byte-identical.
-  for (int64_t slot : {1, 3, 6})
-    CHECK(std::memcmp(page.data.data() + slot * H * P * N,
-                      page0.data.data() + slot * H * P * N, H * P * N * 4) == 0);
+  // Slots 1, 3 and 6 are in no live sequence (the padding one names none).
+  checkPages(page, want, page0, {1, 3, 6});
 }
 
 TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals the whole",
@@ -214,18 +194,10 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
           "worst error of the same chunked algorithm with bf16 operands",
           "[e2e][interp][prefill]") {
   const int64_t T = 300, q = 32;
-  SsdInputs in = randomInputs(T, 51);
-  Rng rng(52);
-  const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
-  Batch batch{{0, T}, {1}, {1}};
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
-  Tensor<float> initial({H, P, N});
-  std::memcpy(initial.data.data(), page0.data.data() + H * P * N, H * P * N * 4);
+  const YardstickCase r(T, q, 51);
+  const auto &[in, page0, want, initial, batch, wantY, yard, yardWorst] = r;
 
   // f32 outputs: bf16 rounding of y would hide the operands' roundings.
-  const std::vector<double> yard = bf16Yardstick(in, initial, q);
-  const double yardWorst = worstY(yard, wantY, kLongY);
   auto outside = [&](const std::vector<double> &got) {
     REQUIRE(got.size() == size_t(T * I));
     int64_t bad = 0;

@@ -176,6 +176,57 @@ inline int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want,
   return bad;
 }
 
+/// A batch's random inputs, random pages of `slots` slots before the run
+/// (page0), and the f64 reference's pages (want) and y.
+struct ReferenceCase {
+  SsdInputs in;
+  Tensor<float> page0, want;
+  std::vector<double> wantY;
+};
+inline ReferenceCase referenceCase(const Batch &batch, int64_t slots, uint64_t seed) {
+  ReferenceCase r{randomInputs(batch.cu.back(), seed), {}, {}, {}};
+  Rng rng(seed + 1);
+  r.page0 = randomF32({slots, H, P, N}, rng, -1, 1);
+  r.want = r.page0;
+  r.wantY = reference(r.in, batch, r.want);
+  return r;
+}
+
+/// R5p-m's case: one sequence of `tokens` continued from page slot 1, its f64
+/// reference and the yardstick (bf16 operands) at chunk q.
+struct YardstickCase {
+  SsdInputs in;
+  Tensor<float> page0, want, initial;
+  Batch batch;
+  std::vector<double> wantY, yard;
+  double yardWorst;
+
+  YardstickCase(int64_t tokens, int64_t q, uint64_t seed)
+      : initial({H, P, N}), batch{{0, tokens}, {1}, {1}} {
+    ReferenceCase r = referenceCase(batch, 2, seed);
+    in = std::move(r.in), page0 = std::move(r.page0), want = std::move(r.want);
+    wantY = std::move(r.wantY);
+    std::memcpy(initial.data.data(), page0.data.data() + H * P * N, H * P * N * 4);
+    yard = bf16Yardstick(in, initial, q);
+    yardWorst = worstY(yard, wantY, kLongY);
+  }
+};
+
+/// The pages after a run: every slot within the state band of the f64
+/// reference's, and the `untouched` slots (in no live sequence) byte-identical
+/// to `before`.
+inline void checkPages(const Tensor<float> &page, const Tensor<float> &want,
+                       const Tensor<float> &before,
+                       std::initializer_list<int64_t> untouched) {
+  int64_t checked = 0;
+  CHECK(outsideState(page, want, &checked) == 0);
+  CHECK(checked == int64_t(want.data.size()));
+  const int64_t slot = H * P * N;
+  for (int64_t s : untouched)
+    CHECK(std::memcmp(page.data.data() + s * slot, before.data.data() + s * slot,
+                      slot * sizeof(float)) == 0);
+}
+
 } // namespace tilejit::models::testing::ssd
 
 #endif // TILEJIT_TESTS_E2E_SSDTESTSUPPORT_H
