@@ -150,7 +150,7 @@ KernelDef ssdChunkScanKernel() {
   constants.push_back({"block_m",
                        32,
                        "rows of a chunk per program (and per step of its dot loop)",
-                       {64, 128},
+                       {64},
                        R::powersOfTwo(16, 256)});
   constants.push_back(yF32());
   for (KernelConstant &c : ssdOutputConstants())

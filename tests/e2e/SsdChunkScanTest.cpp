@@ -198,3 +198,14 @@ TEST_CASE("ssd_chunk_scan: a NaN in x reaches y from its own token on, never bef
   CHECK(nanAfter == T - bad);
   CHECK(finiteElsewhere == T * (I - 1));
 }
+
+TEST_CASE("ssd_chunk_scan: a row block larger than the chunk is refused naming both",
+          "[e2e][prefill]") {
+  const KernelDef *def = modelRegistry().find("ssd_chunk_scan");
+  REQUIRE(def);
+  auto spec = def->specialize({{"chunk", 32}, {"block_m", 64}});
+  REQUIRE(!spec);
+  CHECK(llvm::toString(spec.takeError()) ==
+        "kernel 'ssd_chunk_scan': block_m = 64, chunk = 32 breaks the rule block_m <= "
+        "chunk");
+}
