@@ -179,6 +179,10 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
   ConstantValues stateGeometry = ssdGeometry;
   stateGeometry["chunk"] = k.chunk;
   stateGeometry["precision"] = k.ssd.get("precision");
+  // The chunk-parallel schedule's chunks of 128 or more are too large an x
+  // tile for 4 warps' registers (ptxas spills).
+  if (k.chunked && k.chunk >= 128)
+    stateGeometry["warps"] = 8;
   auto spanState = plan("ssd_span_state", stateGeometry);
   auto statePass = plan("ssd_state_pass", std::move(passGeometry));
   auto conv = plan("conv_prefill",
