@@ -127,10 +127,12 @@ def bf16_ssd(xbc, dtraw, a_log, dt_bias, d, q, s0):
 SPAN_TOKENS = 512   # the prefill plan's PlanOptions::ssdSpanTokens
 
 def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span_bp=None,
-        span_tokens=SPAN_TOKENS):
+        span_tokens=SPAN_TOKENS, block_m=None):
     """The launch of variant `name`: ssd_prefill alone, or (span_bp given) the
     prefill plan's three launches over spans of span_tokens: ssd_span_state,
-    ssd_state_pass, ssd_prefill with span_states=1 (NAME.state / NAME.pass / NAME)."""
+    ssd_state_pass, ssd_prefill with span_states=1 (NAME.state / NAME.pass / NAME);
+    with block_m, the chunk-parallel schedule: one-chunk spans, the pass writing
+    the pages, ssd_chunk_scan over (row blocks x p blocks, chunks, heads)."""
     fn, meta = load(name)
     seq, beg, end = chunks_of(cu, q)
     cut = torch.tensor(cu, dtype=torch.int32, device=dev)
@@ -158,14 +160,19 @@ def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span
     fs, ms = load(name + ".state"); fp, mp = load(name + ".pass")
     a1 = args_of(ms, (xbc, dtv, a_log, dt_bias, cut, seq, span_chunk, beg, end, states, decay,
                       0.0, float("inf")))
-    a2 = args_of(mp, (span_slot, span_flags, decay, states, tail, page, n))
+    a2 = args_of(mp, (span_slot, span_flags, decay, states, tail, page, n, page))
     a3 = args_of(meta, vals + (span_chunk, states, tail))
+    grid = (P // bp, H, n)
+    if block_m is not None:
+        a3 = args_of(meta, (xbc, dtv, a_log, dt_bias, d, cut, slots_t, seq, beg, end, states,
+                            tail, y, 0.0, float("inf")))
+        grid = ((q // block_m) * (P // bp), n, H)
     block = 1024
     def launch():
         with stream():
             fs((P // span_bp, H, n), (ms["threads"], 1, 1), a1, shared_mem=ms["shared_bytes"])
             fp((P * N // block, H, 1), (mp["threads"], 1, 1), a2, shared_mem=mp["shared_bytes"])
-            fn((P // bp, H, n), (meta["threads"], 1, 1), a3, shared_mem=meta["shared_bytes"])
+            fn(grid, (meta["threads"], 1, 1), a3, shared_mem=meta["shared_bytes"])
     return launch, keep
 
 def band(name, got, want, atol, rtol):
@@ -178,12 +185,15 @@ def band(name, got, want, atol, rtol):
           f"{tols}, max |err|/band {err:.3g}", flush=True)
     return ok
 
-# "NAME CHUNK BLOCK_P [STATE_BLOCK_P [SPAN_TOKENS]]": with a fourth field, the
-# three span launches.
+# "NAME CHUNK BLOCK_P [STATE_BLOCK_P [SPAN_TOKENS [BLOCK_M]]]": with a fourth
+# field, the three span launches; with a sixth, the chunk-parallel schedule.
 variants = [(v[0], int(v[1]), int(v[2]), int(v[3]) if len(v) > 3 else None,
              int(v[4]) if len(v) > 4 else SPAN_TOKENS)
             for v in (l.split() for l in (DIR / "variants.txt").read_text().splitlines())
             if v]
+BLOCK_M = {v[0]: int(v[5]) for v in (l.split() for l in
+                                      (DIR / "variants.txt").read_text().splitlines())
+           if len(v) > 5}
 T = 8192
 xbc, zx, a_log, dt_bias, d = make_inputs(T)
 dtv = zx[:, ZW - H:]
@@ -194,7 +204,7 @@ if os.environ.get("SSD_PROFILE"):
     page = torch.rand(3, H, P, N, device=dev)
     y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], [1], [1], page, y,
-                       sbp, span)
+                       sbp, span, block_m=BLOCK_M.get(name))
     launch(); torch.cuda.synchronize()
     sys.exit(0)
 print(f"geometry: {H} heads, head_dim {P}, state {N}, {G} groups")
@@ -213,7 +223,7 @@ yard = {}   # R5p-m: chunk -> the bf16-operand torch algorithm's (outside, worst
 for name, q, bp, sbp, span in variants:
     page = page0.clone(); y = torch.full((T, I), float("nan"), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y,
-                       sbp, span)
+                       sbp, span, block_m=BLOCK_M.get(name))
     launch(); torch.cuda.synchronize()
     band(f"{name} y, one sequence of {T} (continued)", y, want_y, 1e-2, 1e-2)
     band(f"{name} final state", page[1], want_s, 8e-3, 5e-3)
@@ -241,7 +251,7 @@ for s in range(len(sl)):
 for name, q, bp, sbp, span in variants:
     page = page0v.clone(); y = torch.full((Tv, I), float("nan"), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc[:Tv], dtv[:Tv], a_log, dt_bias, d, cu, sl, ini, page, y,
-                       sbp, span)
+                       sbp, span, block_m=BLOCK_M.get(name))
     launch(); torch.cuda.synchronize()
     for s in range(len(sl)):
         b, e = cu[s], cu[s + 1]
@@ -264,7 +274,7 @@ table = {}   # (variant, case) -> median us
 for name, q, bp, sbp, span in variants:
     page = page0.clone(); y = torch.empty((T, I), dtype=torch.bfloat16, device=dev)
     launch, keep = run(name, q, bp, xbc, dtv, a_log, dt_bias, d, [0, T], slots, init, page, y,
-                       sbp, span)
+                       sbp, span, block_m=BLOCK_M.get(name))
     med, lo, hi = time_graph(launch)
     table[name, f"T={T}"] = med
     print(f"ssd_prefill {name}: median {med:.1f} us (min {lo:.1f}, max {hi:.1f}), n=25x10, "
@@ -305,7 +315,7 @@ for label, lengths in cases:
         pg = torch.full((S, H, P, N), float("nan"), device=dev)
         y = torch.full((Tc, I), float("nan"), dtype=torch.bfloat16, device=dev)
         launch, keep = run(name, q, bp, xb, dv, big[2], big[3], big[4], cu, list(range(S)),
-                           [0] * S, pg, y, sbp, span)
+                           [0] * S, pg, y, sbp, span, block_m=BLOCK_M.get(name))
         launch(); torch.cuda.synchronize()
         band(f"{name} y, {label} vs f64", y, wy, tol, tol)
         band(f"{name} final states, {label}", pg, ws, 8e-3, 5e-3)

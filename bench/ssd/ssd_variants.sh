@@ -3,7 +3,8 @@
 # the plan's three span launches (ssd_span_state, ssd_state_pass, ssd_prefill
 # span_states=1) per variant of chunk, block_p, warps, precision (R5p-m) and
 # span length, as DIR/NAME{,.state,.pass}.{ptx,json}, DIR/variants.txt lines
-# "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS" and DIR/heads; prints each
+# "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS [BLOCK_M]" (with BLOCK_M: the
+# chunk-parallel schedule, ssd_chunk_scan) and DIR/heads; prints each
 # ssd_prefill's and ssd_span_state's registers and spills (ptxas -v).
 # Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
 set -euo pipefail
@@ -17,17 +18,20 @@ geo=(--set heads="$heads" --set head_dim=64 --set state=128)
 ssd=("${geo[@]}" --set groups=8 --set dt_stride=$((2 * inner + 2048 + heads))
   --set dt_col=$((2 * inner + 2048)))
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
-variant() {
-  local name=$1 q=$2 bp=$3 w=$4 prec=$5 sbp=$6 sw=$7 span=$8
+# schedule KERNEL NAME CHUNK PRECISION BLOCK_P WARPS STATE_BLOCK_P STATE_WARPS LINE:
+# a schedule's three launches (ssd_span_state, ssd_state_pass with the settings
+# in pass_extra, the output KERNEL with those in out_extra), LINE in variants.txt,
+# and the registers and spills of the output kernel and ssd_span_state.
+schedule() {
+  local kernel=$1 name=$2 q=$3 prec=$4 bp=$5 w=$6 sbp=$7 sw=$8 line=$9
   local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
-  "$tj" compile ssd_prefill --arch "$arch" "${common[@]}" --set span_states=1 \
+  "$tj" compile "$kernel" --arch "$arch" "${common[@]}" "${out_extra[@]}" \
     --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
   "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
     --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
   "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
-    -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
-  echo "$name $q $bp $sbp $span" >>"$dir/variants.txt"
+    "${pass_extra[@]}" -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
+  echo "$line" >>"$dir/variants.txt"
   command -v ptxas >/dev/null || return 0
   for ptx in "$name" "$name.state"; do
     printf '%-22s ' "$ptx"
@@ -35,6 +39,22 @@ variant() {
       grep -E "registers|spill" | tr -s ' \n' ' '
     echo
   done
+}
+
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS: the
+# plan's span schedule (ssd_prefill span_states=1).
+variant() {
+  out_extra=(--set span_states=1) pass_extra=()
+  schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
+}
+
+# chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS [UNROLL]:
+# the chunk-parallel schedule (ssd_span_state over one-chunk spans, ssd_state_pass
+# writing the pages, UNROLL spans a step, ssd_chunk_scan), line "NAME CHUNK BLOCK_P
+# STATE_BLOCK_P CHUNK BLOCK_M".
+chunked() {
+  out_extra=(--set block_m="$3") pass_extra=(--set write_page=1 --set unroll="${9:-1}")
+  schedule ssd_chunk_scan "$1" "$2" "$6" "$4" "$5" "$7" "$8" "$1 $2 $4 $7 $2 $3"
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
@@ -49,3 +69,12 @@ variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
+# The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
+# and ssd_span_state at chunk 256 spill: ptxas lines above).
+chunked ch64 64 32 32 4 0 32 4
+chunked ch128 128 32 32 4 0 32 8
+chunked ch256 256 32 32 4 0 32 8
+chunked ch128_p64w8 128 32 64 8 0 32 8
+chunked ch128_up 128 32 32 4 1 32 8
+chunked ch64_u4 64 32 32 4 0 32 4 4
+chunked ch128_u4 128 32 32 4 0 32 8 4

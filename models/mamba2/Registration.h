@@ -76,6 +76,7 @@ KernelDef splitKSumKernel();
 /// ssd_prefill and ssd_span_state: one chunk loop, the same constants.
 std::vector<KernelDef> ssdKernels();
 KernelDef ssdStatePassKernel();
+KernelDef ssdChunkScanKernel();
 KernelDef convPrefillKernel();
 KernelDef checkVarlenKernel();
 KernelDef varlenPiecesKernel();

@@ -16,11 +16,6 @@
 
 namespace tilejit::models {
 
-namespace {
-
-/// A dot operand as hi + lo bf16 halves; lo is null for an exact bf16 value.
-using Halves = std::pair<Value, Value>;
-
 /// v as hi + lo bf16 halves: a tensor-core product of both halves with an
 /// exact bf16 operand carries v to ~16 bits instead of bf16's 8 (an f16 value
 /// exactly). Plain bf16 operands put y elements outside R5p's band at T = 8192
@@ -35,7 +30,6 @@ Halves splitBF16(Value v, bool exact) {
   return {hi, (v - hi.to(DType::F32)).to(DType::BF16)};
 }
 
-/// A loaded operand as a dot takes it: bf16 as it is, f16 or f32 split.
 Halves halves(Value v, bool exact) {
   if (v.dtype() == DType::BF16)
     return {v, Value()};
@@ -47,15 +41,12 @@ Halves transposeBoth(Halves h) {
           h.second.valid() ? transpose(h.second, {1, 0}) : Value()};
 }
 
-/// acc + a b over the halves, lo x lo left out (below the pair's precision).
 Value dotHalves(Halves a, Halves b, Value acc) {
   acc = dot(a.first, b.first, acc);
   if (a.second.valid())
     acc = dot(a.second, b.first, acc);
   return b.second.valid() ? dot(a.first, b.second, acc) : acc;
 }
-
-} // namespace
 
 ConstantRule ssdStrideRule(const char *stride, const char *a, const char *b) {
   return {std::string(stride) + " is 0 or at least " + a + " * " + b,
@@ -125,6 +116,36 @@ RowSlice RowSlice::shifted(int64_t columns) const {
   return s;
 }
 
+Value chunkDt(const SsdShape &g, const SsdInputs &in, Value h, Value rowBase, Value len,
+              int64_t rows) {
+  // R4: dt' = clamp(softplus(dt + bias)), 0 on padded rows.
+  Value dtTile = load(makeView(in.dtRaw + rowBase * g.dtStride + g.dtCol + h, {Dim(len)},
+                               {g.dtStride}),
+                      {0}, {rows})
+                     .to(DType::F32);
+  Value dtIn = dtTile + in.bias;
+  return where(arange(0, rows) < len,
+               minimum(maximum(g.softplusDt ? softplus(dtIn) : dtIn, in.dtMin), in.dtMax),
+               0.0);
+}
+
+Value decayedMix(Value cb, Value lamI, Value lamJ, Value dtJ, Value causal) {
+  Value decay = exp(minimum(expandDims(lamI, 1) - expandDims(lamJ, 0), 0.0));
+  Value mix = cb * decay * expandDims(dtJ, 0);
+  return causal.valid() ? where(causal, mix, 0.0) : mix;
+}
+
+GuardedX guardNonFinite(Value x) {
+  Value finite = abs(x.to(DType::F32)) < double(INFINITY);
+  const Shape shape = x.shape();
+  return {finite,
+          where(finite, zeros(shape, DType::F32), full(shape, double(NAN), DType::F32))};
+}
+
+Value GuardedX::x(Value raw) const {
+  return where(finite, raw, zeros(raw.shape(), raw.dtype()));
+}
+
 Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
                 Value t1, bool withC) {
   Chunk c;
@@ -161,15 +182,8 @@ Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value
     if (withC)
       c.cm = loadSlice(b.shifted(g.groups * g.stateSize), 0, bcTile);
   }
-  // R4 and R5p step 1: dt' (0 on padded rows) and its decay cumsum.
-  Value dtTile = load(makeView(in.dtRaw + c.rowBase * g.dtStride + g.dtCol + h,
-                               {Dim(c.len)}, {g.dtStride}),
-                      {0}, {g.q})
-                     .to(DType::F32);
-  Value dtIn = dtTile + in.bias;
-  c.dt = where(arange(0, g.q) < c.len,
-               minimum(maximum(g.softplusDt ? softplus(dtIn) : dtIn, in.dtMin), in.dtMax),
-               0.0);
+  // R5p step 1: dt' and its decay cumsum.
+  c.dt = chunkDt(g, in, h, c.rowBase, c.len, g.q);
   c.lam = cumsum(c.dt * in.a, 0);
   c.lamEnd = sum(c.dt * in.a, 0);
   return c;
@@ -192,27 +206,22 @@ Value stateAfter(const SsdShape &g, const Chunk &c, Value s) {
 /// own token on through `poison`, the running sum of NaN markers down each
 /// column; the scan costs a fifth of the kernel, so finite chunks skip it.
 Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool finiteX) {
-  Value causal = expandDims(arange(0, g.q), 1) >= expandDims(arange(0, g.q), 0);
+  Value causal = causalMask(g.q);
   Halves cm = halves(c.cm, g.exact);
   Value cb =
       dotHalves(cm, transposeBoth(halves(c.b, g.exact)), zeros({g.q, g.q}, DType::F32));
-  Value decay = exp(minimum(expandDims(c.lam, 1) - expandDims(c.lam, 0), 0.0));
-  Value mixF = where(causal, cb * decay * expandDims(c.dt, 0), 0.0);
+  Value mixF = decayedMix(cb, c.lam, c.lam, c.dt, causal);
   Value xF = c.x.to(DType::F32);
   Value yTile;
   if (finiteX) {
     yTile = dotHalves(splitBF16(mixF, g.exactMix), halves(c.x, g.exact),
                       zeros({g.q, g.bp}, DType::F32));
   } else {
-    Value finite = abs(xF) < double(INFINITY);
-    Value poison = cumsum(where(finite, zeros({g.q, g.bp}, DType::F32),
-                                full({g.q, g.bp}, double(NAN), DType::F32)),
-                          0);
-    yTile =
-        dotHalves(splitBF16(mixF, g.exactMix),
-                  halves(where(finite, c.x, zeros({g.q, g.bp}, c.x.dtype())), g.exact),
-                  zeros({g.q, g.bp}, DType::F32)) +
-        poison;
+    GuardedX guarded = guardNonFinite(c.x);
+    Value poison = cumsum(guarded.markers, 0);
+    yTile = dotHalves(splitBF16(mixF, g.exactMix), halves(guarded.x(c.x), g.exact),
+                      zeros({g.q, g.bp}, DType::F32)) +
+            poison;
   }
   // Split, then transpose each bf16 half: a transpose feeding a dot
   // operand folds into the operand's one trip through shared memory.
@@ -221,11 +230,48 @@ Value chunkOutput(const SsdShape &g, const Chunk &c, Value s, Value dCoef, bool 
   return yTile + carry * expandDims(exp(c.lam), 1) + xF * dCoef;
 }
 
+Value causalMask(int64_t rows) {
+  return expandDims(arange(0, rows), 1) >= expandDims(arange(0, rows), 0);
+}
+
 Value anyNonFinite(const Chunk &c) {
   const Shape shape = c.x.shape();
   Value bad = where(abs(c.x.to(DType::F32)) < double(INFINITY), zeros(shape, DType::F32),
                     full(shape, 1.0, DType::F32));
   return max(max(bad, 1), 0) > 0.0;
+}
+
+OutputParams::OutputParams(const Specialization &spec, const SsdShape &g)
+    : yType(spec.get("y_f32") ? DType::F32 : elementTypeOf(spec, "y_type")),
+      dType(elementTypeOf(spec, "d_type")), zType(elementTypeOf(spec, "z_type")),
+      dPerP(spec.get("d_per_p") != 0), gated(spec.get("gate") != 0),
+      zStride(spec.get("z_stride") ? spec.get("z_stride") : g.inner) {}
+
+void OutputParams::declareD(Kernel &k, const SsdShape &g) {
+  d = k.ptrParam("d", dType,
+                 dPerP ? std::vector<ParamDim>{g.heads, g.headDim}
+                       : std::vector<ParamDim>{g.heads});
+}
+
+void OutputParams::declareZ(Kernel &k) {
+  if (gated)
+    z = k.ptrParam("z", zType, {"?", zStride});
+}
+
+Value OutputParams::skip(const SsdShape &g, Value h, Value p0) const {
+  if (!dPerP)
+    return load(d + h).to(DType::F32);
+  RowSlice row = rowSlice(d, h * g.headDim, 1, g.headDim, g.headDim, dType);
+  return load(row.view, {0, row.at(p0)}, {1, g.bp}).to(DType::F32);
+}
+
+Value OutputParams::gate(const SsdShape &g, Value rowBase, Value len, Value h, Value p0,
+                         int64_t rows) const {
+  if (!z.valid())
+    return Value();
+  RowSlice zs =
+      rowSlice(z + rowBase * zStride, h * g.headDim, Dim(len), g.headDim, zStride, zType);
+  return silu(load(zs.view, {0, zs.at(p0)}, {rows, g.bp}).to(DType::F32));
 }
 
 View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows) {
@@ -294,6 +340,17 @@ std::vector<KernelConstant> ssdConstants() {
           elementType("dt_type", "dt"),
           elementTypeF32("a_type", "A (or a_log)"),
           elementTypeF32("dt_bias_type", "dt_bias")};
+}
+
+std::vector<KernelConstant> ssdOutputConstants() {
+  using R = ConstantRange;
+  return {
+      elementType("y_type", "y (when y_f32 is 0)"),
+      {"gate", 0, "1: y silu(z), z [T, z_stride] (vLLM's z)", {}, R::flag()},
+      elementType("z_type", "z"),
+      {"z_stride", 0, "row stride of z (0: heads * head_dim)", {}, columnsRange()},
+      {"d_per_p", 0, "1: D per (head, p), [heads, head_dim]; 0: per head", {}, R::flag()},
+      elementTypeF32("d_type", "D")};
 }
 
 std::vector<ConstantRule> ssdRules() {

@@ -49,6 +49,35 @@ struct Chunk {
   Value len, rowBase, x, b, cm, dt, lam, lamEnd;
 };
 
+/// A dot operand as hi + lo bf16 halves; lo is null for an exact bf16 value.
+using Halves = std::pair<Value, Value>;
+/// v as hi + lo bf16 halves (`exact`), or v rounded once to bf16 (lo null).
+Halves splitBF16(Value v, bool exact);
+/// A loaded operand as a dot takes it: bf16 as it is, f16 or f32 split.
+Halves halves(Value v, bool exact);
+Halves transposeBoth(Halves h);
+/// acc + a b over the halves, lo x lo left out (below the pair's precision).
+Value dotHalves(Halves a, Halves b, Value acc);
+
+/// R4's dt' of `rows` tokens from rowBase for head h, 0 past `len`.
+Value chunkDt(const SsdShape &g, const SsdInputs &in, Value h, Value rowBase, Value len,
+              int64_t rows);
+/// i >= j over a [rows, rows] tile: the causal mask of a chunk's mix.
+Value causalMask(int64_t rows);
+/// R5p step 4's mix CB_ij exp(L_i - L_j) dt_j of rows i against columns j,
+/// the upper triangle selected away (never multiplied by zero) where `causal`
+/// is given.
+Value decayedMix(Value cb, Value lamI, Value lamJ, Value dtJ, Value causal);
+/// x with its non-finite elements as 0, and a NaN marker where they were (0
+/// elsewhere): the products take x finite and each marker reaches y from its
+/// own token on, so that NaN never flows backwards in time.
+struct GuardedX {
+  Value finite, markers;
+  /// x (the tile guardNonFinite read) with its non-finite elements as 0.
+  Value x(Value raw) const;
+};
+GuardedX guardNonFinite(Value x);
+
 Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
                 Value t1, bool withC);
 /// Steps 2-3: the state after the chunk from the state s before it.
@@ -80,6 +109,25 @@ struct RowSlice {
 RowSlice rowSlice(Value row, Value first, Dim rows, int64_t width, int64_t stride,
                   DType type);
 
+/// The options of y for tilejit.ops' callers (ssdOutputConstants) and the
+/// parameters they add to an output kernel: D ([heads], or [heads, head_dim]
+/// with d_per_p) and the gate z ([T, z_stride] with `gate`).
+struct OutputParams {
+  Value d, z;
+  DType yType, dType, zType;
+  bool dPerP, gated;
+  int64_t zStride;
+  OutputParams(const Specialization &spec, const SsdShape &g);
+  void declareD(Kernel &k, const SsdShape &g);
+  void declareZ(Kernel &k);
+  /// D of head h for the state rows from p0: a scalar, or one [1, bp] row.
+  Value skip(const SsdShape &g, Value h, Value p0) const;
+  /// R5p's gate (vLLM's z), silu(z) of `rows` tokens from rowBase ([rows,
+  /// bp], rows past len masked), or null without it.
+  Value gate(const SsdShape &g, Value rowBase, Value len, Value h, Value p0,
+             int64_t rows) const;
+};
+
 /// The [rows, state] view of a [.., heads, head_dim, state] tensor's entry
 /// `index` (a page slot, a span or a chunk), head h.
 View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows);
@@ -88,6 +136,9 @@ View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows);
 /// the operands' element types) and the rules between them.
 std::vector<KernelConstant> ssdConstants();
 std::vector<ConstantRule> ssdRules();
+/// The options of y the output kernels share for tilejit.ops' callers (its
+/// element type, the gate z, D per (head, p)).
+std::vector<KernelConstant> ssdOutputConstants();
 /// "`stride` is 0 or at least a * b": the rows of an operand read in place.
 ConstantRule ssdStrideRule(const char *stride, const char *a, const char *b);
 /// An element-type constant whose default is f32 (the plans' f32 parameters).

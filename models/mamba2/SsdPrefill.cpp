@@ -25,36 +25,28 @@ namespace {
 /// ssd_prefill's parameters past SsdInputs', in the plans' order, then those
 /// of the options tilejit.ops' callers set.
 struct PrefillParams {
-  Value dSkip, cuSeqlens, slots, init, chunkSeq, chunkBegin, chunkEnd, page, y, numChunks;
+  OutputParams out; ///< D, the gate z and y's type
+  Value cuSeqlens, slots, init, chunkSeq, chunkBegin, chunkEnd, page, y, numChunks;
   OpCheck check;
   Value status, tokens, sequences;       ///< with `checked`
   Value spanChunk, spanStates, spanTail; ///< with `span_states`
-  Value z;                               ///< with `gate`: [T, z_stride]
   Value pageOut; ///< where final states go: ssm_state_out (page_out) or the page
   Value chunkStateIndex, chunkStates; ///< with `chunk_states`
-  DType yType, stateType, dType, zType;
-  bool spans, dPerP;
-  int64_t zStride;
+  DType stateType;
+  bool spans;
 
+  PrefillParams(const Specialization &spec, const SsdShape &g) : out(spec, g) {}
   static PrefillParams declare(Kernel &k, const SsdShape &g, const Specialization &spec,
                                SsdInputs &in);
 };
 
 PrefillParams PrefillParams::declare(Kernel &k, const SsdShape &g,
                                      const Specialization &spec, SsdInputs &in) {
-  PrefillParams p;
+  PrefillParams p(spec, g);
   p.spans = spec.get("span_states") != 0;
-  p.dPerP = spec.get("d_per_p") != 0;
-  p.yType = spec.get("y_f32") ? DType::F32 : elementTypeOf(spec, "y_type");
   p.stateType = elementTypeOf(spec, "state_type");
-  p.dType = elementTypeOf(spec, "d_type");
-  p.zType = elementTypeOf(spec, "z_type");
-  p.zStride = spec.get("z_stride") ? spec.get("z_stride") : g.inner;
   const std::vector<ParamDim> stateShape = {"?", g.heads, g.headDim, g.stateSize};
-  // [heads], or [heads, head_dim] with d_per_p
-  p.dSkip = k.ptrParam("d", p.dType,
-                       p.dPerP ? std::vector<ParamDim>{g.heads, g.headDim}
-                               : std::vector<ParamDim>{g.heads});
+  p.out.declareD(k, g);
   p.cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"}); // [S + 1]
   p.slots = k.ptrParam("slots", DType::I32, {"?"});          // [S], negative: padding
   p.init = k.ptrParam("init", DType::I32, {"?"}); // [S], 1: continue from the page
@@ -63,7 +55,7 @@ PrefillParams PrefillParams::declare(Kernel &k, const SsdShape &g,
   p.chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
   // [slots, heads, head_dim, state]
   p.page = k.ptrParam("ssm_state", elementTypeOf(spec, "init_type"), stateShape);
-  p.y = k.ptrParam("y", p.yType, {"?", g.inner}); // [T, inner]
+  p.y = k.ptrParam("y", p.out.yType, {"?", g.inner}); // [T, inner]
   p.numChunks = k.scalarParam("chunks", DType::I32);
   in.dtMin = k.scalarParam("dt_min", DType::F32);
   in.dtMax = k.scalarParam("dt_max", DType::F32);
@@ -80,8 +72,7 @@ PrefillParams PrefillParams::declare(Kernel &k, const SsdShape &g,
     p.spanStates = k.ptrParam("span_states", DType::F32, stateShape);
     p.spanTail = k.ptrParam("span_tail", DType::F32, stateShape);
   }
-  if (spec.get("gate"))
-    p.z = k.ptrParam("z", p.zType, {"?", p.zStride});
+  p.out.declareZ(k);
   p.pageOut = spec.get("page_out") ? k.ptrParam("ssm_state_out", p.stateType, stateShape)
                                    : p.page;
   if (spec.get("chunk_states")) {
@@ -100,9 +91,10 @@ Value skipRefusedWalk(const SsdShape &g, const PrefillParams &p, Value h, Value 
   Value verdict = load(p.status);
   Value end = where(verdict == int64_t(0), hi, lo);
   ifThen(verdict != int64_t(0), [&] {
-    RowSlice yAll = rowSlice(p.y, h * g.headDim, p.tokens, g.headDim, g.inner, p.yType);
+    RowSlice yAll =
+        rowSlice(p.y, h * g.headDim, p.tokens, g.headDim, g.inner, p.out.yType);
     forRange(0, p.tokens, g.q, {}, [&](Value t, std::vector<Value>) {
-      store(yAll.view, {t, yAll.at(p0)}, full({g.q, g.bp}, double(NAN), p.yType));
+      store(yAll.view, {t, yAll.at(p0)}, full({g.q, g.bp}, double(NAN), p.out.yType));
       return std::vector<Value>{};
     });
     forRange(0, p.sequences, 1, {}, [&](Value i, std::vector<Value>) {
@@ -127,13 +119,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
 
   Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
   in.loadHead(g, h);
-  Value dCoef;
-  if (p.dPerP) { // D's row of head h as one [1, bp] row
-    RowSlice d = rowSlice(p.dSkip, h * g.headDim, 1, g.headDim, g.headDim, p.dType);
-    dCoef = load(d.view, {0, d.at(p0)}, {1, g.bp}).to(DType::F32);
-  } else {
-    dCoef = load(p.dSkip + h).to(DType::F32);
-  }
+  Value dCoef = p.out.skip(g, h, p0);
   Value lo = p.spans ? load(p.spanChunk + span) : constant(0, DType::I32);
   Value hi = p.spans ? load(p.spanChunk + span + 1) : p.numChunks;
   if (p.check.enabled)
@@ -180,18 +166,11 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
     Chunk chunk = loadChunk(g, in, h, p0, t0, t1, /*withC=*/true);
     Value yRow = p.y + chunk.rowBase * g.inner;
     RowSlice y =
-        rowSlice(yRow, h * g.headDim, Dim(chunk.len), g.headDim, g.inner, p.yType);
-    // R5p's gate (vLLM's z): y silu(z), token by token.
-    Value gate;
-    if (p.z.valid()) {
-      Value zRow = p.z + chunk.rowBase * p.zStride;
-      RowSlice z =
-          rowSlice(zRow, h * g.headDim, Dim(chunk.len), g.headDim, p.zStride, p.zType);
-      gate = silu(load(z.view, {0, z.at(p0)}, {g.q, g.bp}).to(DType::F32));
-    }
+        rowSlice(yRow, h * g.headDim, Dim(chunk.len), g.headDim, g.inner, p.out.yType);
+    Value gate = p.out.gate(g, chunk.rowBase, chunk.len, h, p0, g.q);
     auto output = [&](bool finiteX) {
       Value out = chunkOutput(g, chunk, s, dCoef, finiteX);
-      return where(live, gate.valid() ? out * gate : out, 0.0).to(p.yType);
+      return where(live, gate.valid() ? out * gate : out, 0.0).to(p.out.yType);
     };
     store(y.view, {0, y.at(p0)}, output(/*finiteX=*/true));
     ifThen(anyNonFinite(chunk),
@@ -266,13 +245,8 @@ std::vector<KernelDef> ssdKernels() {
        "written at the sequences' first and last chunks either way",
        {},
        R::flag()});
-  const std::vector<KernelConstant> callerOptions = {
-      elementType("y_type", "y (when y_f32 is 0)"),
-      {"gate", 0, "1: y silu(z), z [T, z_stride] (vLLM's z)", {}, R::flag()},
-      elementType("z_type", "z"),
-      {"z_stride", 0, "row stride of z (0: heads * head_dim)", {}, columnsRange()},
-      {"d_per_p", 0, "1: D per (head, p), [heads, head_dim]; 0: per head", {}, R::flag()},
-      elementTypeF32("d_type", "D"),
+  std::vector<KernelConstant> callerOptions = ssdOutputConstants();
+  const std::vector<KernelConstant> stateOptions = {
       elementTypeF32("init_type", "the page read (ssm_state)"),
       elementTypeF32("state_type", "the states written"),
       {"page_out",
@@ -286,6 +260,7 @@ std::vector<KernelDef> ssdKernels() {
        "chunk_states (vLLM's intermediate states)",
        {},
        R::flag()}};
+  callerOptions.insert(callerOptions.end(), stateOptions.begin(), stateOptions.end());
   prefillConstants.insert(prefillConstants.end(), callerOptions.begin(),
                           callerOptions.end());
   std::vector<ConstantRule> prefillRules = rules;
@@ -310,7 +285,8 @@ std::vector<KernelDef> ssdKernels() {
           {"ssd_span_state",
            "R5p's chunk states summed over each span's tail (from its last sequence "
            "start) from zero, and the tail's decay",
-           constants, buildSsdSpanState, rules}};
+           constants, buildSsdSpanState, rules},
+          ssdChunkScanKernel()};
 }
 
 } // namespace tilejit::models

@@ -127,10 +127,12 @@ llvm::Error addDecodeLayer(LayerBuilder &builder, const NemotronHConfig &c,
 }
 
 /// The kernels every prefill layer launches the same way: the SSD's three
-/// steps and the causal conv, all at the SSD's chunk.
+/// steps and the causal conv, all at the SSD's chunk. `ssd` is ssd_prefill
+/// over spans, or ssd_chunk_scan when `chunked`.
 struct PrefillKernels {
   Specialization ssd, spanState, statePass, conv;
   int64_t chunk = 0;
+  bool chunked = false;
 };
 
 /// The SSD's chunk (after overrides) chunks the batch; the conv uses it too,
@@ -157,16 +159,29 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
                                  {"head_dim", P},
                                  {"state", N},
                                  {"block", std::min<int64_t>(1024, P * N)}};
-  addSsmStateConstants(options.ssmState, passGeometry, {"page_type"});
-  auto ssd = plan("ssd_prefill", scanGeometry);
+  PrefillKernels k;
+  k.chunked = options.ssdSchedule == SsdSchedule::Chunked ||
+              options.overrides.count("ssd_chunk_scan");
+  if (k.chunked) {
+    // No walk writes the pages: the pass does, at each sequence's last chunk.
+    passGeometry["write_page"] = 1;
+    addSsmStateConstants(options.ssmState, passGeometry, {"page_type", "state_type"});
+  } else {
+    addSsmStateConstants(options.ssmState, passGeometry, {"page_type"});
+  }
+  auto ssd =
+      k.chunked ? plan("ssd_chunk_scan", ssdGeometry) : plan("ssd_prefill", scanGeometry);
   if (!ssd)
     return ssd.takeError();
-  PrefillKernels k;
   k.ssd = std::move(*ssd);
   k.chunk = k.ssd.get("chunk");
   ConstantValues stateGeometry = ssdGeometry;
   stateGeometry["chunk"] = k.chunk;
   stateGeometry["precision"] = k.ssd.get("precision");
+  // The chunk-parallel schedule's chunks of 128 or more are too large an x
+  // tile for 4 warps' registers (ptxas spills).
+  if (k.chunked && k.chunk >= 128)
+    stateGeometry["warps"] = 8;
   auto spanState = plan("ssd_span_state", stateGeometry);
   auto statePass = plan("ssd_state_pass", std::move(passGeometry));
   auto conv = plan("conv_prefill",
@@ -178,11 +193,11 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
   k.statePass = std::move(*statePass);
   k.conv = std::move(*conv);
   if (k.conv.get("block_t") != k.chunk)
-    return llvm::createStringError(
-        llvm::formatv("prefill plan: conv_prefill's block_t ({0}) must equal "
-                      "ssd_prefill's chunk ({1}): "
-                      "one set of chunk metadata serves both",
-                      k.conv.get("block_t"), k.chunk));
+    return llvm::createStringError(llvm::formatv(
+        "prefill plan: conv_prefill's block_t ({0}) must equal "
+        "{2}'s chunk ({1}): "
+        "one set of chunk metadata serves both",
+        k.conv.get("block_t"), k.chunk, k.chunked ? "ssd_chunk_scan" : "ssd_prefill"));
   return k;
 }
 
@@ -239,11 +254,26 @@ llvm::Error addPrefillLayer(LayerBuilder &builder, const NemotronHConfig &c,
                   in.chunkBegin, in.chunkEnd, spanStates, spanDecay,
                   PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
                  tokens * (I + G * N + H) * 2, stateBytes + decayBytes);
+  std::vector<PlanArg> passArgs = {
+      in.spanSlot,  in.spanFlags,           spanDecay, spanStates, spanTail,
+      args.ssmPage, PlanArg::integer(spans)};
+  if (k.chunked)
+    passArgs.push_back(args.ssmPage); // ssm_state_out: the page written in place
   builder.launch(w, "ssd_pass", "ssd_state_pass", k.statePass,
                  {llvm::divideCeilSigned(P * N, k.statePass.get("block")), H, 1},
-                 {in.spanSlot, in.spanFlags, spanDecay, spanStates, spanTail,
-                  args.ssmPage, PlanArg::integer(spans)},
-                 stateBytes + decayBytes + ssmPages, 2 * stateBytes);
+                 std::move(passArgs), stateBytes + decayBytes + ssmPages,
+                 2 * stateBytes + (k.chunked ? ssmPages : 0));
+  if (k.chunked) {
+    // One program per row block of a chunk: spans are single chunks here.
+    const int64_t blocks = (k.chunk / k.ssd.get("block_m")) *
+                           llvm::divideCeilSigned(P, k.ssd.get("block_p"));
+    builder.launch(w, "ssd", "ssd_chunk_scan", k.ssd, {blocks, spans, H},
+                   {xBC, zxbcdt, args.aLog, args.dtBias, args.d, in.cu, in.slots,
+                    in.chunkSeq, in.chunkBegin, in.chunkEnd, spanStates, spanTail, io.y,
+                    PlanArg::real(c.dtMin), PlanArg::real(c.dtMax)},
+                   tokens * (Cd + H) * 2 + stateBytes, tokens * I * 2);
+    return builder.addNormAndOutProj(w, args, io, /*gemm=*/true, /*decode=*/false);
+  }
   builder.launch(w, "ssd", "ssd_prefill", k.ssd,
                  {llvm::divideCeilSigned(P, k.ssd.get("block_p")), H, spans},
                  {xBC, zxbcdt, args.aLog, args.dtBias, args.d, in.cu, in.slots, in.init,
@@ -319,10 +349,12 @@ llvm::Expected<PrefillPlan> planPrefill(const KernelRegistry &registry,
   auto kernels = planPrefillKernels(registry, c, options);
   if (!kernels)
     return kernels.takeError();
-  // The SSD walks spans of whole chunks in parallel (PlanOptions::ssdSpanTokens).
-  auto meta =
-      prefillMetadata(batch, tokens, numSlots, kernels->chunk, /*chunkCapacity=*/0,
-                      std::max<int64_t>(1, options.ssdSpanTokens / kernels->chunk));
+  // The SSD walks spans of whole chunks in parallel (PlanOptions::ssdSpanTokens),
+  // or computes every chunk in parallel from one-chunk spans.
+  const int64_t spanChunks =
+      kernels->chunked ? 1 : std::max<int64_t>(1, options.ssdSpanTokens / kernels->chunk);
+  auto meta = prefillMetadata(batch, tokens, numSlots, kernels->chunk,
+                              /*chunkCapacity=*/0, spanChunks);
   if (!meta)
     return meta.takeError();
 

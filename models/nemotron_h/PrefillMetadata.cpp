@@ -63,8 +63,10 @@ llvm::Expected<PrefillMetadata> prefillMetadata(const ref::PrefillBatch &batch,
     const int64_t firstOfSeq = firstChunk[seq];
     m.spanChunk.push_back(int32_t(end));
     m.spanSlot.push_back(m.slots[seq] < 0 ? -1 : m.slots[seq]);
+    const bool ends = m.chunkEnd[end - 1] == m.cuSeqlens[seq + 1];
     m.spanFlags.push_back((firstOfSeq >= c ? kSpanTailStarts : 0) |
-                          (m.init[seq] ? kSpanTailFromPage : 0));
+                          (m.init[seq] ? kSpanTailFromPage : 0) |
+                          (ends ? kSpanTailEnds : 0));
   }
   m.chunkSequence.resize(size_t(std::max(chunkCapacity, m.numChunks())), -1);
   m.chunkBegin.resize(m.chunkSequence.size(), 0);

@@ -77,15 +77,18 @@ TEST_CASE("prefill metadata: each span's tail sequence and flags, in time linear
   auto one = llvm::cantFail(prefillMetadata(b, 22, 4, 8, 0, /*spanChunks=*/1));
   CHECK(one.spanChunk == std::vector<int32_t>{0, 1, 2, 3, 4});
   CHECK(one.spanSlot == std::vector<int32_t>{3, -1, -1, 0});
-  // Sequence 1's second chunk does not start it; sequences 0 and 2 continue.
-  CHECK(one.spanFlags == std::vector<int32_t>{kSpanTailStarts | kSpanTailFromPage,
-                                              kSpanTailStarts, 0,
-                                              kSpanTailStarts | kSpanTailFromPage});
+  // Sequence 1's second chunk does not start it, its first does not end it;
+  // sequences 0 and 2 continue.
+  CHECK(one.spanFlags ==
+        std::vector<int32_t>{kSpanTailStarts | kSpanTailFromPage | kSpanTailEnds,
+                             kSpanTailStarts, kSpanTailEnds,
+                             kSpanTailStarts | kSpanTailFromPage | kSpanTailEnds});
   auto two = llvm::cantFail(prefillMetadata(b, 22, 4, 8, 0, /*spanChunks=*/2));
   CHECK(two.spanChunk == std::vector<int32_t>{0, 2, 4});
   CHECK(two.spanSlot == std::vector<int32_t>{-1, 0});
   CHECK(two.spanFlags ==
-        std::vector<int32_t>{kSpanTailStarts, kSpanTailStarts | kSpanTailFromPage});
+        std::vector<int32_t>{kSpanTailStarts,
+                             kSpanTailStarts | kSpanTailFromPage | kSpanTailEnds});
 
   // One sequence of 2^20 one-token chunks, a span each: each span's tail used
   // to walk back to its sequence's first chunk, 2^39 steps here (`tilejit run
@@ -95,8 +98,9 @@ TEST_CASE("prefill metadata: each span's tail sequence and flags, in time linear
       llvm::cantFail(prefillMetadata(makeBatch({n}, {0}, {true}), n, 1, 1, 0, 1));
   REQUIRE(longOne.spanFlags.size() == size_t(n));
   CHECK(longOne.spanFlags.front() == (kSpanTailStarts | kSpanTailFromPage));
+  CHECK(longOne.spanFlags.back() == (kSpanTailFromPage | kSpanTailEnds));
   CHECK(std::count(longOne.spanFlags.begin(), longOne.spanFlags.end(),
-                   int32_t(kSpanTailFromPage)) == n - 1);
+                   int32_t(kSpanTailFromPage)) == n - 2);
 }
 
 TEST_CASE("conv_prefill: a bad block_t or rows_per_step is refused naming them",

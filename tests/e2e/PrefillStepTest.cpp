@@ -28,6 +28,13 @@ const PlanOptions kSmall{{{"ssd_prefill", {{"block_p", 16}, {"warps", 4}}}},
                          nullptr,
                          /*perLayerActivations=*/true};
 
+/// Clears `flag` in every span's flags of the plan's inputs.
+void clearSpanFlag(HostBuffers &buffers, int32_t flag) {
+  auto &flags = buffers["span_flags"];
+  for (size_t i = 0; i < flags.size(); i += 4) // little-endian int32s
+    flags[i] &= ~uint8_t(flag);
+}
+
 /// Lengths 5 (continued), 65 (fresh, three chunks), 1 (padding), 59
 /// (continued), 20 (fresh), over 6 slots.
 const ref::PrefillBatch kBatch{
@@ -44,16 +51,25 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   REQUIRE((*layers)[0].inProj.isFP8);
   REQUIRE_FALSE((*layers)[1].inProj.isFP8);
   // SSD spans of 16, 2 and 1 chunks: one span of five sequences; sequences across
-  // spans and spans of several; every chunk its own span.
-  const int64_t spanTokens = GENERATE(512, 64, 32);
-  INFO("ssd span tokens " << spanTokens);
+  // spans and spans of several; every chunk its own span. Then the chunk-parallel
+  // schedule (ssd_chunk_scan, selected by its override) at chunks of 32 and 64.
+  const auto schedule =
+      GENERATE(table<int64_t, int64_t>({{512, 0}, {64, 0}, {32, 0}, {32, 32}, {32, 64}}));
+  const int64_t spanTokens = std::get<0>(schedule), chunked = std::get<1>(schedule);
+  INFO("ssd span tokens " << spanTokens << ", chunk-parallel chunk " << chunked);
   PlanOptions options = kSmall;
   options.ssdSpanTokens = spanTokens;
+  if (chunked)
+    options.overrides = {
+        {"ssd_chunk_scan", {{"chunk", chunked}, {"block_m", 16}, {"block_p", 16}}}};
   auto prefill = planPrefill(modelRegistry(), c, *layers, kBatch, 150, 6, options);
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
-  CHECK(prefill->batch.numChunks() == 1 + 3 + 1 + 2 + 1); // chunks of 32
-  CHECK(prefill->batch.numSpans() == (spanTokens == 32 ? 8 : spanTokens == 64 ? 4 : 1));
+  const int64_t chunks = chunked == 64 ? 1 + 2 + 1 + 1 + 1 : 1 + 3 + 1 + 2 + 1;
+  CHECK(prefill->batch.numChunks() == chunks);
+  CHECK(prefill->batch.numSpans() == (spanTokens == 32 || chunked ? chunks
+                                      : spanTokens == 64          ? 4
+                                                                  : 1));
   InterpreterRunner runner(modelRegistry());
   auto run = [&](HostBuffers &buffers) { return runner.run(prefill->plan, buffers); };
   auto check = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, run);
@@ -70,15 +86,25 @@ TEST_CASE("prefill forward on the interpreter: two layers, a varlen batch, two c
   // reference continues three of them from their slots.
   auto fresh = [&](HostBuffers &buffers) {
     std::fill(buffers["init"].begin(), buffers["init"].end(), 0);
-    auto &flags = buffers["span_flags"];
-    for (size_t i = 0; i < flags.size(); i += 4) // little-endian int32s
-      flags[i] &= ~uint8_t(kSpanTailFromPage);
+    clearSpanFlag(buffers, kSpanTailFromPage);
     return runner.run(prefill->plan, buffers);
   };
   auto dropped = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, fresh);
   REQUIRE(bool(dropped));
   CHECK_FALSE(dropped->ok());
   CHECK(dropped->outBad > 0);
+  if (!chunked)
+    return;
+  // The chunk-parallel schedule's pass writes the pages: told no sequence ends
+  // in its chunk, it writes none, and the second forward continues from stale
+  // states.
+  auto unwritten = [&](HostBuffers &buffers) {
+    clearSpanFlag(buffers, kSpanTailEnds);
+    return runner.run(prefill->plan, buffers);
+  };
+  auto stale = checkPrefillSteps(c, *layers, *prefill, {}, kBatch, 2, 7, unwritten);
+  REQUIRE(bool(stale));
+  CHECK_FALSE(stale->ok());
 }
 
 TEST_CASE("prefill forward: FP8 and bf16 projections mixed within a layer are planned "

@@ -15,6 +15,7 @@
 #include "mlir/IR/MLIRContext.h"
 
 #include "ModelTestSupport.h"
+#include "SsdTestSupport.h"
 
 #include <catch2/catch.hpp>
 
@@ -25,40 +26,10 @@
 using namespace tilejit;
 using namespace tilejit::models;
 using namespace tilejit::models::testing;
+using namespace tilejit::models::testing::ssd;
 using interp::Arg;
 
 namespace {
-
-// Reduced geometry: 2 heads per group as in NemotronH (8), P and N small
-// enough for the interpreter, all tile dims multiples of 16.
-constexpr int64_t H = 4, P = 32, N = 32, G = 2, I = H * P, Cd = I + 2 * G * N;
-constexpr uint16_t kPoisonBF16 = 0x7fc1;
-
-/// One layer's SSM inputs over a packed stream of T tokens.
-struct SsdInputs {
-  Tensor<uint16_t> xBC; ///< [T, Cd] after the conv
-  Tensor<uint16_t> dt;  ///< [T, H]
-  ref::SsmParams params;
-};
-
-SsdInputs randomInputs(int64_t tokens, uint64_t seed) {
-  Rng rng(seed);
-  SsdInputs in{
-      randomBF16({tokens, Cd}, rng, -1, 1), randomBF16({tokens, H}, rng, -4, -1), {}};
-  // A = -exp(A_log) in [-1.6, -0.14] and dt' ~ 0.01..0.3: a chunk of 32 keeps
-  // a visible share of the state it inherits, so a dropped carry shows.
-  in.params.aLog = randomF32({H}, rng, -2, 0.5);
-  in.params.dtBias = randomF32({H}, rng, -1, 0);
-  in.params.d = randomF32({H}, rng, -1, 1);
-  return in;
-}
-
-/// A packed batch: sequence s covers [cu[s], cu[s+1]) with page slot slots[s]
-/// (negative: padding) and continues from it when init[s].
-struct Batch {
-  std::vector<int64_t> cu, slots;
-  std::vector<int32_t> init;
-};
 
 /// Runs ssd_prefill with chunk `q`; y is poisoned first, `page` updated in place.
 /// Out: uint16_t (bf16 y, the plans' output) or float (y_f32=1).
@@ -108,134 +79,6 @@ std::vector<Out> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   return y;
 }
 
-/// The sequential f64 R5 of every sequence, as the kernel's page would hold
-/// it: y [T, I] (padding rows 0) and the final states in `page`.
-std::vector<double> reference(const SsdInputs &in, const Batch &batch,
-                              Tensor<float> &page) {
-  const int64_t tokens = in.xBC.dim(0);
-  std::vector<double> y(tokens * I, 0.0);
-  for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
-    const int64_t begin = batch.cu[s], end = batch.cu[s + 1], slot = batch.slots[s];
-    if (slot < 0)
-      continue;
-    Tensor<uint16_t> rows = sliceRows(in.xBC, begin, end);
-    const int64_t len = end - begin;
-    Tensor<float> initial({H, P, N});
-    std::memcpy(initial.data.data(), page.data.data() + slot * H * P * N, H * P * N * 4);
-    auto scan = ref::ssmScan(sliceColumns(rows, 0, I).reshaped({len, H, P}),
-                             sliceRows(in.dt, begin, end),
-                             sliceColumns(rows, I, I + G * N).reshaped({len, G, N}),
-                             sliceColumns(rows, I + G * N, Cd).reshaped({len, G, N}),
-                             in.params, batch.init[s] ? &initial : nullptr);
-    REQUIRE(bool(scan));
-    std::copy(scan->y.data.begin(), scan->y.data.end(), y.begin() + begin * I);
-    for (int64_t i = 0; i < H * P * N; ++i)
-      page.data[slot * H * P * N + i] = float(scan->state.data[i]);
-  }
-  return y;
-}
-
-/// R5p-m's yardstick: the chunked algorithm with the upstream scheme's three
-/// bf16 roundings (the decayed CB mix, the decayed dt x of the chunk state, the
-/// state entering C S_in) and f64 arithmetic otherwise, for one sequence from
-/// `initial` (chunks of q). `stateRounding` TowardZero keeps the carried state
-/// in bf16 by truncation (a kernel storing its state as bf16 with cvt.rz): the
-/// counterfactual the 1.25x margin separates (one bf16 rounding of the state
-/// more, or truncation alone, stay inside it at this size).
-std::vector<double> bf16Yardstick(const SsdInputs &in, const Tensor<float> &initial,
-                                  int64_t q,
-                                  Rounding stateRounding = Rounding::NearestEven) {
-  const int64_t T = in.xBC.dim(0);
-  auto rnd = [](double v) { return double(bf16ToF32(f32ToBF16(float(v)))); };
-  auto rndState = [&](double v) {
-    return double(bf16ToF32(f32ToBF16(float(v), stateRounding)));
-  };
-  auto at = [&](int64_t t, int64_t c) { return ref::bf16Value(in.xBC(t, c)); };
-  std::vector<double> y(T * I, 0.0);
-  for (int64_t h = 0; h < H; ++h) {
-    const int64_t g = h / (H / G);
-    const double a = ref::decayRate(in.params.aLog(h));
-    std::vector<double> S(P * N);
-    for (int64_t i = 0; i < P * N; ++i)
-      S[i] = initial.data[h * P * N + i];
-    for (int64_t t0 = 0; t0 < T; t0 += q) {
-      const int64_t len = std::min(q, T - t0);
-      std::vector<double> dt(len), lam(len);
-      double sum = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        dt[i] = ref::timeStep(ref::bf16Value(in.dt(t0 + i, h)), in.params.dtBias(h),
-                              in.params.dtMin, in.params.dtMax);
-        lam[i] = (sum += dt[i] * a);
-      }
-      auto B = [&](int64_t i, int64_t n) { return at(t0 + i, I + g * N + n); };
-      auto C = [&](int64_t i, int64_t n) { return at(t0 + i, I + (G + g) * N + n); };
-      auto x = [&](int64_t i, int64_t p) { return at(t0 + i, h * P + p); };
-      for (int64_t i = 0; i < len; ++i)
-        for (int64_t p = 0; p < P; ++p) {
-          double acc = 0, carry = 0;
-          for (int64_t j = 0; j <= i; ++j) {
-            double cb = 0;
-            for (int64_t n = 0; n < N; ++n)
-              cb += C(i, n) * B(j, n);
-            acc += rnd(cb * std::exp(std::min(lam[i] - lam[j], 0.0)) * dt[j]) * x(j, p);
-          }
-          for (int64_t n = 0; n < N; ++n)
-            carry += C(i, n) * rndState(S[p * N + n]);
-          y[(t0 + i) * I + h * P + p] =
-              acc + std::exp(lam[i]) * carry + in.params.d(h) * x(i, p);
-        }
-      for (int64_t p = 0; p < P; ++p)
-        for (int64_t n = 0; n < N; ++n) {
-          double next = S[p * N + n] * std::exp(sum);
-          for (int64_t j = 0; j < len; ++j)
-            next +=
-                rnd(x(j, p) * std::exp(std::min(sum - lam[j], 0.0)) * dt[j]) * B(j, n);
-          S[p * N + n] = stateRounding == Rounding::NearestEven ? next : rndState(next);
-        }
-    }
-  }
-  return y;
-}
-
-/// R5p's bf16 output band for sequences up to 256 tokens, and 1e-2 beyond.
-struct Band {
-  double atol, rtol;
-  bool holds(double got, double want) const {
-    return std::abs(got - want) <= atol + rtol * std::abs(want);
-  }
-};
-constexpr Band kShortY{5e-2, 5e-2}, kLongY{1e-2, 1e-2}, kState{8e-3, 5e-3};
-
-/// Elements of `got` (bf16) outside `band` around `want`; counts every element.
-int64_t outsideY(const std::vector<uint16_t> &got, const std::vector<double> &want,
-                 Band band, int64_t *checked) {
-  REQUIRE(got.size() == want.size());
-  int64_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    bad += !band.holds(bf16ToF32(got[i]), want[i]);
-  *checked += int64_t(got.size());
-  return bad;
-}
-
-/// The largest |got - want| / band of `got` (bf16 codes or values).
-double worstY(const std::vector<double> &got, const std::vector<double> &want,
-              Band band) {
-  double worst = 0;
-  for (size_t i = 0; i < got.size(); ++i)
-    worst = std::max(worst, std::abs(got[i] - want[i]) /
-                                (band.atol + band.rtol * std::abs(want[i])));
-  return worst;
-}
-int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want,
-                     int64_t *checked) {
-  REQUIRE(got.data.size() == want.data.size());
-  int64_t bad = 0;
-  for (size_t i = 0; i < got.data.size(); ++i)
-    bad += !kState.holds(got.data[i], want.data[i]);
-  *checked += int64_t(got.data.size());
-  return bad;
-}
-
 } // namespace
 
 TEST_CASE(
@@ -243,12 +86,8 @@ TEST_CASE(
     "against the sequential f64 R5",
     "[e2e][interp][prefill]") {
   const int64_t T = 300;
-  SsdInputs in = randomInputs(T, 21);
-  Batch batch{{0, T}, {1}, {1}};
-  Rng rng(22);
-  const Tensor<float> page0 = randomF32({3, H, P, N}, rng, -1, 1);
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
+  const Batch batch{{0, T}, {1}, {1}};
+  const auto [in, page0, want, wantY] = referenceCase(batch, 3, 21);
 
   for (int64_t q : {32, 64, 128}) {
     INFO("Q = " << q);
@@ -257,13 +96,7 @@ TEST_CASE(
     int64_t checked = 0;
     CHECK(outsideY(y, wantY, kLongY, &checked) == 0);
     CHECK(checked == T * I);
-    checked = 0;
-    CHECK(outsideState(page, want, &checked) == 0);
-    CHECK(checked == 3 * H * P * N);
-    // Slots 0 and 2 are not in the batch: byte-identical.
-    CHECK(std::memcmp(page.data.data(), page0.data.data(), H * P * N * 4) == 0);
-    CHECK(std::memcmp(page.data.data() + 2 * H * P * N, page0.data.data() + 2 * H * P * N,
-                      H * P * N * 4) == 0);
+    checkPages(page, want, page0, {0, 2}); // slots 0 and 2 are not in the batch
   }
 
   // The counterfactuals the bands separate. A dropped carry between chunks:
@@ -296,13 +129,9 @@ TEST_CASE(
     "[e2e][interp][prefill]") {
   // Lengths 5 and 1 (shorter than a chunk), 35, 99 (padding) and 160 (several
   // chunks); chunk 32.
-  Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
-  const int64_t T = batch.cu.back(), slots = 7;
-  SsdInputs in = randomInputs(T, 31);
-  Rng rng(32);
-  const Tensor<float> page0 = randomF32({slots, H, P, N}, rng, -1, 1);
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
+  const Batch batch{{0, 5, 40, 41, 140, 300}, {4, 0, 2, -1, 5}, {1, 0, 1, 1, 1}};
+  const int64_t T = batch.cu.back();
+  const auto [in, page0, want, wantY] = referenceCase(batch, 7, 31);
   Tensor<float> page = page0;
   std::vector<uint16_t> y = runSsd(in, batch, 32, page);
 
@@ -319,14 +148,8 @@ TEST_CASE(
   CHECK(bad == 0);
   CHECK(checked == T * I);
   CHECK(zeros == 99 * I); // padding rows are exactly 0
-  checked = 0;
-  CHECK(outsideState(page, want, &checked) == 0);
-  CHECK(checked == slots * H * P * N);
-  // Slots 1, 3 and 6 are in no live sequence (the padding one names none):
-  // byte-identical.
-  for (int64_t slot : {1, 3, 6})
-    CHECK(std::memcmp(page.data.data() + slot * H * P * N,
-                      page0.data.data() + slot * H * P * N, H * P * N * 4) == 0);
+  // Slots 1, 3 and 6 are in no live sequence (the padding one names none).
+  checkPages(page, want, page0, {1, 3, 6});
 }
 
 TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals the whole",
@@ -371,18 +194,10 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
           "worst error of the same chunked algorithm with bf16 operands",
           "[e2e][interp][prefill]") {
   const int64_t T = 300, q = 32;
-  SsdInputs in = randomInputs(T, 51);
-  Rng rng(52);
-  const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
-  Batch batch{{0, T}, {1}, {1}};
-  Tensor<float> want = page0;
-  std::vector<double> wantY = reference(in, batch, want);
-  Tensor<float> initial({H, P, N});
-  std::memcpy(initial.data.data(), page0.data.data() + H * P * N, H * P * N * 4);
+  const YardstickCase r(T, q, 51);
+  const auto &[in, page0, want, initial, batch, wantY, yard, yardWorst] = r;
 
   // f32 outputs: bf16 rounding of y would hide the operands' roundings.
-  const std::vector<double> yard = bf16Yardstick(in, initial, q);
-  const double yardWorst = worstY(yard, wantY, kLongY);
   auto outside = [&](const std::vector<double> &got) {
     REQUIRE(got.size() == size_t(T * I));
     int64_t bad = 0;

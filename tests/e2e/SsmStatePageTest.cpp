@@ -130,11 +130,14 @@ TEST_CASE("prefill with a 16-bit SSM page: initial states read from it, final st
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
   const DType type = GENERATE(DType::BF16, DType::F16);
+  // The span schedule, or the chunk-parallel one (its pass writes the pages).
+  const bool chunked = GENERATE(false, true);
+  INFO("chunk-parallel: " << chunked);
   // a fresh sequence of two chunks, a continued one, a padding one
   const ref::PrefillBatch batch{{0, 40, 47, 50}, {1, 3, -1}, {false, true, false}};
   const int64_t numSlots = 5;
   PlanOptions options = pageOptions(type, false);
-  options.overrides = {{"ssd_prefill", {{"chunk", 32}}}};
+  options.overrides = {{chunked ? "ssd_chunk_scan" : "ssd_prefill", {{"chunk", 32}}}};
   options.ssdSpanTokens = 32;
   auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 50, numSlots, options);
   REQUIRE(bool(prefill));
@@ -143,8 +146,12 @@ TEST_CASE("prefill with a 16-bit SSM page: initial states read from it, final st
       CHECK(l.spec.get("init_type") == (type == DType::BF16 ? 0 : 1));
       CHECK(l.spec.get("state_type") == l.spec.get("init_type"));
     }
-    if (l.kernel == "ssd_state_pass")
+    if (l.kernel == "ssd_state_pass") {
       CHECK(l.spec.get("page_type") == (type == DType::BF16 ? 0 : 1));
+      CHECK(l.spec.get("write_page") == int64_t(chunked));
+      if (chunked)
+        CHECK(l.spec.get("state_type") == l.spec.get("page_type"));
+    }
   }
   InterpreterRunner runner(modelRegistry());
   auto check =

@@ -19,8 +19,9 @@
 #   model    tests/e2e/model_gpu.sh (the published-layout checkpoint, generated here,
 #            through `tilejit run --model` and examples/embed)
 #   ssd      bench/ssd/ssd_variants.sh + ssd_prefill_gpu.py (the plan's SSD launches
-#            and issue 31's variants, each checked against the f64 R5, then timed
-#            at five shapes; SSD_HEADS, default 128)
+#            and issue 31's variants of the span and chunk-parallel schedules, each
+#            checked against the f64 R5, then timed at five shapes; SSD_HEADS,
+#            default 128)
 #   pdl      bench/decode/pdl_gpu.sh (decode with and without programmatic dependent
 #            launch, interleaved; compute-sanitizer over the PDL launches)
 #   compare  bench/compare_builds.sh: the tree before a change (its bundle carried as
@@ -83,7 +84,8 @@ for part in "$@"; do
   ssd) "$root/bench/ssd/ssd_variants.sh" "$work/tilejit-bundle/bin/tilejit" "$work/ssd" \
          "${SSD_HEADS:-128}" >"$out/ssd-ptxas.log" 2>&1 || { cat "$out/ssd-ptxas.log"; exit 1; }
        timeout 300 python3 "$root/bench/ssd/ssd_prefill_gpu.py" "$work/ssd" >"$out/ssd.log" 2>&1
-       echo "ssd bench: exit $?"; grep -E "^FAIL" "$out/ssd.log"; tail -n 14 "$out/ssd.log" ;;
+       echo "ssd bench: exit $?"; grep -E "^FAIL" "$out/ssd.log"
+       tail -n $(($(wc -l <"$work/ssd/variants.txt") + 2)) "$out/ssd.log" ;;
   pdl) "$root/bench/decode/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
   tunedb) "$root/bench/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \

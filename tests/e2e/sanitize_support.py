@@ -202,7 +202,7 @@ def spans_of(cu, slots, init, q, span_chunks):
     """PrefillMetadata's spans: windows of span_chunks consecutive chunks. Per span
     its first chunk (and the end), its tail sequence's slot (-1: padding) and flags
     (2: the tail starts at a sequence start, 4: that sequence continues from its
-    page), as int32 arrays."""
+    page, 8: it ends in the span), as int32 arrays."""
     seq_of = [s for s in range(len(cu) - 1)
               for _ in range((int(cu[s + 1] - cu[s]) + q - 1) // q)]
     first, sslot, flags = [0], [], []
@@ -214,5 +214,6 @@ def spans_of(cu, slots, init, q, span_chunks):
             f -= 1
         first.append(end)
         sslot.append(int(slots[s]) if slots[s] >= 0 else -1)
-        flags.append((2 if f >= c else 0) | (4 if init[s] else 0))
+        ends = end == len(seq_of) or seq_of[end] != s
+        flags.append((2 if f >= c else 0) | (4 if init[s] else 0) | (8 if ends else 0))
     return (np.array(first, np.int32), np.array(sslot, np.int32), np.array(flags, np.int32))

@@ -315,8 +315,8 @@ TEST_CASE("the registry refuses duplicate names", "[builder]") {
   REQUIRE(errorText(models::registerModelKernels(registry)).empty());
   CHECK(registry.find("gated_rmsnorm") != nullptr);
   // 4 decode kernels, conv_update, quantize_e4m3, split_k_sum, conv_prefill,
-  // the three SSD kernels, check_varlen and varlen_pieces (the model kernels)
-  CHECK(registry.all().size() == 13);
+  // the four SSD kernels, check_varlen and varlen_pieces (the model kernels)
+  CHECK(registry.all().size() == 14);
   CHECK(errorText(models::registerModelKernels(registry)) ==
         "kernel 'gated_rmsnorm' is registered twice");
 }

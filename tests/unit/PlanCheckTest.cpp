@@ -100,7 +100,7 @@ TEST_CASE("a --set names a registered kernel the plan launches and a constant it
         "--set bogus.block=4: no kernel 'bogus' is registered (kernels: check_varlen, "
         "conv_prefill, "
         "conv_update, gated_rmsnorm, in_proj_conv, out_proj, quantize_e4m3, split_k_sum, "
-        "ssd_prefill, "
+        "ssd_chunk_scan, ssd_prefill, "
         "ssd_span_state, ssd_state_pass, ssm_update, varlen_pieces)");
   CHECK(
       refused({"ssm_update.blok_p=16"}) ==

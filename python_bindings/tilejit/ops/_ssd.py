@@ -12,7 +12,7 @@ from ._recording import keep, per_call, uncacheable
 from ._launch import (FLOAT_TYPES, INDEX_TYPES, as_tensor, check, check_aligned,
                       check_no_overlap, check_strides, element_type, fail, packed_rows,
                       row_stride)
-from ._ssd_schedule import KERNEL_CHUNK, scan, uses_spans
+from ._ssd_schedule import KERNEL_CHUNK, kernel_chunk, scan, uses_spans
 from ._varlen import check_varlen, chunks_of_caller_chunks, chunks_of_sequences
 
 
@@ -182,8 +182,10 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     if return_intermediate_states:
         chunk_states = per_call("empty", nchunks, s.heads, s.head_dim, s.state,
                                 dtype=state_dtype, device=s.device)
-    capacity = s.tokens // KERNEL_CHUNK + (nchunks if return_intermediate_states else sequences)
-    guarded = uses_spans(capacity, s.head_dim, s.state) or return_intermediate_states
+    chunk = kernel_chunk(return_intermediate_states, s.head_dim, s.state)
+    capacity = s.tokens // chunk + (nchunks if return_intermediate_states else sequences)
+    guarded = (uses_spans(capacity, s.head_dim, s.state) or return_intermediate_states
+               or chunk != KERNEL_CHUNK)
     # The single walk reads the verdict itself (NaN outputs, no page touched).
     # Elsewhere metadata the check refused becomes an empty batch (no kernel
     # reads or writes through it) and the outputs NaN. What passed fits int32.
@@ -192,9 +194,9 @@ def mamba_chunk_scan_combined_varlen(x, dt, A, B, C, chunk_size, cu_seqlens, cu_
     if return_intermediate_states:
         meta = (cu,) + per_call(chunks_of_caller_chunks,
                                 per_call(_passed, cu_chunk_seqlens, good, torch.int64),
-                                seq_idx, s.tokens, KERNEL_CHUNK)
+                                seq_idx, s.tokens, chunk)
     else:
-        meta = (cu,) + chunks_of_sequences(cu, s.tokens, KERNEL_CHUNK) + (None,)
+        meta = (cu,) + chunks_of_sequences(cu, s.tokens, chunk) + (None,)
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(s.tokens, s.heads * s.head_dim), dt_softplus,
          page_out=states, chunk_states=chunk_states, checked=(op, status))
@@ -297,11 +299,12 @@ def mamba_chunk_scan_combined(x, dt, A, B, C, chunk_size, D=None, z=None, dt_bia
                                                          batch, s)
     init = keep(torch.full((sequences,), int(initial_states is not None), dtype=torch.int32,
                            device=s.device))
+    chunk = kernel_chunk(False, s.head_dim, s.state)
     if seq_idx is None:  # built on the device: the default call is graph-capturable
-        meta = tuple(map(keep, _row_chunks(batch, seqlen, s.device))) + (None,)
+        meta = tuple(map(keep, _row_chunks(batch, seqlen, s.device, chunk))) + (None,)
     else:
         meta = tuple(torch.tensor(v, dtype=torch.int32, device=s.device)
-                     for v in [cu] + _host_chunks(cu)) + (None,)
+                     for v in [cu] + _host_chunks(cu, chunk)) + (None,)
     out = per_call("empty", batch, seqlen, heads, head_dim, dtype=x.dtype, device=s.device)
     s.y_type = element_type(out)
     scan(s, meta, page, init, out.view(batch * seqlen, -1), dt_softplus, page_out=states)
@@ -325,25 +328,25 @@ def _flatten(op, name, t, batch, seqlen):
         torch.as_strided(t, (batch * seqlen,) + tuple(t.shape[2:]), t.stride()[1:])
 
 
-def _row_chunks(batch, seqlen, device):
-    """cu_seqlens and R9's chunks of KERNEL_CHUNK tokens when each batch row is
+def _row_chunks(batch, seqlen, device, chunk):
+    """cu_seqlens and R9's chunks of `chunk` tokens when each batch row is
     one sequence, with torch ops on `device` (what _host_chunks gives)."""
-    per_row = -(-seqlen // KERNEL_CHUNK)
+    per_row = -(-seqlen // chunk)
     index = torch.arange(batch * per_row, dtype=torch.int32, device=device)
     seq = index // per_row
-    begin = seq * seqlen + (index % per_row) * KERNEL_CHUNK
-    end = torch.minimum(begin + KERNEL_CHUNK, (seq + 1) * seqlen)
+    begin = seq * seqlen + (index % per_row) * chunk
+    end = torch.minimum(begin + chunk, (seq + 1) * seqlen)
     cu = torch.arange(batch + 1, dtype=torch.int32, device=device) * seqlen
     return cu, seq, begin, end
 
 
-def _host_chunks(cu):
-    """R9's chunks of KERNEL_CHUNK tokens tiling each sequence, on the host."""
+def _host_chunks(cu, chunk):
+    """R9's chunks of `chunk` tokens tiling each sequence, on the host."""
     seq, begin, end = [], [], []
     for i in range(len(cu) - 1):
-        for b in range(cu[i], cu[i + 1], KERNEL_CHUNK):
+        for b in range(cu[i], cu[i + 1], chunk):
             seq.append(i)
             begin.append(b)
-            end.append(min(b + KERNEL_CHUNK, cu[i + 1]))
+            end.append(min(b + chunk, cu[i + 1]))
     return [seq, begin, end]
 

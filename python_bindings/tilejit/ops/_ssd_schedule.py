@@ -1,9 +1,12 @@
 """The launches behind tilejit.ops' chunked SSD (docs/numerics.md R5p): the
 single walk (ssd_prefill alone) or the prefill plan's span schedule
 (ssd_span_state, ssd_state_pass, ssd_prefill over spans; docs/models.md),
-chosen by the batch's chunk capacity as the plan chooses, and the span
-metadata they read, built with torch ops on the tensors' device (no host
-read)."""
+chosen by the batch's chunk capacity as the plan chooses, or the chunk-parallel
+schedule (one-chunk spans, ssd_chunk_scan) where TILEJIT_SSD_SCHEDULE=chunked;
+and the span metadata they read, built with torch ops on the tensors' device
+(no host read)."""
+
+import os
 
 import torch
 
@@ -17,7 +20,21 @@ KERNEL_CHUNK = 32
 # The plan's spans: PlanOptions::ssdSpanTokens (512) tokens' worth of chunks.
 SPAN_CHUNKS = 512 // KERNEL_CHUNK
 # SsdSpanFlags (models/mamba2/Kernels.h).
-SPAN_TAIL_STARTS, SPAN_TAIL_FROM_PAGE = 2, 4
+SPAN_TAIL_STARTS, SPAN_TAIL_FROM_PAGE, SPAN_TAIL_ENDS = 2, 4, 8
+# The chunk-parallel schedule's chunk and ssd_chunk_scan's rows per program.
+CHUNKED_CHUNK, CHUNKED_BLOCK_M = 128, 32
+
+
+def kernel_chunk(intermediate, head_dim, state):
+    """The chunk the kernels (and so the metadata) use: CHUNKED_CHUNK for the
+    chunk-parallel schedule, taken where TILEJIT_SSD_SCHEDULE=chunked (read
+    per call; a cached call keeps the schedule it was planned with:
+    tilejit.ops._plan.clear) unless the caller wants the state after each of
+    its chunks (the span schedule's ssd_prefill writes them) or the state is
+    not whole 16-byte vectors for ssd_state_pass; else KERNEL_CHUNK."""
+    chunked = (os.environ.get("TILEJIT_SSD_SCHEDULE", "span") == "chunked"
+               and not intermediate and (head_dim * state) % 8 == 0)
+    return CHUNKED_CHUNK if chunked else KERNEL_CHUNK
 
 
 def uses_spans(capacity, head_dim, state):
@@ -35,15 +52,16 @@ def block_config(head_dim, state):
     return block_p, (4 if block_p * tile >= 512 else 2)
 
 
-def _span_metadata(chunk_seq, sequences, init, device):
+def _span_metadata(chunk_seq, chunk_end, cu, init, device, span_chunks):
     """span_chunk [spans + 1], span_slot and span_flags [spans] (int32) of
-    windows of SPAN_CHUNKS chunks, as PrefillMetadata records them: each
-    span's tail sequence (slot = sequence; -1 for spare chunks) and whether
-    the tail starts in the span, from the page when `init` says so."""
-    capacity = chunk_seq.numel()
-    spans = -(-capacity // SPAN_CHUNKS)
+    windows of span_chunks chunks, as PrefillMetadata records them: each
+    span's tail sequence (slot = sequence; -1 for spare chunks), whether the
+    tail starts in the span, from the page when `init` says so, and whether
+    it ends there."""
+    capacity, sequences = chunk_seq.numel(), cu.numel() - 1
+    spans = -(-capacity // span_chunks)
     seq = chunk_seq.long()
-    bounds = (torch.arange(spans + 1, device=device) * SPAN_CHUNKS).clamp(max=capacity)
+    bounds = (torch.arange(spans + 1, device=device) * span_chunks).clamp(max=capacity)
     tail = seq[bounds[1:] - 1]
     real = tail >= 0
     # The first chunk of the tail's sequence: the chunks run through the
@@ -51,7 +69,9 @@ def _span_metadata(chunk_seq, sequences, init, device):
     first = torch.searchsorted(torch.where(seq >= 0, seq, sequences), tail.clamp(min=0))
     starts = ~real | (first >= bounds[:-1])
     from_page = real & (init.long()[tail.clamp(min=0)] != 0)
-    flags = starts.long() * SPAN_TAIL_STARTS + from_page.long() * SPAN_TAIL_FROM_PAGE
+    ends = real & (chunk_end.long()[bounds[1:] - 1] == cu.long()[tail.clamp(min=0) + 1])
+    flags = (starts.long() * SPAN_TAIL_STARTS + from_page.long() * SPAN_TAIL_FROM_PAGE
+             + ends.long() * SPAN_TAIL_ENDS)
     return (bounds.to(torch.int32), torch.where(real, tail, -1).to(torch.int32),
             flags.to(torch.int32))
 
@@ -67,13 +87,15 @@ def scan(s, meta, page, init, y, dt_softplus, page_out=None, chunk_states=None,
     zeroed where the verdict failed)."""
     cu, chunk_seq, chunk_begin, chunk_end, state_index = meta
     block_p, warps = block_config(s.head_dim, s.state)
+    chunk = kernel_chunk(chunk_states is not None, s.head_dim, s.state)
     shared = dict(s.constants, heads=s.heads, head_dim=s.head_dim, state=s.state,
-                  groups=s.groups, chunk=KERNEL_CHUNK, block_p=block_p, warps=warps,
+                  groups=s.groups, chunk=chunk, block_p=block_p, warps=warps,
                   a_log=0, dt_softplus=int(bool(dt_softplus)))
     inputs = dict(s.inputs, a=s.A, dt_bias=s.dt_bias, cu_seqlens=cu, chunk_seq=chunk_seq,
                   chunk_begin=chunk_begin, chunk_end=chunk_end, dt_min=s.dt_min,
                   dt_max=s.dt_max)
-    spans = uses_spans(chunk_seq.numel(), s.head_dim, s.state)
+    chunked = chunk == CHUNKED_CHUNK
+    spans = chunked or uses_spans(chunk_seq.numel(), s.head_dim, s.state)
     constants = dict(shared, y_type=s.y_type, init_type=s.type_of(page),
                      state_type=s.type_of(page if page_out is None else page_out),
                      page_out=int(page_out is not None),
@@ -95,20 +117,36 @@ def scan(s, meta, page, init, y, dt_softplus, page_out=None, chunk_states=None,
                         errors=_checks.error_word(s.device), op=_checks.op_number(op))
         launch("ssd_prefill", constants, s.device, (blocks, s.heads), **args)
         return
-    span_chunk, span_slot, span_flags = per_call(_span_metadata, chunk_seq, sequences, init,
-                                                 s.device)
+    span_chunk, span_slot, span_flags = per_call(_span_metadata, chunk_seq, chunk_end, cu,
+                                                 init, s.device, 1 if chunked else SPAN_CHUNKS)
     count = span_slot.numel()
     span_states, span_tail = (per_call("empty", count, s.heads, s.head_dim, s.state,
                                        device=s.device) for _ in range(2))
     span_decay = per_call("empty", count * s.heads, device=s.device)
-    launch("ssd_span_state", shared, s.device, (blocks, s.heads, count), span_chunk=span_chunk,
-           span_states=span_states, span_decay=span_decay, **inputs)
+    # A chunk of 128 is a [128, 32] x tile per program: 8 warps where 4 would spill.
+    state_warps = 8 if chunked and warps == 4 else warps
+    launch("ssd_span_state", dict(shared, warps=state_warps), s.device,
+           (blocks, s.heads, count), span_chunk=span_chunk, span_states=span_states,
+           span_decay=span_decay, **inputs)
     size = s.head_dim * s.state
     block = min(1024, 1 << (size - 1).bit_length())
-    launch("ssd_state_pass", dict(heads=s.heads, head_dim=s.head_dim, state=s.state,
-                                  block=block, page_type=s.type_of(page)),
-           s.device, (-(-size // block), s.heads), span_slot=span_slot, span_flags=span_flags,
-           span_decay=span_decay, span_states=span_states, span_tail=span_tail,
-           ssm_state=page, spans=count)
+    pass_constants = dict(heads=s.heads, head_dim=s.head_dim, state=s.state, block=block,
+                          page_type=s.type_of(page))
+    pass_args = dict(span_slot=span_slot, span_flags=span_flags, span_decay=span_decay,
+                     span_states=span_states, span_tail=span_tail, ssm_state=page, spans=count)
+    if chunked:
+        # No walk writes the final states: the pass does, at each sequence's end.
+        out_page = page if page_out is None else page_out
+        pass_constants.update(write_page=1, state_type=s.type_of(out_page))
+        pass_args.update(ssm_state_out=out_page)
+    launch("ssd_state_pass", pass_constants, s.device, (-(-size // block), s.heads),
+           **pass_args)
+    if chunked:
+        launch("ssd_chunk_scan", dict(shared, block_m=CHUNKED_BLOCK_M, y_type=s.y_type,
+                                      **s.prefill_constants),
+               s.device, (chunk // CHUNKED_BLOCK_M * blocks, count, s.heads),
+               **inputs, **s.prefill_inputs, slots=args["slots"], chunk_states=span_states,
+               chunk_tail=span_tail, y=y)
+        return
     args.update(span_chunk=span_chunk, span_states=span_states, span_tail=span_tail)
     launch("ssd_prefill", constants, s.device, (blocks, s.heads, count), **args)

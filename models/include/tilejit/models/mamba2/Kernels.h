@@ -32,6 +32,9 @@ enum class SsdPrecision : int64_t {
   /// products a chunk instead of seven, held to R5p-m like UpstreamBF16.
   SplitState = 2,
 };
+/// The prefill SSD's schedule: spans of chunks walked by ssd_prefill, or
+/// chunk-parallel (one-chunk spans, ssd_chunk_scan; docs/models.md).
+enum class SsdSchedule { Span, Chunked };
 /// R5p: the chunked SSD of prefill over a varlen stream, state pages in place
 /// (span_states = 0), or over one span of chunks from its entering state.
 void buildSsdPrefill(Kernel &k, const Specialization &spec);
@@ -42,9 +45,16 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec);
 /// span's exit (its tail from the tail's starting state).
 void buildSsdStatePass(Kernel &k, const Specialization &spec);
 /// ssd_state_pass's per-span flags: the span's tail starts at a sequence
-/// start (else it continues the span's entering state), and that sequence
-/// continues from its page slot (else from zeros).
-enum SsdSpanFlags : int32_t { kSpanTailStarts = 2, kSpanTailFromPage = 4 };
+/// start (else it continues the span's entering state), that sequence
+/// continues from its page slot (else from zeros), and it ends in the span.
+enum SsdSpanFlags : int32_t {
+  kSpanTailStarts = 2,
+  kSpanTailFromPage = 4,
+  kSpanTailEnds = 8
+};
+/// R5p's outputs of one chunk's row block from the chunk's entering state
+/// (chunk-parallel: no walk).
+void buildSsdChunkScan(Kernel &k, const Specialization &spec);
 /// tilejit.ops' device-side check of a varlen batch's metadata (R9, OpChecks.h):
 /// its verdict for conv_prefill and ssd_prefill built with `checked`.
 void buildCheckVarlen(Kernel &k, const Specialization &spec);

@@ -53,6 +53,10 @@ struct PlanOptions {
   /// docs/journal/2026-12-01.md, "Probe 4: spans as windows", measured with
   /// bench/ssd/ssd_span_probe.py).
   int64_t ssdSpanTokens = 512;
+  /// The prefill SSD's schedule; an override of ssd_chunk_scan (`tilejit run
+  /// --set ssd_chunk_scan.chunk=128`) selects the chunk-parallel one too, so
+  /// one run compares them.
+  SsdSchedule ssdSchedule = SsdSchedule::Span;
   /// Whether an override of a kernel the plan does not launch is an error, as
   /// for `tilejit run --set` (a setting that changes nothing is a mistake).
   /// The embedding API's session settings serve its decode and prefill steps

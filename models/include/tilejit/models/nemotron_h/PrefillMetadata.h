@@ -26,7 +26,7 @@ struct PrefillMetadata {
   /// it).
   std::vector<int32_t> spanChunk; ///< [spans + 1]
   std::vector<int32_t> spanSlot;  ///< [spans]; the tail sequence's slot, -1 for padding
-  /// [spans]; kSpanTailStarts, kSpanTailFromPage (mamba2/Kernels.h).
+  /// [spans]; kSpanTailStarts, kSpanTailFromPage, kSpanTailEnds (mamba2/Kernels.h).
   std::vector<int32_t> spanFlags;
 
   int64_t numSequences() const { return int64_t(slots.size()); }

@@ -1,0 +1,232 @@
+// The SSD tests' shared inputs, f64 references and bands (SsdPrefillTest.cpp,
+// SsdChunkScanTest.cpp): R5p at a reduced geometry, each band with the
+// counterfactual it separates.
+#ifndef TILEJIT_TESTS_E2E_SSDTESTSUPPORT_H
+#define TILEJIT_TESTS_E2E_SSDTESTSUPPORT_H
+
+#include "tilejit/models/reference/HostTensor.h"
+#include "tilejit/models/reference/Reference.h"
+#include "tilejit/support/FloatFormats.h"
+
+#include "ModelTestSupport.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+
+namespace tilejit::models::testing::ssd {
+
+// Reduced geometry: 2 heads per group as in NemotronH (8), P and N small
+// enough for the interpreter, all tile dims multiples of 16.
+constexpr int64_t H = 4, P = 32, N = 32, G = 2, I = H * P, Cd = I + 2 * G * N;
+constexpr uint16_t kPoisonBF16 = 0x7fc1;
+
+/// One layer's SSM inputs over a packed stream of T tokens.
+struct SsdInputs {
+  Tensor<uint16_t> xBC; ///< [T, Cd] after the conv
+  Tensor<uint16_t> dt;  ///< [T, H]
+  ref::SsmParams params;
+};
+
+inline SsdInputs randomInputs(int64_t tokens, uint64_t seed) {
+  Rng rng(seed);
+  SsdInputs in{
+      randomBF16({tokens, Cd}, rng, -1, 1), randomBF16({tokens, H}, rng, -4, -1), {}};
+  // A = -exp(A_log) in [-1.6, -0.14] and dt' ~ 0.01..0.3: a chunk of 32 keeps
+  // a visible share of the state it inherits, so a dropped carry shows.
+  in.params.aLog = randomF32({H}, rng, -2, 0.5);
+  in.params.dtBias = randomF32({H}, rng, -1, 0);
+  in.params.d = randomF32({H}, rng, -1, 1);
+  return in;
+}
+
+/// A packed batch: sequence s covers [cu[s], cu[s+1]) with page slot slots[s]
+/// (negative: padding) and continues from it when init[s].
+struct Batch {
+  std::vector<int64_t> cu, slots;
+  std::vector<int32_t> init;
+};
+
+/// The sequential f64 R5 of every sequence, as the kernel's page would hold
+/// it: y [T, I] (padding rows 0) and the final states in `page`.
+inline std::vector<double> reference(const SsdInputs &in, const Batch &batch,
+                                     Tensor<float> &page) {
+  const int64_t tokens = in.xBC.dim(0);
+  std::vector<double> y(tokens * I, 0.0);
+  for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
+    const int64_t begin = batch.cu[s], end = batch.cu[s + 1], slot = batch.slots[s];
+    if (slot < 0)
+      continue;
+    Tensor<uint16_t> rows = sliceRows(in.xBC, begin, end);
+    const int64_t len = end - begin;
+    Tensor<float> initial({H, P, N});
+    std::memcpy(initial.data.data(), page.data.data() + slot * H * P * N, H * P * N * 4);
+    auto scan = ref::ssmScan(sliceColumns(rows, 0, I).reshaped({len, H, P}),
+                             sliceRows(in.dt, begin, end),
+                             sliceColumns(rows, I, I + G * N).reshaped({len, G, N}),
+                             sliceColumns(rows, I + G * N, Cd).reshaped({len, G, N}),
+                             in.params, batch.init[s] ? &initial : nullptr);
+    REQUIRE(bool(scan));
+    std::copy(scan->y.data.begin(), scan->y.data.end(), y.begin() + begin * I);
+    for (int64_t i = 0; i < H * P * N; ++i)
+      page.data[slot * H * P * N + i] = float(scan->state.data[i]);
+  }
+  return y;
+}
+
+/// R5p-m's yardstick: the chunked algorithm with the upstream scheme's three
+/// bf16 roundings (the decayed CB mix, the decayed dt x of the chunk state, the
+/// state entering C S_in) and f64 arithmetic otherwise, for one sequence from
+/// `initial` (chunks of q). `stateRounding` TowardZero keeps the carried state
+/// in bf16 by truncation (a kernel storing its state as bf16 with cvt.rz): the
+/// counterfactual the 1.25x margin separates (one bf16 rounding of the state
+/// more, or truncation alone, stay inside it at this size).
+inline std::vector<double> bf16Yardstick(const SsdInputs &in,
+                                         const Tensor<float> &initial, int64_t q,
+                                         Rounding stateRounding = Rounding::NearestEven) {
+  const int64_t T = in.xBC.dim(0);
+  auto rnd = [](double v) { return double(bf16ToF32(f32ToBF16(float(v)))); };
+  auto rndState = [&](double v) {
+    return double(bf16ToF32(f32ToBF16(float(v), stateRounding)));
+  };
+  auto at = [&](int64_t t, int64_t c) { return ref::bf16Value(in.xBC(t, c)); };
+  std::vector<double> y(T * I, 0.0);
+  for (int64_t h = 0; h < H; ++h) {
+    const int64_t g = h / (H / G);
+    const double a = ref::decayRate(in.params.aLog(h));
+    std::vector<double> S(P * N);
+    for (int64_t i = 0; i < P * N; ++i)
+      S[i] = initial.data[h * P * N + i];
+    for (int64_t t0 = 0; t0 < T; t0 += q) {
+      const int64_t len = std::min(q, T - t0);
+      std::vector<double> dt(len), lam(len);
+      double sum = 0;
+      for (int64_t i = 0; i < len; ++i) {
+        dt[i] = ref::timeStep(ref::bf16Value(in.dt(t0 + i, h)), in.params.dtBias(h),
+                              in.params.dtMin, in.params.dtMax);
+        lam[i] = (sum += dt[i] * a);
+      }
+      auto B = [&](int64_t i, int64_t n) { return at(t0 + i, I + g * N + n); };
+      auto C = [&](int64_t i, int64_t n) { return at(t0 + i, I + (G + g) * N + n); };
+      auto x = [&](int64_t i, int64_t p) { return at(t0 + i, h * P + p); };
+      for (int64_t i = 0; i < len; ++i)
+        for (int64_t p = 0; p < P; ++p) {
+          double acc = 0, carry = 0;
+          for (int64_t j = 0; j <= i; ++j) {
+            double cb = 0;
+            for (int64_t n = 0; n < N; ++n)
+              cb += C(i, n) * B(j, n);
+            acc += rnd(cb * std::exp(std::min(lam[i] - lam[j], 0.0)) * dt[j]) * x(j, p);
+          }
+          for (int64_t n = 0; n < N; ++n)
+            carry += C(i, n) * rndState(S[p * N + n]);
+          y[(t0 + i) * I + h * P + p] =
+              acc + std::exp(lam[i]) * carry + in.params.d(h) * x(i, p);
+        }
+      for (int64_t p = 0; p < P; ++p)
+        for (int64_t n = 0; n < N; ++n) {
+          double next = S[p * N + n] * std::exp(sum);
+          for (int64_t j = 0; j < len; ++j)
+            next +=
+                rnd(x(j, p) * std::exp(std::min(sum - lam[j], 0.0)) * dt[j]) * B(j, n);
+          S[p * N + n] = stateRounding == Rounding::NearestEven ? next : rndState(next);
+        }
+    }
+  }
+  return y;
+}
+
+/// R5p's bf16 output band for sequences up to 256 tokens, and 1e-2 beyond.
+struct Band {
+  double atol, rtol;
+  bool holds(double got, double want) const {
+    return std::abs(got - want) <= atol + rtol * std::abs(want);
+  }
+};
+constexpr Band kShortY{5e-2, 5e-2}, kLongY{1e-2, 1e-2}, kState{8e-3, 5e-3};
+
+/// Elements of `got` (bf16) outside `band` around `want`; counts every element.
+inline int64_t outsideY(const std::vector<uint16_t> &got, const std::vector<double> &want,
+                        Band band, int64_t *checked) {
+  REQUIRE(got.size() == want.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    bad += !band.holds(bf16ToF32(got[i]), want[i]);
+  *checked += int64_t(got.size());
+  return bad;
+}
+
+/// The largest |got - want| / band of `got` (bf16 codes or values).
+inline double worstY(const std::vector<double> &got, const std::vector<double> &want,
+                     Band band) {
+  double worst = 0;
+  for (size_t i = 0; i < got.size(); ++i)
+    worst = std::max(worst, std::abs(got[i] - want[i]) /
+                                (band.atol + band.rtol * std::abs(want[i])));
+  return worst;
+}
+inline int64_t outsideState(const Tensor<float> &got, const Tensor<float> &want,
+                            int64_t *checked) {
+  REQUIRE(got.data.size() == want.data.size());
+  int64_t bad = 0;
+  for (size_t i = 0; i < got.data.size(); ++i)
+    bad += !kState.holds(got.data[i], want.data[i]);
+  *checked += int64_t(got.data.size());
+  return bad;
+}
+
+/// A batch's random inputs, random pages of `slots` slots before the run
+/// (page0), and the f64 reference's pages (want) and y.
+struct ReferenceCase {
+  SsdInputs in;
+  Tensor<float> page0, want;
+  std::vector<double> wantY;
+};
+inline ReferenceCase referenceCase(const Batch &batch, int64_t slots, uint64_t seed) {
+  ReferenceCase r{randomInputs(batch.cu.back(), seed), {}, {}, {}};
+  Rng rng(seed + 1);
+  r.page0 = randomF32({slots, H, P, N}, rng, -1, 1);
+  r.want = r.page0;
+  r.wantY = reference(r.in, batch, r.want);
+  return r;
+}
+
+/// R5p-m's case: one sequence of `tokens` continued from page slot 1, its f64
+/// reference and the yardstick (bf16 operands) at chunk q.
+struct YardstickCase {
+  SsdInputs in;
+  Tensor<float> page0, want, initial;
+  Batch batch;
+  std::vector<double> wantY, yard;
+  double yardWorst;
+
+  YardstickCase(int64_t tokens, int64_t q, uint64_t seed)
+      : initial({H, P, N}), batch{{0, tokens}, {1}, {1}} {
+    ReferenceCase r = referenceCase(batch, 2, seed);
+    in = std::move(r.in), page0 = std::move(r.page0), want = std::move(r.want);
+    wantY = std::move(r.wantY);
+    std::memcpy(initial.data.data(), page0.data.data() + H * P * N, H * P * N * 4);
+    yard = bf16Yardstick(in, initial, q);
+    yardWorst = worstY(yard, wantY, kLongY);
+  }
+};
+
+/// The pages after a run: every slot within the state band of the f64
+/// reference's, and the `untouched` slots (in no live sequence) byte-identical
+/// to `before`.
+inline void checkPages(const Tensor<float> &page, const Tensor<float> &want,
+                       const Tensor<float> &before,
+                       std::initializer_list<int64_t> untouched) {
+  int64_t checked = 0;
+  CHECK(outsideState(page, want, &checked) == 0);
+  CHECK(checked == int64_t(want.data.size()));
+  const int64_t slot = H * P * N;
+  for (int64_t s : untouched)
+    CHECK(std::memcmp(page.data.data() + s * slot, before.data.data() + s * slot,
+                      slot * sizeof(float)) == 0);
+}
+
+} // namespace tilejit::models::testing::ssd
+
+#endif // TILEJIT_TESTS_E2E_SSDTESTSUPPORT_H
