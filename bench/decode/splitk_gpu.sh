@@ -14,7 +14,8 @@
 # 64, 256, 8192 (bench/ops_vllm_bench.py), planned and with
 # TILEJIT_FP8_K_SPLITS=1 (unsplit). SANITIZE=1 adds compute-sanitizer
 # racecheck over a checked split step (B = 64). PARTS (default "decode ops")
-# picks the halves, to fit a call's time.
+# picks the halves, RUNS (names, e.g. "off-64 plan-64") the decode runs, to fit a
+# call's time.
 # Logs under OUT/splitk-*.log. Usage: splitk_gpu.sh TILEJIT OUT [PYTHON]
 set -u
 tj=$1 out=$2 py=${3:-python3}
@@ -23,6 +24,7 @@ mkdir -p "$out"
 run() { # name batch args...
   name=$1 b=$2
   shift 2
+  [ -z "${RUNS:-}" ] || [[ " $RUNS " == *" $name "* ]] || return 0
   start=$(date +%s)
   timeout "${RUN_TIMEOUT:-120}" "$tj" run --layers 2 --steps 1 --batch "$b" --time-batch "$b" \
     "$@" </dev/null >"$out/splitk-$name.log" 2>&1
