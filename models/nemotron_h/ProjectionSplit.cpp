@@ -109,17 +109,20 @@ llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
   // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
   // (fewer columns than its inner dimension) from kDecodeOutGemmRows; with
   // the wgmma tiles from 17 rows on a split GEMM wherever decodeKSplits
-  // splits, or at the caller's k_splits > 1 in `geometry` on any arch.
+  // splits, or at the caller's k_splits > 1 (or tail_splits > 1) in
+  // `geometry` on any arch.
   ConstantValues gemmTileSet = gemmTiles(fp8, options.arch, inner);
   const bool wgmma =
       producerTiles(fp8, options.arch, inner) && options.arch->capabilities().wgmma;
   int64_t splits = geometry.count("k_splits") ? geometry.at("k_splits") : 1;
+  const bool tailSplit = geometry.count("tail_splits") && geometry.at("tail_splits") > 1;
   if (!geometry.count("k_splits") && wgmma && rows > 16)
     splits = decodeKSplits(options, gemmTileSet, rows, outCols, inner,
                            outCols * inner * (fp8 ? 1 : 2));
   const bool gemm = decodeGemm(options, rows, inner, fp8)
-                        ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1
-                        : rows >= 64 || splits > 1;
+                        ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1 ||
+                              tailSplit
+                        : rows >= 64 || splits > 1 || tailSplit;
   gemmTileSet["k_splits"] = splits;
   ConstantValues tiles =
       gemm ? gemmTileSet : decodeOutTiles(options.overrides, rows, fp8);
