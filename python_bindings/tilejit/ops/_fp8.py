@@ -177,33 +177,39 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     return out
 
 
-def _tail_split_mm(constants, device, a, weight, out, scales):
-    """scaled_mm with out_proj's tail_splits: the whole tiles and the split
-    tail's f32 partials in one launch (grid (items, 1)), then split_k_sum over
-    the tail's rows in split order; no split when none helps."""
+def _tail_split_mm(constants, device, a, weight, out, scales, tail=None):
+    """out_proj (e4m3 with `scales`, the caller's two scale tensors; bf16
+    without) with tail_splits: the whole tiles and the split tail's f32
+    partials in one launch (grid (items, 1)), then split_k_sum over the tail's
+    rows in split order. `tail`: the split rows (the last ones after whole
+    row tiles), else tail_rows' choice (the unsplit launch where none helps)."""
     rows, hidden = out.shape
     splits, block_m = constants["tail_splits"], constants["block_m"]
     columns = -(-hidden // constants["block_n"])
-    programs = TAIL_PROGRAMS
-    if not programs and device.type == "cuda":
-        programs = torch.cuda.get_device_properties(device).multi_processor_count
-    tail = tail_rows(rows, block_m, columns, splits, programs or 132)
+    scale_args = dict(scale_a=scales[0], scale_b=scales[1]) if scales else {}
+    if tail is None:
+        programs = TAIL_PROGRAMS
+        if not programs and device.type == "cuda":
+            programs = torch.cuda.get_device_properties(device).multi_processor_count
+        tail = tail_rows(rows, block_m, columns, splits, programs or 132)
+    if tail and (rows - tail) % block_m:
+        raise ValueError(f"tail {tail} of {rows} rows leaves no whole tiles of {block_m}")
     if tail == 0:
-        constants = dict(constants, tail_splits=1)
-        launch("out_proj", constants, device, (columns, -(-rows // block_m)), a=a,
-               weight=weight, out=out, rows=rows, scale_a=scales[0], scale_b=scales[1])
+        launch("out_proj", dict(constants, tail_splits=1), device,
+               (columns, -(-rows // block_m)), a=a, weight=weight, out=out, rows=rows,
+               **scale_args)
         return out
     tail_tiles = -(-tail // block_m)
     items = (-(-rows // block_m) - tail_tiles) * columns + tail_tiles * columns * splits
     partials = per_call("empty", splits, tail, hidden, dtype=torch.float32, device=device)
     launch("out_proj", constants, device, (items, 1), a=a, weight=weight, out=out,
-           partials=partials, rows=rows, tail=tail, scale_a=scales[0], scale_b=scales[1])
+           partials=partials, rows=rows, tail=tail, **scale_args)
     block = 1024
-    launch("split_k_sum", dict(width=hidden, splits=splits, block=block, fp8=1,
-                               out_f32=int(out.dtype == torch.float32), scale_ptr=1,
-                               tail_only=1), device,
+    launch("split_k_sum", dict(width=hidden, splits=splits, block=block, fp8=int(bool(scales)),
+                               out_f32=int(out.dtype == torch.float32),
+                               scale_ptr=int(bool(scales)), tail_only=1), device,
            (-(-hidden // block), tail), partials=partials, out=out, rows=rows, tail=tail,
-           scale_a=scales[0], scale_b=scales[1])
+           **scale_args)
     return out
 
 
