@@ -14,7 +14,6 @@ import statistics, sys
 import torch
 
 import tilejit as tj
-import tilejit.ops as ops
 from tilejit import _tilejit
 from tilejit.ops import _fp8
 from tilejit.ops._launch import launch

@@ -10,25 +10,18 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="tilejit.ops works on torch tensors")
 
-import tilejit as tj  # noqa: E402,F401
 import tilejit.ops as ops  # noqa: E402
 
 import ops_reference as ref  # noqa: E402
-from ops_reference import F64, bf16  # noqa: E402
-from ops_support import BF16_ULP, DEV, poisoned  # noqa: E402,F401
-from test_ops_fp8 import as_e4m3, e4m3_codes  # noqa: E402
-from test_ops_fp8_splitk import reduced_band  # noqa: E402
+from ops_support import DEV, poisoned  # noqa: E402,F401
+from test_ops_fp8_splitk import S_A, S_B, checked_scaled_mm, replan  # noqa: E402
 
 
 @pytest.fixture
 def tail(monkeypatch):
     """Forces tail_splits and the programs count for the test, planning afresh."""
-    def force(splits, programs):
-        monkeypatch.setattr(ops._fp8, "TAIL_SPLITS", splits)
-        monkeypatch.setattr(ops._fp8, "TAIL_PROGRAMS", programs)
-        ops._fp8._projections.clear()
-        ops._plan.clear()
-    yield force
+    yield lambda splits, programs: replan(monkeypatch, TAIL_SPLITS=splits,
+                                          TAIL_PROGRAMS=programs)
     ops._fp8._projections.clear()
     ops._plan.clear()
 
@@ -50,32 +43,14 @@ def tail_of(rows, n, splits, programs):
                                                (136, 3, 3)])
 def test_scaled_mm_tail_split(poisoned, tail, rows, s, programs):
     tail(s, programs)
-    gen = torch.Generator().manual_seed(500 + rows + s)
-    k, n, s_a, s_b = 320, 160, 0.05, 0.01
-    split_rows = tail_of(rows, n, s, programs)
-    a_codes, a = e4m3_codes(gen, rows, k)
-    w_codes, w = e4m3_codes(gen, n, k)
-    scale_a, scale_b = (torch.tensor([v], device=DEV) for v in (s_a, s_b))
-    want, magnitude = ref.w8a8(a, w, s_a, s_b)
-    reduced = reduced_band(rows, magnitude)
-    call = lambda dtype: ops.scaled_mm(as_e4m3(a_codes), as_e4m3(w_codes).t(), scale_a,
-                                       scale_b, out_dtype=dtype)
-    y = call(torch.bfloat16)
-    assert y.dtype == torch.bfloat16 and y.shape == (rows, n)
-    err = (y.to(F64).cpu() - bf16(want)).abs()
-    assert int((err > BF16_ULP * want.abs() + reduced).sum()) == 0
-    y32 = call(torch.float32)
-    f32_band = 2.0 ** -16 * magnitude + reduced
-    assert int(((y32.to(F64).cpu() - want).abs() > f32_band).sum()) == 0
-    # Deterministic: the partials are summed in split order, every call the same bits.
-    for _ in range(2):
-        assert torch.equal(call(torch.float32), y32)
+    split_rows = tail_of(rows, 160, s, programs)
+    a, w, want, y32, f32_band = checked_scaled_mm(rows, 320, 160, 500 + rows + s)
     # The counterfactuals, on the split rows and on the whole ones: the first K block
     # dropped (a lost partial there; the whole tiles' sum is one), a weight column
     # scaled by 1 + 1/8.
-    lost = ref.w8a8(a[:, 128:], w[:, 128:], s_a, s_b)[0]
+    lost = ref.w8a8(a[:, 128:], w[:, 128:], S_A, S_B)[0]
     for part in (slice(rows - split_rows, rows), slice(0, rows - split_rows)):
-        got, cells = y32.to(F64).cpu()[part], want[part].numel()
+        got, cells = y32[part], want[part].numel()
         if cells == 0:
             continue
         assert int(((got - lost[part]).abs() > f32_band[part]).sum()) > cells // 4
