@@ -36,7 +36,7 @@ def tail_of(rows, n, splits, programs):
 
 # K = 320: three K steps of 128 (the e4m3 tiles), so the splits' spans differ
 # from the whole tiles' trip count and 2 splits leave the last one partly past K.
-# (300, 3, 3): whole rows and a tail of two row tiles, the last ragged; (200, 6, 2):
+# (300, 3, 3): whole rows and a tail of two row tiles, the last ragged; (200, 2, 6):
 # only the ragged last row tile split; (70, 3, 3): every tile split; (136, 3, 3):
 # no split helps (the unsplit launch).
 @pytest.mark.parametrize("rows, s, programs", [(300, 3, 3), (200, 2, 6), (70, 3, 3),
