@@ -134,9 +134,8 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     View aView = makeView(a, {rows, inner}, {inner, 1});
     Operand kBegin = 0, kEnd = inner;
     if (splits > 1) {
-      // Every split takes as many K steps, so that the persistent walk's
-      // rings advance by the same count per tile; steps past K load zeros
-      // (masked, or TMA's fill).
+      // Every split takes as many K steps, a constant trip count; steps past
+      // K load zeros (masked, or TMA's fill).
       const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
       Value k0 = programId(1) % splits * span;
       kBegin = k0;
