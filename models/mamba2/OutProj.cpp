@@ -7,13 +7,51 @@
 // one-element f32 tensors (tilejit.ops' scaled_mm, torch._scaled_mm's form).
 // `norm_prologue` folds the gated norm into the GEMVs (NormPrologue.h).
 // `k_splits` S > 1 divides the tensor-core tiles' K over S programs, each
-// storing its unscaled f32 partial for split_k_sum (SplitKSum.cpp) to reduce.
+// storing its unscaled f32 partial for split_k_sum (SplitKSum.cpp) to reduce;
+// `tail_splits` S > 1 does so only for the tiles of the last `tail` rows (the
+// persistent walk's last, partial wave), the others whole (TailTile).
 #include "NormPrologue.h"
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
+namespace {
+
+/// What a program of a tail-split out_proj (grid (items, 1)) computes: items
+/// below fullTiles are the whole tiles of rows [0, rows - tail), in groups of
+/// G columns as tile-persistent walks a 2-D grid; the rest are the tiles of
+/// the last `tail` rows (a multiple of block_m but for the ragged last),
+/// row-major, S items each, split s taking the s-th of S equal K spans.
+/// Walked in item order, the split pieces fill the last wave.
+struct TailTile {
+  Value tail, inTail, m0, n0, kBegin, kEnd, split, tailRow;
+
+  TailTile(Value rows, Value tailRows, int64_t hidden, int64_t inner, int64_t bm,
+           int64_t bn, int64_t bk, int64_t splits, int64_t group) {
+    const int64_t columns = llvm::divideCeil(hidden, bn);
+    tail = tailRows;
+    Value item = programId(0);
+    Value fullRowTiles = (rows - tail) / bm;
+    Value fullTiles = fullRowTiles * columns;
+    inTail = item >= fullTiles;
+    Value piece = maximum(item - fullTiles, 0) / splits;
+    split = maximum(item - fullTiles, 0) % splits;
+    // Guarded against empty groups: the tail's items compute them too.
+    Value perGroup = maximum(fullRowTiles * group, 1);
+    Value groupFirst = item / perGroup * group;
+    Value groupColumns = maximum(minimum(columns - groupFirst, group), 1);
+    Value within = item % perGroup;
+    n0 = where(inTail, piece % columns, groupFirst + within % groupColumns) * bn;
+    m0 = where(inTail, fullRowTiles + piece / columns, within / groupColumns) * bm;
+    tailRow = where(inTail, m0 - (rows - tail), 0);
+    const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
+    kBegin = split * span; // split 0 outside the tail
+    kEnd = where(inTail, minimum(kBegin + span, inner), inner);
+  }
+};
+
+} // namespace
 
 void buildOutProj(Kernel &k, const Specialization &spec) {
   const int64_t inner = spec.get("inner"), hidden = spec.get("hidden");
@@ -29,11 +67,19 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     a = k.ptrParam("a", type, {"rows", inner});               // [rows, inner]
   Value weight = k.ptrParam("weight", type, {hidden, inner}); // [hidden, inner]
   const DType outType = spec.get("out_f32") ? DType::F32 : DType::BF16;
-  const int64_t splits = spec.get("k_splits");
+  const int64_t splits = spec.get("k_splits"), tailSplits = spec.get("tail_splits");
   // [rows, hidden], or with splits the partials [splits, rows, hidden]
   Value out = splits > 1 ? k.ptrParam("partials", DType::F32, {splits, "rows", hidden})
                          : k.ptrParam("out", outType, {"rows", hidden});
+  Value tailPartials;
+  if (tailSplits > 1)
+    tailPartials = k.ptrParam("partials", DType::F32, {tailSplits, "tail", hidden});
   Value rows = k.scalarParam("rows", DType::I32);
+  std::optional<TailTile> tile;
+  if (tailSplits > 1)
+    tile.emplace(rows, k.scalarParam("tail", DType::I32), hidden, inner,
+                 spec.get("block_m"), bn, bk, tailSplits,
+                 std::max<int64_t>(spec.get("persistent"), 1));
   std::optional<Value> scaleA, scaleB, outputScale;
   const bool scaled = fp8 && splits == 1; // else split_k_sum scales the sum
   if (scaled && spec.get("scale_ptr")) {
@@ -46,8 +92,8 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
   // With splits grid axis 1 holds the row tiles times the splits (split
   // fastest); the default builds no split arithmetic.
-  Value n0 = programId(0) * bn;
-  Value m0 = (splits > 1 ? programId(1) / splits : programId(1)) * bm;
+  Value n0 = tile ? tile->n0 : programId(0) * bn;
+  Value m0 = tile ? tile->m0 : (splits > 1 ? programId(1) / splits : programId(1)) * bm;
   // As in_proj_conv (with `prefetch`, the first row of programs prefetches
   // its weight rows). The TMA and persistent forms never wait: their passes
   // restructure the body.
@@ -57,7 +103,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   bool waitLater = false;
   if (!spec.get("producer") && !spec.get("persistent"))
     waitLater = dependentStart(spec, weightRows(weight, n0, bn, hidden, inner, type),
-                               programId(1) == 0, gemv);
+                               tile ? tile->m0 == 0 : programId(1) == 0, gemv);
   Value acc; // [bm, bn] f32
   if (spec.get("direct")) {
     k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});
@@ -88,19 +134,29 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     View aView = makeView(a, {rows, inner}, {inner, 1});
     Operand kBegin = 0, kEnd = inner;
     if (splits > 1) {
-      // Every split takes as many K steps, so that the persistent walk's
-      // rings advance by the same count per tile; steps past K load zeros
-      // (masked, or TMA's fill).
+      // Every split takes as many K steps, a constant trip count; steps past
+      // K load zeros (masked, or TMA's fill).
       const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
       Value k0 = programId(1) % splits * span;
       kBegin = k0;
       kEnd = k0 + span;
+    } else if (tile) {
+      kBegin = tile->kBegin;
+      kEnd = tile->kEnd;
     }
     acc = forRange(kBegin, kEnd, bk, {zeros({bm, bn}, DType::F32)},
                    [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
                      Value w = transpose(load(weightView, {n0, kk}, {bn, bk}), {1, 0});
                      return {dot(load(aView, {m0, kk}, {bm, bk}), w, carried[0])};
                    })[0];
+  }
+  if (tile) {
+    // Every program stores both ways, one of them wholly masked (a view of
+    // no rows): the tail's unscaled partial, or the whole tile's output.
+    store(makeView(tailPartials + tile->split * tile->tail * hidden,
+                   {where(tile->inTail, tile->tail, 0), hidden}, {hidden, 1}),
+          {tile->tailRow, n0}, acc);
+    rows = where(tile->inTail, 0, rows);
   }
   // After the wait: the scales are the caller's tensors.
   if (scaleA)
@@ -155,6 +211,13 @@ KernelDef outProjKernel() {
         R::between(0, 64)},
        projectionChunked(),
        projectionPacked(),
+       {"tail_splits",
+        1,
+        "tensor-core tiles: S > 1 splits the K of the last `tail` rows' tiles S ways "
+        "into f32 partials [S, tail, hidden] (grid (items, 1): TailTile), reduced "
+        "by split_k_sum with tail_only",
+        {},
+        R::between(1, 64)},
        {"k_splits",
         1,
         "tensor-core tiles: S > 1 programs each sum 1/S of K into f32 partials "
@@ -181,6 +244,19 @@ KernelDef outProjKernel() {
                 (s.get("block_m") >= 16 && !s.get("chunked") && !s.get("direct") &&
                  !s.get("norm_prologue") &&
                  s.get("k_splits") <= llvm::divideCeil(s.get("inner"), s.get("block_k")));
+       }});
+  def.rules.push_back(
+      {"tail_splits > 1 takes the tensor-core tiles (block_m >= 16, chunked, "
+       "direct and norm_prologue 0), k_splits 1 and at most the K steps, "
+       "ceil(inner / block_k)",
+       {"tail_splits", "k_splits", "block_m", "chunked", "direct", "norm_prologue",
+        "inner", "block_k"},
+       [](const Specialization &s) {
+         return s.get("tail_splits") == 1 ||
+                (s.get("block_m") >= 16 && s.get("k_splits") == 1 && !s.get("chunked") &&
+                 !s.get("direct") && !s.get("norm_prologue") &&
+                 s.get("tail_splits") <=
+                     llvm::divideCeil(s.get("inner"), s.get("block_k")));
        }});
   return def;
 }

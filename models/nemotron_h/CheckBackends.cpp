@@ -15,14 +15,21 @@ namespace {
 /// A GEMM launch of the `out_proj` kernel (args: a, weight, out, rows[,
 /// scale]) as the operands of a linear: the weight copied into a Projection
 /// whose scale is the launch's output scale. A split one (k_splits > 1, args
-/// a, weight, partials, rows) is the linear its split_k_sum `sum` (args
-/// partials, out, rows[, scale]) completes.
+/// a, weight, partials, rows; or tail_splits > 1, args a, weight, out,
+/// partials, rows, tail) is the linear its split_k_sum `sum` (args partials,
+/// out, rows[, tail][, scale]) completes.
 struct GemmLaunch {
   Projection projection;
   LinearOperands ops;
   std::string output;
   int64_t rows = 0, columns = 0;
 };
+
+/// Whether an out_proj launch leaves f32 partials for a split_k_sum.
+bool leavesPartials(const PlannedLaunch &launch) {
+  return launch.kernel == "out_proj" &&
+         (launch.spec.get("k_splits") > 1 || launch.spec.get("tail_splits") > 1);
+}
 
 llvm::Expected<GemmLaunch> gemmOf(const StepPlan &plan, const PlannedLaunch &launch,
                                   const PlannedLaunch &sum, const HostBuffers &inputs) {
@@ -33,11 +40,11 @@ llvm::Expected<GemmLaunch> gemmOf(const StepPlan &plan, const PlannedLaunch &lau
         launch.layer, launch.role, launch.kernel));
   GemmLaunch g;
   const PlanBuffer &weight = plan.buffers.at(launch.args[1].buffer);
-  const PlannedLaunch &epilogue = launch.spec.get("k_splits") > 1 ? sum : launch;
+  const PlannedLaunch &epilogue = leavesPartials(launch) ? sum : launch;
   g.output = epilogue.args[epilogue.kernel == "out_proj" ? 2 : 1].buffer;
   g.columns = weight.shape[0];
   const int64_t k = weight.shape[1];
-  g.rows = launch.args[3].intValue;
+  g.rows = launch.args[launch.spec.get("tail_splits") > 1 ? 4 : 3].intValue;
   g.projection.isFP8 = weight.type == DType::F8E4M3;
   if (g.projection.isFP8) {
     g.projection.fp8Weight = Tensor<uint8_t>({g.columns, k});
@@ -106,7 +113,7 @@ llvm::Expected<BackendComparison> compareWithInterpreter(GpuRunner &gpu,
     const bool reduced = gpu.launchSums(i) == runtime::SumPrecision::Reduced;
     // A split GEMM's partials carry the reduced sums: its band is held at
     // its split_k_sum, which the interpreter then runs on the same partials.
-    if (reduced && launch.spec.get("k_splits") > 1) {
+    if (reduced && leavesPartials(launch)) {
       splitGemm = i;
       continue;
     }

@@ -65,11 +65,18 @@ public:
   /// `weight`^T of `columns` outputs (`scale`: s_x * s_w for e4m3, none for
   /// bf16), reading `bytesRead`: one launch, or with k_splits > 1 out_proj
   /// into f32 partials [k_splits, rows, columns] (a buffer per role) and
-  /// split_k_sum into `out`.
+  /// split_k_sum into `out`; with tail_splits > 1 the same for the tailRows
+  /// rows only (partials [tail_splits, tail, columns]), the rest of `out`
+  /// written whole by the one out_proj launch.
   llvm::Error addLinear(const MambaLayerWeights &w, llvm::StringRef role,
                         const Specialization &spec, const PlanArg &input,
                         const PlanArg &weight, const PlanArg &out,
                         std::optional<PlanArg> scale, int64_t columns, int64_t bytesRead);
+  llvm::Error addTailSplitLinear(const MambaLayerWeights &w, llvm::StringRef role,
+                                 const Specialization &spec, const PlanArg &input,
+                                 const PlanArg &weight, const PlanArg &out,
+                                 std::optional<PlanArg> scale, int64_t columns,
+                                 int64_t bytesRead);
 
   /// in_proj as prefill runs it, for `rows` rows: R1 (the static quant,
   /// then the e4m3 GEMM) or R1b, into `zxbcdt` [rows, z | xBC | dt]; the
@@ -128,6 +135,12 @@ int64_t kSplitsOverride(const KernelOverrides &overrides);
 /// tiles enough), its partials within twice the weight's bytes.
 int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
                       int64_t rows, int64_t columns, int64_t inner, int64_t weightBytes);
+/// The last rows whose tiles out_proj's tail_splits divides `splits` ways:
+/// the fewest whole row tiles of `blockM` (the last one ragged) that minimize
+/// the busiest of `programs` persistent programs walking the items in order;
+/// 0 where no split helps (as tilejit.ops' tail_rows).
+int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,
+                 int64_t programs);
 /// Whether decode's out_proj (`hidden` x `inner`) runs as the GEMM: where
 /// in_proj does (decodeGemm) from kDecodeOutGemmRows rows, or where split-K
 /// fills the multiprocessors (decodeKSplits), unless the caller's

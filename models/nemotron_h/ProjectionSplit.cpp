@@ -39,6 +39,28 @@ int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
   return best;
 }
 
+int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,
+                 int64_t programs) {
+  const int64_t rowTiles = llvm::divideCeil(rows, blockM);
+  // In pieces of 1/splits tile: program p takes items p, p + programs, ...
+  auto busiest = [&](int64_t tailTiles) {
+    const int64_t whole = (rowTiles - tailTiles) * columns;
+    const int64_t items = whole + tailTiles * columns * splits;
+    auto taken = [&](int64_t count, int64_t p) {
+      return std::max<int64_t>(0, llvm::divideCeilSigned(count - p, programs));
+    };
+    int64_t most = 0;
+    for (int64_t p = 0; p < programs; ++p)
+      most = std::max(most, taken(whole, p) * (splits - 1) + taken(items, p));
+    return most;
+  };
+  int64_t best = 0, least = busiest(0);
+  for (int64_t r = 1; r <= rowTiles; ++r)
+    if (int64_t cost = busiest(r); cost < least)
+      best = r, least = cost;
+  return best ? rows - (rowTiles - best) * blockM : 0;
+}
+
 bool decodeOutGemm(const PlanOptions &options, int64_t rows, int64_t hidden,
                    int64_t inner, bool fp8) {
   if (!decodeGemm(options, rows, inner, fp8))
@@ -65,6 +87,9 @@ llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef 
                                     const PlanArg &weight, const PlanArg &out,
                                     std::optional<PlanArg> scale, int64_t columns,
                                     int64_t bytesRead) {
+  if (spec.get("tail_splits") > 1)
+    return addTailSplitLinear(w, role, spec, input, weight, out, scale, columns,
+                              bytesRead);
   const int64_t splits = spec.get("k_splits");
   const std::array<int64_t, 3> grid = {
       llvm::divideCeilSigned(columns, spec.get("block_n")),
@@ -96,6 +121,47 @@ llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef 
   return llvm::Error::success();
 }
 
+llvm::Error LayerBuilder::addTailSplitLinear(
+    const MambaLayerWeights &w, llvm::StringRef role, const Specialization &spec,
+    const PlanArg &input, const PlanArg &weight, const PlanArg &out,
+    std::optional<PlanArg> scale, int64_t columns, int64_t bytesRead) {
+  const int64_t splits = spec.get("tail_splits"), blockM = spec.get("block_m");
+  const int64_t tileColumns = llvm::divideCeilSigned(columns, spec.get("block_n"));
+  const int64_t tail = options.arch ? tailRows(rows, blockM, tileColumns, splits,
+                                               options.arch->profile().smCount)
+                                    : 0;
+  const PlanArg count = PlanArg::integer(rows);
+  if (tail == 0) { // no split helps: the unsplit kernel
+    Specialization whole = spec;
+    whole.set("tail_splits", 1);
+    return addLinear(w, role, whole, input, weight, out, scale, columns, bytesRead);
+  }
+  const int64_t tailTiles = llvm::divideCeilSigned(tail, blockM);
+  const int64_t items = (llvm::divideCeilSigned(rows, blockM) - tailTiles) * tileColumns +
+                        tailTiles * tileColumns * splits;
+  const int64_t partialBytes = splits * tail * columns * 4;
+  PlanArg partials = intermediate(w.layer, (role + "_partials").str(), DType::F32,
+                                  {splits, tail, columns});
+  std::vector<PlanArg> args = {input,    weight, out,
+                               partials, count,  PlanArg::integer(tail)};
+  if (scale)
+    args.push_back(*scale);
+  launch(w, role, "out_proj", spec, {items, 1, 1}, args, bytesRead,
+         (rows - tail) * columns * 2 + partialBytes, /*specializedToWeights=*/true);
+  auto sum = kernel(
+      "split_k_sum",
+      {{"width", columns}, {"splits", splits}, {"fp8", scale ? 1 : 0}, {"tail_only", 1}});
+  if (!sum)
+    return sum.takeError();
+  args = {partials, out, count, PlanArg::integer(tail)};
+  if (scale)
+    args.push_back(*scale);
+  launch(w, (role + "_sum").str(), "split_k_sum", *sum,
+         {llvm::divideCeilSigned(columns, sum->get("block")), tail, 1}, std::move(args),
+         partialBytes, tail * columns * 2);
+  return llvm::Error::success();
+}
+
 } // namespace tilejit::models::detail
 
 namespace tilejit::models {
@@ -109,17 +175,20 @@ llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
   // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
   // (fewer columns than its inner dimension) from kDecodeOutGemmRows; with
   // the wgmma tiles from 17 rows on a split GEMM wherever decodeKSplits
-  // splits, or at the caller's k_splits > 1 in `geometry` on any arch.
+  // splits, or at the caller's k_splits > 1 (or tail_splits > 1) in
+  // `geometry` on any arch.
   ConstantValues gemmTileSet = gemmTiles(fp8, options.arch, inner);
   const bool wgmma =
       producerTiles(fp8, options.arch, inner) && options.arch->capabilities().wgmma;
   int64_t splits = geometry.count("k_splits") ? geometry.at("k_splits") : 1;
+  const bool tailSplit = geometry.count("tail_splits") && geometry.at("tail_splits") > 1;
   if (!geometry.count("k_splits") && wgmma && rows > 16)
     splits = decodeKSplits(options, gemmTileSet, rows, outCols, inner,
                            outCols * inner * (fp8 ? 1 : 2));
-  const bool gemm = decodeGemm(options, rows, inner, fp8)
-                        ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1
-                        : rows >= 64 || splits > 1;
+  const bool gemm =
+      decodeGemm(options, rows, inner, fp8)
+          ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1 || tailSplit
+          : rows >= 64 || splits > 1 || tailSplit;
   gemmTileSet["k_splits"] = splits;
   ConstantValues tiles =
       gemm ? gemmTileSet : decodeOutTiles(options.overrides, rows, fp8);

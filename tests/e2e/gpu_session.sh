@@ -11,6 +11,7 @@
 #   vllm     bench/ops_vllm_bench.py (tilejit.ops next to vLLM's Triton ops; their
 #            files laid out by bench/peers/extract_vllm.sh in .peers/, carried)
 #   launch   bench/ops_launch_bench.py (each op's host cost: cached, uncached, recording)
+#   gemmtail bench/gemm/tail.py (the prefill GEMMs unsplit, tail-split and the library)
 #   importorder tests/e2e/python_import_order.sh (tilejit before and after torch)
 #   sanitize tests/e2e/sanitize_gpu.sh (compute-sanitizer over every kernel build;
 #            SANITIZE_TIMEOUT, default 400 s)
@@ -69,6 +70,9 @@ for part in "$@"; do
   launch) PYTHONPATH=$work/kit timeout "${LAUNCH_TIMEOUT:-300}" python3 \
             "$root/bench/ops_launch_bench.py" ${LAUNCH_ARGS:-} >"$out/launch.log" 2>&1
           echo "launch bench: exit $?"; tail -n 25 "$out/launch.log" ;;
+  gemmtail) PYTHONPATH=$work/kit timeout 300 python3 "$root/bench/gemm/tail.py" \
+              >"$out/gemmtail.log" 2>&1; echo "gemm tail bench: exit $?"
+            grep -E "^(GPU|PERF)|^CHECK.*: [1-9]|Error" "$out/gemmtail.log" | tail -n 60 ;;
   importorder) "$root/tests/e2e/python_import_order.sh" "$work/kit" >"$out/importorder.log" 2>&1
                echo "import order: exit $?"; tail -n 60 "$out/importorder.log" ;;
   compare) if [ ! -x "$work/before/tilejit-bundle/bin/tilejit" ]; then

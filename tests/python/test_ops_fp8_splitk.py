@@ -17,14 +17,19 @@ from ops_support import BF16_ULP, DEV, outside, poisoned, uniform  # noqa: E402,
 from test_ops_fp8 import as_e4m3, e4m3_codes  # noqa: E402
 
 
+def replan(monkeypatch, **settings):
+    """Sets tilejit.ops._fp8's module settings (K_SPLITS, ...) for the test,
+    planning afresh."""
+    for name, value in settings.items():
+        monkeypatch.setattr(ops._fp8, name, value)
+    ops._fp8._projections.clear()
+    ops._plan.clear()
+
+
 @pytest.fixture
 def splits(monkeypatch):
     """Sets the forced split count for the test, planning afresh."""
-    def force(s):
-        monkeypatch.setattr(ops._fp8, "K_SPLITS", s)
-        ops._fp8._projections.clear()
-        ops._plan.clear()
-    yield force
+    yield lambda s: replan(monkeypatch, K_SPLITS=s)
     ops._fp8._projections.clear()
     ops._plan.clear()
 
@@ -36,17 +41,20 @@ def reduced_band(rows, magnitude):
     return 2.0 ** -8 * magnitude
 
 
-# K = 320: three K steps of 128 (the e4m3 tiles), so 2 splits leave the last one
-# partly past K; 4, 20 and 70 rows (none a whole tile of rows).
-@pytest.mark.parametrize("rows, s", [(4, 2), (20, 3), (70, 2)])
-def test_scaled_mm_split_k(poisoned, splits, rows, s):
-    splits(s)
-    gen = torch.Generator().manual_seed(300 + rows + s)
-    k, n, s_a, s_b = 320, 96, 0.05, 0.01
+S_A, S_B = 0.05, 0.01
+
+
+def checked_scaled_mm(rows, k, n, seed):
+    """scaled_mm of random e4m3 codes as configured (split or not), held to the f64
+    R1 oracle: bf16 within one ulp, f32 within 2^-16 s sum|a w| (+ R1h's band on
+    sm_90a's wgmma tiles), the same f32 bits on two more calls (the partials summed
+    in split order; those calls replay the recorded plan). Returns a and w (values),
+    the oracle, the f32 output and its band."""
+    gen = torch.Generator().manual_seed(seed)
     a_codes, a = e4m3_codes(gen, rows, k)
     w_codes, w = e4m3_codes(gen, n, k)
-    scale_a, scale_b = (torch.tensor([v], device=DEV) for v in (s_a, s_b))
-    want, magnitude = ref.w8a8(a, w, s_a, s_b)
+    scale_a, scale_b = (torch.tensor([v], device=DEV) for v in (S_A, S_B))
+    want, magnitude = ref.w8a8(a, w, S_A, S_B)
     reduced = reduced_band(rows, magnitude)
     call = lambda dtype: ops.scaled_mm(as_e4m3(a_codes), as_e4m3(w_codes).t(), scale_a,
                                        scale_b, out_dtype=dtype)
@@ -57,15 +65,22 @@ def test_scaled_mm_split_k(poisoned, splits, rows, s):
     y32 = call(torch.float32)
     f32_band = 2.0 ** -16 * magnitude + reduced
     assert int(((y32.to(F64).cpu() - want).abs() > f32_band).sum()) == 0
-    # Deterministic: the partials are summed in split order, every call the same bits
-    # (the second and third calls replay the recorded plan).
     for _ in range(2):
         assert torch.equal(call(torch.float32), y32)
+    return a, w, want, y32.to(F64).cpu(), f32_band
+
+
+# K = 320: three K steps of 128 (the e4m3 tiles), so 2 splits leave the last one
+# partly past K; 4, 20 and 70 rows (none a whole tile of rows).
+@pytest.mark.parametrize("rows, s", [(4, 2), (20, 3), (70, 2)])
+def test_scaled_mm_split_k(poisoned, splits, rows, s):
+    splits(s)
+    a, w, want, y32, f32_band = checked_scaled_mm(rows, 320, 96, 300 + rows + s)
     # The counterfactuals: one split's K range dropped (a partial lost), a weight column
     # scaled by 1 + 1/8.
-    lost = ref.w8a8(a[:, 128:], w[:, 128:], s_a, s_b)[0]
-    assert int(((y32.to(F64).cpu() - lost).abs() > f32_band).sum()) > y.numel() // 4
-    column = (y32.to(F64).cpu()[:, 0] - 1.125 * want[:, 0]).abs() > f32_band[:, 0]
+    lost = ref.w8a8(a[:, 128:], w[:, 128:], S_A, S_B)[0]
+    assert int(((y32 - lost).abs() > f32_band).sum()) > y32.numel() // 4
+    column = (y32[:, 0] - 1.125 * want[:, 0]).abs() > f32_band[:, 0]
     assert int(column.sum()) > rows // 4
 
 

@@ -76,6 +76,31 @@ _projections = {}  # (device, rows, *geometry.items()) -> out_proj's constants
 # arch, the interpreter included). For measuring the forms side by side.
 K_SPLITS = int(os.environ.get("TILEJIT_FP8_K_SPLITS", "0"))
 
+# out_proj's tail_splits S > 1 for every scaled_mm / w8a8_linear: the tiles of
+# the last rows, as many as fill the persistent walk's last wave best, take K
+# in S parts (docs/decode-projections.md#the-last-wave); off (0 or 1) by
+# default. TILEJIT_FP8_TAIL_PROGRAMS: the programs that walk the tiles (the
+# device's multiprocessors; on the interpreter, which has none, 132).
+TAIL_SPLITS = int(os.environ.get("TILEJIT_FP8_TAIL_SPLITS", "0"))
+TAIL_PROGRAMS = int(os.environ.get("TILEJIT_FP8_TAIL_PROGRAMS", "0"))
+
+
+def tail_rows(rows, block_m, columns, splits, programs):
+    """The last rows whose tiles a tail-split out_proj divides `splits` ways:
+    the fewest whole row tiles (the last one ragged) that minimize the busiest
+    program's work when `programs` walk the items in order (item i on program
+    i % programs; a whole tile costs `splits` pieces). 0: no split helps."""
+    row_tiles = -(-rows // block_m)
+
+    def busiest(tail_tiles):
+        whole = (row_tiles - tail_tiles) * columns
+        items = whole + tail_tiles * columns * splits
+        return max(max(0, -(-(whole - p) // programs)) * (splits - 1) +
+                   max(0, -(-(items - p) // programs)) for p in range(programs))
+
+    best = min(range(row_tiles + 1), key=lambda r: (busiest(r), r))
+    return rows - (row_tiles - best) * block_m if best else 0
+
 
 def _projection(device, rows, geometry):
     """out_proj's constants for `rows` rows, tiled as the Mamba2 plans tile
@@ -85,6 +110,8 @@ def _projection(device, rows, geometry):
     Planned once per device and shape."""
     if K_SPLITS:
         geometry = dict(geometry, k_splits=K_SPLITS)
+    if TAIL_SPLITS > 1:
+        geometry = dict(geometry, tail_splits=TAIL_SPLITS)
     key = (device, rows, *geometry.items())
     constants = _projections.get(key)
     if constants is None:
@@ -130,6 +157,8 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
     out_f32 = int(out_dtype == torch.float32)
     constants = _projection(device, rows, dict(inner=inner, hidden=hidden, fp8=1,
                                                out_f32=out_f32, scale_ptr=1))
+    if constants.get("tail_splits", 1) > 1:
+        return _tail_split_mm(constants, device, a, weight, out, scales)
     splits = constants["k_splits"]
     grid = (-(-hidden // constants["block_n"]), -(-rows // constants["block_m"]) * splits)
     if splits == 1:
@@ -145,6 +174,42 @@ def scaled_mm(a, b, scale_a, scale_b, bias=None, out_dtype=torch.bfloat16, scale
                                out_f32=out_f32, scale_ptr=1), device,
            (-(-hidden // block), rows), partials=partials, out=out, rows=rows,
            scale_a=scales[0], scale_b=scales[1])
+    return out
+
+
+def _tail_split_mm(constants, device, a, weight, out, scales, tail=None):
+    """out_proj (e4m3 with `scales`, the caller's two scale tensors; bf16
+    without) with tail_splits: the whole tiles and the split tail's f32
+    partials in one launch (grid (items, 1)), then split_k_sum over the tail's
+    rows in split order. `tail`: the split rows (the last ones after whole
+    row tiles), else tail_rows' choice (the unsplit launch where none helps)."""
+    rows, hidden = out.shape
+    splits, block_m = constants["tail_splits"], constants["block_m"]
+    columns = -(-hidden // constants["block_n"])
+    scale_args = dict(scale_a=scales[0], scale_b=scales[1]) if scales else {}
+    if tail is None:
+        programs = TAIL_PROGRAMS
+        if not programs and device.type == "cuda":
+            programs = torch.cuda.get_device_properties(device).multi_processor_count
+        tail = tail_rows(rows, block_m, columns, splits, programs or 132)
+    if tail and (rows - tail) % block_m:
+        raise ValueError(f"tail {tail} of {rows} rows leaves no whole tiles of {block_m}")
+    if tail == 0:
+        launch("out_proj", dict(constants, tail_splits=1), device,
+               (columns, -(-rows // block_m)), a=a, weight=weight, out=out, rows=rows,
+               **scale_args)
+        return out
+    tail_tiles = -(-tail // block_m)
+    items = (-(-rows // block_m) - tail_tiles) * columns + tail_tiles * columns * splits
+    partials = per_call("empty", splits, tail, hidden, dtype=torch.float32, device=device)
+    launch("out_proj", constants, device, (items, 1), a=a, weight=weight, out=out,
+           partials=partials, rows=rows, tail=tail, **scale_args)
+    block = 1024
+    launch("split_k_sum", dict(width=hidden, splits=splits, block=block, fp8=int(bool(scales)),
+                               out_f32=int(out.dtype == torch.float32),
+                               scale_ptr=int(bool(scales)), tail_only=1), device,
+           (-(-hidden // block), tail), partials=partials, out=out, rows=rows, tail=tail,
+           **scale_args)
     return out
 
 

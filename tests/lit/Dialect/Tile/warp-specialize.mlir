@@ -36,17 +36,22 @@
 // flight; the previous slot is released once its group is done (predicated:
 // not in a tile's first iteration), the last after the loop. Persistent: the
 // producer and the consumers walk the same tile loop, and each K iteration's
-// ring position counts on across tiles.
+// ring position counts on across tiles: both tile loops carry the K steps
+// taken so far, advanced by the tile's trip count (never below 0).
 // BF16: // ----- mlir.tile-warp-specialize -----
 // BF16: tile.warp_specialize producer_regs = 40, consumer_regs = 232 producer {
-// BF16: scf.for %[[T:.*]] =
+// BF16: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[PBASE:.*]] = %c0_i32) -> (i32)
 // BF16: scf.for
-// BF16: arith.muli
+// BF16: arith.addi %[[PBASE]], %{{.*}} : i32
 // BF16: tile.mbarrier_wait
 // BF16: tile.tma_copy
+// BF16: %[[PTRIP:.*]] = arith.maxsi
+// BF16-NEXT: %[[PNEXT:.*]] = arith.addi %[[PBASE]], %[[PTRIP]] : i32
+// BF16-NEXT: scf.yield %[[PNEXT]] : i32
 // BF16: } consumer {
+// BF16: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[CBASE:.*]] = %c0_i32) -> (i32)
 // BF16: scf.for
-// BF16: scf.for
+// BF16: arith.addi %[[CBASE]], %{{.*}} : i32
 // BF16: tile.mbarrier_wait
 // BF16: %[[D:.*]] = tile.dot_async
 // BF16-NEXT: tile.dot_wait {pending = 1 : i32}
@@ -54,7 +59,10 @@
 // BF16-NEXT: scf.yield %[[D]]
 // BF16: tile.dot_wait %{{.*}} {pending = 0 : i32}
 // BF16: tile.mbarrier_arrive %{{.*}}[%{{.*}}] if %{{.*}}
-// BF16: } {tile.tile_loop}
+// BF16: %[[CTRIP:.*]] = arith.maxsi
+// BF16-NEXT: %[[CNEXT:.*]] = arith.addi %[[CBASE]], %[[CTRIP]] : i32
+// BF16-NEXT: scf.yield %[[CNEXT]] : i32
+// BF16-NEXT: } {tile.tile_loop}
 // BF16: // ----- mlir.tile-pipeline-dots -----
 
 // A producer GEMM stores its accumulator as whole rows (16 bytes a thread)

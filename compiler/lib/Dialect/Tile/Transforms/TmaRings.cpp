@@ -1,6 +1,7 @@
 // The mbarrier rings of tile-warp-specialize (see TmaRings.h).
 #include "TmaRings.h"
 
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/Support/Debug.h"
 
@@ -9,17 +10,6 @@
 using namespace mlir;
 
 namespace tilejit::tile {
-
-RingPosition ringPositionOf(scf::ForOp loop, scf::ForOp tileLoop) {
-  RingPosition at{loop.getInductionVar(), loop.getLowerBound(), loop.getUpperBound(),
-                  loop.getStep()};
-  if (tileLoop) {
-    at.tileIv = tileLoop.getInductionVar();
-    at.tileLb = tileLoop.getLowerBound();
-    at.tileStep = tileLoop.getStep();
-  }
-  return at;
-}
 
 FailureOr<Value> cloneChain(OpBuilder &b, Value v, Block *block, IRMapping &map) {
   if (Value mapped = map.lookupOrNull(v))
@@ -45,6 +35,30 @@ static Value tripCount(OpBuilder &b, Location loc, const RingPosition &at) {
       at.kStep);
 }
 
+RingPosition carryRingPosition(scf::ForOp loop, scf::ForOp &tileLoop) {
+  RingPosition at{loop.getInductionVar(), loop.getLowerBound(), loop.getUpperBound(),
+                  loop.getStep(), Value()};
+  if (!tileLoop)
+    return at;
+  IRRewriter rewriter(loop.getContext());
+  rewriter.setInsertionPoint(tileLoop);
+  Location loc = tileLoop.getLoc();
+  Value zero = arith::ConstantIntOp::create(rewriter, loc, rewriter.getI32Type(), 0);
+  DictionaryAttr attrs = tileLoop->getDiscardableAttrDictionary();
+  auto next = [&](OpBuilder &b, Location, ArrayRef<BlockArgument> base) {
+    // A loop that does not run takes no step.
+    Value steps =
+        arith::MaxSIOp::create(b, loc, tripCount(b, loc, at),
+                               arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+    return SmallVector<Value>{arith::AddIOp::create(b, loc, base.back(), steps)};
+  };
+  auto carried = tileLoop.replaceWithAdditionalYields(rewriter, zero, false, next);
+  tileLoop = cast<scf::ForOp>(carried->getOperation());
+  tileLoop->setDiscardableAttrs(attrs);
+  at.base = tileLoop.getRegionIterArgs().back();
+  return at;
+}
+
 std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, const RingPosition &at,
                                       int64_t stages, bool producer) {
   Type i32 = b.getI32Type();
@@ -53,13 +67,8 @@ std::pair<Value, Value> slotAndParity(OpBuilder &b, Location loc, const RingPosi
     return arith::DivSIOp::create(b, loc, arith::SubIOp::create(b, loc, iv, lb), step);
   };
   Value index = indexOf(at.kIv, at.kLb, at.kStep);
-  if (at.tileIv) {
-    Value trip = tripCount(b, loc, at);
-    index = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, indexOf(at.tileIv, at.tileLb, at.tileStep), trip),
-        index);
-  }
+  if (at.base)
+    index = arith::AddIOp::create(b, loc, at.base, index);
   Value slot = arith::RemSIOp::create(b, loc, index, c(stages));
   Value parity = arith::AndIOp::create(
       b, loc, arith::DivSIOp::create(b, loc, index, c(stages)), c(1));
@@ -217,7 +226,7 @@ bool keepOneGroupInFlight(scf::ForOp loop, Value empty, Value slot, int64_t stag
   auto last =
       DotWaitOp::create(b, loc, TypeRange{accType}, ValueRange{loop.getResult(0)}, 0u);
   loop.getResult(0).replaceAllUsesExcept(last.getResult(0), last);
-  if (at.tileIv)
+  if (at.base)
     releaseLast(b, loc, empty, at, stages);
   LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc
                           << ": one wgmma group in flight, chained accumulator\n");

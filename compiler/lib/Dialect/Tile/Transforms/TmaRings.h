@@ -9,17 +9,20 @@
 
 namespace tilejit::tile {
 
-/// Where a K iteration falls in the rings' sequence: every program walks its
-/// K loop once per tile, so the sequence numbers tile index x trip count +
-/// K index (the tile loop's parts null without tile-persistent).
+/// Where a K iteration falls in the rings' sequence: the K steps a program
+/// took in its earlier tiles (`base`, null without tile-persistent) + its K
+/// index in this tile. A running count, not tile index x trip count, so that
+/// tiles may take different numbers of K steps (a split tail's tiles).
 struct RingPosition {
   mlir::Value kIv, kLb, kUb, kStep;
-  mlir::Value tileIv, tileLb, tileStep;
+  mlir::Value base;
 };
 
-/// The position of `loop`'s iterations, in `tileLoop`'s tiles when there is
-/// one (null: no persistent tile loop).
-RingPosition ringPositionOf(mlir::scf::ForOp loop, mlir::scf::ForOp tileLoop);
+/// The position of `loop`'s iterations. With a persistent `tileLoop` (null:
+/// none), first gives it the running count: an i32 iter_arg from 0, advanced
+/// by `loop`'s trip count at each tile's end; `tileLoop` becomes the loop
+/// that carries it (the old one is replaced).
+RingPosition carryRingPosition(mlir::scf::ForOp loop, mlir::scf::ForOp &tileLoop);
 
 /// Clones into `b` what `v` needs that is defined in `block` (the consumer
 /// body): region-free ops without memory effects only (an integer division

@@ -289,8 +289,8 @@ struct WarpSpecializePass
       return failure();
 
     // The consumers: wait for the slot, read it, release it after the dots.
+    RingPosition at = carryRingPosition(k.loop, k.tileLoop);
     b.setInsertionPointToStart(k.loop.getBody());
-    RingPosition at = ringPositionOf(k.loop, k.tileLoop);
     auto [slot, parity] = slotAndParity(b, loc, at, rings.stages, /*producer=*/false);
     MbarrierWaitOp::create(b, loc, rings.full, slot, parity);
     for (StagedOperand &s : k.staged)
@@ -334,9 +334,11 @@ struct WarpSpecializePass
     auto copyLoop = loopLike(k.loop);
     if (failed(copyLoop))
       return failure();
+    RingPosition at = carryRingPosition(*copyLoop, tiles);
+    if (tiles) // the carrying loop's
+      outer.map(k.tileLoop.getInductionVar(), tiles.getInductionVar());
     return issueStep(pb, k.loop.getLoc(), k.staged, rings.maps, rings.full, rings.empty,
-                     ringPositionOf(*copyLoop, tiles), rings.stages, rings.txBytes,
-                     consumer, outer);
+                     at, rings.stages, rings.txBytes, consumer, outer);
   }
 
   /// producer = 2: the kernel stays one region; its K loop waits for each
@@ -344,7 +346,7 @@ struct WarpSpecializePass
   /// (issueInline).
   LogicalResult specializeInline(KLoop &k, Rings &rings) {
     Location loc = k.loop.getLoc();
-    RingPosition at = ringPositionOf(k.loop, k.tileLoop);
+    RingPosition at = carryRingPosition(k.loop, k.tileLoop);
     if (failed(issueInline(k.loop, at, k.staged, rings.maps, rings.full, rings.empty,
                            rings.stages, rings.txBytes)))
       return failure();
