@@ -14,10 +14,13 @@ int64_t kSplitsOverride(const KernelOverrides &overrides) {
   return 0;
 }
 
-/// A decode GEMM streams its weight: its time is the K steps of the busiest
-/// multiprocessor, ceil(tiles * S / SMs) programs of ceil(steps / S) each.
-/// Splits cost partials (S f32 per output, in L2 mostly) and are tried only
-/// where the tiles leave multiprocessors idle.
+/// A decode GEMM streams its weight: its time is the bytes of the busiest
+/// multiprocessor, ceil(tiles * S / SMs) programs of ceil(steps / S) weight
+/// steps each, plus with S > 1 its share of the partials (S f32 per output,
+/// written by the GEMM and read by split_k_sum). Measured on the H100 (docs/
+/// BENCHMARKS.md, "Split K in decode"), the partials made a split of in_proj's
+/// 82 tiles at 256 rows slower than none; splits are tried only where the
+/// tiles leave multiprocessors idle.
 int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
                       int64_t rows, int64_t columns, int64_t inner, int64_t weightBytes) {
   constexpr int64_t kMaxSplits = 16;
@@ -29,8 +32,12 @@ int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
   const int64_t steps = llvm::divideCeil(inner, tiles.at("block_k"));
   if (outputTiles >= 2 * sms)
     return 1;
+  const int64_t stepBytes =
+      tiles.at("block_n") * tiles.at("block_k") * (weightBytes / (columns * inner));
   auto cost = [&](int64_t s) {
-    return llvm::divideCeil(outputTiles * s, sms) * llvm::divideCeil(steps, s);
+    const int64_t weight =
+        llvm::divideCeil(outputTiles * s, sms) * llvm::divideCeil(steps, s) * stepBytes;
+    return weight + (s > 1 ? llvm::divideCeil(2 * s * rows * columns * 4, sms) : 0);
   };
   int64_t best = 1;
   for (int64_t s = 2; s <= std::min(steps, kMaxSplits); ++s)
