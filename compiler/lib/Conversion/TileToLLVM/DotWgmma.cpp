@@ -141,7 +141,6 @@ struct WgmmaProduct {
              << m << "x" << n << "x" << k;
     blocks = m / (16 * warps);
     accPerBlock = n / 2;
-    bDesc = descriptorBase(e, e.regs(b)[0], rowBytes, loc);
     if ((aFragments = dyn_cast<tile::DotOperandLayoutAttr>(aType.getEncoding()))) {
       if (bytes != 2 || aFragments.getKWidth() != 2 || aFragments.getKContig() ||
           aFragments.getParent() != mma)
@@ -149,16 +148,18 @@ struct WgmmaProduct {
                                "kWidth 2 over the accumulator's layout; got ")
                << aType;
       aRegs = e.regs(a);
-      return success();
+    } else {
+      Value aSlot = e.regs(a)[0];
+      // Rows of this warpgroup's first block: 64 * (warp / 4).
+      Value group = LLVM::LShrOp::create(builder, loc, e.warp(), e.i32(2, loc));
+      Value aGroupOffset =
+          LLVM::MulOp::create(builder, loc, group, e.i32(64 * rowBytes, loc));
+      Value aGroup =
+          LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(), aSlot,
+                              ValueRange{aGroupOffset});
+      aDesc = descriptorBase(e, aGroup, rowBytes, loc);
     }
-    Value aSlot = e.regs(a)[0];
-    // Rows of this warpgroup's first block: 64 * (warp / 4).
-    Value group = LLVM::LShrOp::create(builder, loc, e.warp(), e.i32(2, loc));
-    Value aGroupOffset =
-        LLVM::MulOp::create(builder, loc, group, e.i32(64 * rowBytes, loc));
-    Value aGroup = LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(),
-                                       aSlot, ValueRange{aGroupOffset});
-    aDesc = descriptorBase(e, aGroup, rowBytes, loc);
+    bDesc = descriptorBase(e, e.regs(b)[0], rowBytes, loc);
     return success();
   }
 
@@ -169,12 +170,20 @@ struct WgmmaProduct {
   void issue(int64_t block, int64_t col, int64_t width, Regs &d, bool fromZero,
              bool commit = true) {
     OpBuilder &b = e.b;
+    bool registerA = bool(aFragments);
+    // Every K step's A words are packed before the fence: a register written
+    // after it and read by a wgmma would make ptxas insert another.
+    SmallVector<Value> words;
+    for (int64_t s = 0; registerA && s < rowBytes / 32; ++s)
+      for (int64_t q = 0; q < 4; ++q)
+        words.push_back(
+            fragmentWord(e, aRegs, aFragments, rowBytes / 32, block, s, q, loc));
     // The slots' writes were made visible to the async proxy before this
     // (tile.async_wait's fence, or the TMA's mbarrier); wgmma.fence orders
-    // the accumulator registers' last writes before the tensor cores read them.
+    // the accumulator's (and A's) last register writes before the tensor
+    // cores read them.
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     int64_t count = width / 2, kInstr = 32 / bytes;
-    bool registerA = bool(aFragments);
     int64_t aWords = registerA ? 4 : 1;
     std::string shape = llvm::formatv("m64n{0}k{1}", width, kInstr);
     // 16-bit operands take transpose immediates: 0, K-major (only B's when A
@@ -197,10 +206,9 @@ struct WgmmaProduct {
       // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
       // atoms) into the slot.
       SmallVector<Value> args;
-      for (int64_t q = 0; registerA && q < 4; ++q)
-        args.push_back(
-            fragmentWord(e, aRegs, aFragments, rowBytes / 32, block, s, q, loc));
-      if (!registerA)
+      if (registerA)
+        args.append(words.begin() + 4 * s, words.begin() + 4 * s + 4);
+      else
         args.push_back(advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc));
       args.push_back(advance(e, bDesc, col * rowBytes + 32 * s, loc));
       args.push_back(fromZero && s == 0 ? zero : one);

@@ -21,9 +21,17 @@
 // CHECK-COUNT-4: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}}, $32, $33, p, 1, 1, 0, 0;
 // CHECK: wgmma.wait_group.sync.aligned 0;
 // CHECK-NOT: {{llvm.store|llvm.load|barrier|ldmatrix|stmatrix}}
+// A's words for all four K steps are packed before the one wgmma.fence (a
+// register written after it would make ptxas insert another).
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: {{llvm.store|llvm.load|barrier|ldmatrix|stmatrix|wgmma.fence|llvm.bitcast}}
 // CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;
-// CHECK-NOT: {{llvm.store|llvm.load|barrier|ldmatrix|stmatrix}}
-// CHECK-COUNT-3: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;
+// CHECK-NOT: {{llvm.store|llvm.load|barrier|ldmatrix|stmatrix|wgmma.fence|llvm.bitcast}}
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;
+// CHECK-NOT: {{llvm.store|llvm.load|barrier|ldmatrix|stmatrix|wgmma.fence|llvm.bitcast}}
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;
+// CHECK-NOT: {{llvm.store|llvm.load|barrier|ldmatrix|stmatrix|wgmma.fence|llvm.bitcast}}
+// CHECK: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.*}}}, {$32, $33, $34, $35}, $36, p, 1, 1, 0;
 tile.kernel @chain(%a: !tile.ptr<bf16>, %k: !tile.ptr<bf16>, %vt: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2>} {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
