@@ -4,8 +4,6 @@
 #include "GpuTestSupport.h"
 #include "WgmmaChainKernel.h"
 
-#include <random>
-
 using namespace tilejit::gputest;
 
 TEST_CASE("GPU: wgmma_chain (a dot whose A is another's accumulator, in registers) "
@@ -22,14 +20,9 @@ TEST_CASE("GPU: wgmma_chain (a dot whose A is another's accumulator, in register
   constexpr int64_t m = 1000, t = 1000, d = 64; // partial tiles in m and t
   constexpr float scale = 0.125f;
   std::mt19937 rng(31);
-  std::uniform_real_distribution<float> u(-1, 1);
-  auto random = [&](size_t count) {
-    std::vector<uint16_t> v(count);
-    for (uint16_t &x : v)
-      x = tilejit::f32ToBF16(u(rng));
-    return v;
-  };
-  std::vector<uint16_t> q = random(m * d), k = random(t * d), vt = random(d * t);
+  using tilejit::testing::randomBF16;
+  std::vector<uint16_t> q = randomBF16(m * d, rng), k = randomBF16(t * d, rng),
+                        vt = randomBF16(d * t, rng);
   const tilejit::testing::WgmmaChainReference ref =
       tilejit::testing::wgmmaChainReference(q, k, vt, m, t, scale);
   DeviceBuffer dq = allocateOrFail(*jit, q.size() * 2),

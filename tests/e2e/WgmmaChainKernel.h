@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 namespace tilejit::testing {
@@ -70,10 +71,20 @@ inline const KernelDef &wgmmaChainDef() {
   return def;
 }
 
+/// `count` bf16 values uniform in [-1, 1).
+inline std::vector<uint16_t> randomBF16(size_t count, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<uint16_t> v(count);
+  for (uint16_t &x : v)
+    x = f32ToBF16(u(rng));
+  return v;
+}
+
 /// The f64 reference of wgmma_chain (p rounded to bf16 as the kernel does),
 /// summed over the first `keys` keys (all t when negative), and each
-/// output's band: f32 sums (2^-16 of sum|p v|) and two terms whose p the f32
-/// and f64 exponents round to neighbouring bf16 values (2^-7 of max|p v|).
+/// output's band: f32 sums (2^-16 of sum|p v|) and up to four terms whose p
+/// the f32 and f64 exponents round to neighbouring bf16 values (2^-6 of
+/// max|p v|).
 struct WgmmaChainReference {
   std::vector<double> o, band;
 };
@@ -99,7 +110,7 @@ inline WgmmaChainReference wgmmaChainReference(const std::vector<uint16_t> &q,
     }
   std::vector<double> band(o.size());
   for (size_t i = 0; i < o.size(); ++i)
-    band[i] = std::ldexp(sum[i], -16) + std::ldexp(max[i], -7);
+    band[i] = std::ldexp(sum[i], -16) + std::ldexp(max[i], -6);
   return {std::move(o), std::move(band)};
 }
 

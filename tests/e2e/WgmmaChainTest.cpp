@@ -15,8 +15,6 @@
 
 #include <catch2/catch.hpp>
 
-#include <random>
-
 using namespace tilejit;
 using interp::Arg;
 
@@ -24,14 +22,6 @@ namespace {
 
 constexpr int64_t kM = 100, kT = 200, kD = 64; // partial tiles in M and t
 constexpr float kScale = 0.125f;
-
-std::vector<uint16_t> randomBF16(size_t count, std::mt19937 &rng) {
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<uint16_t> v(count);
-  for (uint16_t &x : v)
-    x = f32ToBF16(u(rng));
-  return v;
-}
 
 Specialization chainSpec(int64_t qInLoop) {
   return llvm::cantFail(
@@ -43,8 +33,9 @@ Specialization chainSpec(int64_t qInLoop) {
 TEST_CASE("wgmma_chain on the interpreter against f64, q staged and q in registers",
           "[e2e][interp][wgmma]") {
   std::mt19937 rng(31);
-  std::vector<uint16_t> q = randomBF16(kM * kD, rng), k = randomBF16(kT * kD, rng),
-                        vt = randomBF16(kD * kT, rng);
+  std::vector<uint16_t> q = testing::randomBF16(kM * kD, rng),
+                        k = testing::randomBF16(kT * kD, rng),
+                        vt = testing::randomBF16(kD * kT, rng);
   const testing::WgmmaChainReference ref =
       testing::wgmmaChainReference(q, k, vt, kM, kT, kScale);
   auto outside = [&](auto value, size_t count) {
