@@ -36,11 +36,12 @@ TEST_CASE("GPU: wgmma_chain (a dot whose A is another's accumulator, in register
   requireOk(dq.upload(bytes(q)));
   requireOk(dk.upload(bytes(k)));
   requireOk(dv.upload(bytes(vt)));
-  for (int64_t qInLoop : {0, 1}) {
+  for (auto [qInLoop, producer] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}}) {
     const tilejit::KernelDef &def = tilejit::testing::wgmmaChainDef();
-    Kernel chain(*jit,
-                 tilejit::makeKernelSpec(def, llvm::cantFail(def.specialize(
-                                                  {{"q_in_loop", qInLoop}, {"t", t}}))));
+    Kernel chain(
+        *jit, tilejit::makeKernelSpec(
+                  def, llvm::cantFail(def.specialize(
+                           {{"q_in_loop", qInLoop}, {"producer", producer}, {"t", t}}))));
     requireOk(dout.upload(bytes(std::vector<float>(m * d, NAN))));
     auto stream = Stream::create(jit->device());
     REQUIRE(!!stream);
@@ -54,8 +55,9 @@ TEST_CASE("GPU: wgmma_chain (a dot whose A is another's accumulator, in register
     int64_t outside = 0;
     for (size_t i = 0; i < o.size(); ++i)
       outside += !(std::abs(double(o[i]) - ref.o[i]) <= ref.band[i]);
-    llvm::outs() << "wgmma_chain q_in_loop=" << qInLoop << ", " << m << "x" << t << "x"
-                 << d << ": " << outside << " of " << o.size() << " outside the band\n";
+    llvm::outs() << "wgmma_chain q_in_loop=" << qInLoop << " producer=" << producer
+                 << ", " << m << "x" << t << "x" << d << ": " << outside << " of "
+                 << o.size() << " outside the band\n";
     CHECK(outside == 0);
   }
 }

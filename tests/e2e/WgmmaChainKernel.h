@@ -20,7 +20,8 @@ namespace tilejit::testing {
 /// B as K-contiguous rows: the wgmma path) in bf16; o [m, 64] in f32. One
 /// program per 64 rows of q. `q_in_loop` 1 loads q inside the loop (staged:
 /// the first dot reads both operands from shared memory), 0 once before it
-/// (both dots take A from registers).
+/// (both dots take A from registers). `producer` 1 feeds the staged
+/// operands by TMA from a producer warpgroup (warp-specialized).
 inline void buildWgmmaChain(Kernel &k, const Specialization &spec) {
   constexpr int64_t d = 64, bm = 64, bt = 64;
   Value q = k.ptrParam("q", DType::BF16), key = k.ptrParam("k", DType::BF16);
@@ -29,7 +30,9 @@ inline void buildWgmmaChain(Kernel &k, const Specialization &spec) {
   const int64_t t = spec.get("t");
   Value m = k.scalarParam("m", DType::I32);
   Value scale = k.scalarParam("scale", DType::F32);
-  k.setConfig({{bm, bt, d}, spec.get("warps"), spec.get("stages")});
+  Config config{{bm, bt, d}, spec.get("warps"), spec.get("stages")};
+  config.producer = spec.get("producer");
+  k.setConfig(config);
   View qv = makeView(q, {m, d}, {d, 1}), kv = makeView(key, {t, d}, {d, 1});
   View vv = makeView(vt, {d, t}, {t, 1}), ov = makeView(o, {m, d}, {d, 1});
   Value row = programId(0) * bm;
@@ -65,6 +68,11 @@ inline const KernelDef &wgmmaChainDef() {
        {"q_in_loop",
         1,
         "1: q loaded (staged) in the loop, 0: once before it",
+        {},
+        ConstantRange::between(0, 1)},
+       {"producer",
+        0,
+        "1: TMA from a producer warpgroup",
         {},
         ConstantRange::between(0, 1)}},
       buildWgmmaChain};

@@ -23,9 +23,9 @@ namespace {
 constexpr int64_t kM = 100, kT = 200, kD = 64; // partial tiles in M and t
 constexpr float kScale = 0.125f;
 
-Specialization chainSpec(int64_t qInLoop) {
-  return llvm::cantFail(
-      testing::wgmmaChainDef().specialize({{"q_in_loop", qInLoop}, {"t", kT}}));
+Specialization chainSpec(int64_t qInLoop, int64_t producer = 0) {
+  return llvm::cantFail(testing::wgmmaChainDef().specialize(
+      {{"q_in_loop", qInLoop}, {"producer", producer}, {"t", kT}}));
 }
 
 } // namespace
@@ -66,8 +66,8 @@ TEST_CASE("wgmma_chain on the interpreter against f64, q staged and q in registe
   }
 }
 
-TEST_CASE("wgmma_chain compiles for sm_90a with its chained dot on A registers and "
-          "assembles without spills",
+TEST_CASE("wgmma_chain compiles for sm_90a with its chained dot on A registers, "
+          "warp-specialized or not, and assembles without spills",
           "[e2e][wgmma][ptxas]") {
   // The second dot takes A as four .b32 registers; with q staged the first
   // reads A through a descriptor, with q in registers it takes registers too.
@@ -78,9 +78,9 @@ TEST_CASE("wgmma_chain compiles for sm_90a with its chained dot on A registers a
   auto ptxas = testing::findPtxas();
   JitCompiler compiler;
   Arch arch = llvm::cantFail(Arch::parse("sm_90a"));
-  for (int64_t qInLoop : {0, 1}) {
-    INFO("q_in_loop = " << qInLoop);
-    auto ir = buildCanonicalIR(testing::wgmmaChainDef(), chainSpec(qInLoop));
+  for (auto [qInLoop, producer] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}}) {
+    INFO("q_in_loop = " << qInLoop << ", producer = " << producer);
+    auto ir = buildCanonicalIR(testing::wgmmaChainDef(), chainSpec(qInLoop, producer));
     REQUIRE(bool(ir));
     auto compiled = compiler.compile({"wgmma_chain", *ir, arch, {}});
     INFO((compiled ? "" : llvm::toString(compiled.takeError())));
@@ -103,7 +103,8 @@ TEST_CASE("wgmma_chain compiles for sm_90a with its chained dot on A registers a
         testing::runPtxas(*ptxas, compiled->ptx, "sm_90a", /*verbose=*/true);
     INFO(assembled.output);
     REQUIRE(assembled.ok());
-    llvm::outs() << "wgmma_chain q_in_loop=" << qInLoop << " sm_90a ptxas:\n"
+    llvm::outs() << "wgmma_chain q_in_loop=" << qInLoop << " producer=" << producer
+                 << " sm_90a ptxas:\n"
                  << assembled.output << "\n";
     CHECK(testing::spillBytes(assembled.output) == 0);
     // ptxas serializes wgmma whose registers it cannot prove are left alone
