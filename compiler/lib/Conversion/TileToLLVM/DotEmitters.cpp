@@ -20,13 +20,13 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   auto dot = cast<tile::DotOp>(op);
   Location loc = op->getLoc();
   auto aType = dot.getA().getType(), bType = dot.getB().getType();
-  bool aWgmma = isa<tile::WgmmaOperandLayoutAttr>(aType.getEncoding());
-  if (aWgmma != isa<tile::WgmmaOperandLayoutAttr>(bType.getEncoding()))
-    return op->emitOpError(
-        "needs both operands or neither in #tile.wgmma_operand layouts");
+  // wgmma reads B from a slot; A from a slot or, in A fragments, registers.
+  bool wgmma = isa<tile::WgmmaOperandLayoutAttr>(bType.getEncoding());
+  if (!wgmma && isa<tile::WgmmaOperandLayoutAttr>(aType.getEncoding()))
+    return op->emitOpError("has A in a #tile.wgmma_operand layout but not B");
   LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << loc << ": "
-                          << (aWgmma ? "wgmma" : "mma.sync") << "\n");
-  if (aWgmma)
+                          << (wgmma ? "wgmma" : "mma.sync") << "\n");
+  if (wgmma)
     return emitWgmmaDot(e, dot);
   auto mma = dyn_cast<tile::MmaLayoutAttr>(dot.getAcc().getType().getEncoding());
   if (!mma)
@@ -52,7 +52,6 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   if (aLayout.getKContig() != bLayout.getKContig())
     return op->emitOpError(
         "needs both operands or neither kContig (they permute K alike)");
-  int64_t kw = aLayout.getKWidth();
   // Each split-K group sums its own part of K: kSteps per thread and tile.
   int64_t repsM = m / (16 * wm), repsN = n / (8 * wn), kSteps = kTotal / (kMma * wpk);
   const Regs &a = e.regs(dot.getA()), &b = e.regs(dot.getB());
@@ -63,14 +62,7 @@ LogicalResult emitDot(Emitter &e, Operation *op) {
   Type f32 = e.b.getF32Type();
   auto word = [&](const Regs &regs, tile::DotOperandLayoutAttr layout, int64_t tileIndex,
                   int64_t step, int64_t q) {
-    auto vecType = VectorType::get({kw}, regs[0].getType());
-    Value vec = LLVM::UndefOp::create(e.b, loc, vecType);
-    for (int64_t p = 0; p < kw; ++p)
-      vec = LLVM::InsertElementOp::create(
-          e.b, loc, vec,
-          regs[tile::fragmentRegister(layout, kSteps, tileIndex, step, q, p)],
-          e.i32(p, loc));
-    return Value(LLVM::BitcastOp::create(e.b, loc, e.b.getI32Type(), vec));
+    return fragmentWord(e, regs, layout, kSteps, tileIndex, step, q, loc);
   };
   for (int64_t s = 0; s < kSteps; ++s) {
     SmallVector<Regs> aWords(repsM), bWords(repsN);

@@ -1,6 +1,6 @@
 // Dot family on sm_90a: tile.dot and tile.dot_async as wgmma.mma_async
-// m64nNk(32 bytes) with both operands read by the tensor cores from shared
-// memory, and tile.dot_wait as wgmma.wait_group.
+// m64nNk(32 bytes) with B (and A, unless it comes in registers) read by the
+// tensor cores from shared memory, and tile.dot_wait as wgmma.wait_group.
 //
 // tile-pipeline-dots leaves each operand as one slot of a #tile.shared ring
 // stored K-major: rows (M for A, N for B) of K elements, 16-byte chunks
@@ -17,6 +17,12 @@
 // of the accumulator, which is #tile.mma<wpc = [warps, 1]>: per block, the
 // registers of its N/8 column tiles in the order wgmma's d fragment lists
 // them (PTX ISA, "Register Fragments: wgmma .m64nNk*" accumulator D).
+//
+// A 16-bit A in registers is wgmma's register fragment for .m64nNk16 A: warp
+// w of a warpgroup holds rows 16w .. 16w+15 of its 64-row block as four
+// .b32 words laid out as mma.sync m16n8k16's a0..a3, so A arrives in the
+// #tile.dot_operand layout whose parent is the accumulator's, and a chained
+// accumulator of [warps, 1] is already in it (no shared-memory round trip).
 #include "DotWgmma.h"
 
 #include "mlir/IR/Matchers.h"
@@ -26,6 +32,20 @@
 using namespace mlir;
 
 namespace tilejit::lowering {
+
+Value fragmentWord(Emitter &e, const Regs &regs, tile::DotOperandLayoutAttr layout,
+                   int64_t kSteps, int64_t tile, int64_t step, int64_t word,
+                   Location loc) {
+  int64_t kw = layout.getKWidth();
+  auto vecType = VectorType::get({kw}, regs[0].getType());
+  Value vec = LLVM::UndefOp::create(e.b, loc, vecType);
+  for (int64_t p = 0; p < kw; ++p)
+    vec = LLVM::InsertElementOp::create(
+        e.b, loc, vec, regs[tile::fragmentRegister(layout, kSteps, tile, step, word, p)],
+        e.i32(p, loc));
+  return LLVM::BitcastOp::create(e.b, loc, e.b.getI32Type(), vec);
+}
+
 namespace {
 
 /// PTX ISA "Matrix Descriptor Format": bits 0-13 start address >> 4, 16-29
@@ -75,14 +95,17 @@ std::string tiedConstraints(int64_t count, llvm::StringRef inputs, bool tied = t
   return llvm::join(parts, ",");
 }
 
-/// One wgmma product on slot descriptors: the checks, the descriptors of
-/// this warpgroup's rows, and the issue of one group of instructions.
+/// One wgmma product on slot descriptors (and A registers): the checks, the
+/// descriptors of this warpgroup's rows, and the issue of one group of
+/// instructions.
 struct WgmmaProduct {
   Emitter &e;
   Location loc;
   const char *types = nullptr;
   int64_t k = 0, n = 0, bytes = 0, rowBytes = 0, blocks = 0, accPerBlock = 0;
   Value aDesc, bDesc;
+  tile::DotOperandLayoutAttr aFragments; ///< set when A comes in registers
+  Regs aRegs;
 
   WgmmaProduct(Emitter &e, Location loc) : e(e), loc(loc) {}
 
@@ -118,15 +141,25 @@ struct WgmmaProduct {
              << m << "x" << n << "x" << k;
     blocks = m / (16 * warps);
     accPerBlock = n / 2;
-    Value aSlot = e.regs(a)[0], bSlot = e.regs(b)[0];
-    // Rows of this warpgroup's first block: 64 * (warp / 4).
-    Value group = LLVM::LShrOp::create(builder, loc, e.warp(), e.i32(2, loc));
-    Value aGroupOffset =
-        LLVM::MulOp::create(builder, loc, group, e.i32(64 * rowBytes, loc));
-    Value aGroup = LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(),
-                                       aSlot, ValueRange{aGroupOffset});
-    aDesc = descriptorBase(e, aGroup, rowBytes, loc);
-    bDesc = descriptorBase(e, bSlot, rowBytes, loc);
+    if ((aFragments = dyn_cast<tile::DotOperandLayoutAttr>(aType.getEncoding()))) {
+      if (bytes != 2 || aFragments.getKWidth() != 2 || aFragments.getKContig() ||
+          aFragments.getParent() != mma)
+        return op->emitOpError("takes A from registers only as 16-bit fragments of "
+                               "kWidth 2 over the accumulator's layout; got ")
+               << aType;
+      aRegs = e.regs(a);
+    } else {
+      Value aSlot = e.regs(a)[0];
+      // Rows of this warpgroup's first block: 64 * (warp / 4).
+      Value group = LLVM::LShrOp::create(builder, loc, e.warp(), e.i32(2, loc));
+      Value aGroupOffset =
+          LLVM::MulOp::create(builder, loc, group, e.i32(64 * rowBytes, loc));
+      Value aGroup =
+          LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(), aSlot,
+                              ValueRange{aGroupOffset});
+      aDesc = descriptorBase(e, aGroup, rowBytes, loc);
+    }
+    bDesc = descriptorBase(e, e.regs(b)[0], rowBytes, loc);
     return success();
   }
 
@@ -137,35 +170,54 @@ struct WgmmaProduct {
   void issue(int64_t block, int64_t col, int64_t width, Regs &d, bool fromZero,
              bool commit = true) {
     OpBuilder &b = e.b;
+    bool registerA = bool(aFragments);
+    // Every K step's A words are packed before the fence: a register written
+    // after it and read by a wgmma would make ptxas insert another.
+    SmallVector<Value> words;
+    for (int64_t s = 0; registerA && s < rowBytes / 32; ++s)
+      for (int64_t q = 0; q < 4; ++q)
+        words.push_back(
+            fragmentWord(e, aRegs, aFragments, rowBytes / 32, block, s, q, loc));
     // The slots' writes were made visible to the async proxy before this
     // (tile.async_wait's fence, or the TMA's mbarrier); wgmma.fence orders
-    // the accumulator registers' last writes before the tensor cores read them.
+    // the accumulator's (and A's) last register writes before the tensor
+    // cores read them.
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     int64_t count = width / 2, kInstr = 32 / bytes;
+    int64_t aWords = registerA ? 4 : 1;
     std::string shape = llvm::formatv("m64n{0}k{1}", width, kInstr);
-    // 16-bit operands take transpose immediates: 0, both K-major.
-    std::string text = llvm::formatv("{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, "
-                                     "0;\nwgmma.mma_async.sync.aligned.{1}.f32{2} "
-                                     "{3}, ${4}, ${5}, p, 1, 1{6};\n}",
-                                     count + 2, shape, types, registerList(0, count),
-                                     count, count + 1, bytes == 2 ? ", 0, 0" : "");
-    std::string constraints = tiedConstraints(count, "l,l,r");
+    // 16-bit operands take transpose immediates: 0, K-major (only B's when A
+    // comes in registers).
+    std::string text = llvm::formatv(
+        "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, "
+        "0;\nwgmma.mma_async.sync.aligned.{1}.f32{2} "
+        "{3}, {4}, ${5}, p, 1, 1{6};\n}",
+        count + aWords + 1, shape, types, registerList(0, count),
+        registerA ? registerList(count, 4) : "$" + std::to_string(count), count + aWords,
+        bytes != 2  ? ""
+        : registerA ? ", 0"
+                    : ", 0, 0");
+    const char *inputs = registerA ? "r,r,r,r,l,r" : "l,l,r";
+    std::string constraints = tiedConstraints(count, inputs);
     SmallVector<Type> resultTypes(count, b.getF32Type());
     Value one = e.i32(1, loc), zero = e.i32(0, loc);
     int64_t warps = e.numWarps;
     for (int64_t s = 0; s < rowBytes / 32; ++s) {
       // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
       // atoms) into the slot.
-      SmallVector<Value> args{
-          advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc),
-          advance(e, bDesc, col * rowBytes + 32 * s, loc),
-          fromZero && s == 0 ? zero : one};
+      SmallVector<Value> args;
+      if (registerA)
+        args.append(words.begin() + 4 * s, words.begin() + 4 * s + 4);
+      else
+        args.push_back(advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc));
+      args.push_back(advance(e, bDesc, col * rowBytes + 32 * s, loc));
+      args.push_back(fromZero && s == 0 ? zero : one);
       // Starting from zero (scale-d = 0) reads no accumulator: its registers
       // are outputs only, so nothing writes them before the instruction.
       bool readsD = !(fromZero && s == 0);
       if (readsD)
         args.append(d.begin(), d.end());
-      d = e.inlineAsm(text, readsD ? constraints : tiedConstraints(count, "l,l,r", false),
+      d = e.inlineAsm(text, readsD ? constraints : tiedConstraints(count, inputs, false),
                       resultTypes, args, /*sideEffects=*/true, loc);
     }
     if (commit)

@@ -92,7 +92,9 @@ private:
                             : whyNotWgmma(dot, numWarps);
       it->second = why.empty();
       LLVM_DEBUG(llvm::dbgs() << DEBUG_TYPE ": dot at " << dot.getLoc() << ": "
-                              << (why.empty() ? "wgmma" : "mma.sync, since " + why)
+                              << (!why.empty()        ? "mma.sync, since " + why
+                                  : wgmmaStagesA(dot) ? std::string("wgmma")
+                                                      : "wgmma, A from registers")
                               << "\n");
     }
     return it->second;
@@ -262,11 +264,13 @@ private:
       }
       // Operands go to their mma fragment layouts where the tile shapes allow;
       // otherwise lowering reports the shape it cannot split. wgmma operands
-      // stay in shared memory (tile-pipeline-dots stages them).
+      // stay in shared memory (tile-pipeline-dots stages them), but for an A
+      // it does not stage: that one takes mma.sync's A fragments, which are
+      // wgmma's register A (an accumulator of [warps, 1] feeds it in place).
       OpOperand *operands[] = {&dot.getAMutable(), &dot.getBMutable()};
       for (auto [opIdx, operand] : llvm::enumerate(operands)) {
         auto type = tileType(operand->get());
-        if (wgmma) {
+        if (wgmma && (opIdx == 1 || wgmmaStagesA(dot))) {
           convertOperand(*operand, WgmmaOperandLayoutAttr::get(ctx, opIdx));
           continue;
         }

@@ -86,6 +86,12 @@ std::string whyNotStageable(LoadOp load, unsigned opIdx, bool transposed,
   return {};
 }
 
+bool wgmmaStagesA(DotOp dot) {
+  auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
+  auto aLoad = dot.getA().getDefiningOp<LoadOp>();
+  return loop && aLoad && whyNotStageable(aLoad, 0, false, loop).empty();
+}
+
 std::string whyNotWgmma(DotOp dot, int64_t numWarps) {
   auto loop = dyn_cast<scf::ForOp>(dot->getParentOp());
   if (!loop)
@@ -103,16 +109,17 @@ std::string whyNotWgmma(DotOp dot, int64_t numWarps) {
     return llvm::formatv("N = {0} is not a multiple of 8 up to 256", n);
   if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
     return llvm::formatv("a K row of A is {0} bytes, not 32, 64 or 128", rowBytes);
-  auto aLoad = dot.getA().getDefiningOp<LoadOp>();
   auto bTranspose = dot.getB().getDefiningOp<TransposeOp>();
   auto bLoad = bTranspose ? bTranspose.getSrc().getDefiningOp<LoadOp>() : LoadOp();
-  if (!aLoad || !bLoad || !bTranspose->hasOneUse() ||
+  if (!bLoad || !bTranspose->hasOneUse() ||
       bTranspose.getOrder() != ArrayRef<int32_t>{1, 0})
-    return "A is not a load, or B not the only use of a [1, 0] transpose of one";
-  if (std::string why = whyNotStageable(aLoad, 0, false, loop); !why.empty())
-    return "A cannot be staged: " + why;
+    return "B is not the only use of a [1, 0] transpose of a load";
   if (std::string why = whyNotStageable(bLoad, 1, true, loop); !why.empty())
     return "B cannot be staged: " + why;
+  // An A the loop does not stage (a computed tile, a load outside the loop)
+  // is read from registers: wgmma takes 16-bit A fragments there.
+  if (!wgmmaStagesA(dot) && element.getIntOrFloatBitWidth() != 16)
+    return "A is not a stageable load, and wgmma takes only 16-bit A from registers";
   return {};
 }
 

@@ -69,12 +69,17 @@ bool isRecomputable(mlir::Value v, mlir::scf::ForOp loop);
 std::string whyNotStageable(LoadOp load, unsigned opIdx, bool transposed,
                             mlir::scf::ForOp loop);
 
+/// Whether wgmma reads `dot`'s A from a slot: A is a load that the loop
+/// around the dot stages (K contiguous); otherwise A comes from registers.
+bool wgmmaStagesA(DotOp dot);
+
 /// Why `dot` cannot lower to wgmma (given an arch that has it); empty when it
-/// can: bf16, f16 or e4m3 operands that the loop around it loads and
-/// tile-pipeline-dots will stage with K contiguous (A as loaded, B
-/// transposed from an [N, K] view), rows of 32, 64 or 128 bytes (one wgmma
-/// swizzle atom wide), M a multiple of 16 x `numWarps` (whole warpgroups of
-/// 64-row blocks) and N a multiple of 8 up to 256 (one instruction spans N).
+/// can: bf16, f16 or e4m3 operands, B transposed from an [N, K] view that the
+/// loop around the dot loads and tile-pipeline-dots will stage with K
+/// contiguous, A staged alike (wgmmaStagesA) or, when 16-bit, taken from
+/// registers, rows of 32, 64 or 128 bytes (one wgmma swizzle atom wide), M a
+/// multiple of 16 x `numWarps` (whole warpgroups of 64-row blocks) and N a
+/// multiple of 8 up to 256 (one instruction spans N).
 std::string whyNotWgmma(DotOp dot, int64_t numWarps);
 
 } // namespace tilejit::tile

@@ -27,7 +27,9 @@ struct TestDotPaths : PassWrapper<TestDotPaths, OperationPass<KernelOp>> {
     const int64_t numWarps = getNumWarps(getOperation());
     getOperation().walk([&](DotOp dot) {
       std::string why = whyNotWgmma(dot, numWarps);
-      dot.emitRemark() << (why.empty() ? "wgmma" : "mma.sync, since " + why);
+      dot.emitRemark() << (!why.empty()        ? "mma.sync, since " + why
+                           : wgmmaStagesA(dot) ? std::string("wgmma")
+                                               : "wgmma, A from registers");
     });
   }
 };
