@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from event_times import event_times
 from tma_launch import Kernel
 
 SCALE = 0.01  # s_x * s_w of the e4m3 variants
@@ -27,12 +28,7 @@ REPS = 30
 
 
 def timed(f):
-    for i in range(5):
-        f(i)
-    ts = []
-    for i in range(REPS):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record(); f(i); e.record(); e.synchronize(); ts.append(s.elapsed_time(e) * 1e3)
+    ts = event_times(f, REPS)
     return statistics.median(ts), min(ts), max(ts)
 
 

@@ -13,6 +13,8 @@ import statistics, sys
 
 import torch
 
+from event_times import event_times
+
 import tilejit as tj
 from tilejit import _tilejit
 from tilejit.ops import _fp8
@@ -29,17 +31,7 @@ SHAPES = [("out_proj", 8192, 2688, 4096), ("in_proj", 8192, 10304, 2688),
 
 
 def timed(f):
-    for i in range(5):
-        f(i)
-    ts = []
-    for i in range(REPS):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        f(i)
-        e.record()
-        e.synchronize()
-        ts.append(s.elapsed_time(e) * 1e3)
-    return ts
+    return event_times(f, REPS)
 
 
 def report(label, ts, flops, base):
