@@ -17,9 +17,9 @@ int64_t kSplitsOverride(const KernelOverrides &overrides) {
 /// A decode GEMM streams its weight: its time is the bytes of the busiest
 /// multiprocessor, ceil(tiles * S / SMs) programs of ceil(steps / S) weight
 /// steps each, plus with S > 1 its share of the partials (S f32 per output,
-/// written by the GEMM and read by split_k_sum). Measured on the H100 (docs/
-/// BENCHMARKS.md, "Split K in decode"), the partials made a split of in_proj's
-/// 82 tiles at 256 rows slower than none; splits are tried only where the
+/// written by the GEMM and read by split_k_sum): on the H100 the partials made
+/// a split of in_proj's 82 tiles at 256 rows slower than none
+/// (docs/BENCHMARKS.md, "Split K in decode"). Splits are tried only where the
 /// tiles leave multiprocessors idle.
 int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
                       int64_t rows, int64_t columns, int64_t inner, int64_t weightBytes) {
