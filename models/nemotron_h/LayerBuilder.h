@@ -77,6 +77,12 @@ public:
                                  const PlanArg &weight, const PlanArg &out,
                                  std::optional<PlanArg> scale, int64_t columns,
                                  int64_t bytesRead);
+  /// split_k_sum over `partials` [splits, summed, columns] into `out`'s last
+  /// `summed` rows (all `rows` unless `tail`, the tail-split form's).
+  llvm::Error addSplitSum(const MambaLayerWeights &w, llvm::StringRef role,
+                          const PlanArg &partials, const PlanArg &out,
+                          std::optional<PlanArg> scale, int64_t columns, int64_t splits,
+                          std::optional<int64_t> tail);
 
   /// in_proj as prefill runs it, for `rows` rows: R1 (the static quant,
   /// then the e4m3 GEMM) or R1b, into `zxbcdt` [rows, z | xBC | dt]; the

@@ -115,16 +115,29 @@ llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef 
                                   {splits, rows, columns});
   launch(w, role, "out_proj", spec, grid, {input, weight, partials, count}, bytesRead,
          partialBytes, /*specializedToWeights=*/true);
-  auto sum = kernel("split_k_sum",
-                    {{"width", columns}, {"splits", splits}, {"fp8", scale ? 1 : 0}});
+  return addSplitSum(w, role, partials, out, scale, columns, splits, std::nullopt);
+}
+
+llvm::Error LayerBuilder::addSplitSum(const MambaLayerWeights &w, llvm::StringRef role,
+                                      const PlanArg &partials, const PlanArg &out,
+                                      std::optional<PlanArg> scale, int64_t columns,
+                                      int64_t splits, std::optional<int64_t> tail) {
+  ConstantValues constants = {
+      {"width", columns}, {"splits", splits}, {"fp8", scale ? 1 : 0}};
+  if (tail)
+    constants["tail_only"] = 1;
+  auto sum = kernel("split_k_sum", constants);
   if (!sum)
     return sum.takeError();
-  std::vector<PlanArg> args = {partials, out, count};
+  const int64_t summed = tail.value_or(rows);
+  std::vector<PlanArg> args = {partials, out, PlanArg::integer(rows)};
+  if (tail)
+    args.push_back(PlanArg::integer(*tail));
   if (scale)
     args.push_back(*scale);
   launch(w, (role + "_sum").str(), "split_k_sum", *sum,
-         {llvm::divideCeilSigned(columns, sum->get("block")), rows, 1}, std::move(args),
-         partialBytes, rows * columns * 2);
+         {llvm::divideCeilSigned(columns, sum->get("block")), summed, 1}, std::move(args),
+         splits * summed * columns * 4, summed * columns * 2);
   return llvm::Error::success();
 }
 
@@ -155,18 +168,7 @@ llvm::Error LayerBuilder::addTailSplitLinear(
     args.push_back(*scale);
   launch(w, role, "out_proj", spec, {items, 1, 1}, args, bytesRead,
          (rows - tail) * columns * 2 + partialBytes, /*specializedToWeights=*/true);
-  auto sum = kernel(
-      "split_k_sum",
-      {{"width", columns}, {"splits", splits}, {"fp8", scale ? 1 : 0}, {"tail_only", 1}});
-  if (!sum)
-    return sum.takeError();
-  args = {partials, out, count, PlanArg::integer(tail)};
-  if (scale)
-    args.push_back(*scale);
-  launch(w, (role + "_sum").str(), "split_k_sum", *sum,
-         {llvm::divideCeilSigned(columns, sum->get("block")), tail, 1}, std::move(args),
-         partialBytes, tail * columns * 2);
-  return llvm::Error::success();
+  return addSplitSum(w, role, partials, out, scale, columns, splits, tail);
 }
 
 } // namespace tilejit::models::detail
