@@ -40,6 +40,7 @@ DeviceInfo FakeDevice::h200() {
   info.ccMinor = 0;
   info.smCount = 132;
   info.totalMemoryBytes = 150'000'000'000ull;
+  info.l2Bytes = 50ull << 20;
   info.maxDynamicSharedBytes = 227 * 1024;
   info.driverVersion = 13000;
   return info;

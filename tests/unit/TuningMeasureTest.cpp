@@ -2,6 +2,7 @@
 // so every compiled candidate must come back `wrong` (the check sees the poison),
 // a compiler failure `compile-failed` and a pruned one `pruned`: results, no crash,
 // no winner, no database entry.
+#include "../../tuning/lib/Harness.h"
 #include "runtime/RuntimeTestSupport.h"
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/TuneProblems.h"
@@ -130,4 +131,45 @@ TEST_CASE("launch sizes from the command line or a database are checked before a
   CHECK_THAT(message,
              Catch::Contains("TB of host memory (the largest, argument 0, 17.6 TB)"));
   CHECK_THAT(message, Catch::EndsWith("available: tune at smaller launch sizes"));
+}
+
+TEST_CASE("timed launches rotate copies of their buffers past twice the L2", "[tuning]") {
+  const uint64_t l2 = 50ull << 20;
+  CHECK(rotationCopies(28'000'000, l2) == 4); // in_proj's weight: 112 MB over 4
+  CHECK(rotationCopies(200'000'000, l2) == 1);
+  CHECK(rotationCopies(1000, l2) == kMaxRotationCopies);
+  CHECK(rotationCopies(28'000'000, 0) == 1); // L2 unknown
+  CHECK(rotationCopies(0, l2) == 1);
+
+  using namespace runtime;
+  auto compiler = std::make_shared<testing::FakeCompiler>();
+  FakeDevice *device = nullptr;
+  auto jit = testing::fakeRuntime(compiler, testing::optionsFor(""), device);
+  Stream stream = llvm::cantFail(Stream::create(*device));
+  runtime::Kernel kernel(
+      *jit, testing::specFor("k", testing::fakeIR("k", testing::ptrAndCount())));
+  REQUIRE(testing::message(kernel.prepare()) == "");
+  std::vector<DeviceBuffer> copies;
+  std::vector<std::vector<KernelArg>> sets;
+  for (int c = 0; c < 3; ++c) {
+    copies.push_back(llvm::cantFail(jit->allocate(64)));
+    sets.push_back({KernelArg::pointer(copies.back().address()), KernelArg::i32(16)});
+  }
+  TuneOptions options;
+  options.warmup = 2;
+  options.samples = 2;
+  llvm::Expected<Timing> timing =
+      timeLaunches(*jit, kernel, stream, {1, 1, 1}, sets, options, 60);
+  if (!timing)
+    FAIL(llvm::toString(timing.takeError()));
+  CHECK(timing->copies == 3);
+  REQUIRE(timing->launchesPerSample % 3 == 0);
+  // Every launch, warm-up and graph replays alike, takes the next copy in turn.
+  std::vector<FakeLaunch> launches = device->launches();
+  REQUIRE(launches.size() == 2 + 3 * size_t(timing->launchesPerSample));
+  for (size_t i = 0; i < launches.size(); ++i) {
+    size_t set = i < 2 ? i : (i - 2) % timing->launchesPerSample % 3;
+    INFO("launch " << i);
+    CHECK(launches[i].args[0].pattern() == copies[set].address());
+  }
 }

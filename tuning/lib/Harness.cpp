@@ -10,6 +10,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <chrono>
@@ -250,8 +251,16 @@ Expected<Comparison> compareOutputs(DeviceArgs &device,
   return result;
 }
 
+unsigned rotationCopies(uint64_t bufferBytes, uint64_t l2Bytes) {
+  if (!l2Bytes || !bufferBytes)
+    return 1;
+  return unsigned(
+      std::min<uint64_t>(llvm::divideCeil(2 * l2Bytes, bufferBytes), kMaxRotationCopies));
+}
+
 Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel,
-                              const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args,
+                              const Stream &stream, Dim3 grid,
+                              ArrayRef<std::vector<KernelArg>> argSets,
                               const TuneOptions &options, double deadlineS) {
   auto start = std::chrono::steady_clock::now();
   auto elapsedS = [&] { return support::msSince(start) / 1e3; };
@@ -275,10 +284,14 @@ Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel,
     return double(*ms);
   };
   Timing timing;
+  timing.copies = unsigned(argSets.size());
+  auto launch = [&](unsigned i) {
+    return kernel.launch(stream, grid, argSets[i % timing.copies]);
+  };
   // Warm-up launches; the last one also sizes the graph.
   double single = 0;
   for (unsigned i = 0; i < std::max(1u, options.warmup); ++i) {
-    Expected<double> ms = timed([&] { return kernel.launch(stream, grid, args); });
+    Expected<double> ms = timed([&] { return launch(i); });
     if (!ms)
       return ms.takeError();
     single = *ms;
@@ -287,12 +300,15 @@ Expected<Timing> timeLaunches(JitRuntime &jit, runtime::Kernel &kernel,
       return timing;
     }
   }
-  timing.launchesPerSample = unsigned(
-      std::clamp(std::ceil(options.sampleMs / std::max(single, 1e-4)), 1.0, 1000.0));
+  // Whole rounds over the copies, so every sample reads each copy alike.
+  timing.launchesPerSample = unsigned(llvm::alignTo(
+      unsigned(
+          std::clamp(std::ceil(options.sampleMs / std::max(single, 1e-4)), 1.0, 1000.0)),
+      timing.copies));
   if (Error err = jit.beginCapture(stream))
     return std::move(err);
   for (unsigned i = 0; i < timing.launchesPerSample; ++i)
-    if (Error err = kernel.launch(stream, grid, args)) {
+    if (Error err = launch(i)) {
       consumeError(jit.endCapture(stream).takeError());
       return std::move(err);
     }

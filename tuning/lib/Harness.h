@@ -38,6 +38,15 @@ struct DeviceArgs {
 llvm::Expected<DeviceArgs> uploadArgs(runtime::JitRuntime &jit,
                                       const std::vector<HostArg> &host,
                                       const runtime::Stream &stream);
+/// How many copies of a launch's buffers (`bufferBytes` together) the timer
+/// rotates over so that they pass twice the L2 (`l2Bytes`, 0: unknown, one
+/// copy): a weight read by back-to-back launches then comes from HBM, as in a
+/// step where the other kernels' weights have evicted it. At most
+/// kMaxRotationCopies: a launch of a few hundred KB stays partly L2-resident,
+/// as a step's activations are.
+constexpr unsigned kMaxRotationCopies = 16;
+unsigned rotationCopies(uint64_t bufferBytes, uint64_t l2Bytes);
+
 /// Sets every byte of every output buffer (NaN in every float type) and
 /// restores every state buffer to `host`'s bytes (the inputs before any launch).
 llvm::Error poisonOutputs(runtime::JitRuntime &jit, DeviceArgs &device,
@@ -59,17 +68,21 @@ llvm::Expected<Comparison> compareOutputs(DeviceArgs &device,
 struct Timing {
   double medianMs = 0, minMs = 0, maxMs = 0;
   unsigned samples = 0, launchesPerSample = 0;
+  /// Argument sets (buffer copies) the launches rotated over.
+  unsigned copies = 1;
   bool timedOut = false;
   /// Every sample's per-launch time, in the order measured.
   std::vector<double> perLaunchMs;
 };
-/// Warms up, sizes a graph of back-to-back launches to about options.sampleMs,
+/// Warms up, sizes a graph of back-to-back launches to about options.sampleMs
+/// (a multiple of the argument sets, launch i taking set i mod their count),
 /// then times options.samples replays with events. Stops early, marking
 /// timedOut, once `deadlineS` seconds of wall time have passed.
-llvm::Expected<Timing> timeLaunches(runtime::JitRuntime &jit, runtime::Kernel &kernel,
-                                    const runtime::Stream &stream, runtime::Dim3 grid,
-                                    llvm::ArrayRef<runtime::KernelArg> args,
-                                    const TuneOptions &options, double deadlineS);
+llvm::Expected<Timing>
+timeLaunches(runtime::JitRuntime &jit, runtime::Kernel &kernel,
+             const runtime::Stream &stream, runtime::Dim3 grid,
+             llvm::ArrayRef<std::vector<runtime::KernelArg>> argSets,
+             const TuneOptions &options, double deadlineS);
 
 } // namespace tilejit::tuning
 

@@ -103,7 +103,8 @@ json::Value CandidateResult::toJSON() const {
                                   {"min", minMs},
                                   {"max", maxMs},
                                   {"samples", int64_t(samples)},
-                                  {"launches_per_sample", int64_t(launchesPerSample)}};
+                                  {"launches_per_sample", int64_t(launchesPerSample)},
+                                  {"buffer_copies", int64_t(bufferCopies)}};
   if (finalRound) {
     out["final_round"] = true;
     out["sweep_median_ms"] = sweepMedianMs;
@@ -128,7 +129,10 @@ struct MeasureSession::Buffers {
   Stream stream;
   std::vector<HostArg> initial,
       reference; ///< check inputs before / after the reference run
-  DeviceArgs check, timed;
+  DeviceArgs check;
+  /// The timed launches' argument sets: copies of every buffer, rotated.
+  std::vector<DeviceArgs> timed;
+  std::vector<std::vector<KernelArg>> timedArgs;
 };
 
 MeasureSession::MeasureSession(JitRuntime &jit, const TuneTarget &target,
@@ -164,15 +168,28 @@ MeasureSession::create(JitRuntime &jit, const TuneTarget &target,
   Expected<DeviceArgs> check = uploadArgs(jit, checkHost, *stream);
   if (!check)
     return check.takeError();
-  // Timing inputs: other random values, at the tuned sizes.
-  Expected<DeviceArgs> timed =
-      uploadArgs(jit, makeHostArgs(timedArgs, options.seed + 1), *stream);
-  if (!timed)
-    return timed.takeError();
+  // Timing inputs: other random values, at the tuned sizes, in as many
+  // copies as keep the launches reading from HBM (docs/design.md#measuring-method).
+  std::vector<HostArg> timedHost = makeHostArgs(timedArgs, options.seed + 1);
+  uint64_t bufferBytes = 0;
+  for (const HostArg &h : timedHost)
+    bufferBytes += h.bytes.size();
   std::unique_ptr<MeasureSession> session(new MeasureSession(jit, target, options));
-  session->buffers.reset(new Buffers{std::move(*stream), std::move(checkHost),
-                                     std::move(reference), std::move(*check),
-                                     std::move(*timed)});
+  session->buffers.reset(new Buffers{std::move(*stream),
+                                     std::move(checkHost),
+                                     std::move(reference),
+                                     std::move(*check),
+                                     {},
+                                     {}});
+  Buffers &b = *session->buffers;
+  for (unsigned c = 0, n = rotationCopies(bufferBytes, jit.device().info().l2Bytes);
+       c < n; ++c) {
+    Expected<DeviceArgs> timed = uploadArgs(jit, timedHost, b.stream);
+    if (!timed)
+      return timed.takeError();
+    b.timedArgs.push_back(timed->args);
+    b.timed.push_back(std::move(*timed));
+  }
   return std::move(session);
 }
 
@@ -196,7 +213,7 @@ Error MeasureSession::measure(runtime::Kernel &kernel, const Specialization &spe
   }
   Dim3 grid = toDim3(target.problem->grid(spec, target.shape));
   Expected<Timing> timing =
-      timeLaunches(jit, kernel, buffers->stream, grid, buffers->timed.args, options,
+      timeLaunches(jit, kernel, buffers->stream, grid, buffers->timedArgs, options,
                    options.candidateTimeoutS - secondsSince(start));
   if (!timing) {
     r.status = Status::LoadFailed;
@@ -208,6 +225,7 @@ Error MeasureSession::measure(runtime::Kernel &kernel, const Specialization &spe
   r.maxMs = timing->maxMs;
   r.samples = timing->samples;
   r.launchesPerSample = timing->launchesPerSample;
+  r.bufferCopies = timing->copies;
   r.sampleMs = timing->perLaunchMs;
   // A candidate cut short has too few samples for a fair median.
   if (timing->timedOut) {

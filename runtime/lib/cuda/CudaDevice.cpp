@@ -332,6 +332,8 @@ Error queryDevice(const Driver &driver, CUdevice device, DeviceInfo &info) {
   if (Error err = TILEJIT_CU(driver, deviceTotalMem, &bytes, device))
     return err;
   info.totalMemoryBytes = bytes;
+  if (Error err = attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, info.l2Bytes))
+    return err;
   return TILEJIT_CU(driver, driverGetVersion, &info.driverVersion);
 }
 

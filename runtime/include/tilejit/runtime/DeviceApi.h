@@ -43,6 +43,8 @@ struct DeviceInfo {
   unsigned ccMajor = 0, ccMinor = 0;
   unsigned smCount = 0;
   uint64_t totalMemoryBytes = 0;
+  /// The L2 cache, in bytes (0 when unknown): timers rotate buffers past it.
+  uint64_t l2Bytes = 0;
   /// The largest dynamic shared memory a block may opt in to, in bytes.
   uint32_t maxDynamicSharedBytes = 48 * 1024;
   /// The driver's CUDA version as cuDriverGetVersion encodes it (13000).

@@ -54,6 +54,8 @@ struct CandidateResult {
   /// Per launch, in ms.
   double medianMs = 0, minMs = 0, maxMs = 0;
   unsigned samples = 0, launchesPerSample = 0;
+  /// Copies of the buffers the launches rotated over (past twice the L2).
+  unsigned bufferCopies = 1;
   /// The check against the interpreter: elements compared, outside the band.
   size_t checked = 0, mismatches = 0;
   /// Whether the times are the final round's; the sweep's median then.
