@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 namespace tilejit::tuning {
 
 StaticLimits limitsForArch(const Arch &arch) {
@@ -92,8 +94,15 @@ std::vector<Candidate> prunedCandidates(const TuneTarget &target,
                                         llvm::ArrayRef<std::string> fixed) {
   std::vector<Candidate> candidates =
       enumerateCandidates(*target.def, target.base, fixed);
-  for (Candidate &c : candidates)
+  std::map<std::string, std::string> built; // IR hash -> the first label
+  for (Candidate &c : candidates) {
     pruneCandidate(*target.def, target.problem, target.shape, limits, arch, c);
+    if (!c.pruned.empty())
+      continue;
+    auto [it, first] = built.try_emplace(c.irHash, c.label());
+    if (!first && !c.isDefault)
+      c.pruned = "the same kernel as " + it->second;
+  }
   return candidates;
 }
 

@@ -22,7 +22,13 @@ std::string tuneVersion(const runtime::KernelCompiler &compiler) {
 }
 
 Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target) {
-  Expected<std::string> ir = buildCanonicalIR(*target.def, target.base);
+  // The tunable constants at their defaults, as a plan looks the kernel up:
+  // a tune that fixes one (--set warps=8 at a plan's value) records an entry
+  // that plan finds, the fixed value in its configuration.
+  Expected<Specialization> base = tuningBase(*target.def, target.base.values());
+  if (!base)
+    return base.takeError();
+  Expected<std::string> ir = buildCanonicalIR(*target.def, *base);
   if (!ir)
     return ir.takeError();
   NamedValues keyed;
@@ -151,15 +157,30 @@ TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const Kernel
                 where, entry->key.version, choice.key.version);
     return choice;
   }
-  std::vector<std::string> unknown;
-  for (const auto &[name, value] : entry->config)
-    if (!base.values().count(name))
+  std::vector<std::string> unknown, notChoices;
+  for (const auto &[name, value] : entry->config) {
+    auto c =
+        find_if(def.constants, [&](const KernelConstant &k) { return k.name == name; });
+    if (c == def.constants.end())
       unknown.push_back(name);
+    else if (!c->isTunable())
+      notChoices.push_back(name);
+  }
   if (!unknown.empty()) {
     choice.message =
         formatv("{0} has an entry for constants the kernel does not have ({1}); "
                 "using the defaults",
                 where, join(unknown, ", "));
+    return choice;
+  }
+  // Only the constants with candidate lists are launch choices; any other
+  // (a shape, a form, k_splits) would change what the launch computes or
+  // which buffers it reads, so such an entry is refused whole.
+  if (!notChoices.empty()) {
+    choice.message =
+        formatv("{0} has an entry that sets {1}, not tuned launch choices of the kernel "
+                "(they change what it computes); refused, using the defaults",
+                where, join(notChoices, ", "));
     return choice;
   }
   choice.config = entry->config;
