@@ -1,4 +1,5 @@
-// How `tilejit tune` runs the Mamba2 kernels (registered next to each kernel):
+// How `tilejit tune` runs the Mamba2 kernels (registered next to each kernel;
+// the other decode kernels' problems in DecodeTuneProblems.cpp):
 // launch sizes, arguments, grids, constraints and check tolerances. A kernel
 // becomes tunable by giving its constants candidate lists
 // (KernelConstant::candidates), declaring its tuning key (the launch sizes of
@@ -28,7 +29,6 @@ TuneProblem inProjConvProblem() {
   p.kernel = "in_proj_conv";
   p.shape = {{"rows", 1}};
   p.checkShape = {{"rows", 3}};
-  p.divides = {{"block_k", "hidden"}};
   p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t rows = shape.at("rows"), hidden = s.get("hidden"),
                   inner = s.get("inner");
@@ -119,7 +119,10 @@ TuneProblem ssdPrefillProblem() {
 } // namespace
 
 llvm::Error registerModelTuneProblems(tuning::TuneProblemRegistry &registry) {
-  return registry.addAll({inProjConvProblem(), ssdPrefillProblem()});
+  std::vector<TuneProblem> problems = detail::decodeTuneProblems();
+  problems.push_back(inProjConvProblem());
+  problems.push_back(ssdPrefillProblem());
+  return registry.addAll(std::move(problems));
 }
 
 } // namespace tilejit::models
