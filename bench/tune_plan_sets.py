@@ -3,8 +3,8 @@ batch as the plan launches it (bench/tunedb_gpu.sh runs them): the plan's
 launches from `tilejit run --dry-run`, one command per distinct kernel
 instance, with --set for each constant the tuner must keep at the plan's value
 (shapes and forms, and any tunable one whose plan value is not among its
-candidates), so the entry is keyed as the plan looks it up and the plan's own
-configuration is one of the candidates.
+candidates) and --start for the tunable ones, so the entry is keyed as the
+plan looks it up and the plan's own configuration is the first candidate.
 Usage: python3 bench/tune_plan_sets.py TILEJIT BATCH [run options...]
 Prints one line per instance: NAME<TAB>KERNEL<TAB>--set a=1 --set b=2 ..."""
 
@@ -52,9 +52,9 @@ def main():
             continue
         seen.add(key)
         searched = lists[kernel]
-        fixed = [f"--set {k}={v}" for k, v in sorted(constants.items())
-                 if k not in searched or v not in searched[k]]
-        print(f"{role}-{kernel}\t{kernel}\t{' '.join(fixed)}")
+        sets = [f"--{'start' if k in searched and v in searched[k] else 'set'} {k}={v}"
+                for k, v in sorted(constants.items())]
+        print(f"{role}-{kernel}\t{kernel}\t{' '.join(sets)}")
 
 
 if __name__ == "__main__":
