@@ -4,14 +4,9 @@
 // configuration does, within the problem's band), and the plan takes a tuned
 // entry at the batches of its bucket only, refusing one that sets a
 // constant that is not a launch choice.
-#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/TuneProblems.h"
-#include "tilejit/runtime/FakeDevice.h"
-#include "tilejit/runtime/Jit.h"
 #include "tilejit/tuning/Candidates.h"
 #include "tilejit/tuning/Tuner.h"
-
-#include "llvm/Support/FileSystem.h"
 
 #include "ModelTestSupport.h"
 
@@ -149,15 +144,8 @@ TEST_CASE("decode tuning: the plan takes a tuned entry at the batches of its buc
   NemotronHConfig c = smallConfig(); // head_dim 16
   auto layers = syntheticMambaLayers(c, 1);
   REQUIRE(bool(layers));
-  llvm::SmallString<128> dir;
-  REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-tunedb", dir));
-  auto options = runtime::RuntimeOptions::fromEnvironment();
-  REQUIRE(bool(options));
-  options->useDiskCache = false;
-  options->tuneDbPath = (dir + "/tune.json").str();
-  auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
-                                         JitCompiler::fromEnvironment(), *options);
-  REQUIRE(bool(jit));
+  FakeTunedRuntime fake;
+  runtime::JitRuntime &jit = *fake.jit;
   auto stateUpdate = [](const StepPlan &plan) {
     for (const PlannedLaunch &l : plan.launches)
       if (l.kernel == "ssm_update")
@@ -173,8 +161,8 @@ TEST_CASE("decode tuning: the plan takes a tuned entry at the batches of its buc
         tuning::tuningBase(*def, stateUpdate(decodePlan(c, *layers, rows)).spec.values());
     REQUIRE(bool(base));
     tuning::TuneEntry e;
-    e.key = llvm::cantFail(
-        tuning::tuneKeyFor(**jit, {def, nullptr, *base, {{"rows", rows}}}));
+    e.key =
+        llvm::cantFail(tuning::tuneKeyFor(jit, {def, nullptr, *base, {{"rows", rows}}}));
     e.config = std::move(config);
     e.provenance = {"2026-12-07T00:00:00Z", "test", 13000, "unknown"};
     return e;
@@ -186,14 +174,13 @@ TEST_CASE("decode tuning: the plan takes a tuned entry at the batches of its buc
   db.record(stale);
   // `state` is the page's shape: an entry setting it would read another page.
   db.record(entryAt(1, {{"block_p", 8}, {"state", 16}}));
-  REQUIRE(!db.save(options->tuneDbPath));
+  REQUIRE(!db.save(fake.tuneDbPath));
 
   std::string log;
   llvm::raw_string_ostream os(log);
   auto planAt = [&](int64_t rows) {
     log.clear();
-    PlanOptions tuned{{},
-                      tunedFromDatabase(**jit, modelRegistry(), {{"rows", rows}}, os)};
+    PlanOptions tuned{{}, tunedFromDatabase(jit, modelRegistry(), {{"rows", rows}}, os)};
     return stateUpdate(decodePlan(c, *layers, rows, tuned));
   };
   for (int64_t rows : {5, 8}) { // rows<=8
@@ -219,5 +206,4 @@ TEST_CASE("decode tuning: the plan takes a tuned entry at the batches of its buc
   CHECK_THAT(log, Catch::Contains("ssm_update (rows<=1, "));
   CHECK_THAT(log, Catch::Contains("sets state, not tuned launch choices of the kernel "
                                   "(they change what it computes); refused"));
-  llvm::sys::fs::remove_directories(dir);
 }

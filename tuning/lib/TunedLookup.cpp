@@ -86,6 +86,32 @@ std::string describeEntries(const TuneDb &db, StringRef currentVersion) {
   return text;
 }
 
+/// Why an entry's configuration must not be used for `def`, or "": it names a
+/// constant the kernel lacks, or one without a candidate list. Only those
+/// with lists are launch choices; any other (a shape, a form, k_splits) would
+/// change what the launch computes or which buffers it reads, so such an
+/// entry is refused whole.
+std::string unusableConfig(const KernelDef &def, const NamedValues &config) {
+  std::vector<std::string> unknown, notChoices;
+  for (const auto &[name, value] : config) {
+    auto c =
+        find_if(def.constants, [&](const KernelConstant &k) { return k.name == name; });
+    if (c == def.constants.end())
+      unknown.push_back(name);
+    else if (!c->isTunable())
+      notChoices.push_back(name);
+  }
+  if (!unknown.empty())
+    return formatv("has an entry for constants the kernel does not have ({0}); using "
+                   "the defaults",
+                   join(unknown, ", "));
+  if (!notChoices.empty())
+    return formatv("has an entry that sets {0}, not tuned launch choices of the kernel "
+                   "(they change what it computes); refused, using the defaults",
+                   join(notChoices, ", "));
+  return "";
+}
+
 } // namespace
 
 TuneDb loadTuneDb(runtime::JitRuntime &jit) {
@@ -157,30 +183,8 @@ TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const Kernel
                 where, entry->key.version, choice.key.version);
     return choice;
   }
-  std::vector<std::string> unknown, notChoices;
-  for (const auto &[name, value] : entry->config) {
-    auto c =
-        find_if(def.constants, [&](const KernelConstant &k) { return k.name == name; });
-    if (c == def.constants.end())
-      unknown.push_back(name);
-    else if (!c->isTunable())
-      notChoices.push_back(name);
-  }
-  if (!unknown.empty()) {
-    choice.message =
-        formatv("{0} has an entry for constants the kernel does not have ({1}); "
-                "using the defaults",
-                where, join(unknown, ", "));
-    return choice;
-  }
-  // Only the constants with candidate lists are launch choices; any other
-  // (a shape, a form, k_splits) would change what the launch computes or
-  // which buffers it reads, so such an entry is refused whole.
-  if (!notChoices.empty()) {
-    choice.message =
-        formatv("{0} has an entry that sets {1}, not tuned launch choices of the kernel "
-                "(they change what it computes); refused, using the defaults",
-                where, join(notChoices, ", "));
+  if (std::string why = unusableConfig(def, entry->config); !why.empty()) {
+    choice.message = where + " " + why;
     return choice;
   }
   choice.config = entry->config;
