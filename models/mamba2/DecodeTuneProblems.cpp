@@ -18,12 +18,6 @@ using tuning::NamedValues;
 using tuning::TuneArg;
 using tuning::TuneProblem;
 
-/// StepCheck's bf16 band. A candidate that sums in another order moves a
-/// bf16 result by at most an ulp (2^-8 relative, within rtol plus atol at
-/// every magnitude), while a skipped program leaves the poison (NaN) and a
-/// program on the wrong columns, rows or taps moves a result by O(1).
-constexpr double kBf16Atol = 5e-2, kBf16Rtol = 1e-2;
-
 std::array<int64_t, 3> rowTiles(int64_t columns, int64_t block, int64_t rows) {
   return {llvm::divideCeilSigned(columns, block), rows, 1};
 }
@@ -34,10 +28,7 @@ std::array<int64_t, 3> rowTiles(int64_t columns, int64_t block, int64_t rows) {
 /// otherwise passes, while an element read from another column (N(0, 1) /
 /// 0.05 apart, typically 20 units) or never written (NaN) does not.
 TuneProblem quantizeProblem() {
-  TuneProblem p;
-  p.kernel = "quantize_e4m3";
-  p.shape = {{"rows", 1}};
-  p.checkShape = {{"rows", 3}};
+  TuneProblem p = decodeRowsProblem("quantize_e4m3");
   p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t rows = shape.at("rows"), width = s.get("width");
     return std::vector<TuneArg>{TuneArg::input(DType::BF16, rows * width),
@@ -56,10 +47,7 @@ TuneProblem quantizeProblem() {
 /// output sums its splits in split order whichever program takes it; a
 /// dropped split moves it by O(1), outside the bf16 band.
 TuneProblem splitKSumProblem() {
-  TuneProblem p;
-  p.kernel = "split_k_sum";
-  p.shape = {{"rows", 1}};
-  p.checkShape = {{"rows", 3}};
+  TuneProblem p = decodeRowsProblem("split_k_sum");
   p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t rows = shape.at("rows"), width = s.get("width");
     std::vector<TuneArg> args = {
@@ -73,8 +61,6 @@ TuneProblem splitKSumProblem() {
   p.grid = [](const Specialization &s, const NamedValues &shape) {
     return rowTiles(s.get("width"), s.get("block"), shape.at("rows"));
   };
-  p.atol = kBf16Atol;
-  p.rtol = kBf16Rtol;
   return p;
 }
 
@@ -82,10 +68,7 @@ TuneProblem splitKSumProblem() {
 /// read in place from a row of x_stride: candidates change the channels per
 /// program only; a channel off by a tap or a slot moves by O(1).
 TuneProblem convUpdateProblem() {
-  TuneProblem p;
-  p.kernel = "conv_update";
-  p.shape = {{"rows", 1}};
-  p.checkShape = {{"rows", 3}};
+  TuneProblem p = decodeRowsProblem("conv_update");
   p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t rows = shape.at("rows"), channels = s.get("channels");
     const int64_t stride = s.get("x_stride") ? s.get("x_stride") : channels;
@@ -103,8 +86,6 @@ TuneProblem convUpdateProblem() {
     const auto tiles = rowTiles(s.get("channels"), s.get("block"), shape.at("rows"));
     return std::array<int64_t, 3>{tiles[1], tiles[0], 1};
   };
-  p.atol = kBf16Atol;
-  p.rtol = kBf16Rtol;
   return p;
 }
 
@@ -114,10 +95,7 @@ TuneProblem convUpdateProblem() {
 /// bits), y's sum over the state reassociates (an ulp of bf16); a program on
 /// the wrong head or rows moves y (|y| ~ 10) and the state by O(1).
 TuneProblem ssmUpdateProblem() {
-  TuneProblem p;
-  p.kernel = "ssm_update";
-  p.shape = {{"rows", 1}};
-  p.checkShape = {{"rows", 3}};
+  TuneProblem p = decodeRowsProblem("ssm_update");
   p.divides = {{"block_p", "head_dim"}};
   p.args = [](const Specialization &spec, const NamedValues &shape) {
     const SsuShape s = SsuShape::of(spec);
@@ -141,8 +119,6 @@ TuneProblem ssmUpdateProblem() {
     return std::array<int64_t, 3>{s.get("head_dim") / s.get("block_p"), s.get("heads"),
                                   shape.at("rows")};
   };
-  p.atol = kBf16Atol;
-  p.rtol = kBf16Rtol;
   return p;
 }
 
@@ -154,10 +130,7 @@ TuneProblem ssmUpdateProblem() {
 /// in the partials); a dropped K step (1/32 to 1/8 of the sum) moves y by
 /// 0.18 to 0.35 of its spread, outside the band.
 TuneProblem outProjProblem() {
-  TuneProblem p;
-  p.kernel = "out_proj";
-  p.shape = {{"rows", 1}};
-  p.checkShape = {{"rows", 3}};
+  TuneProblem p = decodeRowsProblem("out_proj");
   p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t rows = shape.at("rows"), inner = s.get("inner"),
                   hidden = s.get("hidden"), splits = s.get("k_splits");
@@ -182,12 +155,24 @@ TuneProblem outProjProblem() {
         llvm::divideCeilSigned(shape.at("rows"), s.get("block_m")) * s.get("k_splits"),
         1};
   };
-  p.atol = kBf16Atol;
-  p.rtol = kBf16Rtol;
   return p;
 }
 
 } // namespace
+
+TuneProblem decodeRowsProblem(llvm::StringRef kernel) {
+  TuneProblem p;
+  p.kernel = kernel.str();
+  p.shape = {{"rows", 1}};
+  p.checkShape = {{"rows", 3}};
+  // StepCheck's bf16 band. A candidate that sums in another order moves a
+  // bf16 result by at most an ulp (2^-8 relative, within rtol plus atol at
+  // every magnitude), while a skipped program leaves the poison (NaN) and a
+  // program on the wrong columns, rows or taps moves a result by O(1).
+  p.atol = 5e-2;
+  p.rtol = 1e-2;
+  return p;
+}
 
 std::vector<tuning::TuneProblem> decodeTuneProblems() {
   return {quantizeProblem(), splitKSumProblem(), convUpdateProblem(), ssmUpdateProblem(),

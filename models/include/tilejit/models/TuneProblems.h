@@ -13,6 +13,9 @@ namespace tilejit::models {
 llvm::Error registerModelTuneProblems(tuning::TuneProblemRegistry &registry);
 
 namespace detail {
+/// A decode kernel's problem keyed by rows: tuned at 1 row unless --shape
+/// says otherwise, checked at 3 in StepCheck's bf16 band (5e-2 / 1e-2).
+tuning::TuneProblem decodeRowsProblem(llvm::StringRef kernel);
 /// quantize_e4m3, split_k_sum, conv_update, ssm_update and out_proj's
 /// problems (models/mamba2/DecodeTuneProblems.cpp).
 std::vector<tuning::TuneProblem> decodeTuneProblems();
