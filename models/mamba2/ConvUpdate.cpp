@@ -68,10 +68,11 @@ void buildConvUpdate(Kernel &k, const Specialization &spec) {
   store(out + seq64 * channels + cols, y, inRange);
 }
 
+/// Tuned per batch size: its tuning database entries are bucketed by rows.
 KernelDef convUpdateKernel() {
   std::vector<KernelConstant> constants = {
       {"channels", 6144, "conv channels (I + 2*G*N)", {}, sizeRange()},
-      {"block", 256, "channels per program", {}, tileRange()},
+      {"block", 256, "channels per program", {128, 512, 1024}, tileRange()},
       {"x_stride",
        0,
        "row stride of x; 0: channels (x read in place from a wider row)",
@@ -99,7 +100,8 @@ KernelDef convUpdateKernel() {
           buildConvUpdate,
           {zeroOrAtLeast("x_stride", "channels"),
            columnsWithin("x_col", "channels", "x_stride"), slotsI64NeedsChecks(),
-           generalStrides}};
+           generalStrides},
+          {"rows"}};
 }
 
 } // namespace tilejit::models

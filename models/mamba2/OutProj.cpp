@@ -171,6 +171,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
 }
 
+/// Tuned per batch size: its tuning database entries are bucketed by rows.
 KernelDef outProjKernel() {
   using R = ConstantRange;
   KernelDef def{
@@ -180,15 +181,15 @@ KernelDef outProjKernel() {
        {"hidden", 2688, "output columns", {}, sizeRange()},
        {"fp8", 1, "1: e4m3 weight and activation; 0: bf16", {}, R::flag()},
        projectionBlockM(),
-       {"block_n", 4, "output columns per program", {}, R::powersOfTwo(1, 256)},
-       {"block_k", 512, "K per step", {}, R::powersOfTwo(1, 1024)},
+       {"block_n", 4, "output columns per program", {8, 16}, R::powersOfTwo(1, 256)},
+       {"block_k", 512, "K per step", {128, 256}, R::powersOfTwo(1, 1024)},
        {"loads_in_flight",
         8,
         "GEMV: K steps whose weight loads issue together",
-        {},
+        {4, 16},
         inFlightRange()},
        projectionStages(),
-       {"warps", 4, "warps per program", {}, warpsRange()},
+       {"warps", 4, "warps per program", {8}, warpsRange()},
        projectionDirect(),
        projectionSplitK(),
        {"out_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()},
@@ -228,7 +229,7 @@ KernelDef outProjKernel() {
        prefetch()},
       buildOutProj,
       projectionRules("inner"),
-      {},
+      {"rows"},
       chunkedWeightLayouts};
   for (KernelConstant &c : NormPrologue::constants())
     def.constants.push_back(std::move(c));

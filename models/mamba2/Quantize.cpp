@@ -24,17 +24,20 @@ void buildQuantizeE4m3(Kernel &k, const Specialization &spec) {
         (v.to(DType::F32) * (1.0 / scale)).to(DType::F8E4M3));
 }
 
+/// Tuned per batch size: its tuning database entries are bucketed by rows.
 KernelDef quantizeE4m3Kernel() {
   return {"quantize_e4m3",
           "R1's static activation quant: e4m3(x * (1 / s_x)), bf16 in",
           {{"width", 2688, "columns per row", {}, sizeRange()},
-           {"block", 1024, "columns per program", {}, tileRange()},
+           {"block", 1024, "columns per program", {256, 512, 2048}, tileRange()},
            {"scale_ptr",
             0,
             "1: input_scale is a one-element f32 tensor",
             {},
             ConstantRange::flag()}},
-          buildQuantizeE4m3};
+          buildQuantizeE4m3,
+          {},
+          {"rows"}};
 }
 
 } // namespace tilejit::models

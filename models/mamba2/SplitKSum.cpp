@@ -46,6 +46,7 @@ void buildSplitKSum(Kernel &k, const Specialization &spec) {
   store(makeView(out, {rows, width}, {width, 1}), {row, col}, sum.to(outType));
 }
 
+/// Tuned per batch size: its tuning database entries are bucketed by rows.
 KernelDef splitKSumKernel() {
   using R = ConstantRange;
   return {
@@ -53,7 +54,7 @@ KernelDef splitKSumKernel() {
       "out_proj's k_splits partials summed in split order, scaled (R1, R1b)",
       {{"width", 2688, "output columns", {}, sizeRange()},
        {"splits", 2, "partials per output (out_proj's k_splits)", {}, R::between(2, 64)},
-       {"block", 1024, "columns per program", {}, tileRange()},
+       {"block", 1024, "columns per program", {256, 512, 2048}, tileRange()},
        {"fp8", 1, "1: scale the sum by s_x * s_w (an e4m3 out_proj)", {}, R::flag()},
        {"out_f32", 0, "1: store y as f32 instead of bf16", {}, R::flag()},
        {"tail_only",
@@ -68,7 +69,9 @@ KernelDef splitKSumKernel() {
         {},
         R::flag()},
        dependent()},
-      buildSplitKSum};
+      buildSplitKSum,
+      {},
+      {"rows"}};
 }
 
 } // namespace tilejit::models

@@ -378,9 +378,11 @@ void buildSsmUpdate(Kernel &k, const Specialization &spec) {
   });
 }
 
+/// Tuned per batch size: its tuning database entries are bucketed by rows.
 KernelDef ssmUpdateKernel() {
-  return {"ssm_update", "R5d selective state update, SSM page updated in place",
-          ssmUpdateConstants(), buildSsmUpdate, ssmUpdateRules()};
+  return {"ssm_update",         "R5d selective state update, SSM page updated in place",
+          ssmUpdateConstants(), buildSsmUpdate,
+          ssmUpdateRules(),     {"rows"}};
 }
 
 } // namespace tilejit::models

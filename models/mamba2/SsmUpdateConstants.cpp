@@ -101,8 +101,8 @@ std::vector<KernelConstant> ssmUpdateConstants() {
       {"head_dim", 64, "head dim (P)", {}, sizeRange()},
       {"state", 128, "state size (N)", {}, tileRange()},
       {"groups", 8, "B/C groups (G)", {}, sizeRange()},
-      {"block_p", 16, "state rows (p) per program", {}, tileRange()},
-      {"warps", 4, "warps per program", {}, warpsRange()},
+      {"block_p", 16, "state rows (p) per program", {8, 32}, tileRange()},
+      {"warps", 4, "warps per program", {2, 8}, warpsRange()},
       aLog(),
       dtSoftplus(),
       stride("dt_stride", "row stride of dt; 0: its width (heads, or heads * head_dim "

@@ -1,4 +1,5 @@
-// How `tilejit tune` runs the Mamba2 kernels (registered next to each kernel):
+// How `tilejit tune` runs the Mamba2 kernels (registered next to each kernel;
+// the other decode kernels' problems in DecodeTuneProblems.cpp):
 // launch sizes, arguments, grids, constraints and check tolerances. A kernel
 // becomes tunable by giving its constants candidate lists
 // (KernelConstant::candidates), declaring its tuning key (the launch sizes of
@@ -24,11 +25,7 @@ using tuning::TuneProblem;
 /// band (5e-2 / 1e-2) holds that, while a dropped K step (~1/21 of the sum)
 /// or a conv tap off by one token lands outside it.
 TuneProblem inProjConvProblem() {
-  TuneProblem p;
-  p.kernel = "in_proj_conv";
-  p.shape = {{"rows", 1}};
-  p.checkShape = {{"rows", 3}};
-  p.divides = {{"block_k", "hidden"}};
+  TuneProblem p = detail::decodeRowsProblem("in_proj_conv");
   p.args = [](const Specialization &s, const NamedValues &shape) {
     const int64_t rows = shape.at("rows"), hidden = s.get("hidden"),
                   inner = s.get("inner");
@@ -61,8 +58,6 @@ TuneProblem inProjConvProblem() {
         llvm::divideCeilSigned(cols, s.get("block_n")),
         llvm::divideCeilSigned(shape.at("rows"), s.get("block_m")), 1};
   };
-  p.atol = 5e-2;
-  p.rtol = 1e-2;
   return p;
 }
 
@@ -119,7 +114,10 @@ TuneProblem ssdPrefillProblem() {
 } // namespace
 
 llvm::Error registerModelTuneProblems(tuning::TuneProblemRegistry &registry) {
-  return registry.addAll({inProjConvProblem(), ssdPrefillProblem()});
+  std::vector<TuneProblem> problems = detail::decodeTuneProblems();
+  problems.push_back(inProjConvProblem());
+  problems.push_back(ssdPrefillProblem());
+  return registry.addAll(std::move(problems));
 }
 
 } // namespace tilejit::models

@@ -13,6 +13,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <set>
 #include <tuple>
@@ -409,8 +410,14 @@ TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry 
                                  tuning::NamedValues shape, llvm::raw_ostream &log) {
   auto db = std::make_shared<tuning::TuneDb>(tuning::loadTuneDb(jit));
   auto said = std::make_shared<std::set<std::string>>();
-  return [&jit, &registry, shape = std::move(shape), db, said, &log](
+  // Every layer plans the same instances: each is keyed (its IR built and
+  // hashed) once.
+  auto found = std::make_shared<std::map<std::string, ConstantValues>>();
+  return [&jit, &registry, shape = std::move(shape), db, said, found, &log](
              llvm::StringRef kernel, const ConstantValues &geometry) -> ConstantValues {
+    const std::string instance = (kernel + " " + formatConstants(geometry)).str();
+    if (auto it = found->find(instance); it != found->end())
+      return it->second;
     const KernelDef *def = registry.find(kernel);
     if (!def || def->tuningKey.empty())
       return {};
@@ -430,7 +437,7 @@ TunedConstants tunedFromDatabase(runtime::JitRuntime &jit, const KernelRegistry 
     tuning::TunedChoice choice = tuning::lookupTuned(jit, *db, *def, *base, at);
     if (!choice.message.empty() && said->insert(choice.key.id()).second)
       log << choice.message << "\n";
-    return choice.config;
+    return (*found)[instance] = choice.config;
   };
 }
 

@@ -211,15 +211,8 @@ TEST_CASE(
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1); // layer 0: FP8
   REQUIRE(bool(layers));
-  llvm::SmallString<128> dir;
-  REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-tunedb", dir));
-  auto options = runtime::RuntimeOptions::fromEnvironment();
-  REQUIRE(bool(options));
-  options->useDiskCache = false;
-  options->tuneDbPath = (dir + "/tune.json").str();
-  auto jit = runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
-                                         JitCompiler::fromEnvironment(), *options);
-  REQUIRE(bool(jit));
+  FakeTunedRuntime fake;
+  runtime::JitRuntime &jit = *fake.jit;
 
   // The entry as `tilejit tune in_proj_conv --shape rows=1` records it: the
   // tuner's own key for the kernel at this geometry, tunables at defaults.
@@ -227,7 +220,7 @@ TEST_CASE(
   auto base = def->specialize(
       {{"hidden", 200}, {"inner", 128}, {"channels", 256}, {"heads", 8}, {"fp8", 1}});
   REQUIRE(bool(base));
-  REQUIRE(!saveInProjConvEntry(**jit, *def, *base, options->tuneDbPath));
+  REQUIRE(!saveInProjConvEntry(jit, *def, *base, fake.tuneDbPath));
 
   auto inProj = [](const StepPlan &plan) {
     for (const PlannedLaunch &l : plan.launches)
@@ -240,7 +233,7 @@ TEST_CASE(
   llvm::raw_string_ostream os(log);
   auto plan = planDecodeStep(
       modelRegistry(), c, *layers, 1, 2,
-      PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), {{"rows", 1}}, os)});
+      PlanOptions{{}, tunedFromDatabase(jit, modelRegistry(), {{"rows", 1}}, os)});
   REQUIRE(bool(plan));
   PlannedLaunch tuned = inProj(*plan);
   CHECK(tuned.grid[0] == 13); // 392 columns / 32 (16 without the entry: 25)
@@ -252,16 +245,15 @@ TEST_CASE(
   auto overridden = planDecodeStep(
       modelRegistry(), c, *layers, 1, 2,
       PlanOptions{{{"in_proj_conv", {{"block_n", 8}}}},
-                  tunedFromDatabase(**jit, modelRegistry(), {{"rows", 1}}, os)});
+                  tunedFromDatabase(jit, modelRegistry(), {{"rows", 1}}, os)});
   REQUIRE(bool(overridden));
   CHECK(inProj(*overridden).grid[0] == 49);
   // Another shape bucket (3 rows: rows<=4) has no entry: the plan's own choice.
   log.clear();
   auto other = planDecodeStep(
       modelRegistry(), c, *layers, 3, 4,
-      PlanOptions{{}, tunedFromDatabase(**jit, modelRegistry(), {{"rows", 3}}, os)});
+      PlanOptions{{}, tunedFromDatabase(jit, modelRegistry(), {{"rows", 3}}, os)});
   REQUIRE(bool(other));
   CHECK(inProj(*other).grid[0] == 25);
   CHECK(log.empty());
-  llvm::sys::fs::remove_directories(dir);
 }

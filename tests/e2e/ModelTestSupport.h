@@ -4,11 +4,15 @@
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
+#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/runtime/Jit.h"
 #include "tilejit/tuning/TunedLookup.h"
 
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <catch2/catch.hpp>
@@ -111,6 +115,26 @@ inline ref::PrefillBatch makeBatch(llvm::ArrayRef<int64_t> lengths,
     batch.cuSeqlens.push_back(batch.cuSeqlens.back() + l);
   return batch;
 }
+
+/// A runtime on the fake device (no disk cache) whose tuning database is
+/// tune.json in a folder of its own, removed with it.
+struct FakeTunedRuntime {
+  llvm::SmallString<128> dir;
+  std::string tuneDbPath;
+  std::unique_ptr<runtime::JitRuntime> jit;
+
+  FakeTunedRuntime() {
+    REQUIRE(!llvm::sys::fs::createUniqueDirectory("tilejit-tunedb", dir));
+    auto options = runtime::RuntimeOptions::fromEnvironment();
+    REQUIRE(bool(options));
+    options->useDiskCache = false;
+    options->tuneDbPath = tuneDbPath = (dir + "/tune.json").str();
+    jit = llvm::cantFail(
+        runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(),
+                                    JitCompiler::fromEnvironment(), *options));
+  }
+  ~FakeTunedRuntime() { llvm::sys::fs::remove_directories(dir); }
+};
 
 } // namespace tilejit::models::testing
 

@@ -26,6 +26,11 @@ cl::SubCommand tuneCmd("tune",
 cl::opt<std::string> kernelArg(cl::Positional, cl::desc("<kernel>"), cl::sub(tuneCmd));
 cl::list<std::string> setArgs("set", cl::desc("Fix a constant: name=value (not tuned)"),
                               cl::sub(tuneCmd));
+cl::list<std::string> startArgs(
+    "start",
+    cl::desc("Start a tunable constant at name=value: the first candidate and the "
+             "check's reference, still tuned (a plan's own configuration)"),
+    cl::sub(tuneCmd));
 cl::list<std::string> shapeArgs("shape",
                                 cl::desc("A launch size: name=value (e.g. m=4096)"),
                                 cl::sub(tuneCmd));
@@ -247,6 +252,10 @@ int tilejit::cli::tuneMain(const KernelRegistry &registry) {
   Expected<tuning::NamedValues> sets = parseNamedValues(setArgs, "--set");
   if (!sets)
     return fail(toString(sets.takeError()));
+  Expected<tuning::NamedValues> starts = parseNamedValues(startArgs, "--start");
+  if (!starts)
+    return fail(toString(starts.takeError()));
+  sets->insert(starts->begin(), starts->end()); // a --set of the same name wins
   Expected<tuning::NamedValues> shape = parseNamedValues(shapeArgs, "--shape");
   if (!shape)
     return fail(toString(shape.takeError()));

@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <map>
+
 namespace tilejit::tuning {
 
 StaticLimits limitsForArch(const Arch &arch) {
@@ -42,16 +44,20 @@ std::vector<Candidate> enumerateCandidates(const KernelDef &def,
                                            const Specialization &base,
                                            llvm::ArrayRef<std::string> fixed) {
   // Each tunable constant's values: the base value first (so the first
-  // product is the default configuration), then its list without repeats.
+  // product is the default configuration, or the one a tune starts from),
+  // then its default and its list without repeats.
   std::vector<std::pair<std::string, std::vector<int64_t>>> axes;
   for (const KernelConstant &c : def.constants) {
     if (!c.isTunable())
       continue;
     std::vector<int64_t> values{base.get(c.name)};
-    if (!llvm::is_contained(fixed, c.name))
-      for (int64_t v : c.candidates)
+    if (!llvm::is_contained(fixed, c.name)) {
+      std::vector<int64_t> others{c.defaultValue};
+      llvm::append_range(others, c.candidates);
+      for (int64_t v : others)
         if (!llvm::is_contained(values, v))
           values.push_back(v);
+    }
     axes.emplace_back(c.name, std::move(values));
   }
   std::vector<Candidate> out;
@@ -92,8 +98,15 @@ std::vector<Candidate> prunedCandidates(const TuneTarget &target,
                                         llvm::ArrayRef<std::string> fixed) {
   std::vector<Candidate> candidates =
       enumerateCandidates(*target.def, target.base, fixed);
-  for (Candidate &c : candidates)
+  std::map<std::string, std::string> built; // IR hash -> the first label
+  for (Candidate &c : candidates) {
     pruneCandidate(*target.def, target.problem, target.shape, limits, arch, c);
+    if (!c.pruned.empty())
+      continue;
+    auto [it, first] = built.try_emplace(c.irHash, c.label());
+    if (!first && !c.isDefault)
+      c.pruned = "the same kernel as " + it->second;
+  }
   return candidates;
 }
 

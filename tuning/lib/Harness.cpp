@@ -223,6 +223,60 @@ Error poisonOutputs(JitRuntime &jit, DeviceArgs &device, const std::vector<HostA
   return jit.device().synchronize(stream.handle());
 }
 
+namespace {
+
+/// Adds the comparison of `got` with the reference's argument `i` to `result`.
+void compareArgument(size_t i, const HostArg &want, llvm::ArrayRef<uint8_t> got,
+                     double atol, double rtol, Comparison &result) {
+  size_t width = dtypeBytes(want.arg.dtype);
+  for (int64_t e = 0; e < want.arg.elements; ++e) {
+    double g = decode(want.arg.dtype, &got[size_t(e) * width]);
+    double w = decode(want.arg.dtype, &want.bytes[size_t(e) * width]);
+    ++result.checked;
+    // A NaN on either side (an element never written) fails the band.
+    if (!(std::abs(g - w) <= atol + rtol * std::abs(w))) {
+      if (!result.mismatches)
+        result.firstMismatch =
+            formatv("argument {0} element {1}: got {2}, want {3}", i, e, g, w);
+      ++result.mismatches;
+    }
+  }
+}
+
+} // namespace
+
+Comparison compareHostOutputs(const std::vector<HostArg> &got,
+                              const std::vector<HostArg> &reference, double atol,
+                              double rtol) {
+  Comparison result;
+  for (size_t i = 0; i < reference.size(); ++i)
+    if (isWritten(reference[i].arg))
+      compareArgument(i, reference[i], got[i].bytes, atol, rtol, result);
+  return result;
+}
+
+Expected<size_t> checkOnInterpreter(const TuneTarget &target,
+                                    const Specialization &candidate, uint64_t seed) {
+  const TuneProblem &problem = *target.problem;
+  std::vector<HostArg> reference =
+      makeHostArgs(problem.args(target.base, problem.checkShape), seed);
+  std::vector<HostArg> got = reference;
+  if (Error err =
+          runInterpreter(*target.def, target.base,
+                         problem.grid(target.base, problem.checkShape), reference))
+    return std::move(err);
+  if (Error err = runInterpreter(*target.def, candidate,
+                                 problem.grid(candidate, problem.checkShape), got))
+    return std::move(err);
+  Comparison c = compareHostOutputs(got, reference, problem.atol, problem.rtol);
+  if (c.mismatches)
+    return createStringError(inconvertibleErrorCode(),
+                             formatv("{0} of {1} elements outside the band; first {2}",
+                                     c.mismatches, c.checked, c.firstMismatch)
+                                 .str());
+  return c.checked;
+}
+
 Expected<Comparison> compareOutputs(DeviceArgs &device,
                                     const std::vector<HostArg> &reference, double atol,
                                     double rtol, const Stream &stream) {
@@ -234,19 +288,7 @@ Expected<Comparison> compareOutputs(DeviceArgs &device,
     std::vector<uint8_t> got(want.bytes.size());
     if (Error err = device.buffers[device.bufferOf[i]].download(got, stream.handle()))
       return std::move(err);
-    size_t width = dtypeBytes(want.arg.dtype);
-    for (int64_t e = 0; e < want.arg.elements; ++e) {
-      double g = decode(want.arg.dtype, &got[size_t(e) * width]);
-      double w = decode(want.arg.dtype, &want.bytes[size_t(e) * width]);
-      ++result.checked;
-      // A NaN on either side (an element never written) fails the band.
-      if (!(std::abs(g - w) <= atol + rtol * std::abs(w))) {
-        if (!result.mismatches)
-          result.firstMismatch =
-              formatv("argument {0} element {1}: got {2}, want {3}", i, e, g, w);
-        ++result.mismatches;
-      }
-    }
+    compareArgument(i, want, got, atol, rtol, result);
   }
   return result;
 }

@@ -59,6 +59,11 @@ struct Comparison {
   size_t checked = 0, mismatches = 0;
   std::string firstMismatch;
 };
+/// The same for outputs on the host (`got` holds the arguments of a run like
+/// the reference's).
+Comparison compareHostOutputs(const std::vector<HostArg> &got,
+                              const std::vector<HostArg> &reference, double atol,
+                              double rtol);
 llvm::Expected<Comparison> compareOutputs(DeviceArgs &device,
                                           const std::vector<HostArg> &reference,
                                           double atol, double rtol,

@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MathExtras.h"
@@ -54,8 +55,15 @@ void pruneCandidate(const KernelDef &def, const TuneProblem *problem,
     candidate.pruned = "does not build: " + llvm::toString(module.takeError());
     return;
   }
+  {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    (*module)->print(os, mlir::OpPrintingFlags().printGenericOpForm());
+    candidate.irHash = hashKernelIR(text);
+  }
   mlir::PassManager pm(&ctx);
-  buildTileLayoutPipeline(pm);
+  // With the arch: the TMA forms (out_proj's producer) check it there.
+  buildTileLayoutPipeline(pm, arch);
   if (mlir::failed(pm.run(**module))) {
     candidate.pruned = "no layout: " + diagnostics;
     return;

@@ -22,7 +22,13 @@ std::string tuneVersion(const runtime::KernelCompiler &compiler) {
 }
 
 Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target) {
-  Expected<std::string> ir = buildCanonicalIR(*target.def, target.base);
+  // The tunable constants at their defaults, as a plan looks the kernel up:
+  // a tune that fixes one (--set warps=8 at a plan's value) records an entry
+  // that plan finds, the fixed value in its configuration.
+  Expected<Specialization> base = tuningBase(*target.def, target.base.values());
+  if (!base)
+    return base.takeError();
+  Expected<std::string> ir = buildCanonicalIR(*target.def, *base);
   if (!ir)
     return ir.takeError();
   NamedValues keyed;
@@ -78,6 +84,32 @@ std::string describeEntries(const TuneDb &db, StringRef currentVersion) {
     sep = "; ";
   }
   return text;
+}
+
+/// Why an entry's configuration must not be used for `def`, or "": it names a
+/// constant the kernel lacks, or one without a candidate list. Only those
+/// with lists are launch choices; any other (a shape, a form, k_splits) would
+/// change what the launch computes or which buffers it reads, so such an
+/// entry is refused whole.
+std::string unusableConfig(const KernelDef &def, const NamedValues &config) {
+  std::vector<std::string> unknown, notChoices;
+  for (const auto &[name, value] : config) {
+    auto c =
+        find_if(def.constants, [&](const KernelConstant &k) { return k.name == name; });
+    if (c == def.constants.end())
+      unknown.push_back(name);
+    else if (!c->isTunable())
+      notChoices.push_back(name);
+  }
+  if (!unknown.empty())
+    return formatv("has an entry for constants the kernel does not have ({0}); using "
+                   "the defaults",
+                   join(unknown, ", "));
+  if (!notChoices.empty())
+    return formatv("has an entry that sets {0}, not tuned launch choices of the kernel "
+                   "(they change what it computes); refused, using the defaults",
+                   join(notChoices, ", "));
+  return "";
 }
 
 } // namespace
@@ -151,15 +183,8 @@ TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const Kernel
                 where, entry->key.version, choice.key.version);
     return choice;
   }
-  std::vector<std::string> unknown;
-  for (const auto &[name, value] : entry->config)
-    if (!base.values().count(name))
-      unknown.push_back(name);
-  if (!unknown.empty()) {
-    choice.message =
-        formatv("{0} has an entry for constants the kernel does not have ({1}); "
-                "using the defaults",
-                where, join(unknown, ", "));
+  if (std::string why = unusableConfig(def, entry->config); !why.empty()) {
+    choice.message = where + " " + why;
     return choice;
   }
   choice.config = entry->config;

@@ -39,6 +39,10 @@ struct Candidate {
   std::string pruned;
   /// From the static analysis, when it got that far (0 otherwise).
   int64_t threads = 0, sharedBytes = 0, tileWordsPerThread = 0;
+  /// hashKernelIR of the kernel as built (empty if it did not build):
+  /// candidates with equal hashes are one kernel, e.g. where a constant only
+  /// one form of the kernel reads varies in another form.
+  std::string irHash;
 
   /// "block_k=64,block_m=128,..." (default) marked.
   std::string label() const;
@@ -61,8 +65,9 @@ void pruneCandidate(const KernelDef &def, const TuneProblem *problem,
                     const Arch &arch, Candidate &candidate);
 
 /// Every candidate of `target` (the constants named in `fixed` not tuned),
-/// each pruned for `limits` on `arch`: what `tilejit tune` measures, or lists
-/// with --dry-run.
+/// each pruned for `limits` on `arch`, and pruned as a repeat when it builds
+/// the same kernel as an earlier one kept (the default never is): what
+/// `tilejit tune` measures, or lists with --dry-run.
 std::vector<Candidate> prunedCandidates(const TuneTarget &target,
                                         const StaticLimits &limits, const Arch &arch,
                                         llvm::ArrayRef<std::string> fixed);

@@ -18,8 +18,10 @@ namespace tilejit::tuning {
 std::string tuneVersion(const runtime::KernelCompiler &compiler);
 
 /// The database key of `target` on this runtime's device: the hash of the
-/// canonical IR of `target.base`, the bucket of the launch sizes its kernel's
-/// tuning key names, the arch, the SM count and the runtime compiler's version.
+/// canonical IR of `target.base` with its tunable constants at their defaults
+/// (tuningBase, so a value --set fixed keys as a plan's own does), the bucket of the
+/// launch sizes its kernel's tuning key names, the arch, the SM count and the runtime
+/// compiler's version.
 llvm::Expected<TuneKey> tuneKeyFor(runtime::JitRuntime &jit, const TuneTarget &target);
 
 /// The database of `jit` (RuntimeOptions::tuneDbPath); while none is
@@ -57,7 +59,9 @@ struct TunedChoice {
 /// The entry of `db` for `def` at `base` (tunable constants at their
 /// defaults, see tuningBase) launched at `shape` on `jit`: a current entry's
 /// configuration, or none with the reason in the message (an entry of another
-/// version, a rejected one, one naming constants the kernel lacks). A base
+/// version, a rejected one, one naming constants the kernel lacks, one
+/// refused for setting constants without candidate lists: shapes, forms,
+/// split counts, whose values change what the launch computes). A base
 /// that does not build has no key and finds nothing.
 TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const KernelDef &def,
                         const Specialization &base, const NamedValues &shape);

@@ -93,6 +93,16 @@ class MeasureSession;
 /// Compiles, checks and times `candidates` (pruned ones are reported as
 /// such) on the runtime's device. Errors only for what stops every candidate
 /// (inputs that cannot be allocated, a reference that cannot run).
+/// Runs `target.base` and `candidate` on the interpreter at the problem's
+/// check sizes on the same inputs (drawn with `seed`) and compares the
+/// candidate's outputs with the base's in the problem's band: shows without a
+/// GPU that a candidate computes what the default does, and that the
+/// problem's arguments and grid fit the kernel. Returns the elements checked;
+/// an element outside the band is an error naming it.
+llvm::Expected<size_t> checkOnInterpreter(const TuneTarget &target,
+                                          const Specialization &candidate,
+                                          uint64_t seed = 1);
+
 llvm::Expected<TuneReport> measureCandidates(runtime::JitRuntime &jit,
                                              const TuneTarget &target,
                                              std::vector<Candidate> candidates,
