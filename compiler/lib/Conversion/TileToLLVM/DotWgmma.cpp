@@ -13,6 +13,12 @@
 // The slots start on 1024-byte atoms (shared memory is 1024-byte aligned and
 // slots are multiples of 8 rows).
 //
+// A 16-bit B loaded [K, N] (N contiguous) is staged as stored, rows of N: when
+// a row is 32, 64 or 128 bytes it is one MN-major swizzle atom wide, the
+// same address-bit XOR, so a descriptor with the transpose immediate (tnspB
+// = 1) reads it: SBO is the stride between 8-row groups of K, and a K step
+// of 16 moves the start address by 16 rows.
+//
 // Warpgroup g (warps 4g .. 4g+3) owns the 64-row blocks 64g + 16 * warps * i
 // of the accumulator, which is #tile.mma<wpc = [warps, 1]>: per block, the
 // registers of its N/8 column tiles in the order wgmma's d fragment lists
@@ -49,10 +55,14 @@ Value fragmentWord(Emitter &e, const Regs &regs, tile::DotOperandLayoutAttr layo
 namespace {
 
 /// PTX ISA "Matrix Descriptor Format": bits 0-13 start address >> 4, 16-29
-/// leading byte offset >> 4 (unused for swizzled K-major operands: 1, as
-/// CUTLASS sets it), 32-45 stride byte offset >> 4, 62-63 swizzle mode
-/// (1: 128B, 2: 64B, 3: 32B).
-Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, Location loc) {
+/// leading byte offset >> 4, 32-45 stride byte offset >> 4 (between 8-row
+/// groups: of M/N when K-major, of K when MN-major), 62-63 swizzle mode (1:
+/// 128B, 2: 64B, 3: 32B). The leading byte offset is unused here: for
+/// swizzled K-major operands (1, as CUTLASS sets it) and for an MN-major B
+/// one atom wide, where it would step between atoms along N (set to the
+/// stride too, a value that is right under either reading of the fields).
+Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, bool mnMajor,
+                     Location loc) {
   OpBuilder &b = e.b;
   Type i64 = b.getI64Type();
   Value address = LLVM::PtrToIntOp::create(b, loc, i64, slotAddress);
@@ -60,8 +70,9 @@ Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, Location l
       b, loc, LLVM::AndOp::create(b, loc, address, e.i64(0x3FFFF, loc)), e.i64(4, loc));
   int64_t swizzle = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
   int64_t stride = 8 * rowBytes;
+  uint64_t leading = mnMajor ? uint64_t(stride >> 4) : 1;
   uint64_t fields =
-      (uint64_t(1) << 16) | (uint64_t(stride >> 4) << 32) | (uint64_t(swizzle) << 62);
+      (leading << 16) | (uint64_t(stride >> 4) << 32) | (uint64_t(swizzle) << 62);
   return LLVM::OrOp::create(b, loc, start, e.i64(int64_t(fields), loc));
 }
 
@@ -103,6 +114,9 @@ struct WgmmaProduct {
   Location loc;
   const char *types = nullptr;
   int64_t k = 0, n = 0, bytes = 0, rowBytes = 0, blocks = 0, accPerBlock = 0;
+  /// B's slot rows: K-major rowBytes (rows of K), MN-major rows of N.
+  int64_t bRowBytes = 0;
+  bool bMnMajor = false;
   Value aDesc, bDesc;
   tile::DotOperandLayoutAttr aFragments; ///< set when A comes in registers
   Regs aRegs;
@@ -157,9 +171,16 @@ struct WgmmaProduct {
       Value aGroup =
           LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(), aSlot,
                               ValueRange{aGroupOffset});
-      aDesc = descriptorBase(e, aGroup, rowBytes, loc);
+      aDesc = descriptorBase(e, aGroup, rowBytes, /*mnMajor=*/false, loc);
     }
-    bDesc = descriptorBase(e, e.regs(b)[0], rowBytes, loc);
+    auto bSlot = b.getDefiningOp<tile::SharedLoadOp>();
+    bMnMajor = bSlot && bSlot.getKDim() == 0;
+    bRowBytes = bMnMajor ? n * bytes : rowBytes;
+    if (bMnMajor && bRowBytes != 32 && bRowBytes != 64 && bRowBytes != 128)
+      return op->emitOpError("reads an MN-major B only one swizzle atom wide (rows of "
+                             "32, 64 or 128 bytes); got N = ")
+             << n << " (" << bRowBytes << " bytes)";
+    bDesc = descriptorBase(e, e.regs(b)[0], bRowBytes, bMnMajor, loc);
     return success();
   }
 
@@ -186,31 +207,34 @@ struct WgmmaProduct {
     int64_t count = width / 2, kInstr = 32 / bytes;
     int64_t aWords = registerA ? 4 : 1;
     std::string shape = llvm::formatv("m64n{0}k{1}", width, kInstr);
-    // 16-bit operands take transpose immediates: 0, K-major (only B's when A
-    // comes in registers).
+    // 16-bit operands take transpose immediates: 0, K-major, 1, MN-major
+    // (only B's when A comes in registers).
     std::string text = llvm::formatv(
         "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, "
         "0;\nwgmma.mma_async.sync.aligned.{1}.f32{2} "
         "{3}, {4}, ${5}, p, 1, 1{6};\n}",
         count + aWords + 1, shape, types, registerList(0, count),
         registerA ? registerList(count, 4) : "$" + std::to_string(count), count + aWords,
-        bytes != 2  ? ""
-        : registerA ? ", 0"
-                    : ", 0, 0");
+        bytes != 2
+            ? std::string()
+            : llvm::formatv("{0}, {1}", registerA ? "" : ", 0", int(bMnMajor)).str());
     const char *inputs = registerA ? "r,r,r,r,l,r" : "l,l,r";
     std::string constraints = tiedConstraints(count, inputs);
     SmallVector<Type> resultTypes(count, b.getF32Type());
     Value one = e.i32(1, loc), zero = e.i32(0, loc);
     int64_t warps = e.numWarps;
     for (int64_t s = 0; s < rowBytes / 32; ++s) {
-      // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
-      // atoms) into the slot.
+      // K-major B's rows are N: column `col` starts `col` rows (whole 8-row
+      // swizzle atoms) into the slot. An MN-major B's rows are K (its one
+      // group spans all N): a step of 32 bytes of K is 16 rows.
       SmallVector<Value> args;
       if (registerA)
         args.append(words.begin() + 4 * s, words.begin() + 4 * s + 4);
       else
         args.push_back(advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc));
-      args.push_back(advance(e, bDesc, col * rowBytes + 32 * s, loc));
+      args.push_back(advance(
+          e, bDesc, bMnMajor ? s * (32 / bytes) * bRowBytes : col * rowBytes + 32 * s,
+          loc));
       args.push_back(fromZero && s == 0 ? zero : one);
       // Starting from zero (scale-d = 0) reads no accumulator: its registers
       // are outputs only, so nothing writes them before the instruction.

@@ -145,8 +145,10 @@ tile.kernel @gemm_e4m3_n256(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c
   tile.return
 }
 
-// bf16 B read as [K, N] (N contiguous) would need an MN-major descriptor,
-// which this path does not build: the dot stays on mma.sync even on sm_90a.
+// bf16 B read as [K, N] (N contiguous) wider than one MN-major swizzle atom
+// (N = 128: 256-byte rows, which the slot does not store as wgmma's atoms):
+// the dot stays on mma.sync even on sm_90a (dot-wgmma-mn-major.mlir has the
+// one-atom case on wgmma).
 // LAYOUT-LABEL: tile.kernel @gemm_bf16_kn
 // LAYOUT-NOT: wgmma_operand
 // LAYOUT: tile.dot {{.*}}#tile.dot_operand
@@ -154,21 +156,21 @@ tile.kernel @gemm_e4m3_n256(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c
 // CHECK-NOT: wgmma
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK: llvm.return
-tile.kernel @gemm_bf16_kn(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2>} {
+tile.kernel @gemm_bf16_kn(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [64, 128, 64], warps = 4, stages = 2>} {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
   %c256 = arith.constant 256 : i32
-  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %zero = arith.constant dense<0.0> : tensor<64x128xf32>
   %av = tile.make_view %a : !tile.ptr<bf16> -> !tile.view<64x256xbf16, strides = [256, 1]>
-  %bv = tile.make_view %b : !tile.ptr<bf16> -> !tile.view<256x64xbf16, strides = [64, 1]>
-  %cv = tile.make_view %c : !tile.ptr<f32> -> !tile.view<64x64xf32, strides = [64, 1]>
-  %acc = scf.for %k = %c0 to %c256 step %c64 iter_args(%sum = %zero) -> (tensor<64x64xf32>) : i32 {
+  %bv = tile.make_view %b : !tile.ptr<bf16> -> !tile.view<256x128xbf16, strides = [128, 1]>
+  %cv = tile.make_view %c : !tile.ptr<f32> -> !tile.view<64x128xf32, strides = [128, 1]>
+  %acc = scf.for %k = %c0 to %c256 step %c64 iter_args(%sum = %zero) -> (tensor<64x128xf32>) : i32 {
     %at = tile.load %av[%c0, %k] : !tile.view<64x256xbf16, strides = [256, 1]> -> tensor<64x64xbf16>
-    %bt = tile.load %bv[%k, %c0] : !tile.view<256x64xbf16, strides = [64, 1]> -> tensor<64x64xbf16>
-    %d = tile.dot %at, %bt, %sum : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
-    scf.yield %d : tensor<64x64xf32>
+    %bt = tile.load %bv[%k, %c0] : !tile.view<256x128xbf16, strides = [128, 1]> -> tensor<64x128xbf16>
+    %d = tile.dot %at, %bt, %sum : tensor<64x64xbf16>, tensor<64x128xbf16> -> tensor<64x128xf32>
+    scf.yield %d : tensor<64x128xf32>
   }
-  tile.store %acc, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<64x64xf32, strides = [64, 1]>
+  tile.store %acc, %cv[%c0, %c0] : tensor<64x128xf32>, !tile.view<64x128xf32, strides = [128, 1]>
   tile.return
 }
 
