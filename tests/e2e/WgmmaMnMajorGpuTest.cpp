@@ -15,8 +15,8 @@ template <typename T> llvm::ArrayRef<uint8_t> bytesOf(const std::vector<T> &v) {
 
 } // namespace
 
-TEST_CASE("GPU: gemm_bf16 with 64-column tiles (B MN-major on wgmma) against f64 "
-          "on sm_90a",
+TEST_CASE("GPU: gemm_bf16 with 64- and 128-column tiles (B MN-major on wgmma) "
+          "against f64 on sm_90a",
           "[gpu][hopper][wgmma]") {
   auto device = openGpuOrSkip();
   if (!device)
@@ -50,30 +50,32 @@ TEST_CASE("GPU: gemm_bf16 with 64-column tiles (B MN-major on wgmma) against f64
                dc = allocateOrFail(*jit, m * n * 2);
   requireOk(da.upload(bytesOf(a)));
   requireOk(db.upload(bytesOf(b)));
-  requireOk(dc.upload(bytesOf(std::vector<uint16_t>(m * n, 0x7FC0)))); // NaN
   const tilejit::KernelDef *def = registry().find("gemm_bf16");
   REQUIRE(def);
-  constexpr int64_t blockM = 128, blockN = 64;
-  Kernel gemm(*jit, tilejit::makeKernelSpec(
-                        *def, llvm::cantFail(def->specialize({{"n", n},
-                                                              {"k", k},
-                                                              {"block_m", blockM},
-                                                              {"block_n", blockN},
-                                                              {"block_k", 64}}))));
-  auto stream = Stream::create(jit->device());
-  REQUIRE(!!stream);
-  requireOk(
-      gemm.launch(*stream, Dim3{uint32_t((m + blockM - 1) / blockM), n / blockN, 1},
-                  {KernelArg::pointer(da.address()), KernelArg::pointer(db.address()),
-                   KernelArg::pointer(dc.address()), KernelArg::i32(m)}));
-  requireOk(stream->synchronize());
-  std::vector<uint16_t> c = download<uint16_t>(dc, m * n);
-  int64_t outside = 0;
-  for (size_t i = 0; i < c.size(); ++i)
-    outside += !(std::abs(double(tilejit::bf16ToF32(c[i])) - want[i]) <= band[i]);
-  llvm::outs() << "gemm_bf16 block_n=64 " << m << "x" << n << "x" << k << ": " << outside
-               << " of " << c.size() << " outside the band\n";
-  CHECK(outside == 0);
+  constexpr int64_t blockM = 128;
+  for (int64_t blockN : {64, 128}) {
+    requireOk(dc.upload(bytesOf(std::vector<uint16_t>(m * n, 0x7FC0)))); // NaN
+    Kernel gemm(*jit, tilejit::makeKernelSpec(
+                          *def, llvm::cantFail(def->specialize({{"n", n},
+                                                                {"k", k},
+                                                                {"block_m", blockM},
+                                                                {"block_n", blockN},
+                                                                {"block_k", 64}}))));
+    auto stream = Stream::create(jit->device());
+    REQUIRE(!!stream);
+    requireOk(
+        gemm.launch(*stream, Dim3{uint32_t((m + blockM - 1) / blockM), n / blockN, 1},
+                    {KernelArg::pointer(da.address()), KernelArg::pointer(db.address()),
+                     KernelArg::pointer(dc.address()), KernelArg::i32(m)}));
+    requireOk(stream->synchronize());
+    std::vector<uint16_t> c = download<uint16_t>(dc, m * n);
+    int64_t outside = 0;
+    for (size_t i = 0; i < c.size(); ++i)
+      outside += !(std::abs(double(tilejit::bf16ToF32(c[i])) - want[i]) <= band[i]);
+    llvm::outs() << "gemm_bf16 block_n=" << blockN << " " << m << "x" << n << "x" << k
+                 << ": " << outside << " of " << c.size() << " outside the band\n";
+    CHECK(outside == 0);
+  }
 }
 
 TEST_CASE("GPU: wgmma_chain with v MN-major (the second dot's B [t, 64]) against f64 "

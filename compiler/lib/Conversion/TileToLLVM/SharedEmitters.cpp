@@ -2,7 +2,8 @@
 // cp.async, zero-filled out of bounds), tile.async_commit / tile.async_wait
 // and tile.shared_load (ldmatrix into #tile.dot_operand fragments).
 // Slots are stored as #tile.shared describes: rows of C elements whose
-// 16-byte chunks are XORed with the row's phase.
+// 16-byte chunks are XORed with the row's phase, rows wider than 128 bytes
+// as 128-byte column blocks one after the other.
 #include "Emitter.h"
 #include "SharedMemoryEmitter.h"
 
@@ -49,14 +50,22 @@ struct Slots {
         op<LLVM::AndOp>(op<LLVM::LShrOp>(row, llvm::Log2_64(layout.getPerPhase())),
                         layout.getMaxPhase() - 1);
     Value swizzled = LLVM::XOrOp::create(b, loc, chunk, phase);
-    // (r + rc) * cols + ((c | cc) ^ p) * vec, in bytes, cc disjoint from c ^ p.
-    Value element = LLVM::AddOp::create(
-        b, loc, op<LLVM::MulOp>(row, cols),
-        op<LLVM::MulOp>(LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc)),
-                        vec));
+    // (cc disjoint from c ^ p.) Rows of up to 128 bytes: (r + rc) * cols +
+    // ((c | cc) ^ p) * vec elements. Wider rows are stored as 128-byte
+    // column blocks of `rows` rows each (so that every block is a wgmma
+    // swizzle atom column): chunk q of row r is at block q / 8, row r of it,
+    // chunk q % 8.
+    Value q = LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc));
+    int64_t rowBytes = std::min<int64_t>(cols * bytes, 128);
+    Value inRow = op<LLVM::MulOp>(q, 16);
+    if (cols * bytes > 128)
+      inRow =
+          LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(op<LLVM::LShrOp>(q, 3), rows * 128),
+                              op<LLVM::MulOp>(op<LLVM::AndOp>(q, 7), 16));
+    Value within =
+        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(add(row, rowConst), rowBytes), inRow);
     Value offset =
-        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes),
-                            op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
+        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes), within);
     return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
                                ValueRange{offset});
   }

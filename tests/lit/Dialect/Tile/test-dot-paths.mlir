@@ -26,8 +26,8 @@ tile.kernel @wgmma(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c: !tile.p
   tile.return
 }
 
-// B read as [K, N] (N contiguous) in rows of 256 bytes: wider than one
-// MN-major swizzle atom, which is all the wgmma descriptor here describes.
+// B read as [K, N] (N contiguous) with a run-time row stride: the loop
+// cannot stage it, and wgmma reads B only from a slot.
 tile.kernel @mma_sync(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: i32, %ld: i64) attributes {config = #tile.config<tile = [128, 128, 32], warps = 8, stages = 2>} {
   %c0 = arith.constant 0 : i32
   %c32 = arith.constant 32 : i32
@@ -42,7 +42,7 @@ tile.kernel @mma_sync(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f3
   %acc = scf.for %k = %c0 to %c512 step %c32 iter_args(%sum = %zero) -> (tensor<128x128xf32>) : i32 {
     %at = tile.load %av[%row, %k] : !tile.view<?x512xbf16, strides = [512, 1]> -> tensor<128x32xbf16>
     %bt = tile.load %bv[%k, %c0] : !tile.view<512x256xbf16, strides = [?, 1]> -> tensor<32x128xbf16>
-    // expected-remark @below {{mma.sync, since B is loaded [K, N] with N rows of 256 bytes, not 32, 64 or 128 (one MN-major swizzle atom)}}
+    // expected-remark @below {{mma.sync, since B cannot be staged: its view's rows and row stride are not static multiples of 16 bytes}}
     %d = tile.dot %at, %bt, %sum : tensor<128x32xbf16>, tensor<32x128xbf16> -> tensor<128x128xf32>
     scf.yield %d : tensor<128x128xf32>
   }
