@@ -89,6 +89,14 @@ inline const KernelDef &wgmmaChainDef() {
   return def;
 }
 
+/// The builds the tests compile (and run on the GPU): q staged or in
+/// registers, TMA or cp.async, v K- or MN-major.
+struct WgmmaChainCase {
+  int64_t qInLoop, producer, vMnMajor;
+};
+inline constexpr WgmmaChainCase kWgmmaChainCases[] = {
+    {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}};
+
 /// The [cols, rows] transpose of the row-major [rows, cols] `x`.
 inline std::vector<uint16_t> transposed(const std::vector<uint16_t> &x, int64_t rows,
                                         int64_t cols) {
