@@ -89,7 +89,7 @@ chunked ch128_u4 128 32 32 4 0 32 8 4
 # Issue 31: ssd_chunk_scan's C B^T on wgmma (sm_90a; it needs block_m 64 on 4
 # warps, one warpgroup's 64-row blocks), beside the same tiles on mma.sync (sm_90
 # PTX, the _s variants). mix.x, C S_in and the diagonal block stay on mma.sync
-# (docs/models.md, "The SSD on wgmma").
+# (docs/models.md, its chunked-SSD section, says why).
 chunked ch128_w 128 64 32 4 0 32 8
 chunked ch128_s 128 64 32 4 0 32 8 1 sm_90
 chunked ch64_w 64 64 32 4 0 32 4
