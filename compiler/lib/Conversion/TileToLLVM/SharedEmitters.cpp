@@ -50,22 +50,29 @@ struct Slots {
         op<LLVM::AndOp>(op<LLVM::LShrOp>(row, llvm::Log2_64(layout.getPerPhase())),
                         layout.getMaxPhase() - 1);
     Value swizzled = LLVM::XOrOp::create(b, loc, chunk, phase);
-    // (cc disjoint from c ^ p.) Rows of up to 128 bytes: (r + rc) * cols +
-    // ((c | cc) ^ p) * vec elements. Wider rows are stored as 128-byte
-    // column blocks of `rows` rows each (so that every block is a wgmma
-    // swizzle atom column): chunk q of row r is at block q / 8, row r of it,
-    // chunk q % 8.
     Value q = LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc));
-    int64_t rowBytes = std::min<int64_t>(cols * bytes, 128);
-    Value inRow = op<LLVM::MulOp>(q, 16);
-    if (cols * bytes > 128)
-      inRow =
+    Value slotBase = op<LLVM::MulOp>(slot, rows * cols * bytes);
+    Value offset;
+    // Only whole 128-byte blocks tile a slot without overlap (the swizzle
+    // permutes chunks within a block), so other widths keep plain rows.
+    if (cols * bytes <= 128 || (cols * bytes) % 128) {
+      // (r + rc) * cols + ((c | cc) ^ p) * vec elements, cc disjoint from
+      // c ^ p; rc * cols folds into the address's immediate.
+      Value element = LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(row, cols),
+                                          op<LLVM::MulOp>(q, vec));
+      offset = LLVM::AddOp::create(b, loc, slotBase,
+                                   op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
+    } else {
+      // Wider rows are stored as 128-byte column blocks of `rows` rows each
+      // (every block a column of wgmma swizzle atoms): chunk q of row r is at
+      // block q / 8, row r of it, chunk q % 8.
+      Value inRow =
           LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(op<LLVM::LShrOp>(q, 3), rows * 128),
                               op<LLVM::MulOp>(op<LLVM::AndOp>(q, 7), 16));
-    Value within =
-        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(add(row, rowConst), rowBytes), inRow);
-    Value offset =
-        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes), within);
+      Value within =
+          LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(add(row, rowConst), 128), inRow);
+      offset = LLVM::AddOp::create(b, loc, slotBase, within);
+    }
     return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
                                ValueRange{offset});
   }
