@@ -5,7 +5,10 @@
 # span length, as DIR/NAME{,.state,.pass}.{ptx,json}, DIR/variants.txt lines
 # "NAME CHUNK BLOCK_P STATE_BLOCK_P SPAN_TOKENS [BLOCK_M]" (with BLOCK_M: the
 # chunk-parallel schedule, ssd_chunk_scan) and DIR/heads; prints each
-# ssd_prefill's and ssd_span_state's registers and spills (ptxas -v).
+# ssd_prefill's and ssd_span_state's registers and spills (ptxas -v). A
+# variant may build its output kernel for another arch (out_arch): sm_90 PTX
+# keeps every dot on mma.sync where sm_90a puts some on wgmma, the same tiles
+# otherwise (the driver runs sm_90 PTX on an H100/H200).
 # Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
 set -euo pipefail
 tj=$1 dir=$2 heads=${3:-64} arch=${4:-sm_90a}
@@ -21,11 +24,13 @@ ssd=("${geo[@]}" --set groups=8 --set dt_stride=$((2 * inner + 2048 + heads))
 # schedule KERNEL NAME CHUNK PRECISION BLOCK_P WARPS STATE_BLOCK_P STATE_WARPS LINE:
 # a schedule's three launches (ssd_span_state, ssd_state_pass with the settings
 # in pass_extra, the output KERNEL with those in out_extra), LINE in variants.txt,
-# and the registers and spills of the output kernel and ssd_span_state.
+# and the registers and spills of the output kernel (built for out_arch, if
+# set) and ssd_span_state.
 schedule() {
   local kernel=$1 name=$2 q=$3 prec=$4 bp=$5 w=$6 sbp=$7 sw=$8 line=$9
   local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
-  "$tj" compile "$kernel" --arch "$arch" "${common[@]}" "${out_extra[@]}" \
+  local karch=${out_arch:-$arch}
+  "$tj" compile "$kernel" --arch "$karch" "${common[@]}" "${out_extra[@]}" \
     --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
   "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
     --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
@@ -35,7 +40,9 @@ schedule() {
   command -v ptxas >/dev/null || return 0
   for ptx in "$name" "$name.state"; do
     printf '%-22s ' "$ptx"
-    ptxas -arch="$arch" -v "$dir/$ptx.ptx" -o /dev/null 2>&1 |
+    [ "$ptx" = "$name" ] && printf 'wgmma=%s ' "$(grep -c wgmma.mma_async "$dir/$ptx.ptx" || true)"
+    ptxas -arch="$([ "$ptx" = "$name" ] && echo "$karch" || echo "$arch")" -v \
+      "$dir/$ptx.ptx" -o /dev/null 2>&1 |
       grep -E "registers|spill" | tr -s ' \n' ' '
     echo
   done
@@ -48,13 +55,14 @@ variant() {
   schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
 }
 
-# chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS [UNROLL]:
-# the chunk-parallel schedule (ssd_span_state over one-chunk spans, ssd_state_pass
-# writing the pages, UNROLL spans a step, ssd_chunk_scan), line "NAME CHUNK BLOCK_P
-# STATE_BLOCK_P CHUNK BLOCK_M".
+# chunked NAME CHUNK BLOCK_M BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS [UNROLL
+# [OUT_ARCH]]: the chunk-parallel schedule (ssd_span_state over one-chunk spans,
+# ssd_state_pass writing the pages, UNROLL spans a step, ssd_chunk_scan built for
+# OUT_ARCH), line "NAME CHUNK BLOCK_P STATE_BLOCK_P CHUNK BLOCK_M".
 chunked() {
   out_extra=(--set block_m="$3") pass_extra=(--set write_page=1 --set unroll="${9:-1}")
-  schedule ssd_chunk_scan "$1" "$2" "$6" "$4" "$5" "$7" "$8" "$1 $2 $4 $7 $2 $3"
+  out_arch=${10:-} schedule ssd_chunk_scan "$1" "$2" "$6" "$4" "$5" "$7" "$8" \
+    "$1 $2 $4 $7 $2 $3"
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
@@ -78,3 +86,13 @@ chunked ch128_p64w8 128 32 64 8 0 32 8
 chunked ch128_up 128 32 32 4 1 32 8
 chunked ch64_u4 64 32 32 4 0 32 4 4
 chunked ch128_u4 128 32 32 4 0 32 8 4
+# Issue 31: ssd_chunk_scan's C B^T on wgmma (sm_90a; it needs block_m 64 on 4
+# warps, one warpgroup's 64-row blocks), beside the same tiles on mma.sync (sm_90
+# PTX, the _s variants). mix.x, C S_in and the diagonal block stay on mma.sync
+# (docs/models.md, its chunked-SSD section, says why).
+chunked ch128_w 128 64 32 4 0 32 8
+chunked ch128_s 128 64 32 4 0 32 8 1 sm_90
+chunked ch64_w 64 64 32 4 0 32 4
+chunked ch64_s 64 64 32 4 0 32 4 1 sm_90
+chunked ch128_up_w 128 64 32 4 1 32 8
+chunked ch128_up_s 128 64 32 4 1 32 8 1 sm_90

@@ -159,7 +159,7 @@ llvm::Error registerExampleKernels(KernelRegistry &registry) {
        {},
        {"rows", "cols"}},
       {"gemm_bf16",
-       "c = bf16(a x b), bf16 mma.sync, f32 accumulation",
+       "c = bf16(a x b), bf16 wgmma (sm_90a, b MN-major) or mma.sync, f32 accumulation",
        {{"n", 4096, "columns of b and c", {}, size},
         {"k", 4096, "inner dimension", {}, size},
         {"block_m", 128, "rows per program", {64, 256}, tile},

@@ -72,6 +72,20 @@ inline std::unique_ptr<JitRuntime> makeRuntime(std::unique_ptr<DeviceApi> device
   return std::move(*jit);
 }
 
+/// A runtime on the GPU when it is an sm_90a one (wgmma's), else null after
+/// saying why the case is skipped.
+inline std::unique_ptr<JitRuntime> wgmmaRuntimeOrSkip() {
+  auto device = openGpuOrSkip();
+  if (!device)
+    return nullptr;
+  auto jit = makeRuntime(std::move(device), freshCacheDirectory());
+  if (jit->targetArch().name() != "sm_90a") {
+    WARN("skipped: wgmma is sm_90a's, the GPU is " << jit->targetArch().name().str());
+    return nullptr;
+  }
+  return jit;
+}
+
 /// The bytes of `v`.
 template <typename T> std::vector<uint8_t> asBytes(const std::vector<T> &v) {
   std::vector<uint8_t> bytes(v.size() * sizeof(T));

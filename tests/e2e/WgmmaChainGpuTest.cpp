@@ -1,6 +1,7 @@
 // Chained dots on wgmma with A from registers (issue 31 part 1) on the GPU:
-// wgmma_chain (WgmmaChainKernel.h), q staged and q in registers, against its
-// f64 reference on sm_90a, with partial tiles in both loops' extents.
+// wgmma_chain (WgmmaChainKernel.h), q staged and q in registers, v read
+// transposed (K-major B) and as it is (MN-major B), against its f64 reference
+// on sm_90a, with partial tiles in both loops' extents.
 #include "GpuTestSupport.h"
 #include "WgmmaChainKernel.h"
 
@@ -9,25 +10,22 @@ using namespace tilejit::gputest;
 TEST_CASE("GPU: wgmma_chain (a dot whose A is another's accumulator, in registers) "
           "against f64 on sm_90a",
           "[gpu][hopper][wgmma]") {
-  auto device = openGpuOrSkip();
-  if (!device)
+  auto jit = wgmmaRuntimeOrSkip();
+  if (!jit)
     return;
-  auto jit = makeRuntime(std::move(device), freshCacheDirectory());
-  if (jit->targetArch().name() != "sm_90a") {
-    WARN("skipped: wgmma is sm_90a's, the GPU is " << jit->targetArch().name().str());
-    return;
-  }
   constexpr int64_t m = 1000, t = 1000, d = 64; // partial tiles in m and t
   constexpr float scale = 0.125f;
   std::mt19937 rng(31);
   using tilejit::testing::randomBF16;
   std::vector<uint16_t> q = randomBF16(m * d, rng), k = randomBF16(t * d, rng),
-                        vt = randomBF16(d * t, rng);
+                        vt = randomBF16(d * t, rng),
+                        v = tilejit::testing::transposed(vt, d, t);
   const tilejit::testing::WgmmaChainReference ref =
       tilejit::testing::wgmmaChainReference(q, k, vt, m, t, scale);
   DeviceBuffer dq = allocateOrFail(*jit, q.size() * 2),
                dk = allocateOrFail(*jit, k.size() * 2),
                dv = allocateOrFail(*jit, vt.size() * 2),
+               dvm = allocateOrFail(*jit, v.size() * 2),
                dout = allocateOrFail(*jit, m * d * 4);
   auto bytes = [](const auto &v) {
     return llvm::ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(v.data()),
@@ -36,28 +34,31 @@ TEST_CASE("GPU: wgmma_chain (a dot whose A is another's accumulator, in register
   requireOk(dq.upload(bytes(q)));
   requireOk(dk.upload(bytes(k)));
   requireOk(dv.upload(bytes(vt)));
-  for (auto [qInLoop, producer] : {std::pair{0, 0}, {1, 0}, {0, 1}, {1, 1}}) {
+  requireOk(dvm.upload(bytes(v)));
+  for (const tilejit::testing::WgmmaChainCase &c : tilejit::testing::kWgmmaChainCases) {
+    auto [qInLoop, producer, vMnMajor] = c;
     const tilejit::KernelDef &def = tilejit::testing::wgmmaChainDef();
-    Kernel chain(
-        *jit, tilejit::makeKernelSpec(
-                  def, llvm::cantFail(def.specialize(
-                           {{"q_in_loop", qInLoop}, {"producer", producer}, {"t", t}}))));
+    Kernel chain(*jit, tilejit::makeKernelSpec(def, llvm::cantFail(def.specialize(
+                                                        {{"q_in_loop", qInLoop},
+                                                         {"producer", producer},
+                                                         {"t", t},
+                                                         {"v_mn_major", vMnMajor}}))));
     requireOk(dout.upload(bytes(std::vector<float>(m * d, NAN))));
     auto stream = Stream::create(jit->device());
     REQUIRE(!!stream);
     requireOk(chain.launch(
         *stream, Dim3{uint32_t((m + 63) / 64), 1, 1},
         {KernelArg::pointer(dq.address()), KernelArg::pointer(dk.address()),
-         KernelArg::pointer(dv.address()), KernelArg::pointer(dout.address()),
-         KernelArg::i32(m), KernelArg::f32(scale)}));
+         KernelArg::pointer((vMnMajor ? dvm : dv).address()),
+         KernelArg::pointer(dout.address()), KernelArg::i32(m), KernelArg::f32(scale)}));
     requireOk(stream->synchronize());
     std::vector<float> o = download<float>(dout, m * d);
     int64_t outside = 0;
     for (size_t i = 0; i < o.size(); ++i)
       outside += !(std::abs(double(o[i]) - ref.o[i]) <= ref.band[i]);
     llvm::outs() << "wgmma_chain q_in_loop=" << qInLoop << " producer=" << producer
-                 << ", " << m << "x" << t << "x" << d << ": " << outside << " of "
-                 << o.size() << " outside the band\n";
+                 << " v_mn_major=" << vMnMajor << ", " << m << "x" << t << "x" << d
+                 << ": " << outside << " of " << o.size() << " outside the band\n";
     CHECK(outside == 0);
   }
 }

@@ -17,7 +17,8 @@
 namespace tilejit::testing {
 
 /// q [m, 64], k [t, 64] and vt [64, t] (v transposed, so that both dots read
-/// B as K-contiguous rows: the wgmma path) in bf16; o [m, 64] in f32. One
+/// B as K-contiguous rows) in bf16; o [m, 64] in f32. `v_mn_major` 1 takes v
+/// itself, [t, 64] (the second dot's B MN-major: N = 64 contiguous). One
 /// program per 64 rows of q. `q_in_loop` 1 loads q inside the loop (staged:
 /// the first dot reads both operands from shared memory), 0 once before it
 /// (both dots take A from registers). `producer` 1 feeds the staged
@@ -25,7 +26,9 @@ namespace tilejit::testing {
 inline void buildWgmmaChain(Kernel &k, const Specialization &spec) {
   constexpr int64_t d = 64, bm = 64, bt = 64;
   Value q = k.ptrParam("q", DType::BF16), key = k.ptrParam("k", DType::BF16);
-  Value vt = k.ptrParam("vt", DType::BF16), o = k.ptrParam("o", DType::F32);
+  const bool vMnMajor = spec.get("v_mn_major") != 0;
+  Value vt = k.ptrParam(vMnMajor ? "v" : "vt", DType::BF16);
+  Value o = k.ptrParam("o", DType::F32);
   // t is a constant: v^T's row stride must be static for its rows to be staged.
   const int64_t t = spec.get("t");
   Value m = k.scalarParam("m", DType::I32);
@@ -34,7 +37,8 @@ inline void buildWgmmaChain(Kernel &k, const Specialization &spec) {
   config.producer = spec.get("producer");
   k.setConfig(config);
   View qv = makeView(q, {m, d}, {d, 1}), kv = makeView(key, {t, d}, {d, 1});
-  View vv = makeView(vt, {d, t}, {t, 1}), ov = makeView(o, {m, d}, {d, 1});
+  View vv = vMnMajor ? makeView(vt, {t, d}, {d, 1}) : makeView(vt, {d, t}, {t, 1});
+  View ov = makeView(o, {m, d}, {d, 1});
   Value row = programId(0) * bm;
   const bool qInLoop = spec.get("q_in_loop") != 0;
   Value qOutside = qInLoop ? Value() : load(qv, {row, 0}, {bm, d});
@@ -44,7 +48,8 @@ inline void buildWgmmaChain(Kernel &k, const Specialization &spec) {
                         Value kt = transpose(load(kv, {j, 0}, {bt, d}), {1, 0});
                         Value s = dot(qt, kt, zeros({bm, bt}, DType::F32));
                         Value p = exp(s * scale).to(DType::BF16);
-                        Value v = transpose(load(vv, {0, j}, {d, bt}), {1, 0});
+                        Value v = vMnMajor ? load(vv, {j, 0}, {bt, d})
+                                           : transpose(load(vv, {0, j}, {d, bt}), {1, 0});
                         return {dot(p, v, carried[0])};
                       });
   store(ov, {row, 0}, acc[0]);
@@ -74,9 +79,32 @@ inline const KernelDef &wgmmaChainDef() {
         0,
         "1: TMA from a producer warpgroup",
         {},
+        ConstantRange::between(0, 1)},
+       {"v_mn_major",
+        0,
+        "0: v^T [64, t] (K-major B), 1: v [t, 64] (MN-major B)",
+        {},
         ConstantRange::between(0, 1)}},
       buildWgmmaChain};
   return def;
+}
+
+/// The builds the tests compile (and run on the GPU): q staged or in
+/// registers, TMA or cp.async, v K- or MN-major.
+struct WgmmaChainCase {
+  int64_t qInLoop, producer, vMnMajor;
+};
+inline constexpr WgmmaChainCase kWgmmaChainCases[] = {
+    {0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 1}, {1, 0, 1}, {1, 1, 1}};
+
+/// The [cols, rows] transpose of the row-major [rows, cols] `x`.
+inline std::vector<uint16_t> transposed(const std::vector<uint16_t> &x, int64_t rows,
+                                        int64_t cols) {
+  std::vector<uint16_t> t(x.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c)
+      t[c * rows + r] = x[r * cols + c];
+  return t;
 }
 
 /// `count` bf16 values uniform in [-1, 1).

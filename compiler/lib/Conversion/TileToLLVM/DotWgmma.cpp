@@ -4,14 +4,23 @@
 //
 // tile-pipeline-dots leaves each operand as one slot of a #tile.shared ring
 // stored K-major: rows (M for A, N for B) of K elements, 16-byte chunks
-// XORed with the row's phase. For rows of 128, 64 and 32 bytes that is
-// exactly wgmma's 128B, 64B and 32B swizzle (the XOR of address bits [4, 7)
-// with the 8-row group's bits above the row), so a descriptor describes the
-// slot as stored: the start address, the stride between 8-row groups (SBO)
-// and the swizzle mode; K steps of 32 bytes move the start address inside
-// the swizzle atom, as the hardware applies the swizzle to the full address.
-// The slots start on 1024-byte atoms (shared memory is 1024-byte aligned and
-// slots are multiples of 8 rows).
+// XORed with the row's phase, rows wider than 128 bytes as 128-byte column
+// blocks. For rows (or blocks) of 128, 64 and 32 bytes that is exactly
+// wgmma's 128B, 64B and 32B swizzle (the XOR of address bits [4, 7) with the
+// 8-row group's bits above the row), so a descriptor describes the slot as
+// stored: the start address, the stride between 8-row groups (SBO) and the
+// swizzle mode; K steps of 32 bytes move the start address inside the
+// swizzle atom, as the hardware applies the swizzle to the full address, and
+// to the next column block every 128 bytes of K. The slots start on
+// 1024-byte atoms (shared memory is 1024-byte aligned and slots are
+// multiples of 8 rows).
+//
+// A 16-bit B loaded [K, N] (N contiguous) is staged as loaded, rows of N:
+// each 32-, 64- or 128-byte row, or 128-byte column block, is an MN-major
+// swizzle atom column, so a descriptor with the transpose immediate (tnspB =
+// 1) reads it: SBO is the stride between 8-row groups of K, LBO the one
+// between 64-column blocks along N, and a K step of 16 moves the start
+// address by 16 rows.
 //
 // Warpgroup g (warps 4g .. 4g+3) owns the 64-row blocks 64g + 16 * warps * i
 // of the accumulator, which is #tile.mma<wpc = [warps, 1]>: per block, the
@@ -49,10 +58,14 @@ Value fragmentWord(Emitter &e, const Regs &regs, tile::DotOperandLayoutAttr layo
 namespace {
 
 /// PTX ISA "Matrix Descriptor Format": bits 0-13 start address >> 4, 16-29
-/// leading byte offset >> 4 (unused for swizzled K-major operands: 1, as
-/// CUTLASS sets it), 32-45 stride byte offset >> 4, 62-63 swizzle mode
-/// (1: 128B, 2: 64B, 3: 32B).
-Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, Location loc) {
+/// leading byte offset >> 4, 32-45 stride byte offset >> 4 (between 8-row
+/// groups: of M/N when K-major, of K when MN-major), 62-63 swizzle mode (1:
+/// 128B, 2: 64B, 3: 32B) for atoms of `rowBytes`-byte rows. The leading byte
+/// offset `leading` steps between atom columns along N of an MN-major B;
+/// swizzled K-major operands do not use it (16: the field holds 1, as
+/// CUTLASS sets it).
+Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, int64_t leading,
+                     Location loc) {
   OpBuilder &b = e.b;
   Type i64 = b.getI64Type();
   Value address = LLVM::PtrToIntOp::create(b, loc, i64, slotAddress);
@@ -60,8 +73,8 @@ Value descriptorBase(Emitter &e, Value slotAddress, int64_t rowBytes, Location l
       b, loc, LLVM::AndOp::create(b, loc, address, e.i64(0x3FFFF, loc)), e.i64(4, loc));
   int64_t swizzle = rowBytes == 128 ? 1 : rowBytes == 64 ? 2 : 3;
   int64_t stride = 8 * rowBytes;
-  uint64_t fields =
-      (uint64_t(1) << 16) | (uint64_t(stride >> 4) << 32) | (uint64_t(swizzle) << 62);
+  uint64_t fields = (uint64_t(leading >> 4) << 16) | (uint64_t(stride >> 4) << 32) |
+                    (uint64_t(swizzle) << 62);
   return LLVM::OrOp::create(b, loc, start, e.i64(int64_t(fields), loc));
 }
 
@@ -102,7 +115,11 @@ struct WgmmaProduct {
   Emitter &e;
   Location loc;
   const char *types = nullptr;
-  int64_t k = 0, n = 0, bytes = 0, rowBytes = 0, blocks = 0, accPerBlock = 0;
+  int64_t m = 0, k = 0, n = 0, bytes = 0, rowBytes = 0, blocks = 0, accPerBlock = 0;
+  /// The stored rows (or 128-byte column blocks) of A's slot, and of B's: K
+  /// like A's when K-major, N when MN-major.
+  int64_t aAtom = 0, bAtom = 0;
+  bool bMnMajor = false;
   Value aDesc, bDesc;
   tile::DotOperandLayoutAttr aFragments; ///< set when A comes in registers
   Regs aRegs;
@@ -126,18 +143,19 @@ struct WgmmaProduct {
       e.reducedSums = true;
     } else
       return op->emitOpError("has no wgmma lowering for ") << element << " operands";
-    int64_t m = aType.getDimSize(0);
+    m = aType.getDimSize(0);
     k = aType.getDimSize(1);
     n = bType.getDimSize(1);
     bytes = element.getIntOrFloatBitWidth() / 8;
     rowBytes = k * bytes;
+    aAtom = std::min<int64_t>(rowBytes, 128);
     int64_t warps = e.numWarps;
     if (!mma || mma.getWpc()[0] != warps || mma.getWpc()[1] != 1 || warps % 4 ||
-        m % (16 * warps) || n % 8 || n > 256 ||
-        (rowBytes != 32 && rowBytes != 64 && rowBytes != 128))
+        m % (16 * warps) || n % 8 || n > 256 || !isAtomRows(rowBytes))
       return op->emitOpError("wgmma needs the accumulator in #tile.mma<wpc = [")
              << warps << ", 1]>, warps a multiple of 4, M % " << 16 * warps
-             << " = 0, N a multiple of 8 up to 256 and rows of 32, 64 or 128 bytes; got "
+             << " = 0, N a multiple of 8 up to 256 and rows of 32 or 64 bytes or a "
+                "multiple of 128; got "
              << m << "x" << n << "x" << k;
     blocks = m / (16 * warps);
     accPerBlock = n / 2;
@@ -153,14 +171,38 @@ struct WgmmaProduct {
       // Rows of this warpgroup's first block: 64 * (warp / 4).
       Value group = LLVM::LShrOp::create(builder, loc, e.warp(), e.i32(2, loc));
       Value aGroupOffset =
-          LLVM::MulOp::create(builder, loc, group, e.i32(64 * rowBytes, loc));
+          LLVM::MulOp::create(builder, loc, group, e.i32(64 * aAtom, loc));
       Value aGroup =
           LLVM::GEPOp::create(builder, loc, aSlot.getType(), builder.getI8Type(), aSlot,
                               ValueRange{aGroupOffset});
-      aDesc = descriptorBase(e, aGroup, rowBytes, loc);
+      aDesc = descriptorBase(e, aGroup, aAtom, 16, loc);
     }
-    bDesc = descriptorBase(e, e.regs(b)[0], rowBytes, loc);
+    auto bSlot = b.getDefiningOp<tile::SharedLoadOp>();
+    bMnMajor = bSlot && bSlot.getKDim() == 0;
+    if (!bMnMajor) {
+      bAtom = aAtom;
+      bDesc = descriptorBase(e, e.regs(b)[0], bAtom, 16, loc);
+      return success();
+    }
+    if (!isAtomRows(n * bytes))
+      return op->emitOpError("reads an MN-major B in rows of 32 or 64 bytes or a "
+                             "multiple of 128; got N = ")
+             << n << " (" << n * bytes << " bytes)";
+    bAtom = std::min<int64_t>(n * bytes, 128);
+    bDesc = descriptorBase(e, e.regs(b)[0], bAtom, k * 128, loc);
     return success();
+  }
+
+  /// Rows a slot stores as wgmma swizzle atoms: 32 or 64 bytes, or 128-byte
+  /// column blocks.
+  static bool isAtomRows(int64_t rowBytes) {
+    return rowBytes == 32 || rowBytes == 64 || (rowBytes > 0 && rowBytes % 128 == 0);
+  }
+
+  /// Bytes from a K-major slot's start (`rows` rows) to K step `s`: inside
+  /// the 128-byte column block, then the blocks.
+  int64_t kStepOffset(int64_t s, int64_t rows) const {
+    return (32 * s / 128) * rows * 128 + (32 * s) % 128;
   }
 
   /// Issues the K steps of block `block`, columns [col, col + width), on the
@@ -186,31 +228,35 @@ struct WgmmaProduct {
     int64_t count = width / 2, kInstr = 32 / bytes;
     int64_t aWords = registerA ? 4 : 1;
     std::string shape = llvm::formatv("m64n{0}k{1}", width, kInstr);
-    // 16-bit operands take transpose immediates: 0, K-major (only B's when A
-    // comes in registers).
+    // 16-bit operands take transpose immediates: 0, K-major, 1, MN-major
+    // (only B's when A comes in registers).
     std::string text = llvm::formatv(
         "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, "
         "0;\nwgmma.mma_async.sync.aligned.{1}.f32{2} "
         "{3}, {4}, ${5}, p, 1, 1{6};\n}",
         count + aWords + 1, shape, types, registerList(0, count),
         registerA ? registerList(count, 4) : "$" + std::to_string(count), count + aWords,
-        bytes != 2  ? ""
-        : registerA ? ", 0"
-                    : ", 0, 0");
+        bytes != 2
+            ? std::string()
+            : llvm::formatv("{0}, {1}", registerA ? "" : ", 0", int(bMnMajor)).str());
     const char *inputs = registerA ? "r,r,r,r,l,r" : "l,l,r";
     std::string constraints = tiedConstraints(count, inputs);
     SmallVector<Type> resultTypes(count, b.getF32Type());
     Value one = e.i32(1, loc), zero = e.i32(0, loc);
     int64_t warps = e.numWarps;
     for (int64_t s = 0; s < rowBytes / 32; ++s) {
-      // B's rows are N: column `col` starts `col` rows (whole 8-row swizzle
-      // atoms) into the slot.
+      // K-major B's rows are N: column `col` starts `col` rows (whole 8-row
+      // swizzle atoms) into each column block. An MN-major B's rows are K (its one
+      // group spans all N): a step of 32 bytes of K is 16 rows.
       SmallVector<Value> args;
       if (registerA)
         args.append(words.begin() + 4 * s, words.begin() + 4 * s + 4);
       else
-        args.push_back(advance(e, aDesc, block * 16 * warps * rowBytes + 32 * s, loc));
-      args.push_back(advance(e, bDesc, col * rowBytes + 32 * s, loc));
+        args.push_back(
+            advance(e, aDesc, block * 16 * warps * aAtom + kStepOffset(s, m), loc));
+      args.push_back(advance(
+          e, bDesc, bMnMajor ? s * (32 / bytes) * bAtom : col * bAtom + kStepOffset(s, n),
+          loc));
       args.push_back(fromZero && s == 0 ? zero : one);
       // Starting from zero (scale-d = 0) reads no accumulator: its registers
       // are outputs only, so nothing writes them before the instruction.

@@ -2,7 +2,8 @@
 // cp.async, zero-filled out of bounds), tile.async_commit / tile.async_wait
 // and tile.shared_load (ldmatrix into #tile.dot_operand fragments).
 // Slots are stored as #tile.shared describes: rows of C elements whose
-// 16-byte chunks are XORed with the row's phase.
+// 16-byte chunks are XORed with the row's phase, rows wider than 128 bytes
+// as 128-byte column blocks one after the other.
 #include "Emitter.h"
 #include "SharedMemoryEmitter.h"
 
@@ -49,14 +50,29 @@ struct Slots {
         op<LLVM::AndOp>(op<LLVM::LShrOp>(row, llvm::Log2_64(layout.getPerPhase())),
                         layout.getMaxPhase() - 1);
     Value swizzled = LLVM::XOrOp::create(b, loc, chunk, phase);
-    // (r + rc) * cols + ((c | cc) ^ p) * vec, in bytes, cc disjoint from c ^ p.
-    Value element = LLVM::AddOp::create(
-        b, loc, op<LLVM::MulOp>(row, cols),
-        op<LLVM::MulOp>(LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc)),
-                        vec));
-    Value offset =
-        LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(slot, rows * cols * bytes),
-                            op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
+    Value q = LLVM::XOrOp::create(b, loc, swizzled, e.i32(chunkConst, loc));
+    Value slotBase = op<LLVM::MulOp>(slot, rows * cols * bytes);
+    Value offset;
+    // Only whole 128-byte blocks tile a slot without overlap (the swizzle
+    // permutes chunks within a block), so other widths keep plain rows.
+    if (cols * bytes <= 128 || (cols * bytes) % 128) {
+      // (r + rc) * cols + ((c | cc) ^ p) * vec elements, cc disjoint from
+      // c ^ p; rc * cols folds into the address's immediate.
+      Value element = LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(row, cols),
+                                          op<LLVM::MulOp>(q, vec));
+      offset = LLVM::AddOp::create(b, loc, slotBase,
+                                   op<LLVM::MulOp>(add(element, rowConst * cols), bytes));
+    } else {
+      // Wider rows are stored as 128-byte column blocks of `rows` rows each
+      // (every block a column of wgmma swizzle atoms): chunk q of row r is at
+      // block q / 8, row r of it, chunk q % 8.
+      Value inRow =
+          LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(op<LLVM::LShrOp>(q, 3), rows * 128),
+                              op<LLVM::MulOp>(op<LLVM::AndOp>(q, 7), 16));
+      Value within =
+          LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(add(row, rowConst), 128), inRow);
+      offset = LLVM::AddOp::create(b, loc, slotBase, within);
+    }
     return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
                                ValueRange{offset});
   }

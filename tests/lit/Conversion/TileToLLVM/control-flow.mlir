@@ -2,7 +2,7 @@
 // a dot's accumulator stays in the mma layout across iterations.
 // RUN: tilejit-opt %s --tile-layout-pipeline | FileCheck %s --check-prefix=LAYOUT
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | FileCheck %s --check-prefix=LLVM
-// RUN: tilejit dump gemm_bf16 --stage ptx | FileCheck %s --check-prefix=MMA
+// RUN: tilejit dump gemm_bf16 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=MMA
 // RUN: tilejit dump gemm_e4m3 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=MMA8
 
 // LAYOUT-LABEL: tile.kernel @accumulate

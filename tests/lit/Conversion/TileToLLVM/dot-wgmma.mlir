@@ -145,8 +145,9 @@ tile.kernel @gemm_e4m3_n256(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c
   tile.return
 }
 
-// bf16 B read as [K, N] (N contiguous) would need an MN-major descriptor,
-// which this path does not build: the dot stays on mma.sync even on sm_90a.
+// bf16 B read as [K, N] (N contiguous) in rows of 16 bytes (N = 8): not
+// swizzle atoms, so the dot stays on mma.sync even on sm_90a
+// (dot-wgmma-mn-major.mlir has the MN-major B on wgmma).
 // LAYOUT-LABEL: tile.kernel @gemm_bf16_kn
 // LAYOUT-NOT: wgmma_operand
 // LAYOUT: tile.dot {{.*}}#tile.dot_operand
@@ -154,26 +155,26 @@ tile.kernel @gemm_e4m3_n256(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c
 // CHECK-NOT: wgmma
 // CHECK: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // CHECK: llvm.return
-tile.kernel @gemm_bf16_kn(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2>} {
+tile.kernel @gemm_bf16_kn(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [64, 8, 64], warps = 4, stages = 2>} {
   %c0 = arith.constant 0 : i32
   %c64 = arith.constant 64 : i32
   %c256 = arith.constant 256 : i32
-  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %zero = arith.constant dense<0.0> : tensor<64x8xf32>
   %av = tile.make_view %a : !tile.ptr<bf16> -> !tile.view<64x256xbf16, strides = [256, 1]>
-  %bv = tile.make_view %b : !tile.ptr<bf16> -> !tile.view<256x64xbf16, strides = [64, 1]>
-  %cv = tile.make_view %c : !tile.ptr<f32> -> !tile.view<64x64xf32, strides = [64, 1]>
-  %acc = scf.for %k = %c0 to %c256 step %c64 iter_args(%sum = %zero) -> (tensor<64x64xf32>) : i32 {
+  %bv = tile.make_view %b : !tile.ptr<bf16> -> !tile.view<256x8xbf16, strides = [8, 1]>
+  %cv = tile.make_view %c : !tile.ptr<f32> -> !tile.view<64x8xf32, strides = [8, 1]>
+  %acc = scf.for %k = %c0 to %c256 step %c64 iter_args(%sum = %zero) -> (tensor<64x8xf32>) : i32 {
     %at = tile.load %av[%c0, %k] : !tile.view<64x256xbf16, strides = [256, 1]> -> tensor<64x64xbf16>
-    %bt = tile.load %bv[%k, %c0] : !tile.view<256x64xbf16, strides = [64, 1]> -> tensor<64x64xbf16>
-    %d = tile.dot %at, %bt, %sum : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
-    scf.yield %d : tensor<64x64xf32>
+    %bt = tile.load %bv[%k, %c0] : !tile.view<256x8xbf16, strides = [8, 1]> -> tensor<64x8xbf16>
+    %d = tile.dot %at, %bt, %sum : tensor<64x64xbf16>, tensor<64x8xbf16> -> tensor<64x8xf32>
+    scf.yield %d : tensor<64x8xf32>
   }
-  tile.store %acc, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<64x64xf32, strides = [64, 1]>
+  tile.store %acc, %cv[%c0, %c0] : tensor<64x8xf32>, !tile.view<64x8xf32, strides = [8, 1]>
   tile.return
 }
 
 // The registered e4m3 GEMM: wgmma on sm_90a, mma.sync on sm_121a; the bf16
-// one ([K, N] B) keeps mma.sync everywhere.
+// one ([K, N] B, 256-byte rows) runs on wgmma with B MN-major on sm_90a.
 // PTX: .extern .shared .align 1024 .b8 tile_shared[];
 // PTX: .entry gemm_e4m3
 // PTX: cp.async.cg.shared.global
@@ -192,5 +193,6 @@ tile.kernel @gemm_bf16_kn(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.pt
 // PTX121-NOT: wgmma
 // PTX121: mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32
 // PTXBF16: .entry gemm_bf16
-// PTXBF16-NOT: wgmma
-// PTXBF16: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTXBF16-NOT: mma.sync
+// PTXBF16: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.*}}, p, 1, 1, 0, 1;
+// PTXBF16-NOT: mma.sync

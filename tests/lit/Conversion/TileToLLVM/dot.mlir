@@ -4,7 +4,7 @@
 // [K, N] bf16 B); one wait_group + barrier per iteration; mma.sync on the
 // fragments. Other operands reach the fragments through scratch memory.
 // RUN: tilejit-opt %s --tile-layout-pipeline --tile-to-llvm-pipeline | FileCheck %s
-// RUN: tilejit dump gemm_bf16 --stage ptx | FileCheck %s --check-prefix=PTX
+// RUN: tilejit dump gemm_bf16 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=PTX
 // RUN: tilejit dump gemm_e4m3 --arch sm_90 --stage ptx | FileCheck %s --check-prefix=PTX8
 // RUN: tilejit-opt %s --tile-layout-pipeline | FileCheck %s --check-prefix=FOLD
 

@@ -180,7 +180,7 @@ tile.kernel @wgmma_operands() {
 tile.kernel @wgmma_b_not_k_major() {
   %c0 = arith.constant 0 : i32
   %buf = tile.shared_alloc : memref<2x64x128xf8E4M3FN, #wg>
-  // expected-error @+1 {{'tile.shared_load' op a #tile.wgmma_operand result must be a whole slot with K contiguous, without offsets}}
+  // expected-error @+1 {{'tile.shared_load' op a #tile.wgmma_operand result must be a whole slot without offsets, with K contiguous (or N, for a 16-bit B)}}
   %b = tile.shared_load %buf[%c0] : memref<2x64x128xf8E4M3FN, #wg> -> tensor<64x128xf8E4M3FN, #tile.wgmma_operand<opIdx = 1>>
   tile.return
 }
@@ -191,7 +191,7 @@ tile.kernel @wgmma_b_not_k_major() {
 tile.kernel @wgmma_part() {
   %c0 = arith.constant 0 : i32
   %buf = tile.shared_alloc : memref<2x64x128xf8E4M3FN, #wg>
-  // expected-error @+1 {{'tile.shared_load' op a #tile.wgmma_operand result must be a whole slot with K contiguous, without offsets}}
+  // expected-error @+1 {{'tile.shared_load' op a #tile.wgmma_operand result must be a whole slot without offsets, with K contiguous (or N, for a 16-bit B)}}
   %a = tile.shared_load %buf[%c0] offsets [0, 64] : memref<2x64x128xf8E4M3FN, #wg> -> tensor<64x64xf8E4M3FN, #tile.wgmma_operand<opIdx = 0>>
   tile.return
 }

@@ -26,7 +26,8 @@ tile.kernel @wgmma(%a: !tile.ptr<f8E4M3FN>, %w: !tile.ptr<f8E4M3FN>, %c: !tile.p
   tile.return
 }
 
-// B read as [K, N] (N contiguous): no wgmma descriptor for it.
+// B read as [K, N] (N contiguous) with a run-time row stride: the loop
+// cannot stage it, and wgmma reads B only from a slot.
 tile.kernel @mma_sync(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f32>, %m: i32, %ld: i64) attributes {config = #tile.config<tile = [128, 128, 32], warps = 8, stages = 2>} {
   %c0 = arith.constant 0 : i32
   %c32 = arith.constant 32 : i32
@@ -41,7 +42,7 @@ tile.kernel @mma_sync(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %c: !tile.ptr<f3
   %acc = scf.for %k = %c0 to %c512 step %c32 iter_args(%sum = %zero) -> (tensor<128x128xf32>) : i32 {
     %at = tile.load %av[%row, %k] : !tile.view<?x512xbf16, strides = [512, 1]> -> tensor<128x32xbf16>
     %bt = tile.load %bv[%k, %c0] : !tile.view<512x256xbf16, strides = [?, 1]> -> tensor<32x128xbf16>
-    // expected-remark @below {{mma.sync, since B is not the only use of a [1, 0] transpose of a load}}
+    // expected-remark @below {{mma.sync, since B cannot be staged: its view's rows and row stride are not static multiples of 16 bytes}}
     %d = tile.dot %at, %bt, %sum : tensor<128x32xbf16>, tensor<32x128xbf16> -> tensor<128x128xf32>
     scf.yield %d : tensor<128x128xf32>
   }
@@ -80,5 +81,32 @@ tile.kernel @register_a(%k: !tile.ptr<bf16>, %v: !tile.ptr<bf16>, %k8: !tile.ptr
     scf.yield %d, %d8 : tensor<64x64xf32>, tensor<64x64xf32>
   }
   tile.store %o#0, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<64x64xf32, strides = [64, 1]>
+  tile.return
+}
+
+// B read as [K, N] in rows of 128 bytes (one MN-major swizzle atom): wgmma
+// with the transpose immediate; the same for e4m3 stays on mma.sync.
+tile.kernel @mn_major_b(%a: !tile.ptr<bf16>, %b: !tile.ptr<bf16>, %a8: !tile.ptr<f8E4M3FN>, %b8: !tile.ptr<f8E4M3FN>, %c: !tile.ptr<f32>) attributes {config = #tile.config<tile = [64, 64, 64], warps = 4, stages = 2>} {
+  %c0 = arith.constant 0 : i32
+  %c64 = arith.constant 64 : i32
+  %c256 = arith.constant 256 : i32
+  %zero = arith.constant dense<0.0> : tensor<64x64xf32>
+  %av = tile.make_view %a : !tile.ptr<bf16> -> !tile.view<64x256xbf16, strides = [256, 1]>
+  %bv = tile.make_view %b : !tile.ptr<bf16> -> !tile.view<256x64xbf16, strides = [64, 1]>
+  %av8 = tile.make_view %a8 : !tile.ptr<f8E4M3FN> -> !tile.view<64x256xf8E4M3FN, strides = [256, 1]>
+  %bv8 = tile.make_view %b8 : !tile.ptr<f8E4M3FN> -> !tile.view<256x64xf8E4M3FN, strides = [64, 1]>
+  %cv = tile.make_view %c : !tile.ptr<f32> -> !tile.view<64x64xf32, strides = [64, 1]>
+  %acc:2 = scf.for %k = %c0 to %c256 step %c64 iter_args(%s0 = %zero, %s1 = %zero) -> (tensor<64x64xf32>, tensor<64x64xf32>) : i32 {
+    %at = tile.load %av[%c0, %k] : !tile.view<64x256xbf16, strides = [256, 1]> -> tensor<64x64xbf16>
+    %bt = tile.load %bv[%k, %c0] : !tile.view<256x64xbf16, strides = [64, 1]> -> tensor<64x64xbf16>
+    // expected-remark @below {{wgmma}}
+    %d = tile.dot %at, %bt, %s0 : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+    %at8 = tile.load %av8[%c0, %k] : !tile.view<64x256xf8E4M3FN, strides = [256, 1]> -> tensor<64x64xf8E4M3FN>
+    %bt8 = tile.load %bv8[%k, %c0] : !tile.view<256x64xf8E4M3FN, strides = [64, 1]> -> tensor<64x64xf8E4M3FN>
+    // expected-remark @below {{mma.sync, since B is loaded [K, N] (N contiguous), which wgmma reads only for 16-bit operands}}
+    %d8 = tile.dot %at8, %bt8, %s1 : tensor<64x64xf8E4M3FN>, tensor<64x64xf8E4M3FN> -> tensor<64x64xf32>
+    scf.yield %d, %d8 : tensor<64x64xf32>, tensor<64x64xf32>
+  }
+  tile.store %acc#0, %cv[%c0, %c0] : tensor<64x64xf32>, !tile.view<64x64xf32, strides = [64, 1]>
   tile.return
 }

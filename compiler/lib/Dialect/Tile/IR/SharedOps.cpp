@@ -85,13 +85,14 @@ LogicalResult SharedLoadOp::verify() {
     return emitOpError("result element type ")
            << result.getElementType() << " differs from the buffer's "
            << buffer.getElementType();
-  // wgmma reads the whole slot through a descriptor, K-major (the only
-  // major-ness tilejit describes; 8-bit operands have no other).
-  if (isa_and_nonnull<WgmmaOperandLayoutAttr>(result.getEncoding())) {
-    if (getKDim() != 1 || getOffsets() || rows != buffer.getDimSize(1) ||
+  // wgmma reads the whole slot through a descriptor, K-major, or MN-major
+  // for a 16-bit B (its transpose immediate; 8-bit operands have no other).
+  if (auto wgmma = dyn_cast_or_null<WgmmaOperandLayoutAttr>(result.getEncoding())) {
+    bool mnMajorB = wgmma.getOpIdx() == 1 && bytesOf(result.getElementType()) == 2;
+    if ((getKDim() != 1 && !mnMajorB) || getOffsets() || rows != buffer.getDimSize(1) ||
         cols != buffer.getDimSize(2))
-      return emitOpError("a #tile.wgmma_operand result must be a whole slot with K "
-                         "contiguous, without offsets");
+      return emitOpError("a #tile.wgmma_operand result must be a whole slot without "
+                         "offsets, with K contiguous (or N, for a 16-bit B)");
     return success();
   }
   auto operand = dyn_cast_or_null<DotOperandLayoutAttr>(result.getEncoding());

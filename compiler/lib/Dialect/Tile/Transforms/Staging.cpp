@@ -107,14 +107,36 @@ std::string whyNotWgmma(DotOp dot, int64_t numWarps) {
                          m, numWarps);
   if (n % 8 || n > 256)
     return llvm::formatv("N = {0} is not a multiple of 8 up to 256", n);
-  if (rowBytes != 32 && rowBytes != 64 && rowBytes != 128)
-    return llvm::formatv("a K row of A is {0} bytes, not 32, 64 or 128", rowBytes);
+  // Slots store rows wider than 128 bytes as 128-byte column blocks, each a
+  // column of wgmma swizzle atoms.
+  auto atomRows = [](int64_t bytes) {
+    return bytes == 32 || bytes == 64 || (bytes > 0 && bytes % 128 == 0);
+  };
+  if (!atomRows(rowBytes))
+    return llvm::formatv("a K row of A is {0} bytes, not 32 or 64 or a multiple of 128",
+                         rowBytes);
+  // B K-major: the [1, 0] transpose of an [N, K] load; MN-major (16-bit
+  // only, wgmma's transpose immediate): a [K, N] load, whose slot rows of N
+  // are MN-major swizzle atoms as A's are K-major ones.
   auto bTranspose = dot.getB().getDefiningOp<TransposeOp>();
-  auto bLoad = bTranspose ? bTranspose.getSrc().getDefiningOp<LoadOp>() : LoadOp();
-  if (!bLoad || !bTranspose->hasOneUse() ||
-      bTranspose.getOrder() != ArrayRef<int32_t>{1, 0})
-    return "B is not the only use of a [1, 0] transpose of a load";
-  if (std::string why = whyNotStageable(bLoad, 1, true, loop); !why.empty())
+  auto bLoad = bTranspose ? bTranspose.getSrc().getDefiningOp<LoadOp>()
+                          : dot.getB().getDefiningOp<LoadOp>();
+  if (bTranspose &&
+      (!bTranspose->hasOneUse() || bTranspose.getOrder() != ArrayRef<int32_t>{1, 0}))
+    bLoad = LoadOp();
+  if (!bLoad)
+    return "B is neither a load nor the only use of a [1, 0] transpose of one";
+  if (!bTranspose) {
+    int64_t nBytes = n * element.getIntOrFloatBitWidth() / 8;
+    if (element.getIntOrFloatBitWidth() != 16)
+      return "B is loaded [K, N] (N contiguous), which wgmma reads only for 16-bit "
+             "operands";
+    if (!atomRows(nBytes))
+      return llvm::formatv("B is loaded [K, N] with N rows of {0} bytes, not 32 or 64 "
+                           "or a multiple of 128",
+                           nBytes);
+  }
+  if (std::string why = whyNotStageable(bLoad, 1, bool(bTranspose), loop); !why.empty())
     return "B cannot be staged: " + why;
   // An A the loop does not stage (a computed tile, a load outside the loop)
   // is read from registers: wgmma takes 16-bit A fragments there.

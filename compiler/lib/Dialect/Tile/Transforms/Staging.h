@@ -76,10 +76,12 @@ bool wgmmaStagesA(DotOp dot);
 /// Why `dot` cannot lower to wgmma (given an arch that has it); empty when it
 /// can: bf16, f16 or e4m3 operands, B transposed from an [N, K] view that the
 /// loop around the dot loads and tile-pipeline-dots will stage with K
-/// contiguous, A staged alike (wgmmaStagesA) or, when 16-bit, taken from
-/// registers, rows of 32, 64 or 128 bytes (one wgmma swizzle atom wide), M a
-/// multiple of 16 x `numWarps` (whole warpgroups of 64-row blocks) and N a
-/// multiple of 8 up to 256 (one instruction spans N).
+/// contiguous (or, 16-bit only, loaded [K, N]: wgmma's MN-major B), A staged
+/// alike (wgmmaStagesA) or, when 16-bit, taken from registers, K rows (and
+/// an MN-major B's N rows) of 32 or 64 bytes or a multiple of 128 (which
+/// slots store as 128-byte column blocks of swizzle atoms), M a multiple of
+/// 16 x `numWarps` (whole warpgroups of 64-row blocks) and N a multiple of 8
+/// up to 256 (one instruction spans N).
 std::string whyNotWgmma(DotOp dot, int64_t numWarps);
 
 } // namespace tilejit::tile

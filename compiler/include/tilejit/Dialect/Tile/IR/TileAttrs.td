@@ -185,8 +185,8 @@ def Tile_WgmmaOperandLayoutAttr : AttrDef<Tile_Dialect, "WgmmaOperandLayout"> {
     elements; the tensor cores read them from a `tile.shared_alloc` slot
     through a matrix descriptor. `tile-assign-layouts` chooses it, on an arch
     whose capabilities include wgmma, for dots whose operands
-    `tile-pipeline-dots` will stage with K contiguous; only `tile.shared_load`
-    may produce it. The accumulator is then `#tile.mma<wpc = [warps, 1]>`:
+    `tile-pipeline-dots` will stage with K contiguous (or, a 16-bit B, with N
+    contiguous: wgmma's MN-major B); only `tile.shared_load` may produce it. The accumulator is then `#tile.mma<wpc = [warps, 1]>`:
     each warpgroup owns 64-row blocks, as wgmma m64nNk lays them out.
 
     ```mlir
@@ -216,6 +216,11 @@ def Tile_SharedLayoutAttr : AttrDef<Tile_Dialect, "SharedLayout"> {
 
     `perPhase` rows share a phase (128-byte lines hold 128 / (C * bytes)
     rows); `maxPhase` is the number of phases. `maxPhase = 1` is unswizzled.
+    Rows wider than 128 bytes are stored as 128-byte column blocks of all R
+    rows, one block after the other (each block a column of wgmma swizzle
+    atoms): with o = (offset(r, c) - r * C) * bytes, the byte of (r, c) in
+    the row's image above, the element is at byte
+    (o / 128) * R * 128 + r * 128 + o % 128 of the slot.
 
     ```mlir
     memref<3x128x32xbf16, #tile.shared<vec = 8, perPhase = 2, maxPhase = 4>>
