@@ -126,6 +126,13 @@ def bf16_ssd(xbc, dtraw, a_log, dt_bias, d, q, s0):
 
 SPAN_TOKENS = 512   # the prefill plan's PlanOptions::ssdSpanTokens
 
+def dt_rows(dtv):
+    """The in_proj rows [T, ZW] whose last H columns are the dt view dtv: the
+    kernels (built with dt_stride = ZW, dt_col = ZW - H) read dt at dt_col of
+    each row, so they take the rows' base, not the dt columns' view."""
+    assert dtv.stride() == (ZW, 1) and dtv.storage_offset() >= ZW - H
+    return torch.as_strided(dtv, (dtv.shape[0], ZW), (ZW, 1), dtv.storage_offset() - (ZW - H))
+
 def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span_bp=None,
         span_tokens=SPAN_TOKENS, block_m=None):
     """The launch of variant `name`: ssd_prefill alone, or (span_bp given) the
@@ -134,6 +141,7 @@ def run(name, q, bp, xbc, dtv, a_log, dt_bias, d, cu, slots, init, page, y, span
     with block_m, the chunk-parallel schedule: one-chunk spans, the pass writing
     the pages, ssd_chunk_scan over (row blocks x p blocks, chunks, heads)."""
     fn, meta = load(name)
+    dtv = dt_rows(dtv)
     seq, beg, end = chunks_of(cu, q)
     cut = torch.tensor(cu, dtype=torch.int32, device=dev)
     sl = slots if isinstance(slots, list) else slots.tolist()
