@@ -18,12 +18,16 @@ struct Slots {
   Location loc;
   tile::SharedLayoutAttr layout;
   int64_t rows, cols, bytes, vec;
+  /// Whether wide rows go in 128-byte column blocks: only in kernels where
+  /// wgmma reads slots (its descriptors need them), so the others keep the
+  /// plain rows they were tuned with.
+  bool columnBlocks = false;
 
-  Slots(Emitter &e, MemRefType type, Location loc)
+  Slots(Emitter &e, MemRefType type, bool columnBlocks, Location loc)
       : e(e), loc(loc), layout(cast<tile::SharedLayoutAttr>(type.getMemorySpace())),
         rows(type.getDimSize(1)), cols(type.getDimSize(2)),
         bytes(std::max<int64_t>(1, type.getElementTypeBitWidth() / 8)),
-        vec(layout.getVec()) {}
+        vec(layout.getVec()), columnBlocks(columnBlocks) {}
   /// One [rows, cols] tile of `element`s in scratch, swizzled as
   /// tile::sharedLayoutFor lays out a staged dot operand.
   Slots(Emitter &e, int64_t rows, int64_t cols, Type element, Location loc)
@@ -55,7 +59,7 @@ struct Slots {
     Value offset;
     // Only whole 128-byte blocks tile a slot without overlap (the swizzle
     // permutes chunks within a block), so other widths keep plain rows.
-    if (cols * bytes <= 128 || (cols * bytes) % 128) {
+    if (!columnBlocks || cols * bytes <= 128 || (cols * bytes) % 128) {
       // (r + rc) * cols + ((c | cc) ^ p) * vec elements, cc disjoint from
       // c ^ p; rc * cols folds into the address's immediate.
       Value element = LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(row, cols),
@@ -69,9 +73,9 @@ struct Slots {
       Value inRow =
           LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(op<LLVM::LShrOp>(q, 3), rows * 128),
                               op<LLVM::MulOp>(op<LLVM::AndOp>(q, 7), 16));
-      Value within =
-          LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(add(row, rowConst), 128), inRow);
-      offset = LLVM::AddOp::create(b, loc, slotBase, within);
+      // rc * 128 added last, so it folds into the address's immediate.
+      Value within = LLVM::AddOp::create(b, loc, op<LLVM::MulOp>(row, 128), inRow);
+      offset = add(LLVM::AddOp::create(b, loc, slotBase, within), rowConst * 128);
     }
     return LLVM::GEPOp::create(b, loc, base.getType(), b.getI8Type(), base,
                                ValueRange{offset});
@@ -83,11 +87,24 @@ LogicalResult emitSharedAlloc(Emitter &e, Operation *op) {
   return success();
 }
 
+/// True when wgmma (the async proxy) reads slots of this kernel.
+bool hasWgmmaOperands(Operation *op) {
+  auto kernel = op->getParentOfType<tile::KernelOp>();
+  return kernel && kernel
+                       .walk([](tile::SharedLoadOp load) {
+                         return isa<tile::WgmmaOperandLayoutAttr>(
+                                    load.getResult().getType().getEncoding())
+                                    ? WalkResult::interrupt()
+                                    : WalkResult::advance();
+                       })
+                       .wasInterrupted();
+}
+
 LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
   auto copy = cast<tile::AsyncCopyOp>(op);
   Location loc = op->getLoc();
   OpBuilder &b = e.b;
-  Slots slots(e, copy.getBuffer().getType(), loc);
+  Slots slots(e, copy.getBuffer().getType(), hasWgmmaOperands(op), loc);
   ViewValue &view = e.view(copy.getView());
   Value base = e.regs(copy.getBuffer())[0], slot = e.regs(copy.getSlot())[0];
   Value row0 = e.regs(copy.getOffsets()[0])[0], col0 = e.regs(copy.getOffsets()[1])[0];
@@ -138,19 +155,6 @@ LogicalResult emitAsyncCopy(Emitter &e, Operation *op) {
   return success();
 }
 
-/// True when wgmma (the async proxy) reads slots of this kernel.
-bool hasWgmmaOperands(Operation *op) {
-  auto kernel = op->getParentOfType<tile::KernelOp>();
-  return kernel && kernel
-                       .walk([](tile::SharedLoadOp load) {
-                         return isa<tile::WgmmaOperandLayoutAttr>(
-                                    load.getResult().getType().getEncoding())
-                                    ? WalkResult::interrupt()
-                                    : WalkResult::advance();
-                       })
-                       .wasInterrupted();
-}
-
 LogicalResult emitAsyncWait(Emitter &e, Operation *op) {
   NVVM::CpAsyncWaitGroupOp::create(e.b, op->getLoc(),
                                    cast<tile::AsyncWaitOp>(op).getPending());
@@ -180,7 +184,7 @@ LogicalResult emitSharedLoad(Emitter &e, Operation *op) {
   auto load = cast<tile::SharedLoadOp>(op);
   Location loc = op->getLoc();
   auto type = load.getResult().getType();
-  Slots slots(e, load.getBuffer().getType(), loc);
+  Slots slots(e, load.getBuffer().getType(), hasWgmmaOperands(op), loc);
   Value base = e.regs(load.getBuffer())[0], slot = e.regs(load.getSlot())[0];
   // A wgmma operand stays in shared memory: its one value is the slot's
   // address, which the dot turns into matrix descriptors.
