@@ -301,14 +301,19 @@ llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerA
 /// tensor-core operands (directProjection); otherwise, from 16 rows on,
 /// tensor-core tiles read it once per 16 rows. bf16 weights take twice the
 /// bytes per element: half the GEMV rows per program keeps one 16-byte load
-/// per thread and K step. Its conv epilogue spills at 16 x 64 (ptxas -v):
-/// 16 x 32 tiles.
+/// per thread and K step. The FP8 GEMV issues 7 K steps of loads at a time on
+/// 2 warps: its registers then let more programs share a multiprocessor, and
+/// with the weight read from HBM that was 1.28x faster than 21 steps on 4
+/// warps (docs/BENCHMARKS.md, "Decode on the H100 with split K's 256-row
+/// choice"). Its conv epilogue spills at 16 x 64 (ptxas -v): 16 x 32 tiles.
 llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerArgs &args,
                                         const LayerIO &io, const PlanArg &slots,
                                         const PlanArg &xBC, const PlanArg &dt) {
   const bool fp8 = w.inProj.isFP8;
   const int64_t hidden = c.hiddenSize, I = c.intermediate(), Cd = c.convChannels();
-  ConstantValues tiles = {{"block_n", fp8 ? 16 : 8}};
+  ConstantValues tiles = {{"block_n", 8}};
+  if (fp8)
+    tiles = {{"block_n", 16}, {"loads_in_flight", 7}, {"warps", 2}};
   if (chunkedProjection(options.overrides, "in_proj_conv"))
     tiles = chunkedTiles(rows, fp8 ? 16 : 8, fp8);
   else if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
