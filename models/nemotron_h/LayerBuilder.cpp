@@ -302,10 +302,10 @@ llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerA
 /// tensor-core tiles read it once per 16 rows. bf16 weights take twice the
 /// bytes per element: half the GEMV rows per program keeps one 16-byte load
 /// per thread and K step. The FP8 GEMV issues 7 K steps of loads at a time on
-/// 2 warps: its registers then let more programs share a multiprocessor, and
-/// with the weight read from HBM that was 1.28x faster than 21 steps on 4
-/// warps (docs/BENCHMARKS.md, "Decode on the H100 with split K's 256-row
-/// choice"). Its conv epilogue spills at 16 x 64 (ptxas -v): 16 x 32 tiles.
+/// 2 warps: with the weight read from HBM the tuner measured it faster than
+/// the kernel's defaults, 21 steps on 4 warps (docs/BENCHMARKS.md, "Decode on
+/// the H100 with split K's 256-row choice"). Its conv epilogue spills at
+/// 16 x 64 (ptxas -v): 16 x 32 tiles.
 llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerArgs &args,
                                         const LayerIO &io, const PlanArg &slots,
                                         const PlanArg &xBC, const PlanArg &dt) {
