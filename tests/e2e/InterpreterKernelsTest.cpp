@@ -11,6 +11,8 @@
 
 #include "mlir/IR/MLIRContext.h"
 
+#include "ModelTestSupport.h"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -35,17 +37,7 @@ const KernelRegistry &registry() {
 /// Builds a registered kernel with `constants` and runs it on the interpreter.
 void runKernel(llvm::StringRef name, const ConstantValues &constants, interp::Grid grid,
                std::vector<Arg> args) {
-  mlir::DialectRegistry dialects;
-  registerCompilerDialects(dialects);
-  mlir::MLIRContext ctx(dialects);
-  const KernelDef *def = registry().find(name);
-  REQUIRE(def);
-  auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
-  REQUIRE(bool(module));
-  auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
-  llvm::Error err = interp::run(kernel, grid, args);
-  INFO(llvm::toString(std::move(err)));
-  REQUIRE(!err);
+  models::testing::runOnInterpreter(registry(), name, constants, grid, std::move(args));
 }
 
 /// |got - want| <= atol + rtol |want| for every element; returns the count.

@@ -4,6 +4,8 @@
 #ifndef TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_MODELTESTSUPPORT_H
 
+#include "tilejit/Interpreter/Interpreter.h"
+#include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/Check.h"
@@ -12,6 +14,7 @@
 #include "tilejit/runtime/Jit.h"
 #include "tilejit/tuning/TunedLookup.h"
 
+#include "mlir/IR/MLIRContext.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -51,6 +54,24 @@ inline const KernelRegistry &modelRegistry() {
     return reg;
   }();
   return r;
+}
+
+/// Builds `name` of `registry` with `constants` and runs it on the
+/// interpreter over `grid`; the interpreter's error, if any, fails the test.
+inline void runOnInterpreter(const KernelRegistry &registry, llvm::StringRef name,
+                             const ConstantValues &constants, interp::Grid grid,
+                             std::vector<interp::Arg> args) {
+  mlir::DialectRegistry dialects;
+  registerCompilerDialects(dialects);
+  mlir::MLIRContext ctx(dialects);
+  const KernelDef *def = registry.find(name);
+  REQUIRE(def);
+  auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
+  REQUIRE(bool(module));
+  auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
+  llvm::Error err = interp::run(kernel, grid, args);
+  INFO(name.str() << ": " << llvm::toString(std::move(err)));
+  REQUIRE(!err);
 }
 
 /// A small NemotronH whose layer 0 has FP8 projections and layer 1 bf16 ones

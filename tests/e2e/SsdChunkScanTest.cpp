@@ -29,20 +29,11 @@ constexpr int64_t kBlockP = 16;
 /// Builds `kernel` at the test geometry plus `extra` and runs it over `grid`.
 void runKernel(llvm::StringRef kernel, ConstantValues extra, std::array<int64_t, 3> grid,
                std::vector<Arg> args) {
-  mlir::DialectRegistry dialects;
-  registerCompilerDialects(dialects);
-  mlir::MLIRContext ctx(dialects);
-  const KernelDef *def = modelRegistry().find(kernel);
-  REQUIRE(def);
   ConstantValues constants = {{"heads", H}, {"head_dim", P}, {"state", N}};
   for (auto &[name, value] : extra)
     constants[name] = value;
-  auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
-  REQUIRE(bool(module));
-  auto op = *(*module)->getOps<tile::KernelOp>().begin();
-  llvm::Error err = interp::run(op, {grid[0], grid[1], grid[2]}, args);
-  INFO(kernel.str() << ": " << llvm::toString(std::move(err)));
-  REQUIRE(!err);
+  runOnInterpreter(modelRegistry(), kernel, constants, {grid[0], grid[1], grid[2]},
+                   std::move(args));
 }
 
 /// The chunked schedule with chunk q, block_m rows per program and the pass

@@ -49,33 +49,23 @@ std::vector<Out> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
   constexpr bool f32 = std::is_same_v<Out, float>;
   std::vector<Out> y(tokens * I, f32 ? Out(NAN) : Out(kPoisonBF16));
   const int64_t bp = 16;
-  mlir::DialectRegistry dialects;
-  registerCompilerDialects(dialects);
-  mlir::MLIRContext ctx(dialects);
-  const KernelDef *def = modelRegistry().find("ssd_prefill");
-  REQUIRE(def);
   ConstantValues constants = {{"heads", H},  {"head_dim", P},
                               {"state", N},  {"groups", G},
                               {"chunk", q},  {"dt_stride", H},
                               {"dt_col", 0}, {"block_p", bp},
                               {"warps", 4},  {"precision", int64_t(precision)},
                               {"y_f32", f32}};
-  auto module = def->build(ctx, llvm::cantFail(def->specialize(constants)));
-  REQUIRE(bool(module));
-  auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
-  llvm::Error err = interp::run(
-      kernel, {P / bp, H, 1},
-      {Arg::readOnlyBuffer(in.xBC.data), Arg::readOnlyBuffer(in.dt.data),
-       Arg::readOnlyBuffer(in.params.aLog.data),
-       Arg::readOnlyBuffer(in.params.dtBias.data), Arg::readOnlyBuffer(in.params.d.data),
-       Arg::readOnlyBuffer(cu), Arg::readOnlyBuffer(slots),
-       Arg::readOnlyBuffer(batch.init), Arg::readOnlyBuffer(seq),
-       Arg::readOnlyBuffer(begin), Arg::readOnlyBuffer(end), Arg::buffer(page.data),
-       Arg::buffer(y), Arg::intScalar(int32_t(seq.size())),
-       Arg::floatScalar(float(in.params.dtMin)),
-       Arg::floatScalar(float(in.params.dtMax))});
-  INFO(llvm::toString(std::move(err)));
-  REQUIRE(!err);
+  runOnInterpreter(modelRegistry(), "ssd_prefill", constants, {P / bp, H, 1},
+                   {Arg::readOnlyBuffer(in.xBC.data), Arg::readOnlyBuffer(in.dt.data),
+                    Arg::readOnlyBuffer(in.params.aLog.data),
+                    Arg::readOnlyBuffer(in.params.dtBias.data),
+                    Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(cu),
+                    Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init),
+                    Arg::readOnlyBuffer(seq), Arg::readOnlyBuffer(begin),
+                    Arg::readOnlyBuffer(end), Arg::buffer(page.data), Arg::buffer(y),
+                    Arg::intScalar(int32_t(seq.size())),
+                    Arg::floatScalar(float(in.params.dtMin)),
+                    Arg::floatScalar(float(in.params.dtMax))});
   return y;
 }
 
