@@ -4,6 +4,7 @@ form) and the two as one W8A8 linear, on the registered `quantize_e4m3` and
 `out_proj` kernels. e4m3 tensors are torch.float8_e4m3fn where torch has it,
 else (torch < 2.1) uint8 bit patterns, which are also accepted everywhere."""
 
+import functools
 import os
 
 import torch
@@ -85,11 +86,14 @@ TAIL_SPLITS = int(os.environ.get("TILEJIT_FP8_TAIL_SPLITS", "0"))
 TAIL_PROGRAMS = int(os.environ.get("TILEJIT_FP8_TAIL_PROGRAMS", "0"))
 
 
+@functools.lru_cache(maxsize=256)
 def tail_rows(rows, block_m, columns, splits, programs):
     """The last rows whose tiles a tail-split out_proj divides `splits` ways:
     the fewest whole row tiles (the last one ragged) that minimize the busiest
     program's work when `programs` walk the items in order (item i on program
-    i % programs; a whole tile costs `splits` pieces). 0: no split helps."""
+    i % programs; a whole tile costs `splits` pieces). 0: no split helps.
+    Memoized: the search takes milliseconds of Python and every call of the op
+    asks it again for its shape."""
     row_tiles = -(-rows // block_m)
 
     def busiest(tail_tiles):
