@@ -107,7 +107,9 @@ TEST_CASE("decode with a 16-bit SSM page on the interpreter: carried steps again
     CHECK(l.ssmChecked == numSlots * stateElements);
     CHECK(l.ssmBad == 0);
     CHECK(l.pageType == type);
-    CHECK(l.pageUlps == steps);
+    // Stochastic rounding: the reference continues each step from the page
+    // the backend wrote (docs/numerics.md R8s), one rounding apart.
+    CHECK(l.pageUlps == (stochastic ? 1 : steps));
     // The counterfactual: a dropped carry leaves the band (ok() holds it
     // where a carried head keeps its state; here one must).
     CHECK(l.droppedCarry >= StepCheck::kMinDroppedCarry);
