@@ -14,9 +14,16 @@ OUT_PROJ = dict(inner=4096, hidden=2688, fp8=1, out_f32=0, scale_ptr=1)
 
 @pytest.fixture(scope="module")
 def runtimes(tmp_path_factory):
-    cache = str(tmp_path_factory.mktemp("cache"))
-    return {arch: tj.Runtime("compile-only", arch=arch, cache_dir=cache)
-            for arch in ("sm_90a", "sm_90")}
+    # A tuning database without entries (a missing file would let the shipped
+    # one stand in, whose measured tiles may take another path): the plans'
+    # own choices are what this file checks.
+    cache = tmp_path_factory.mktemp("cache")
+    empty = cache / "empty.tune.json"
+    empty.write_text('{"format": "tilejit-tune-db/1", "entries": []}')
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("TILEJIT_TUNE_DB", str(empty))
+        return {arch: tj.Runtime("compile-only", arch=arch, cache_dir=str(cache))
+                for arch in ("sm_90a", "sm_90")}
 
 
 def tiles(rt, rows, geometry):
