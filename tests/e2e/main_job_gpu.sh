@@ -6,7 +6,7 @@
 # Usage: main_job_gpu.sh TILEJIT OUT [runs...] (runs: decode-sm_90a decode-sm_90
 # decode-sm_121a prefill-sm_90a prefill-sm_90 prefill-sm_121a defects; default
 # all; and, for issue 18's experiments, variants: the lines of
-# bench/decode/variants.txt; for issue 30's 16-bit SSM page, state-bf16: decode
+# bench/decode/variants.txt, or of VARIANTS_FILE (bench/prefill/variants.txt); for issue 30's 16-bit SSM page, state-bf16: decode
 # with --ssm-state-dtype bf16, nearest even and stochastic, on sm_90a and
 # sm_90, to compare with decode-sm_90a / decode-sm_90 of the same call). SM90_ARGS: extra options of the sm_90 runs
 # (e.g. --time-batch 0: checks only); DECODE_ARGS: of every decode run (e.g.
@@ -49,13 +49,13 @@ for run in $runs; do
       ${DECODE_ARGS:-}
     one decode-sm_90-bf16-state 0 sm_90 --ssm-state-dtype bf16 ${DECODE_ARGS:-} \
       ${SM90_ARGS:-} ;;
-  variants) # every line of bench/decode/variants.txt (VARIANTS: only these names)
+  variants) # every line of VARIANTS_FILE (default bench/decode/variants.txt; VARIANTS: only these names)
     while read -r name args; do
       case $name in '#'* | '') continue ;; esac
       [ -n "${VARIANTS:-}" ] && [[ " $VARIANTS " != *" $name "* ]] && continue
       # shellcheck disable=SC2086
       one "variant-$name" 0 sm_90a $args
-    done <"$(dirname "$0")/../../bench/decode/variants.txt" ;;
+    done <"${VARIANTS_FILE:-$(dirname "$0")/../../bench/decode/variants.txt}" ;;
   defects)
     for d in drop-k-step scale-column drop-input-scale drop-carry; do
       one "defect-decode-$d" 1 sm_90a --plant-defect "$d" --time-batch 0 --batch 3
