@@ -227,9 +227,9 @@ KernelDef gatedRmsNormKernel() {
         {},
         ConstantRange::between(0, 32)},
        {"param_rows",
-        0,
-        "1: weight and bias load as [1, block] rows in the rows' layout (no layout "
-        "conversion through shared memory)",
+        1,
+        "1: weight and bias load as [1, block] rows in the rows' layout; 0: as [block] "
+        "vectors, converted to it through shared memory",
         {},
         ConstantRange::flag()},
        {"quant_fma",

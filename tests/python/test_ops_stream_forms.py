@@ -17,9 +17,10 @@ from ops_reference import F64, silu  # noqa: E402
 from ops_support import DEV, uniform  # noqa: E402
 
 ROWS, S_X = 5, 1.0 / 56
-EXACT_FORMS = [dict(param_rows=1), dict(rows_per_program=2), dict(rows_per_program=4, warps=4),
-               dict(param_rows=1, quant_fma=1), dict(warps=1, param_rows=1),
-               dict(rows_per_program=2, param_rows=1, quant_fma=1)]
+# Compared bit for bit with param_rows=0 (the plan's form before param_rows).
+EXACT_FORMS = [dict(), dict(rows_per_program=2), dict(rows_per_program=4, warps=4),
+               dict(quant_fma=1), dict(warps=1), dict(rows_per_program=2, quant_fma=1),
+               dict(param_rows=0, rows_per_program=2, quant_fma=1)]
 
 
 def codes(t):
@@ -67,8 +68,8 @@ def outside(got, want):
 
 
 @pytest.mark.parametrize("width,group", [(1024, 512), (640, 320)])
-@pytest.mark.parametrize("form", EXACT_FORMS + [dict(fast_silu=1), dict(fast_silu=1, param_rows=1,
-                                                                          rows_per_program=2)])
+@pytest.mark.parametrize("form", EXACT_FORMS + [dict(fast_silu=1),
+                                                dict(fast_silu=1, rows_per_program=2)])
 def test_norm_forms(width, group, form):
     y, zx, w = norm_inputs(7, width, width + 96)
     z = zx[:, :width]
@@ -80,7 +81,7 @@ def test_norm_forms(width, group, form):
     assert outside(e4m3_values(got), reference(y, z, w, width)) > ROWS * width // 4
     assert outside(e4m3_values(got), reference(y, z, w.roll(group), group)) > ROWS * width // 8
     if "fast_silu" not in form:
-        plan = run_norm(y, zx, w, width, group, {})
+        plan = run_norm(y, zx, w, width, group, dict(param_rows=0))
         assert torch.equal(codes(got), codes(plan)), form
 
 
@@ -93,9 +94,9 @@ def test_quant_fma_matches_the_division_on_hard_quotients():
     y = (y.cpu().to(F64) * 2.0 ** torch.randint(-30, 12, (ROWS, width), generator=gen)
          ).bfloat16().to(DEV)
     y[0, :16] = -0.0
-    for form in (dict(quant_fma=1), dict(quant_fma=1, param_rows=1)):
+    for form in (dict(quant_fma=1), dict(quant_fma=1, param_rows=0)):
         assert torch.equal(codes(run_norm(y, zx, w, width, group, form)),
-                           codes(run_norm(y, zx, w, width, group, {}))), form
+                           codes(run_norm(y, zx, w, width, group, dict(param_rows=0)))), form
 
 
 @pytest.mark.parametrize("block,warps", [(1024, 4), (2048, 4), (4096, 8)])
