@@ -1,7 +1,7 @@
 """The streaming kernels' forms that constants select (bench/prefill/stream_gpu.py
 measures them): gated_rmsnorm's rows_per_program, warps, param_rows, quant_fma
-and fast_silu, and quantize_e4m3's flat form, launched as the prefill plan
-does. Each form against the f64 reference of R6 (with its e4m3 output) or R1's
+and fast_silu, quantize_e4m3's flat form and conv_prefill's splits, launched as
+the prefill plan does. Each form against the f64 reference of R6 (with its e4m3 output) or R1's
 quant at their bands, paired with a counterfactual outside them; the forms of
 the same arithmetic also equal the plan form bit for bit. Odd row counts leave
 a partial last program; a padded group (320 of a 512 tile) masks lanes."""
@@ -115,3 +115,61 @@ def test_quant_flat(block, warps):
     launch("quantize_e4m3", dict(width=width), DEV, (-(-width // 1024), rows), x=x, out=plan,
            rows=rows, input_scale=S_X)
     assert torch.equal(codes(out), codes(plan))
+
+
+def run_conv(zx, weight, bias, page, tokens, splits, inner, channels, heads):
+    """conv_prefill as the plan launches it: one sequence continuing from slot 0,
+    chunks of 8 tokens, each split over `splits` programs."""
+    block_t = 8
+    begins = list(range(0, tokens, block_t))
+    i32 = lambda v: torch.tensor(v, dtype=torch.int32, device=DEV)  # noqa: E731
+    out = torch.full((tokens, channels), float("nan"), dtype=torch.bfloat16, device=DEV)
+    launch("conv_prefill", dict(inner=inner, channels=channels, heads=heads, block_t=block_t,
+                                block_c=64, warps=1, rows_per_step=4, splits=splits),
+           DEV, (1, len(begins), splits), zxbcdt=zx, weight=weight, bias=bias,
+           cu_seqlens=i32([0, tokens]), slots=i32([0]), init=i32([1]),
+           chunk_seq=i32([0] * len(begins)), chunk_begin=i32(begins),
+           chunk_end=i32([min(b + block_t, tokens) for b in begins]), conv_state=page,
+           out=out, num_slots=page.shape[0])
+    return out
+
+
+def conv_reference(xbc, weight, bias, state, restart=None):
+    """R3 in f64 from `state` [C, 3]; with `restart`, every `restart` rows start
+    over from a zero halo (the counterfactual of a piece without its halo)."""
+    u = torch.cat([state.to(F64).t(), xbc.to(F64)])
+    w = weight.to(F64)
+    rows = xbc.shape[0]
+    window = [u[t:t + 4].clone() for t in range(rows)]  # tokens t - 3 .. t
+    for t in range(rows):
+        if restart:
+            window[t][:max(3 - t % restart, 0)] = 0  # the tokens before t's piece
+    pre = torch.stack([bias.to(F64) + (w.t() * window[t]).sum(0) for t in range(rows)])
+    return silu(pre)
+
+
+@pytest.mark.parametrize("tokens", [29, 32])  # a ragged last chunk, and whole ones
+def test_conv_splits(tokens):
+    inner, channels, heads = 16, 64, 8
+    gen = torch.Generator().manual_seed(tokens)
+    zx = uniform(gen, tokens, inner + channels + heads, lo=-2, hi=2).bfloat16().to(DEV)
+    weight = uniform(gen, channels, 4).bfloat16().to(DEV)
+    bias = uniform(gen, channels, lo=-0.5, hi=0.5).bfloat16().to(DEV)
+    state = uniform(gen, 2, channels, 3).bfloat16().to(DEV)
+    outs, pages = {}, {}
+    for splits in (1, 2):
+        page = state.clone()
+        outs[splits] = run_conv(zx, weight, bias, page, tokens, splits, inner, channels, heads)
+        pages[splits] = page
+    xbc = zx[:, inner:inner + channels].cpu()
+    want = conv_reference(xbc, weight.cpu(), bias.cpu(), state[0].cpu())
+    got = outs[2].to(F64).cpu()
+    band = lambda w: 1e-5 + 2.0 ** -7 * w.abs()  # noqa: E731 - one bf16 ulp
+    assert got.numel() == tokens * channels
+    assert int(((got - want).abs() > band(want)).sum()) == 0
+    assert torch.equal(outs[2].cpu().view(torch.int16), outs[1].cpu().view(torch.int16))
+    assert torch.equal(pages[2].cpu().view(torch.int16), pages[1].cpu().view(torch.int16))
+    assert torch.equal(pages[2][0].cpu().t(), xbc[-3:])  # the final state: the last 3 tokens
+    # Counterfactual: each 4-row piece starting from a zero halo.
+    wrong = conv_reference(xbc, weight.cpu(), bias.cpu(), state[0].cpu(), restart=4)
+    assert int(((got - wrong).abs() > band(wrong)).sum()) > tokens * channels // 4
