@@ -18,8 +18,8 @@ Usage (GPU host, the Python kit on PYTHONPATH, vLLM's op files in .peers):
       [--replays 15] [--tokens 8192,2048] [--only norm|conv|quant]
 Without CUDA it runs the checks on the interpreter at --tokens 64 (no timing)."""
 import argparse
+import itertools
 import math
-import statistics
 import sys
 from pathlib import Path
 
@@ -28,6 +28,9 @@ import torch.nn.functional as F
 
 from tilejit.ops import rms_norm_gated
 from tilejit.ops._launch import launch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ops_torch_bench import graph_timed  # noqa: E402
 
 I, CD, HEADS, HIDDEN, GROUP = 4096, 6144, 64, 2688, 512
 ROW = I + CD + HEADS  # in_proj's output: z | xBC | dt
@@ -191,28 +194,10 @@ def check(name, got, want, atol, rtol, base, counterfactual):
 
 
 def graph_time(fn, launches, replays):
-    side = torch.cuda.Stream()
-    side.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(side):
-        for i in range(3):
-            fn(i)
-    torch.cuda.current_stream().wait_stream(side)
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for i in range(launches):
-            fn(i)
-    graph.replay()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(replays):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        graph.replay()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b) * 1e3 / launches)
-    return statistics.median(times), min(times), max(times)
+    """ops_torch_bench's graph timing of fn(i), i counting the calls from 0, so
+    the captured launches rotate over the buffer sets."""
+    calls = itertools.count()
+    return graph_timed(lambda: fn(next(calls)), replays, launches)
 
 
 def row(label, t, nbytes, floor, n):
