@@ -59,7 +59,11 @@ KernelDef quantizeE4m3Kernel() {
         {},
         ConstantRange::flag()}},
       buildQuantizeE4m3,
-      {},
+      {{"flat = 0, or width % 8 == 0 and block >= 8 (16-byte vectors of the stream)",
+        {"flat", "width", "block"},
+        [](const Specialization &s) {
+          return !s.get("flat") || (s.get("width") % 8 == 0 && s.get("block") >= 8);
+        }}},
       {"rows"}};
 }
 
