@@ -101,10 +101,11 @@ int64_t normWarps(const Specialization &spec, int64_t block) {
 /// x / s rounded as IEEE division rounds it, without a division per element
 /// (Markstein): r = RN(1 / s) once, q = RN(x r) is within an ulp of x / s, the
 /// residual x - q s is exact in one FMA, and RN(q + (x - q s) r) is the
-/// correctly rounded quotient for a normal s. Where the residual is 0, q is
-/// already the quotient (and keeps the sign of a zero x); past 2^20, far
-/// beyond e4m3's saturation, q stands, since the residual of an infinite q
-/// is NaN.
+/// correctly rounded quotient, except where the residual underflows (quotients
+/// far below e4m3's smallest step, which round to a zero of the same sign
+/// either way). Where the residual is 0, q is already the quotient (and keeps
+/// the sign of a zero x); past 2^20, far beyond e4m3's saturation, q stands,
+/// since the residual of an infinite q is NaN.
 Value divideByScale(Value x, Value s) {
   Value r = 1.0 / s;
   Value q = x * r;
