@@ -3,7 +3,7 @@
 // page or from zeros and writing its final state back to the page (R8). xBC is
 // read in place from the in_proj output zxbcdt through a strided view.
 //
-// Grid: (channel blocks, chunks). A chunk is 1..block_t tokens of one sequence
+// Grid: (channel blocks, chunks, splits). A chunk is 1..block_t tokens of one sequence
 // (chunk_seq / chunk_begin / chunk_end, built on the host by prefillMetadata,
 // possibly padded with spare chunks that do nothing).
 // Each program slides a window of the last 3 raw input rows down its chunk in
@@ -249,6 +249,16 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   Value trusted = trustMetadata(p, c0, c.index);
   c.seq = load(p.chunkSeq + c.index);
   c.begin = load(p.chunkBegin + c.index), c.end = load(p.chunkEnd + c.index);
+  Value chunkStart = c.begin;
+  if (const int64_t splits = spec.get("splits"); splits > 1) {
+    // Program z takes rows [z sub, (z + 1) sub) of the chunk (clamped to its
+    // end): a halo of 3 rows more read per piece, for programs that each walk
+    // fewer rows.
+    const int64_t sub = p.blockT / splits;
+    auto clamp = [&](Value row) { return where(row < c.end, row, c.end); };
+    c.begin = clamp(chunkStart + programId(2) * sub);
+    c.end = clamp(chunkStart + (programId(2) + 1) * sub);
+  }
   // A spare chunk (sequence -1 and begin = end: a graph captured for more
   // chunks than this batch holds) reads no metadata and stores nothing: it
   // takes the padding branch over zero rows.
@@ -257,6 +267,10 @@ void buildConvPrefill(Kernel &k, const Specialization &spec) {
   c.seqEnd = load(p.cuSeqlens + c.seq + 1, real, 0);
   c.slot = load(p.slots + c.seq, real, -1);
   c.first = c.begin == c.seqStart;
+  // Only the first piece of a sequence's first chunk takes the old state and
+  // writes the new one (a later piece clamped to an empty end may not).
+  if (spec.get("splits") > 1)
+    c.first = c.first & (programId(2) == 0);
   Value live = liveSlot(p, c, trusted, c0);
   const ChunkViews v = chunkViews(p, c, c0);
 
@@ -304,11 +318,23 @@ KernelDef convPrefillKernel() {
         {},
         R::flag()},
        {"warps", 4, "warps per program", {}, warpsRange()},
+       {"splits",
+        1,
+        "programs per chunk (grid z): each walks block_t / splits of its rows",
+        {},
+        R::powersOfTwo(1, 64)},
        stateLayout(),
        slotsI64(),
        checked()},
       buildConvPrefill,
-      {divides("rows_per_step", "block_t"), slotsI64NeedsChecks()}};
+      {divides("rows_per_step", "block_t"),
+       slotsI64NeedsChecks(),
+       {"rows_per_step divides block_t / splits",
+        {"rows_per_step", "block_t", "splits"},
+        [](const Specialization &s) {
+          return s.get("block_t") % s.get("splits") == 0 &&
+                 (s.get("block_t") / s.get("splits")) % s.get("rows_per_step") == 0;
+        }}}};
   for (KernelConstant c : convFormConstants())
     def.constants.push_back(c);
   return def;

@@ -1,6 +1,7 @@
 // R6 (docs/numerics.md#r6-gated-group-rmsnorm) and its forms: the gated group RMSNorm
 // the plans run (the defaults; with `fp8_out` quantized for an FP8 out_proj), and the
 // LayerNorm, bias, gate-after-norm and f16/f32 forms of mamba_ssm's layernorm_fn.
+#include "ConvForms.h"
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
@@ -23,6 +24,8 @@ constexpr int64_t kMaxGroup = 1 << 14;
 struct GroupTile {
   Value rows, row, col;
   int64_t width, group, block;
+  int64_t tileRows = 1;   ///< rows of the group a program holds
+  bool paramRows = false; ///< weight and bias as [1, block] rows of the tile's layout
 
   bool padded() const { return block != group; }
   /// A [rows, width] operand of row stride `stride`: its view and this group's offsets.
@@ -33,10 +36,16 @@ struct GroupTile {
   }
   Value loadRows(Value ptr, int64_t stride) const {
     auto [view, at] = rowsView(ptr, stride);
-    return load(view, at, {1, block}).to(DType::F32);
+    return load(view, at, {tileRows, block}).to(DType::F32);
   }
-  /// A [width] parameter (weight, bias) over this group, f32.
+  /// A [width] parameter (weight, bias) over this group, f32: a [block] vector,
+  /// or with `paramRows` a [1, block] row in the rows' own layout, so the
+  /// product with a row needs no layout conversion through shared memory.
   Value loadChannels(Value ptr) const {
+    if (paramRows) {
+      auto [view, at] = rowsView(ptr, 0);
+      return load(view, {0, at[1]}, {1, block}).to(DType::F32);
+    }
     if (!padded())
       return load(makeView(ptr, {width}, {1}), {col}, {group}).to(DType::F32);
     return load(makeView(ptr + col, {group}, {1}), {0}, {block}).to(DType::F32);
@@ -77,6 +86,40 @@ ConstantRule fp8OutIsBf16Form() {
       [](const Specialization &s) { return !s.get("fp8_out") || !s.get("out_type"); }};
 }
 
+/// Up to 1024 channels a warp per 256, so each thread holds one 16-byte
+/// vector of a row's group (more warps would leave lanes idle and add a
+/// cross-warp step to the reduction); a group over 4096 channels (a
+/// whole-row norm of a one-group model) a warp per 1024, so a thread's share
+/// stays in its registers. `warps` overrides it.
+int64_t normWarps(const Specialization &spec, int64_t block) {
+  if (spec.get("warps"))
+    return spec.get("warps");
+  return block <= 1024 ? std::max<int64_t>(block / 256, 1)
+                       : std::clamp<int64_t>(block / 1024, 4, 16);
+}
+
+/// x / s rounded as IEEE division rounds it, without a division per element
+/// (Markstein): r = RN(1 / s) once, q = RN(x r) is within an ulp of x / s, the
+/// residual x - q s is exact in one FMA, and RN(q + (x - q s) r) is the
+/// correctly rounded quotient, except where the residual underflows (quotients
+/// far below e4m3's smallest step, which round to a zero of the same sign
+/// either way). Where the residual is 0, q is already the quotient (and keeps
+/// the sign of a zero x); past 2^20, far beyond e4m3's saturation, q stands,
+/// since the residual of an infinite q is NaN.
+Value divideByScale(Value x, Value s) {
+  Value r = 1.0 / s;
+  Value q = x * r;
+  Value residual = fma(-q, s, x);
+  return where((abs(q) < 1048576.0) & (residual != 0.0), fma(residual, r, q), q);
+}
+
+ConstantRule warpsAutoOrPowerOfTwo() {
+  return {"warps is 0 or a power of two", {"warps"}, [](const Specialization &s) {
+            int64_t w = s.get("warps");
+            return (w & (w - 1)) == 0;
+          }};
+}
+
 } // namespace
 
 void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
@@ -101,26 +144,23 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
   std::optional<Value> inputScale;
   if (fp8Out)
     inputScale = k.scalarParam("input_scale", DType::F32); // out_proj's s_x
+  const int64_t tileRows = spec.get("rows_per_program");
   const int64_t block = int64_t(llvm::PowerOf2Ceil(group));
-  // Up to 1024 channels a warp per 256, so each thread holds one 16-byte
-  // vector of the group (more warps would leave lanes idle and add a
-  // cross-warp step to the reduction); a group over 4096 channels (a
-  // whole-row norm of a one-group model) a warp per 1024, so a thread's share
-  // stays in its registers.
-  const int64_t warps = block <= 1024 ? std::max<int64_t>(block / 256, 1)
-                                      : std::clamp<int64_t>(block / 1024, 4, 16);
-  k.setConfig({{1, block}, warps, /*stages=*/1, /*vector=*/8});
+  k.setConfig({{tileRows, block}, normWarps(spec, block), /*stages=*/1, /*vector=*/8});
   k.markInvariant(weight);
   if (bias)
     k.markInvariant(*bias);
   dependentStart(spec);
 
-  GroupTile g{rows, programId(0), programId(1) * group, width, group, block};
+  GroupTile g{
+      rows,     programId(0) * tileRows,    programId(1) * group, width, group, block,
+      tileRows, spec.get("param_rows") != 0};
   Value v = g.loadRows(y, yStride);
   std::optional<Value> gate;
   if (z) {
     // z may be columns of a wider row (prefill reads it in place from in_proj's output).
-    gate = silu(g.loadRows(*z, zStride));
+    Value zv = g.loadRows(*z, zStride);
+    gate = spec.get("fast_silu") ? siluWithoutDivision(zv) : silu(zv);
     if (!gateAfterNorm)
       v = v * *gate;
   }
@@ -131,8 +171,11 @@ void buildGatedRmsNorm(Kernel &k, const Specialization &spec) {
     result = result + g.loadChannels(*bias);
   if (gateAfterNorm)
     result = result * *gate;
-  if (inputScale)
-    result = result.to(DType::BF16).to(DType::F32) / *inputScale;
+  if (inputScale) {
+    result = result.to(DType::BF16).to(DType::F32);
+    result =
+        spec.get("quant_fma") ? divideByScale(result, *inputScale) : result / *inputScale;
+  }
   auto [outView, at] = g.rowsView(out, width);
   store(outView, at, result.to(outType));
 }
@@ -174,6 +217,33 @@ KernelDef gatedRmsNormKernel() {
         {},
         ConstantRange::flag()},
        {"bias", 0, "1: add a bias [width] after the weight", {}, ConstantRange::flag()},
+       {"rows_per_program",
+        1,
+        "rows of a group per program (grid rows / this): more bytes in flight per thread",
+        {},
+        ConstantRange::powersOfTwo(1, 64)},
+       {"warps",
+        0,
+        "warps per program; 0: by the group's width",
+        {},
+        ConstantRange::between(0, 32)},
+       {"param_rows",
+        1,
+        "1: weight and bias load as [1, block] rows in the rows' layout; 0: as [block] "
+        "vectors, converted to it through shared memory",
+        {},
+        ConstantRange::flag()},
+       {"quant_fma",
+        0,
+        "1: fp8_out's out / s_x as a reciprocal product and one FMA residual step (the "
+        "same correctly rounded quotient, no division per element)",
+        {},
+        ConstantRange::flag()},
+       {"fast_silu",
+        0,
+        "1: silu(z) as z * rsqrt(1 + e^-z)^2, no division (conv_prefill's form)",
+        {},
+        ConstantRange::flag()},
        elementType("y_type", "y"),
        elementType("z_type", "z"),
        elementType("weight_type", "weight"),
@@ -184,7 +254,10 @@ KernelDef gatedRmsNormKernel() {
       // A partial last group would be normalized over fewer channels than
       // it divides by.
       {divides("group_size", "width"), zeroOrAtLeast("z_stride", "width"),
-       zeroOrAtLeast("y_stride", "width"), groupTiles(), fp8OutIsBf16Form()}};
+       zeroOrAtLeast("y_stride", "width"), groupTiles(), fp8OutIsBf16Form(),
+       warpsAutoOrPowerOfTwo(),
+       productAtMost({"rows_per_program", "group_size"}, kMaxGroup,
+                     "a program's tile of rows stays in registers")}};
 }
 
 } // namespace tilejit::models

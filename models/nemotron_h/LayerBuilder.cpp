@@ -286,10 +286,15 @@ llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerA
     if (!quant)
       return quant.takeError();
     PlanArg quantized = intermediate(w.layer, "act_q", Type::F8E4M3, {rows, hidden});
-    launch(w, "quant", "quantize_e4m3", *quant,
-           {llvm::divideCeilSigned(hidden, quant->get("block")), rows, 1},
-           {in, quantized, PlanArg::integer(rows), PlanArg::real(w.inProj.inputScale)},
-           rows * hidden * 2, rows * hidden);
+    // The flat form tiles the rows as one stream.
+    const int64_t block = quant->get("block");
+    launch(
+        w, "quant", "quantize_e4m3", *quant,
+        quant->get("flat")
+            ? std::array<int64_t, 3>{llvm::divideCeilSigned(rows * hidden, block), 1, 1}
+            : std::array<int64_t, 3>{llvm::divideCeilSigned(hidden, block), rows, 1},
+        {in, quantized, PlanArg::integer(rows), PlanArg::real(w.inProj.inputScale)},
+        rows * hidden * 2, rows * hidden);
     gemmInput = quantized;
     scale = PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale);
   }
@@ -398,8 +403,10 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
     auto norm = kernel("gated_rmsnorm", normGeometry);
     if (!norm)
       return norm.takeError();
-    launch(w, "norm", "gated_rmsnorm", *norm, {rows, I / c.normGroupSize(), 1}, normArgs,
-           2 * actBytes + bytes(args.normW), normedBytes);
+    launch(w, "norm", "gated_rmsnorm", *norm,
+           {llvm::divideCeilSigned(rows, norm->get("rows_per_program")),
+            I / c.normGroupSize(), 1},
+           normArgs, 2 * actBytes + bytes(args.normW), normedBytes);
   }
   if (!fold)
     return addLinear(w, "out_proj", *outProj, io.normed, weight, io.out, scale, hidden,

@@ -230,14 +230,14 @@ llvm::Error addPrefillLayer(LayerBuilder &builder, const NemotronHConfig &c,
   if (auto err = builder.addInProjGemm(w, args, io.in, zxbcdt, /*decode=*/false))
     return err;
 
-  builder.launch(w, "conv", "conv_prefill", k.conv,
-                 {llvm::divideCeilSigned(Cd, k.conv.get("block_c")), chunks, 1},
-                 {zxbcdt, args.convW, args.convB, in.cu, in.slots, in.init, in.chunkSeq,
-                  in.chunkBegin, in.chunkEnd, args.convPage, xBC,
-                  PlanArg::integer(result.plan.numSlots)},
-                 tokens * Cd * 2 + convPages + builder.bytes(args.convW) +
-                     builder.bytes(args.convB),
-                 tokens * Cd * 2 + convPages);
+  builder.launch(
+      w, "conv", "conv_prefill", k.conv,
+      {llvm::divideCeilSigned(Cd, k.conv.get("block_c")), chunks, k.conv.get("splits")},
+      {zxbcdt, args.convW, args.convB, in.cu, in.slots, in.init, in.chunkSeq,
+       in.chunkBegin, in.chunkEnd, args.convPage, xBC,
+       PlanArg::integer(result.plan.numSlots)},
+      tokens * Cd * 2 + convPages + builder.bytes(args.convW) + builder.bytes(args.convB),
+      tokens * Cd * 2 + convPages);
 
   // R5p over spans: each span's tail state, the states passed from span to
   // span, then every span's output (pages read and written there).

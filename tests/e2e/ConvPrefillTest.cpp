@@ -65,6 +65,7 @@ struct ConvPrefillKernel {
     heads = spec.get("heads");
     blockT = spec.get("block_t");
     blockC = spec.get("block_c");
+    splits = spec.get("splits");
     kernel.emplace(compileKernel("conv_prefill", spec));
   }
 
@@ -76,7 +77,8 @@ struct ConvPrefillKernel {
            const Tensor<uint16_t> &weight, const Tensor<uint16_t> &bias,
            Tensor<uint16_t> &page, std::vector<uint16_t> &out) const {
     using interp::Arg;
-    const interp::Grid grid = {(channels + blockC - 1) / blockC, meta.numChunks(), 1};
+    const interp::Grid grid = {(channels + blockC - 1) / blockC, meta.numChunks(),
+                               splits};
     llvm::Error err = kernel->run(
         grid, {Arg::readOnlyBuffer(zxbcdt.data), Arg::readOnlyBuffer(weight.data),
                Arg::readOnlyBuffer(bias.data), Arg::readOnlyBuffer(meta.cuSeqlens),
@@ -88,7 +90,7 @@ struct ConvPrefillKernel {
     REQUIRE(!err);
   }
 
-  int64_t inner = 0, channels = 0, heads = 0, blockT = 0, blockC = 0;
+  int64_t inner = 0, channels = 0, heads = 0, blockT = 0, blockC = 0, splits = 1;
   std::optional<interp::CompiledKernel> kernel;
 };
 
@@ -193,10 +195,11 @@ Operands randomOperands(const ConvPrefillKernel &k, int64_t tokens, int64_t numS
 
 /// The reduced geometry CI runs: 200 channels are one full and one partial
 /// block of 128; 8-token chunks; zxbcdt rows of 40 + 200 + 8 columns.
-ConstantValues reducedConstants(int64_t rowsPerStep, bool fastSilu = false) {
-  return {{"inner", 40},  {"channels", 200},      {"heads", 8},
-          {"block_t", 8}, {"block_c", 128},       {"rows_per_step", rowsPerStep},
-          {"warps", 4},   {"fast_silu", fastSilu}};
+ConstantValues reducedConstants(int64_t rowsPerStep, bool fastSilu = false,
+                                int64_t splits = 1) {
+  return {{"inner", 40},  {"channels", 200},       {"heads", 8},
+          {"block_t", 8}, {"block_c", 128},        {"rows_per_step", rowsPerStep},
+          {"warps", 4},   {"fast_silu", fastSilu}, {"splits", splits}};
 }
 
 /// Runs `batch` through the kernel (chunks in order, or reversed: the
@@ -270,14 +273,18 @@ TEST_CASE("conv_prefill on the interpreter: a varlen batch against f64 per seque
           "chunks in either order",
           "[e2e][interp][prefill]") {
   const int64_t rowsPerStep = GENERATE(4, 8);
+  // Two programs per chunk (4 rows each): a piece's halo from the piece
+  // before, the state only in the first piece of a sequence's first chunk.
+  const int64_t splits = rowsPerStep == 4 ? GENERATE(1, 2) : 1;
   const bool reverseChunks = GENERATE(false, true);
   const bool fastSilu = GENERATE(false, true);
   // 11 chunks; 16 adds 5 spare ones (in reversed order they run first).
   const int64_t chunkCapacity = GENERATE(0, 16);
-  INFO("rows_per_step " << rowsPerStep << (reverseChunks ? ", chunks reversed" : "")
+  INFO("rows_per_step " << rowsPerStep << ", splits " << splits
+                        << (reverseChunks ? ", chunks reversed" : "")
                         << (fastSilu ? ", fast_silu" : "") << ", chunk capacity "
                         << chunkCapacity);
-  ConvPrefillKernel k(reducedConstants(rowsPerStep, fastSilu));
+  ConvPrefillKernel k(reducedConstants(rowsPerStep, fastSilu, splits));
   // Shorter than 3 (carried and fresh), shorter than a chunk, exactly one
   // chunk, exactly 3, several chunks with a ragged tail, and a padding
   // sequence; slots 1, 4 and 6 of 10 are named by no sequence.

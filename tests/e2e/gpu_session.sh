@@ -10,6 +10,9 @@
 #   opsbench bench/ops_torch_bench.py (tilejit.ops next to plain torch)
 #   vllm     bench/ops_vllm_bench.py (tilejit.ops next to vLLM's Triton ops; their
 #            files laid out by bench/peers/extract_vllm.sh in .peers/, carried)
+#   stream   bench/prefill/stream_gpu.py (the prefill's gated norm, conv and quant in
+#            their plan forms and variants beside a copy floor and vLLM's
+#            rms_norm_gated; STREAM_ARGS, e.g. --only norm)
 #   launch   bench/ops_launch_bench.py (each op's host cost: cached, uncached, recording)
 #   gemmtail bench/gemm/tail.py (the prefill GEMMs unsplit, tail-split and the library)
 #   importorder tests/e2e/python_import_order.sh (tilejit before and after torch)
@@ -67,6 +70,9 @@ for part in "$@"; do
   vllm) PYTHONPATH=$work/kit:$root/.peers timeout "${VLLM_TIMEOUT:-400}" python3 \
           "$root/bench/ops_vllm_bench.py" ${VLLM_ARGS:-} >"$out/vllm.log" 2>&1
         echo "vllm bench: exit $?"; grep -v "^ \|^Traceback\|^  File" "$out/vllm.log" | tail -n 40 ;;
+  stream) PYTHONPATH=$work/kit:$root/.peers timeout 300 python3 "$root/bench/prefill/stream_gpu.py" \
+            ${STREAM_ARGS:-} >"$out/stream.log" 2>&1; echo "stream bench: exit $?"
+          grep -E "^(CHECK FAIL|PERF)|passed|FAILED|Error" "$out/stream.log" | tail -n 120 ;;
   launch) PYTHONPATH=$work/kit timeout "${LAUNCH_TIMEOUT:-300}" python3 \
             "$root/bench/ops_launch_bench.py" ${LAUNCH_ARGS:-} >"$out/launch.log" 2>&1
           echo "launch bench: exit $?"; tail -n 25 "$out/launch.log" ;;

@@ -43,24 +43,17 @@ void requireRoundTrip(Fixture &f, mlir::ModuleOp module) {
 
 TEST_CASE("gated RMSNorm (R6) builds, verifies and round-trips", "[builder]") {
   Fixture f;
-  KernelDef def{"gated_rmsnorm",
-                "",
-                {{"width", 4096, ""},
-                 {"group_size", 512, ""},
-                 {"fp8_out", 0, ""},
-                 {"z_stride", 0, ""},
-                 {"y_stride", 0, ""},
-                 {"gate", 1, ""},
-                 {"norm_before_gate", 0, ""},
-                 {"layer_norm", 0, ""},
-                 {"bias", 0, ""},
-                 {"y_type", 0, ""},
-                 {"z_type", 0, ""},
-                 {"weight_type", 0, ""},
-                 {"bias_type", 0, ""},
-                 {"out_type", 0, ""},
-                 {"dependent", 1, ""}},
-                models::buildGatedRmsNorm};
+  KernelDef def{
+      "gated_rmsnorm",
+      "",
+      {{"width", 4096, ""},         {"group_size", 512, ""}, {"fp8_out", 0, ""},
+       {"z_stride", 0, ""},         {"y_stride", 0, ""},     {"gate", 1, ""},
+       {"norm_before_gate", 0, ""}, {"layer_norm", 0, ""},   {"bias", 0, ""},
+       {"rows_per_program", 1, ""}, {"warps", 0, ""},        {"param_rows", 1, ""},
+       {"quant_fma", 0, ""},        {"fast_silu", 0, ""},    {"y_type", 0, ""},
+       {"z_type", 0, ""},           {"weight_type", 0, ""},  {"bias_type", 0, ""},
+       {"out_type", 0, ""},         {"dependent", 1, ""}},
+      models::buildGatedRmsNorm};
   auto spec = def.specialize({});
   REQUIRE(bool(spec));
   auto module = def.build(*f.ctx, *spec);

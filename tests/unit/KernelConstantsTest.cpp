@@ -124,6 +124,22 @@ TEST_CASE("a broken relation between constants is refused naming the rule",
         "kernel 'conv_prefill': rows_per_step = 3, block_t = 64 breaks the rule "
         "rows_per_step "
         "divides block_t");
+  // The streaming forms (bench/prefill/stream_gpu.py): a piece of a chunk holds
+  // whole steps, warps lay out as powers of two, a tile of rows stays in
+  // registers, and the flat quant's stream is of 16-byte vectors.
+  CHECK(refusal("conv_prefill", {{"splits", 32}}) ==
+        "kernel 'conv_prefill': rows_per_step = 8, block_t = 64, splits = 32 breaks the "
+        "rule rows_per_step divides block_t / splits");
+  CHECK(refusal("gated_rmsnorm", {{"warps", 3}}) ==
+        "kernel 'gated_rmsnorm': warps = 3 breaks the rule warps is 0 or a power of two");
+  CHECK(refusal("gated_rmsnorm", {{"rows_per_program", 64}}) ==
+        "kernel 'gated_rmsnorm': rows_per_program = 64, group_size = 512 breaks the rule "
+        "rows_per_program * group_size <= 16384 (a program's tile of rows stays in "
+        "registers)");
+  CHECK(
+      refusal("quantize_e4m3", {{"flat", 1}, {"width", 12}}) ==
+      "kernel 'quantize_e4m3': flat = 1, width = 12, block = 1024 breaks the rule flat = "
+      "0, or width % 8 == 0 and block >= 8 (16-byte vectors of the stream)");
 }
 
 TEST_CASE("build() checks constants too, so a tuner's candidate cannot skip them",

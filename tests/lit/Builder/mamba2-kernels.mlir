@@ -33,4 +33,4 @@
 
 // LOC: loc("{{.*}}models/mamba2/ConvUpdate.cpp":{{[0-9]+}}:{{[0-9]+}})
 
-// BADSET: kernel 'gated_rmsnorm' has no constant 'groups' (it has: width, group_size, fp8_out, z_stride, y_stride, gate, norm_before_gate, layer_norm, bias, y_type, z_type, weight_type, bias_type, out_type, dependent)
+// BADSET: kernel 'gated_rmsnorm' has no constant 'groups' (it has: width, group_size, fp8_out, z_stride, y_stride, gate, norm_before_gate, layer_norm, bias, rows_per_program, warps, param_rows, quant_fma, fast_silu, y_type, z_type, weight_type, bias_type, out_type, dependent)
