@@ -32,8 +32,8 @@ schedule() {
   local karch=${out_arch:-$arch}
   "$tj" compile "$kernel" --arch "$karch" "${common[@]}" "${out_extra[@]}" \
     --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
-  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
-    --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
+  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" "${state_extra[@]}" \
+    --set block_p="$sbp" --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
   "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
     "${pass_extra[@]}" -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
   echo "$line" >>"$dir/variants.txt"
@@ -48,10 +48,13 @@ schedule() {
   done
 }
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS: the
-# plan's span schedule (ssd_prefill span_states=1).
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
+# [WALK_AHEAD]: the plan's span schedule (ssd_prefill span_states=1), its walks
+# over chunks (ssd_prefill's and ssd_span_state's) issuing loads WALK_AHEAD
+# ahead (0 none, 1 metadata, 2 with x and dt, 3 with all tiles).
 variant() {
-  out_extra=(--set span_states=1) pass_extra=()
+  out_extra=(--set span_states=1 --set walk_ahead="${9:-0}") pass_extra=()
+  state_extra=(--set walk_ahead="${9:-0}")
   schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
 }
 
@@ -61,6 +64,7 @@ variant() {
 # OUT_ARCH), line "NAME CHUNK BLOCK_P STATE_BLOCK_P CHUNK BLOCK_M".
 chunked() {
   out_extra=(--set block_m="$3") pass_extra=(--set write_page=1 --set unroll="${9:-1}")
+  state_extra=()
   out_arch=${10:-} schedule ssd_chunk_scan "$1" "$2" "$6" "$4" "$5" "$7" "$8" \
     "$1 $2 $4 $7 $2 $3"
 }
@@ -77,6 +81,15 @@ variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
+# The walks' loads a chunk ahead (walk_ahead; chunk 64's baseline is c64, the
+# split state mode's split).
+variant walk1 32 32 4 0 32 4 512 1
+variant walk2 32 32 4 0 32 4 512 2
+variant walk3 32 32 4 0 32 4 512 3
+variant walk1_c64 64 32 4 0 32 4 512 1
+variant walk2_c64 64 32 4 0 32 4 512 2
+variant split_walk1 32 32 4 2 32 4 512 1
+variant split_walk2 32 32 4 2 32 4 512 2
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
 chunked ch64 64 32 32 4 0 32 4
