@@ -9,7 +9,8 @@
 # variant may build its output kernel for another arch (out_arch): sm_90 PTX
 # keeps every dot on mma.sync where sm_90a puts some on wgmma, the same tiles
 # otherwise (the driver runs sm_90 PTX on an H100/H200).
-# Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
+# Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]   (SSD_VARIANTS: the names to
+# build, all by default)
 set -euo pipefail
 tj=$1 dir=$2 heads=${3:-64} arch=${4:-sm_90a}
 mkdir -p "$dir"
@@ -28,6 +29,7 @@ ssd=("${geo[@]}" --set groups=8 --set dt_stride=$((2 * inner + 2048 + heads))
 # set) and ssd_span_state.
 schedule() {
   local kernel=$1 name=$2 q=$3 prec=$4 bp=$5 w=$6 sbp=$7 sw=$8 line=$9
+  [ -z "${SSD_VARIANTS:-}" ] || [[ " $SSD_VARIANTS " == *" $name "* ]] || return 0
   local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
   local karch=${out_arch:-$arch}
   "$tj" compile "$kernel" --arch "$karch" "${common[@]}" "${out_extra[@]}" \
