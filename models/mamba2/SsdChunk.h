@@ -6,6 +6,7 @@
 
 #include "tilejit/Builder/Builder.h"
 #include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/models/mamba2/Kernels.h"
 
 #include <functional>
 #include <utility>
@@ -94,12 +95,6 @@ Chunk chunkOf(const SsdShape &g, const SsdInputs &in, Value rowBase, Value len,
 Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
                 Value t1, bool withC);
 
-/// How far ahead a walk over chunks issues a chunk's loads (the kernels'
-/// `walk_ahead`): none (each chunk's loads wait for the step before), its
-/// metadata (the scalars its tile loads depend on), its metadata with x and
-/// dt, or with all its tiles; carried as loop values, so only the order of
-/// the loads changes.
-enum class WalkAhead : int64_t { None = 0, Metadata = 1, XDt = 2, Tiles = 3 };
 /// A scalar `ptr` loaded, or where `valid` holds (`other` elsewhere).
 Value loadIf(Value ptr, Value valid, double other);
 using ChunkStep = std::function<std::vector<Value>(
