@@ -83,8 +83,8 @@ variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
-# The walks' loads a chunk ahead (walk_ahead; chunk 64's baseline is c64, the
-# split state mode's split).
+# The walks' loads a chunk ahead (walk_ahead; the baselines: c64 at chunk 64,
+# split in the split state mode, head_p64w8 at 64 state rows on 8 warps).
 variant walk1 32 32 4 0 32 4 512 1
 variant walk2 32 32 4 0 32 4 512 2
 variant walk3 32 32 4 0 32 4 512 3
@@ -92,6 +92,9 @@ variant walk1_c64 64 32 4 0 32 4 512 1
 variant walk2_c64 64 32 4 0 32 4 512 2
 variant split_walk1 32 32 4 2 32 4 512 1
 variant split_walk2 32 32 4 2 32 4 512 2
+variant split_walk3 32 32 4 2 32 4 512 3
+variant walk1_p64w8 32 64 8 0 32 4 512 1
+variant walk3_p64w8 32 64 8 0 32 4 512 3
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
 chunked ch64 64 32 32 4 0 32 4
