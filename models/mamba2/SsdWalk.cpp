@@ -1,7 +1,7 @@
-// The SSD kernels' walk over chunks (SsdChunk.h): a chunk's loads issued one
-// chunk ahead of its products, so that the dependent scalar loads of its
-// metadata and the tile loads behind them wait on memory while the chunk
-// before computes, instead of after it (docs/models.md, the chunked SSD).
+// The SSD kernels' walk over chunks (SsdChunk.h): a chunk's loads issued ahead
+// of its products (its own scalars two steps early, its sequence's and its tiles
+// one), so that they wait on memory while the chunks before compute instead of
+// after them (docs/models.md, the chunked SSD).
 #include "Parts.h"
 #include "SsdChunk.h"
 
