@@ -9,7 +9,8 @@
 # variant may build its output kernel for another arch (out_arch): sm_90 PTX
 # keeps every dot on mma.sync where sm_90a puts some on wgmma, the same tiles
 # otherwise (the driver runs sm_90 PTX on an H100/H200).
-# Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]
+# Usage: ssd_variants.sh TILEJIT DIR [HEADS] [ARCH]   (SSD_VARIANTS: the names to
+# build, all by default)
 set -euo pipefail
 tj=$1 dir=$2 heads=${3:-64} arch=${4:-sm_90a}
 mkdir -p "$dir"
@@ -28,12 +29,13 @@ ssd=("${geo[@]}" --set groups=8 --set dt_stride=$((2 * inner + 2048 + heads))
 # set) and ssd_span_state.
 schedule() {
   local kernel=$1 name=$2 q=$3 prec=$4 bp=$5 w=$6 sbp=$7 sw=$8 line=$9
+  [ -z "${SSD_VARIANTS:-}" ] || [[ " $SSD_VARIANTS " == *" $name "* ]] || return 0
   local common=("${ssd[@]}" --set chunk="$q" --set precision="$prec")
   local karch=${out_arch:-$arch}
   "$tj" compile "$kernel" --arch "$karch" "${common[@]}" "${out_extra[@]}" \
     --set block_p="$bp" --set warps="$w" -o "$dir/$name.ptx" --meta "$dir/$name.json"
-  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" --set block_p="$sbp" \
-    --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
+  "$tj" compile ssd_span_state --arch "$arch" "${common[@]}" "${state_extra[@]}" \
+    --set block_p="$sbp" --set warps="$sw" -o "$dir/$name.state.ptx" --meta "$dir/$name.state.json"
   "$tj" compile ssd_state_pass --arch "$arch" "${geo[@]}" --set block=1024 \
     "${pass_extra[@]}" -o "$dir/$name.pass.ptx" --meta "$dir/$name.pass.json"
   echo "$line" >>"$dir/variants.txt"
@@ -48,10 +50,13 @@ schedule() {
   done
 }
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS: the
-# plan's span schedule (ssd_prefill span_states=1).
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
+# [WALK_AHEAD]: the plan's span schedule (ssd_prefill span_states=1), its walks
+# over chunks (ssd_prefill's and ssd_span_state's) issuing loads WALK_AHEAD
+# ahead (0 none, 1 metadata, 2 with x and dt, 3 with all tiles).
 variant() {
-  out_extra=(--set span_states=1) pass_extra=()
+  out_extra=(--set span_states=1 --set walk_ahead="${9:-0}") pass_extra=()
+  state_extra=(--set walk_ahead="${9:-0}")
   schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
 }
 
@@ -61,6 +66,7 @@ variant() {
 # OUT_ARCH), line "NAME CHUNK BLOCK_P STATE_BLOCK_P CHUNK BLOCK_M".
 chunked() {
   out_extra=(--set block_m="$3") pass_extra=(--set write_page=1 --set unroll="${9:-1}")
+  state_extra=()
   out_arch=${10:-} schedule ssd_chunk_scan "$1" "$2" "$6" "$4" "$5" "$7" "$8" \
     "$1 $2 $4 $7 $2 $3"
 }
@@ -77,6 +83,18 @@ variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
+# The walks' loads a chunk ahead (walk_ahead; the baselines: c64 at chunk 64,
+# split in the split state mode, head_p64w8 at 64 state rows on 8 warps).
+variant walk1 32 32 4 0 32 4 512 1
+variant walk2 32 32 4 0 32 4 512 2
+variant walk3 32 32 4 0 32 4 512 3
+variant walk1_c64 64 32 4 0 32 4 512 1
+variant walk2_c64 64 32 4 0 32 4 512 2
+variant split_walk1 32 32 4 2 32 4 512 1
+variant split_walk2 32 32 4 2 32 4 512 2
+variant split_walk3 32 32 4 2 32 4 512 3
+variant walk1_p64w8 32 64 8 0 32 4 512 1
+variant walk3_p64w8 32 64 8 0 32 4 512 3
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
 chunked ch64 64 32 32 4 0 32 4

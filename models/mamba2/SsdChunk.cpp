@@ -116,17 +116,30 @@ RowSlice RowSlice::shifted(int64_t columns) const {
   return s;
 }
 
-Value chunkDt(const SsdShape &g, const SsdInputs &in, Value h, Value rowBase, Value len,
-              int64_t rows) {
+namespace {
+
+/// dt of `rows` tokens from rowBase for head h as read, 0 past `len`.
+Value loadDt(const SsdShape &g, const SsdInputs &in, Value h, Value rowBase, Value len,
+             int64_t rows) {
+  return load(
+      makeView(in.dtRaw + rowBase * g.dtStride + g.dtCol + h, {Dim(len)}, {g.dtStride}),
+      {0}, {rows});
+}
+
+/// R4's dt' of the `rows` tokens loadDt read.
+Value dtOf(const SsdShape &g, const SsdInputs &in, Value raw, Value len, int64_t rows) {
   // R4: dt' = clamp(softplus(dt + bias)), 0 on padded rows.
-  Value dtTile = load(makeView(in.dtRaw + rowBase * g.dtStride + g.dtCol + h, {Dim(len)},
-                               {g.dtStride}),
-                      {0}, {rows})
-                     .to(DType::F32);
-  Value dtIn = dtTile + in.bias;
+  Value dtIn = raw.to(DType::F32) + in.bias;
   return where(arange(0, rows) < len,
                minimum(maximum(g.softplusDt ? softplus(dtIn) : dtIn, in.dtMin), in.dtMax),
                0.0);
+}
+
+} // namespace
+
+Value chunkDt(const SsdShape &g, const SsdInputs &in, Value h, Value rowBase, Value len,
+              int64_t rows) {
+  return dtOf(g, in, loadDt(g, in, h, rowBase, len, rows), len, rows);
 }
 
 Value decayedMix(Value cb, Value lamI, Value lamJ, Value dtJ, Value causal) {
@@ -146,47 +159,63 @@ Value GuardedX::x(Value raw) const {
   return where(finite, raw, zeros(raw.shape(), raw.dtype()));
 }
 
-Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
-                Value t1, bool withC) {
-  Chunk c;
-  c.len = t1 - t0;
-  c.rowBase = t0.to(DType::I64);
+ChunkTiles loadChunkTiles(const SsdShape &g, const SsdInputs &in, Value h, Value p0,
+                          Value rowBase, Value len, bool withC, bool xDt, bool bc) {
+  ChunkTiles c;
   Value group = h / (g.heads / g.groups);
   const Shape bcTile = {g.q, g.stateTile};
   auto loadSlice = [&](const RowSlice &slice, Operand col, const Shape &shape) {
     return load(slice.view, {0, slice.at(col)}, shape);
   };
-  const Dim rows(c.len);
+  const Dim rows(len);
   if (g.splitXBC) {
-    Value xRow = in.x + c.rowBase * g.xStride;
-    c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.xStride, g.xType),
-                    p0, {g.q, g.bp});
-    Value bRow = in.b + c.rowBase * g.bStride;
-    c.b = loadSlice(
-        rowSlice(bRow, group * g.stateSize, rows, g.stateSize, g.bStride, g.bcType), 0,
-        bcTile);
-    if (withC) {
-      Value cRow = in.c + c.rowBase * g.cStride;
+    Value xRow = in.x + rowBase * g.xStride;
+    if (xDt)
+      c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.xStride, g.xType),
+                      p0, {g.q, g.bp});
+    Value bRow = in.b + rowBase * g.bStride;
+    if (bc)
+      c.b = loadSlice(
+          rowSlice(bRow, group * g.stateSize, rows, g.stateSize, g.bStride, g.bcType), 0,
+          bcTile);
+    if (bc && withC) {
+      Value cRow = in.c + rowBase * g.cStride;
       c.cm = loadSlice(
           rowSlice(cRow, group * g.stateSize, rows, g.stateSize, g.cStride, g.bcType), 0,
           bcTile);
     }
   } else {
-    Value xRow = in.x + c.rowBase * g.channels;
-    c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.channels, g.xType),
-                    p0, {g.q, g.bp});
-    Value bcRow = in.x + c.rowBase * g.channels + g.inner;
+    Value xRow = in.x + rowBase * g.channels;
+    if (xDt)
+      c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.channels, g.xType),
+                      p0, {g.q, g.bp});
+    Value bcRow = in.x + rowBase * g.channels + g.inner;
     RowSlice b =
         rowSlice(bcRow, group * g.stateSize, rows, g.stateSize, g.channels, g.xType);
-    c.b = loadSlice(b, 0, bcTile);
-    if (withC)
+    if (bc)
+      c.b = loadSlice(b, 0, bcTile);
+    if (bc && withC)
       c.cm = loadSlice(b.shifted(g.groups * g.stateSize), 0, bcTile);
   }
+  if (xDt)
+    c.dt = loadDt(g, in, h, rowBase, len, g.q);
+  return c;
+}
+
+Chunk chunkOf(const SsdShape &g, const SsdInputs &in, Value rowBase, Value len,
+              const ChunkTiles &tiles) {
+  Chunk c{len, rowBase, tiles.x, tiles.b, tiles.cm};
   // R5p step 1: dt' and its decay cumsum.
-  c.dt = chunkDt(g, in, h, c.rowBase, c.len, g.q);
+  c.dt = dtOf(g, in, tiles.dt, len, g.q);
   c.lam = cumsum(c.dt * in.a, 0);
   c.lamEnd = sum(c.dt * in.a, 0);
   return c;
+}
+
+Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
+                Value t1, bool withC) {
+  Value len = t1 - t0, rowBase = t0.to(DType::I64);
+  return chunkOf(g, in, rowBase, len, loadChunkTiles(g, in, h, p0, rowBase, len, withC));
 }
 
 Value stateAfter(const SsdShape &g, const Chunk &c, Value s) {

@@ -109,6 +109,92 @@ Value skipRefusedWalk(const SsdShape &g, const PrefillParams &p, Value h, Value 
   return end;
 }
 
+/// One chunk's metadata: the scalars its tile loads and its page reads and
+/// writes depend on, the chunk's own (direct) and its sequence's (indirect).
+struct ChunkMeta {
+  Value rawSeq, t0, t1, slot, seqBegin, seqEnd, init;
+  static constexpr size_t kCount = 7;
+  static ChunkMeta of(const std::vector<Value> &v) {
+    return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+  }
+  static std::vector<Value> direct(const PrefillParams &p, Value c, Value valid) {
+    return {loadIf(p.chunkSeq + c, valid, -1), loadIf(p.chunkBegin + c, valid, 0),
+            loadIf(p.chunkEnd + c, valid, 0)};
+  }
+  static std::vector<Value> indirect(const PrefillParams &p, const std::vector<Value> &d,
+                                     Value valid) {
+    Value seq = maximum(d[0], 0);
+    return {loadIf(p.slots + seq, valid, -1), loadIf(p.cuSeqlens + seq, valid, 0),
+            loadIf(p.cuSeqlens + seq + 1, valid, 0), loadIf(p.init + seq, valid, 0)};
+  }
+};
+
+/// What ssd_prefill's chunk step reads besides the chunk.
+struct PrefillWalk {
+  const SsdShape &g;
+  const SsdInputs &in;
+  const PrefillParams &p;
+  Value h, p0, span, dCoef, tailSeq;
+};
+
+/// ssd_prefill's step over chunk c from the state `carried`: y of its rows,
+/// the page written at its sequence's last chunk; returns the state after it.
+Value prefillChunk(const PrefillWalk &w, Value c, const ChunkMeta &m,
+                   const std::function<ChunkTiles()> &tiles, Value carried) {
+  const SsdShape &g = w.g;
+  const PrefillParams &p = w.p;
+  const Shape stateTile = {g.bp, g.stateTile};
+  // A spare chunk (sequence -1, no tokens: prefillMetadata's capacity
+  // padding) reads and writes nothing.
+  Value live = (m.slot >= 0) & (m.rawSeq >= 0);
+  // A sequence's first chunk starts from its page rows; a view of 0 rows
+  // reads zeros (a fresh or padding sequence) and touches no memory. Any
+  // other chunk continues from the one before (in a span's first chunk: the
+  // state ssd_state_pass left for the span).
+  Value first = m.t0 == m.seqBegin;
+  Value last = m.t1 == m.seqEnd;
+  Value isTail = m.rawSeq == w.tailSeq, notTail = m.rawSeq != w.tailSeq;
+  auto rows = [&](Value when) {
+    return where(when, constant(double(g.headDim), DType::I32), constant(0, DType::I32));
+  };
+  Value initial = load(stateView(p.page, maximum(m.slot, 0), w.h, g,
+                                 Dim(rows(first & notTail & live & (m.init != 0)))),
+                       {w.p0, 0}, stateTile)
+                      .to(DType::F32);
+  if (p.spans)
+    initial = where(isTail,
+                    load(stateView(p.spanTail, w.span, w.h, g, Dim(rows(first & isTail))),
+                         {w.p0, 0}, stateTile),
+                    initial);
+  Value s = where(first, initial, carried);
+  Value len = m.t1 - m.t0, rowBase = m.t0.to(DType::I64);
+  Chunk chunk = chunkOf(g, w.in, rowBase, len, tiles());
+  Value yRow = p.y + chunk.rowBase * g.inner;
+  RowSlice y =
+      rowSlice(yRow, w.h * g.headDim, Dim(chunk.len), g.headDim, g.inner, p.out.yType);
+  Value gate = p.out.gate(g, chunk.rowBase, chunk.len, w.h, w.p0, g.q);
+  auto output = [&](bool finiteX) {
+    Value out = chunkOutput(g, chunk, s, w.dCoef, finiteX);
+    return where(live, gate.valid() ? out * gate : out, 0.0).to(p.out.yType);
+  };
+  store(y.view, {0, y.at(w.p0)}, output(/*finiteX=*/true));
+  ifThen(anyNonFinite(chunk),
+         [&] { store(y.view, {0, y.at(w.p0)}, output(/*finiteX=*/false)); });
+  Value next = stateAfter(g, chunk, s);
+  ifThen(last & live, [&] {
+    store(stateView(p.pageOut, maximum(m.slot, 0), w.h, g, g.headDim), {w.p0, 0},
+          next.to(p.stateType));
+  });
+  if (p.chunkStates.valid()) {
+    Value index = load(p.chunkStateIndex + c);
+    ifThen(index >= 0, [&] {
+      store(stateView(p.chunkStates, index, w.h, g, g.headDim), {w.p0, 0},
+            next.to(p.stateType));
+    });
+  }
+  return next;
+}
+
 } // namespace
 
 void buildSsdPrefill(Kernel &k, const Specialization &spec) {
@@ -132,63 +218,26 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   // its page write, in another program: it starts from span_tail, never from
   // the page that program may already have written.
   Value tailSeq = p.spans ? load(p.chunkSeq + (hi - 1)) : constant(-1, DType::I32);
-
-  forRange(lo, hi, 1, {entering}, [&](Value c, std::vector<Value> carried) {
-    // A spare chunk (sequence -1, no tokens: prefillMetadata's capacity
-    // padding) reads and writes nothing.
-    Value rawSeq = load(p.chunkSeq + c);
-    Value seq = maximum(rawSeq, 0);
-    Value t0 = load(p.chunkBegin + c), t1 = load(p.chunkEnd + c);
-    Value slot = load(p.slots + seq);
-    Value live = (slot >= 0) & (rawSeq >= 0);
-    // A sequence's first chunk starts from its page rows; a view of 0 rows
-    // reads zeros (a fresh or padding sequence) and touches no memory. Any
-    // other chunk continues from the one before (in a span's first chunk: the
-    // state ssd_state_pass left for the span).
-    Value first = t0 == load(p.cuSeqlens + seq);
-    Value last = t1 == load(p.cuSeqlens + seq + 1);
-    Value isTail = rawSeq == tailSeq, notTail = rawSeq != tailSeq;
-    auto rows = [&](Value when) {
-      return where(when, constant(double(g.headDim), DType::I32),
-                   constant(0, DType::I32));
-    };
-    Value initial =
-        load(stateView(p.page, maximum(slot, 0), h, g,
-                       Dim(rows(first & notTail & live & (load(p.init + seq) != 0)))),
-             {p0, 0}, stateTile)
-            .to(DType::F32);
-    if (p.spans)
-      initial = where(isTail,
-                      load(stateView(p.spanTail, span, h, g, Dim(rows(first & isTail))),
-                           {p0, 0}, stateTile),
-                      initial);
-    Value s = where(first, initial, carried[0]);
-    Chunk chunk = loadChunk(g, in, h, p0, t0, t1, /*withC=*/true);
-    Value yRow = p.y + chunk.rowBase * g.inner;
-    RowSlice y =
-        rowSlice(yRow, h * g.headDim, Dim(chunk.len), g.headDim, g.inner, p.out.yType);
-    Value gate = p.out.gate(g, chunk.rowBase, chunk.len, h, p0, g.q);
-    auto output = [&](bool finiteX) {
-      Value out = chunkOutput(g, chunk, s, dCoef, finiteX);
-      return where(live, gate.valid() ? out * gate : out, 0.0).to(p.out.yType);
-    };
-    store(y.view, {0, y.at(p0)}, output(/*finiteX=*/true));
-    ifThen(anyNonFinite(chunk),
-           [&] { store(y.view, {0, y.at(p0)}, output(/*finiteX=*/false)); });
-    Value next = stateAfter(g, chunk, s);
-    ifThen(last & live, [&] {
-      store(stateView(p.pageOut, maximum(slot, 0), h, g, g.headDim), {p0, 0},
-            next.to(p.stateType));
-    });
-    if (p.chunkStates.valid()) {
-      Value index = load(p.chunkStateIndex + c);
-      ifThen(index >= 0, [&] {
-        store(stateView(p.chunkStates, index, h, g, g.headDim), {p0, 0},
-              next.to(p.stateType));
-      });
-    }
-    return std::vector<Value>{next};
-  });
+  const PrefillWalk w{g, in, p, h, p0, span, dCoef, tailSeq};
+  const ChunkWalk walk{
+      g,
+      in,
+      h,
+      p0,
+      WalkAhead(spec.get("walk_ahead")),
+      /*withC=*/true,
+      [&](Value c, Value valid) { return ChunkMeta::direct(p, c, valid); },
+      [&](const std::vector<Value> &d, Value valid) {
+        return ChunkMeta::indirect(p, d, valid);
+      },
+      [](const std::vector<Value> &d) { return std::pair(d[1], d[2] - d[1]); },
+      ChunkMeta::kCount};
+  walk.walk(lo, hi, {entering},
+            [&](Value c, const std::vector<Value> &loaded, std::vector<Value> carried) {
+              return std::vector<Value>{prefillChunk(
+                  w, c, ChunkMeta::of(loaded), [&] { return walk.tilesFor(loaded); },
+                  carried[0])};
+            });
 }
 
 void buildSsdSpanState(Kernel &k, const Specialization &spec) {
@@ -209,19 +258,37 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec) {
 
   Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
   in.loadHead(g, h);
+  // A chunk's metadata: its first token, its sequence and end; its
+  // sequence's first token.
+  const ChunkWalk walk{
+      g,
+      in,
+      h,
+      p0,
+      WalkAhead(spec.get("walk_ahead")),
+      /*withC=*/false,
+      [&](Value c, Value valid) {
+        return std::vector<Value>{loadIf(chunkBegin + c, valid, 0),
+                                  loadIf(chunkSeq + c, valid, -1),
+                                  loadIf(chunkEnd + c, valid, 0)};
+      },
+      [&](const std::vector<Value> &d, Value valid) {
+        return std::vector<Value>{loadIf(cuSeqlens + maximum(d[1], 0), valid, 0)};
+      },
+      [](const std::vector<Value> &d) { return std::pair(d[0], d[2] - d[0]); },
+      4};
   std::vector<Value> out =
-      forRange(load(spanChunk + span), load(spanChunk + span + 1), 1,
-               {zeros({g.bp, g.stateTile}, DType::F32), constant(0.0, DType::F32)},
-               [&](Value c, std::vector<Value> carried) {
-                 // The tail: from the span's last sequence start (or its first chunk).
-                 Value t0 = load(chunkBegin + c);
-                 Value first = t0 == load(cuSeqlens + maximum(load(chunkSeq + c), 0));
-                 Value s = where(first, 0.0, carried[0]);
-                 Value lam = where(first, 0.0, carried[1]);
-                 Chunk chunk =
-                     loadChunk(g, in, h, p0, t0, load(chunkEnd + c), /*withC=*/false);
-                 return std::vector<Value>{stateAfter(g, chunk, s), lam + chunk.lamEnd};
-               });
+      walk.walk(load(spanChunk + span), load(spanChunk + span + 1),
+                {zeros({g.bp, g.stateTile}, DType::F32), constant(0.0, DType::F32)},
+                [&](Value, const std::vector<Value> &m, std::vector<Value> carried) {
+                  // The tail: from the span's last sequence start (or its first chunk).
+                  Value first = m[0] == m[3];
+                  Value s = where(first, 0.0, carried[0]);
+                  Value lam = where(first, 0.0, carried[1]);
+                  Chunk chunk =
+                      chunkOf(g, in, m[0].to(DType::I64), m[2] - m[0], walk.tilesFor(m));
+                  return std::vector<Value>{stateAfter(g, chunk, s), lam + chunk.lamEnd};
+                });
   store(stateView(spanStates, span, h, g, g.headDim), {p0, 0}, out[0]);
   // The tail's total decay exponent, sum of dt' A over its tokens.
   ifThen(programId(0) == 0,
@@ -234,7 +301,9 @@ std::vector<KernelDef> ssdKernels() {
   using R = ConstantRange;
   const std::vector<ConstantRule> rules = ssdRules();
   const std::vector<KernelConstant> constants = ssdConstants();
-  std::vector<KernelConstant> prefillConstants = constants;
+  std::vector<KernelConstant> walkConstants = constants;
+  walkConstants.push_back(walkAheadConstant());
+  std::vector<KernelConstant> prefillConstants = walkConstants;
   prefillConstants.push_back(yF32());
   prefillConstants.push_back(checked());
   prefillConstants.push_back(
@@ -285,7 +354,7 @@ std::vector<KernelDef> ssdKernels() {
           {"ssd_span_state",
            "R5p's chunk states summed over each span's tail (from its last sequence "
            "start) from zero, and the tail's decay",
-           constants, buildSsdSpanState, rules},
+           std::move(walkConstants), buildSsdSpanState, rules},
           ssdChunkScanKernel()};
 }
 

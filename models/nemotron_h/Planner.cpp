@@ -154,6 +154,10 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
                                       {"dt_col", I + Cd}};
   ConstantValues scanGeometry = ssdGeometry;
   scanGeometry["span_states"] = 1;
+  // The span walks issue each chunk's metadata a chunk ahead: no more
+  // registers, two dependent loads fewer before each chunk's products
+  // (docs/models.md, the chunked SSD).
+  scanGeometry["walk_ahead"] = int64_t(WalkAhead::Metadata);
   addSsmStateConstants(options.ssmState, scanGeometry, {"init_type", "state_type"});
   ConstantValues passGeometry = {{"heads", H},
                                  {"head_dim", P},
@@ -182,6 +186,8 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
   // tile for 4 warps' registers (ptxas spills).
   if (k.chunked && k.chunk >= 128)
     stateGeometry["warps"] = 8;
+  if (!k.chunked)
+    stateGeometry["walk_ahead"] = int64_t(WalkAhead::Metadata);
   auto spanState = plan("ssd_span_state", stateGeometry);
   auto statePass = plan("ssd_state_pass", std::move(passGeometry));
   auto conv = plan("conv_prefill",

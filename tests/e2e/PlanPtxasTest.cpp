@@ -21,7 +21,7 @@ using namespace tilejit::models::testing;
 namespace {
 
 /// Spill bytes (stores + loads) docs/design.md records, by kernel: the SSD's
-/// chunk kernel over spans runs at 255 registers and spills 24-44 bytes each
+/// chunk kernel over spans runs at 255 registers and spills 40-44 bytes each
 /// way on every arch, sm_90a's included.
 const std::map<std::string, int64_t> kRecordedSpills = {{"ssd_prefill", 88}};
 

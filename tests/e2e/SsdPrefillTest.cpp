@@ -21,55 +21,11 @@
 
 #include <cmath>
 #include <cstring>
-#include <type_traits>
 
 using namespace tilejit;
 using namespace tilejit::models;
 using namespace tilejit::models::testing;
 using namespace tilejit::models::testing::ssd;
-using interp::Arg;
-
-namespace {
-
-/// Runs ssd_prefill with chunk `q`; y is poisoned first, `page` updated in place.
-/// Out: uint16_t (bf16 y, the plans' output) or float (y_f32=1).
-template <typename Out = uint16_t>
-std::vector<Out> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
-                        Tensor<float> &page,
-                        SsdPrecision precision = SsdPrecision::Exact) {
-  const int64_t tokens = in.xBC.dim(0);
-  auto chunks = ref::varlenChunks(batch.cu, tokens, q);
-  REQUIRE(bool(chunks));
-  auto i32 = [](const std::vector<int64_t> &v) {
-    return std::vector<int32_t>(v.begin(), v.end());
-  };
-  std::vector<int32_t> cu = i32(batch.cu), slots = i32(batch.slots);
-  std::vector<int32_t> seq = i32(chunks->chunkSequence), begin = i32(chunks->chunkBegin),
-                       end = i32(chunks->chunkEnd);
-  constexpr bool f32 = std::is_same_v<Out, float>;
-  std::vector<Out> y(tokens * I, f32 ? Out(NAN) : Out(kPoisonBF16));
-  const int64_t bp = 16;
-  ConstantValues constants = {{"heads", H},  {"head_dim", P},
-                              {"state", N},  {"groups", G},
-                              {"chunk", q},  {"dt_stride", H},
-                              {"dt_col", 0}, {"block_p", bp},
-                              {"warps", 4},  {"precision", int64_t(precision)},
-                              {"y_f32", f32}};
-  runOnInterpreter(modelRegistry(), "ssd_prefill", constants, {P / bp, H, 1},
-                   {Arg::readOnlyBuffer(in.xBC.data), Arg::readOnlyBuffer(in.dt.data),
-                    Arg::readOnlyBuffer(in.params.aLog.data),
-                    Arg::readOnlyBuffer(in.params.dtBias.data),
-                    Arg::readOnlyBuffer(in.params.d.data), Arg::readOnlyBuffer(cu),
-                    Arg::readOnlyBuffer(slots), Arg::readOnlyBuffer(batch.init),
-                    Arg::readOnlyBuffer(seq), Arg::readOnlyBuffer(begin),
-                    Arg::readOnlyBuffer(end), Arg::buffer(page.data), Arg::buffer(y),
-                    Arg::intScalar(int32_t(seq.size())),
-                    Arg::floatScalar(float(in.params.dtMin)),
-                    Arg::floatScalar(float(in.params.dtMax))});
-  return y;
-}
-
-} // namespace
 
 TEST_CASE(
     "ssd_prefill: one sequence of 300 tokens is chunk-size invariant (Q = 32, 64, 128) "
@@ -79,10 +35,14 @@ TEST_CASE(
   const Batch batch{{0, T}, {1}, {1}};
   const auto [in, page0, want, wantY] = referenceCase(batch, 3, 21);
 
+  // The walk as the plans build it, and with each chunk's loads a chunk ahead
+  // (walk_ahead: metadata, then all tiles).
+  const int64_t walk = GENERATE(0, 1, 3);
   for (int64_t q : {32, 64, 128}) {
-    INFO("Q = " << q);
+    INFO("Q = " << q << ", walk_ahead " << walk);
     Tensor<float> page = page0;
-    std::vector<uint16_t> y = runSsd(in, batch, q, page);
+    std::vector<uint16_t> y =
+        runSsd(in, batch, q, page, SsdPrecision::Exact, {{"walk_ahead", walk}});
     int64_t checked = 0;
     CHECK(outsideY(y, wantY, kLongY, &checked) == 0);
     CHECK(checked == T * I);
@@ -123,7 +83,10 @@ TEST_CASE(
   const int64_t T = batch.cu.back();
   const auto [in, page0, want, wantY] = referenceCase(batch, 7, 31);
   Tensor<float> page = page0;
-  std::vector<uint16_t> y = runSsd(in, batch, 32, page);
+  const int64_t walk = GENERATE(0, 2);
+  INFO("walk_ahead " << walk);
+  std::vector<uint16_t> y =
+      runSsd(in, batch, 32, page, SsdPrecision::Exact, {{"walk_ahead", walk}});
 
   int64_t checked = 0, bad = 0, zeros = 0;
   for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
@@ -149,13 +112,19 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
   Rng rng(42);
   const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
 
+  const int64_t walk = GENERATE(0, 3);
+  INFO("walk_ahead " << walk);
+  const ConstantValues walkAhead = {{"walk_ahead", walk}};
   Tensor<float> whole = page0;
-  std::vector<uint16_t> yWhole = runSsd(in, {{0, T}, {1}, {1}}, 64, whole);
+  std::vector<uint16_t> yWhole =
+      runSsd(in, {{0, T}, {1}, {1}}, 64, whole, SsdPrecision::Exact, walkAhead);
   Tensor<float> legs = page0;
   SsdInputs first{sliceRows(in.xBC, 0, split), sliceRows(in.dt, 0, split), in.params};
   SsdInputs second{sliceRows(in.xBC, split, T), sliceRows(in.dt, split, T), in.params};
-  std::vector<uint16_t> y1 = runSsd(first, {{0, split}, {1}, {1}}, 64, legs);
-  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs);
+  std::vector<uint16_t> y1 =
+      runSsd(first, {{0, split}, {1}, {1}}, 64, legs, SsdPrecision::Exact, walkAhead);
+  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs,
+                                    SsdPrecision::Exact, walkAhead);
 
   // Against the f64 whole: the legs' outputs and the final state.
   Tensor<float> want = page0;
@@ -199,9 +168,12 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
     return std::vector<double>(v.begin(), v.end());
   };
 
+  const int64_t walk = GENERATE(0, 3);
+  INFO("walk_ahead " << walk);
+  const ConstantValues walkAhead = {{"walk_ahead", walk}};
   Tensor<float> page = page0;
   const std::vector<double> fast =
-      widen(runSsd<float>(in, batch, q, page, SsdPrecision::UpstreamBF16));
+      widen(runSsd<float>(in, batch, q, page, SsdPrecision::UpstreamBF16, walkAhead));
   const double fastWorst = worstY(fast, wantY, kLongY);
   INFO("upstream mode: " << outside(fast) << " outside, worst " << fastWorst
                          << "; yardstick: " << outside(yard) << " outside, worst "
@@ -214,7 +186,8 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
 
   // The mode takes effect: the exact mode's outputs differ and err far less.
   Tensor<float> exactPage = page0;
-  const std::vector<double> exact = widen(runSsd<float>(in, batch, q, exactPage));
+  const std::vector<double> exact =
+      widen(runSsd<float>(in, batch, q, exactPage, SsdPrecision::Exact, walkAhead));
   int64_t differ = 0;
   for (size_t i = 0; i < exact.size(); ++i)
     differ += exact[i] != fast[i];
@@ -227,7 +200,7 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
   // upstream (whose extra rounding is the state's).
   Tensor<float> splitPage = page0;
   const std::vector<double> split =
-      widen(runSsd<float>(in, batch, q, splitPage, SsdPrecision::SplitState));
+      widen(runSsd<float>(in, batch, q, splitPage, SsdPrecision::SplitState, walkAhead));
   const double splitWorst = worstY(split, wantY, kLongY);
   INFO("split state mode: " << outside(split) << " outside, worst " << splitWorst);
   CHECK(outside(split) <= outside(yard));

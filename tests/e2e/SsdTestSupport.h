@@ -4,6 +4,8 @@
 #ifndef TILEJIT_TESTS_E2E_SSDTESTSUPPORT_H
 #define TILEJIT_TESTS_E2E_SSDTESTSUPPORT_H
 
+#include "tilejit/Interpreter/Interpreter.h"
+#include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/reference/HostTensor.h"
 #include "tilejit/models/reference/Reference.h"
 #include "tilejit/support/FloatFormats.h"
@@ -14,6 +16,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 namespace tilejit::models::testing::ssd {
 
@@ -225,6 +228,53 @@ inline void checkPages(const Tensor<float> &page, const Tensor<float> &want,
   for (int64_t s : untouched)
     CHECK(std::memcmp(page.data.data() + s * slot, before.data.data() + s * slot,
                       slot * sizeof(float)) == 0);
+}
+
+/// Runs ssd_prefill's single walk with chunk `q` on the interpreter; y is
+/// poisoned first, `page` updated in place. Out: uint16_t (bf16 y, the plans'
+/// output) or float (y_f32=1). `extra` constants are set besides; `spare`
+/// chunks of no sequence (prefillMetadata's capacity padding) follow the
+/// batch's.
+template <typename Out = uint16_t>
+inline std::vector<Out> runSsd(const SsdInputs &in, const Batch &batch, int64_t q,
+                               Tensor<float> &page,
+                               SsdPrecision precision = SsdPrecision::Exact,
+                               const ConstantValues &extra = {}, int64_t spare = 0) {
+  const int64_t tokens = in.xBC.dim(0);
+  auto chunks = ref::varlenChunks(batch.cu, tokens, q);
+  REQUIRE(bool(chunks));
+  auto i32 = [](const std::vector<int64_t> &v) {
+    return std::vector<int32_t>(v.begin(), v.end());
+  };
+  std::vector<int32_t> cu = i32(batch.cu), slots = i32(batch.slots);
+  std::vector<int32_t> seq = i32(chunks->chunkSequence), begin = i32(chunks->chunkBegin),
+                       end = i32(chunks->chunkEnd);
+  seq.resize(seq.size() + spare, -1);
+  begin.resize(seq.size(), 0);
+  end.resize(seq.size(), 0);
+  constexpr bool f32 = std::is_same_v<Out, float>;
+  std::vector<Out> y(tokens * I, f32 ? Out(NAN) : Out(kPoisonBF16));
+  const int64_t bp = 16;
+  ConstantValues constants = {{"heads", H},  {"head_dim", P},
+                              {"state", N},  {"groups", G},
+                              {"chunk", q},  {"dt_stride", H},
+                              {"dt_col", 0}, {"block_p", bp},
+                              {"warps", 4},  {"precision", int64_t(precision)},
+                              {"y_f32", f32}};
+  constants.insert(extra.begin(), extra.end());
+  runOnInterpreter(
+      modelRegistry(), "ssd_prefill", constants, {P / bp, H, 1},
+      {interp::Arg::readOnlyBuffer(in.xBC.data), interp::Arg::readOnlyBuffer(in.dt.data),
+       interp::Arg::readOnlyBuffer(in.params.aLog.data),
+       interp::Arg::readOnlyBuffer(in.params.dtBias.data),
+       interp::Arg::readOnlyBuffer(in.params.d.data), interp::Arg::readOnlyBuffer(cu),
+       interp::Arg::readOnlyBuffer(slots), interp::Arg::readOnlyBuffer(batch.init),
+       interp::Arg::readOnlyBuffer(seq), interp::Arg::readOnlyBuffer(begin),
+       interp::Arg::readOnlyBuffer(end), interp::Arg::buffer(page.data),
+       interp::Arg::buffer(y), interp::Arg::intScalar(int32_t(seq.size())),
+       interp::Arg::floatScalar(float(in.params.dtMin)),
+       interp::Arg::floatScalar(float(in.params.dtMax))});
+  return y;
 }
 
 } // namespace tilejit::models::testing::ssd
