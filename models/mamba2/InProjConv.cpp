@@ -25,7 +25,7 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   const bool quantized = spec.get("quantized_input") != 0;
 
   Value x = k.ptrParam("x", quantized ? DType::F8E4M3 : DType::BF16,
-                       {"rows", hidden}); // [rows, hidden]
+                       {"rows", hidden});                             // [rows, hidden]
   Value weight = k.ptrParam("weight", weightType, {outCols, hidden}); // [outCols, hidden]
   Value slots = k.ptrParam("slots", DType::I32, {"rows"});            // [rows]
   Value state =
@@ -66,8 +66,8 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     std::optional<Value> inverse;
     if (inputScale && !quantized)
       inverse = 1.0f / *inputScale;
-    acc = projectSkinny({weight, outCols, hidden, x, rows, inverse, 0, hidden}, m0, n0, bm,
-                        bn, bk);
+    acc = projectSkinny({weight, outCols, hidden, x, rows, inverse, 0, hidden}, m0, n0,
+                        bm, bn, bk);
   } else if (spec.get("direct")) {
     // Tensor cores for any batch: weights streamed once per program straight
     // into mma fragments (16 bytes a load), K split over warp groups, the
@@ -149,7 +149,8 @@ std::vector<ConstantRule> inProjConvRules() {
   rules.push_back({"quantized_input = 1 takes fp8 = 1 and skinny = 1",
                    {"quantized_input", "fp8", "skinny"},
                    [](const Specialization &s) {
-                     return !s.get("quantized_input") || (s.get("fp8") && s.get("skinny"));
+                     return !s.get("quantized_input") ||
+                            (s.get("fp8") && s.get("skinny"));
                    }});
   return rules;
 }

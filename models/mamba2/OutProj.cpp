@@ -249,8 +249,7 @@ KernelDef outProjKernel() {
        [](const Specialization &s) {
          return s.get("k_splits") == 1 ||
                 ((s.get("block_m") >= 16 || s.get("skinny")) && !s.get("chunked") &&
-                 !s.get("direct") &&
-                 !s.get("norm_prologue") &&
+                 !s.get("direct") && !s.get("norm_prologue") &&
                  s.get("k_splits") <= llvm::divideCeil(s.get("inner"), s.get("block_k")));
        }});
   def.rules.push_back(
