@@ -14,10 +14,15 @@
 #   sk-st3     3 stages on both (two K steps in flight)
 #   sk-out-s8  out_proj in 8 K splits (336 programs)
 #   sk-pf      prefetch = 1 on both (the first programs' weight into L2 before the wait)
-# Each run checks B = 1 against f64 first (tilejit run's default check), then
-# times one batch; one line per run: step per layer, in_proj and out_proj per
-# launch (us, TB/s), and the other launches' lines below (quant, split_k_sum).
-# Usage: skinny_gpu.sh TILEJIT OUT   (BATCHES, RUNS: names to keep, RUN_TIMEOUT)
+#   sk-out32   out_proj 32 weight rows on 2 warps (mma.sync, exact sums, 3 splits:
+#              252 programs) instead of wgmma's m64n8 (R1h's reduced e4m3 sums)
+# B = 8 (FULL, default 8) runs every variant; the other batches base, sk, sk-in and
+# sk-out (27 runs, about 3-4 minutes). Each run checks its own batch against f64
+# (and B = 3 against the interpreter) before timing it; one line per run: step
+# per layer, in_proj and out_proj per launch (us, TB/s) of the FP8 layer, then
+# that layer's quantize_e4m3 and split_k_sum lines where the run has them.
+# Usage: skinny_gpu.sh TILEJIT OUT   (BATCHES, FULL, RUNS: names to keep,
+# RUN_TIMEOUT)
 set -u
 tj=$1 out=$2
 mkdir -p "$out"
@@ -30,7 +35,7 @@ run() { # name batch args...
   shift 2
   [ -z "${RUNS:-}" ] || [[ " $RUNS " == *" $name "* ]] || return 0
   start=$(date +%s)
-  timeout "${RUN_TIMEOUT:-60}" "$tj" run --layers 2 --steps 1 --batch 1 --time-batch "$b" \
+  timeout "${RUN_TIMEOUT:-60}" "$tj" run --layers 2 --steps 1 --batch "$b" --time-batch "$b" \
     "$@" </dev/null >"$out/skinny-$name-B$b.log" 2>&1
   rc=$?
   log=$out/skinny-$name-B$b.log
@@ -46,10 +51,12 @@ for b in ${BATCHES:-2 4 8 16 32}; do
   run sk "$b" "${in[@]}" "${outp[@]}"
   run sk-in "$b" "${in[@]}"
   run sk-out "$b" "${outp[@]}"
+  [ "$b" = "${FULL:-8}" ] || continue
   run sk-in16 "$b" "${in[@]}" "${outp[@]}" --set in_proj_conv.block_n=16 --set in_proj_conv.warps=1
   run sk-in64 "$b" "${in[@]}" "${outp[@]}" --set in_proj_conv.block_n=64 --set in_proj_conv.warps=4
   run sk-inq "$b" "${in[@]}" "${outp[@]}" --set in_proj_conv.quantized_input=0
   run sk-st3 "$b" "${in[@]}" "${outp[@]}" --set in_proj_conv.stages=3 --set out_proj.stages=3
   run sk-out-s8 "$b" "${in[@]}" "${outp[@]}" --set out_proj.k_splits=8
   run sk-pf "$b" "${in[@]}" "${outp[@]}" --set in_proj_conv.prefetch=1 --set out_proj.prefetch=1
+  run sk-out32 "$b" "${in[@]}" "${outp[@]}" --set out_proj.block_n=32 --set out_proj.warps=2
 done
