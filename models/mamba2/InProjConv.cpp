@@ -13,6 +13,20 @@
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
+namespace {
+
+/// The epilogue's row (`axis` 0) or column (1) indices of the [bm, bn] tile
+/// whose first is `start`: [bm, 1] or [1, bn], or with `whole` a [bm, bn]
+/// tile (the skinny form: with bm < bn a [bm, 1] column would give the
+/// epilogue its layout, a whole row of bn elements a thread).
+Value tileIndex(bool whole, int axis, Value start, int64_t bm, int64_t bn) {
+  if (!whole)
+    return expandDims(start + arange(0, axis ? bn : bm), 1 - axis);
+  Value flat = reshape(arange(0, bm * bn), {bm, bn});
+  return start + (axis ? flat % bn : flat / bn);
+}
+
+} // namespace
 
 void buildInProjConv(Kernel &k, const Specialization &spec) {
   const int64_t hidden = spec.get("hidden"), inner = spec.get("inner");
@@ -114,18 +128,12 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   Value y = acc.to(DType::BF16);
 
   // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
-  Value rowIdx = expandDims(m0 + arange(0, bm), 1);
-  Value cols = expandDims(n0 + arange(0, bn), 0);
-  if (spec.get("skinny")) {
-    // Whole [bm, bn] index tiles: with bm < bn a [bm, 1] column would pick
-    // the epilogue's layout, one row of bn elements a thread.
-    Value flat = reshape(arange(0, bm * bn), {bm, bn});
-    rowIdx = m0 + flat / bn;
-    cols = n0 + flat % bn;
-  }
+  const bool skinny = spec.get("skinny") != 0;
+  Value rowIdx = tileIndex(skinny, 0, m0, bm, bn);
   Value rowOk = rowIdx < rows;
   Value slot = load(slots + rowIdx, rowOk, -1);
   Value live = slot >= 0;
+  Value cols = tileIndex(skinny, 1, n0, bm, bn);
   Value zero = zeros({bm, bn}, DType::BF16);
   Value isZ = (cols < inner) & rowOk;
   Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;

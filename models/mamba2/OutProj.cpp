@@ -51,6 +51,20 @@ struct TailTile {
   }
 };
 
+/// The K span [begin, end) a program sums: a split's (every split as many K
+/// steps, a constant trip count; steps past K load zeros: masked, or TMA's
+/// fill), a tail tile's, or all of K.
+std::pair<Operand, Operand> kSpan(int64_t splits, const std::optional<TailTile> &tile,
+                                  int64_t inner, int64_t bk) {
+  if (tile)
+    return {tile->kBegin, tile->kEnd};
+  if (splits == 1)
+    return {0, inner};
+  const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
+  Value k0 = programId(1) % splits * span;
+  return {k0, k0 + span};
+}
+
 } // namespace
 
 void buildOutProj(Kernel &k, const Specialization &spec) {
@@ -104,18 +118,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   if (!spec.get("producer") && !spec.get("persistent"))
     waitLater = dependentStart(spec, weightRows(weight, n0, bn, hidden, inner, type),
                                tile ? tile->m0 == 0 : programId(1) == 0, gemv);
-  // The K span of a split (every split as many K steps, a constant trip
-  // count; steps past K load zeros: masked, or TMA's fill), or of a tail tile.
-  Operand kBegin = 0, kEnd = inner;
-  if (splits > 1) {
-    const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
-    Value k0 = programId(1) % splits * span;
-    kBegin = k0;
-    kEnd = k0 + span;
-  } else if (tile) {
-    kBegin = tile->kBegin;
-    kEnd = tile->kEnd;
-  }
+  auto [kBegin, kEnd] = kSpan(splits, tile, inner, bk);
   Value acc; // [bm, bn] f32
   if (spec.get("skinny")) {
     k.setConfig({{bn, bm, bk}, spec.get("warps"), spec.get("stages")});

@@ -235,9 +235,7 @@ llvm::Expected<Specialization> LayerBuilder::kernel(llvm::StringRef name,
   // out_proj also serves the prefill and large-batch GEMMs, which take
   // neither the norm prologue nor the skinny form: only the launch whose
   // geometry names one of them sees the caller's setting of it.
-  if (name == "out_proj" &&
-      ((!geometry.count("norm_prologue") && foldsNorm(options.overrides)) ||
-       (!geometry.count("skinny") && skinnyProjection(options.overrides, "out_proj")))) {
+  if (name == "out_proj" && options.overrides.count("out_proj")) {
     KernelOverrides overrides = options.overrides;
     for (const char *own : {"norm_prologue", "skinny"})
       if (!geometry.count(own))
@@ -287,10 +285,10 @@ llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerA
   PlanArg gemmInput = in;
   std::optional<PlanArg> scale;
   if (fp8) {
-    llvm::Error err = llvm::Error::success();
-    gemmInput = quantizedInput(w, in, hidden, err);
-    if (err)
-      return err;
+    auto quantized = quantizedInput(w, in, hidden);
+    if (!quantized)
+      return quantized.takeError();
+    gemmInput = *quantized;
     scale = PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale);
   }
   return addLinear(w, "in_proj", *inProj, gemmInput, args.inW, zxbcdt, scale, outCols,
@@ -330,14 +328,11 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
                                             tiles));
   if (!inProj)
     return inProj.takeError();
-  PlanArg input = io.in;
-  if (inProj->get("quantized_input")) {
-    llvm::Error err = llvm::Error::success();
-    input = quantizedInput(w, io.in, hidden, err);
-    if (err)
-      return err;
-  }
-  std::vector<PlanArg> inArgs = {input,      weightFor(args.inW, "in_proj_conv", *inProj),
+  auto input = inProj->get("quantized_input") ? quantizedInput(w, io.in, hidden)
+                                              : llvm::Expected<PlanArg>(io.in);
+  if (!input)
+    return input.takeError();
+  std::vector<PlanArg> inArgs = {*input,     weightFor(args.inW, "in_proj_conv", *inProj),
                                  slots,      args.convPage,
                                  args.convW, args.convB,
                                  io.z,       xBC,

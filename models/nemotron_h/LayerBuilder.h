@@ -102,10 +102,9 @@ public:
                                 const LayerIO &io, bool gemm, bool decode);
 
   /// Launches quantize_e4m3 of the [rows, width] bf16 activation `in` with the
-  /// in_proj's s_x into the layer's act_q buffer and returns that buffer (on
-  /// an error, sets `err` and returns `in`).
-  PlanArg quantizedInput(const MambaLayerWeights &w, const PlanArg &in, int64_t width,
-                         llvm::Error &err);
+  /// in_proj's s_x into the layer's act_q buffer and returns that buffer.
+  llvm::Expected<PlanArg> quantizedInput(const MambaLayerWeights &w, const PlanArg &in,
+                                         int64_t width);
 
 private:
   StepPlan &plan;

@@ -34,13 +34,11 @@ ConstantValues skinnyTiles(llvm::StringRef kernel, int64_t rows, bool fp8) {
   return tiles;
 }
 
-PlanArg LayerBuilder::quantizedInput(const MambaLayerWeights &w, const PlanArg &in,
-                                     int64_t width, llvm::Error &err) {
+llvm::Expected<PlanArg> LayerBuilder::quantizedInput(const MambaLayerWeights &w,
+                                                     const PlanArg &in, int64_t width) {
   auto quant = kernel("quantize_e4m3", {{"width", width}});
-  if (!quant) {
-    err = quant.takeError();
-    return in;
-  }
+  if (!quant)
+    return quant.takeError();
   PlanArg quantized = intermediate(w.layer, "act_q", DType::F8E4M3, {rows, width});
   launch(w, "quant", "quantize_e4m3", *quant,
          {llvm::divideCeilSigned(width, quant->get("block")), rows, 1},
