@@ -18,6 +18,21 @@ KernelOverrides skinnyOverrides() {
   return {{"in_proj_conv", {{"skinny", 1}}}, {"out_proj", {{"skinny", 1}}}};
 }
 
+/// Two carried steps of `plan` on the interpreter against f64, every band
+/// with its counterfactuals.
+void requireSkinnySteps(const NemotronHConfig &c,
+                        const std::vector<MambaLayerWeights> &layers,
+                        const StepPlan &plan, int64_t rows, uint64_t seed) {
+  InterpreterRunner runner(modelRegistry());
+  auto check =
+      checkDecodeSteps(c, layers, plan, {}, randomDecodeSlots(rows, rows + 3, seed), 2,
+                       seed + 20, [&](HostBuffers &b) { return runner.run(plan, b); });
+  INFO((check ? "" : llvm::toString(check.takeError())));
+  REQUIRE(bool(check));
+  REQUIRE(check->projections.size() == 4);
+  requireDecodeCheck(*check, 2, rows, c.hiddenSize);
+}
+
 } // namespace
 
 TEST_CASE("skinny decode projections on the interpreter: carried steps against f64",
@@ -44,14 +59,7 @@ TEST_CASE("skinny decode projections on the interpreter: carried steps against f
   }
   CHECK(skinny == 4);
   CHECK(quants == 1);
-  InterpreterRunner runner(modelRegistry());
-  auto check =
-      checkDecodeSteps(c, layers, *plan, {}, randomDecodeSlots(rows, rows + 3, 17), 2, 37,
-                       [&](HostBuffers &b) { return runner.run(*plan, b); });
-  INFO((check ? "" : llvm::toString(check.takeError())));
-  REQUIRE(bool(check));
-  REQUIRE(check->projections.size() == 4);
-  requireDecodeCheck(*check, 2, rows, c.hiddenSize);
+  requireSkinnySteps(c, layers, *plan, rows, 17);
 }
 
 TEST_CASE("the skinny in_proj quantizing in the kernel agrees with f64 too",
@@ -66,11 +74,5 @@ TEST_CASE("the skinny in_proj quantizing in the kernel agrees with f64 too",
   REQUIRE(bool(plan));
   for (const PlannedLaunch &l : plan->launches)
     CHECK(l.kernel != "quantize_e4m3");
-  InterpreterRunner runner(modelRegistry());
-  auto check =
-      checkDecodeSteps(c, layers, *plan, {}, randomDecodeSlots(rows, rows + 3, 5), 2, 41,
-                       [&](HostBuffers &b) { return runner.run(*plan, b); });
-  INFO((check ? "" : llvm::toString(check.takeError())));
-  REQUIRE(bool(check));
-  requireDecodeCheck(*check, 2, rows, c.hiddenSize);
+  requireSkinnySteps(c, layers, *plan, rows, 5);
 }
