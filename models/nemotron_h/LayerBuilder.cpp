@@ -346,8 +346,8 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
          {llvm::divideCeilSigned(c.inProjRows(), inProj->get("block_n")),
           llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
          inArgs,
-         bytes(args.inW) + rows * hidden * 2 + convRows + bytes(args.convW) +
-             bytes(args.convB),
+         bytes(args.inW) + rows * hidden * (inProj->get("quantized_input") ? 1 : 2) +
+             convRows + bytes(args.convW) + bytes(args.convB),
          rows * c.inProjRows() * 2 + convRows, /*specializedToWeights=*/true);
   return llvm::Error::success();
 }
