@@ -13,6 +13,20 @@
 #include "tilejit/models/mamba2/Kernels.h"
 
 namespace tilejit::models {
+namespace {
+
+/// The epilogue's row (`axis` 0) or column (1) indices of the [bm, bn] tile
+/// whose first is `start`: [bm, 1] or [1, bn], or with `whole` a [bm, bn]
+/// tile (the skinny form: with bm < bn a [bm, 1] column would give the
+/// epilogue its layout, a whole row of bn elements a thread).
+Value tileIndex(bool whole, int axis, Value start, int64_t bm, int64_t bn) {
+  if (!whole)
+    return expandDims(start + arange(0, axis ? bn : bm), 1 - axis);
+  Value flat = reshape(arange(0, bm * bn), {bm, bn});
+  return start + (axis ? flat % bn : flat / bn);
+}
+
+} // namespace
 
 void buildInProjConv(Kernel &k, const Specialization &spec) {
   const int64_t hidden = spec.get("hidden"), inner = spec.get("inner");
@@ -21,8 +35,11 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   const bool fp8 = spec.get("fp8") != 0;
   const int64_t outCols = inner + channels + heads;
   const DType weightType = fp8 ? DType::F8E4M3 : DType::BF16;
+  // quantized_input: x arrives as e4m3 (quantize_e4m3 before), not quantized here.
+  const bool quantized = spec.get("quantized_input") != 0;
 
-  Value x = k.ptrParam("x", DType::BF16, {"rows", hidden});           // [rows, hidden]
+  Value x = k.ptrParam("x", quantized ? DType::F8E4M3 : DType::BF16,
+                       {"rows", hidden});                             // [rows, hidden]
   Value weight = k.ptrParam("weight", weightType, {outCols, hidden}); // [outCols, hidden]
   Value slots = k.ptrParam("slots", DType::I32, {"rows"});            // [rows]
   Value state =
@@ -56,7 +73,16 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
       dependentStart(spec, weightRows(weight, n0, bn, outCols, hidden, weightType),
                      programId(1) == 0, gemv);
   Value acc; // [bm, bn] f32
-  if (spec.get("direct")) {
+  if (spec.get("skinny")) {
+    // A few rows: the weight as the mma's M side, read once through the K
+    // loop's shared-memory stages, the batch rows its N side.
+    k.setConfig({{bn, bm, bk}, spec.get("warps"), spec.get("stages")});
+    std::optional<Value> inverse;
+    if (inputScale && !quantized)
+      inverse = 1.0f / *inputScale;
+    acc = projectSkinny({weight, outCols, hidden, x, rows, inverse, 0, hidden}, m0, n0,
+                        bm, bn, bk);
+  } else if (spec.get("direct")) {
     // Tensor cores for any batch: weights streamed once per program straight
     // into mma fragments (16 bytes a load), K split over warp groups, the
     // activation quantized once per element in its own fragment.
@@ -102,11 +128,12 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   Value y = acc.to(DType::BF16);
 
   // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
-  Value rowIdx = expandDims(m0 + arange(0, bm), 1);
+  const bool skinny = spec.get("skinny") != 0;
+  Value rowIdx = tileIndex(skinny, 0, m0, bm, bn);
   Value rowOk = rowIdx < rows;
   Value slot = load(slots + rowIdx, rowOk, -1);
   Value live = slot >= 0;
-  Value cols = expandDims(n0 + arange(0, bn), 0);
+  Value cols = tileIndex(skinny, 1, n0, bm, bn);
   Value zero = zeros({bm, bn}, DType::BF16);
   Value isZ = (cols < inner) & rowOk;
   Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;
@@ -120,6 +147,23 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   ConvOperands conv{state, convWeight, convBias, channels};
   store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
 }
+
+namespace {
+
+/// The projection's rules, and quantized_input only where the skinny form
+/// reads it.
+std::vector<ConstantRule> inProjConvRules() {
+  std::vector<ConstantRule> rules = projectionRules("hidden");
+  rules.push_back({"quantized_input = 1 takes fp8 = 1 and skinny = 1",
+                   {"quantized_input", "fp8", "skinny"},
+                   [](const Specialization &s) {
+                     return !s.get("quantized_input") ||
+                            (s.get("fp8") && s.get("skinny"));
+                   }});
+  return rules;
+}
+
+} // namespace
 
 /// Tuned per batch size: its tuning database entries are bucketed by rows.
 KernelDef inProjConvKernel() {
@@ -149,10 +193,18 @@ KernelDef inProjConvKernel() {
            projectionSplitK(),
            projectionChunked(),
            projectionPacked(),
+           projectionSkinny(),
+           {"quantized_input",
+            0,
+            "fp8, skinny: 1: x is the activation already quantized to e4m3 "
+            "(quantize_e4m3 before), so the K loop's operands both stream through "
+            "shared memory",
+            {},
+            R::flag()},
            dependent(2),
            prefetch()},
           buildInProjConv,
-          projectionRules("hidden"),
+          inProjConvRules(),
           {"rows"},
           chunkedWeightLayouts};
 }

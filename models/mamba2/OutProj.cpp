@@ -51,6 +51,20 @@ struct TailTile {
   }
 };
 
+/// The K span [begin, end) a program sums: a split's (every split as many K
+/// steps, a constant trip count; steps past K load zeros: masked, or TMA's
+/// fill), a tail tile's, or all of K.
+std::pair<Operand, Operand> kSpan(int64_t splits, const std::optional<TailTile> &tile,
+                                  int64_t inner, int64_t bk) {
+  if (tile)
+    return {tile->kBegin, tile->kEnd};
+  if (splits == 1)
+    return {0, inner};
+  const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
+  Value k0 = programId(1) % splits * span;
+  return {k0, k0 + span};
+}
+
 } // namespace
 
 void buildOutProj(Kernel &k, const Specialization &spec) {
@@ -104,8 +118,13 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
   if (!spec.get("producer") && !spec.get("persistent"))
     waitLater = dependentStart(spec, weightRows(weight, n0, bn, hidden, inner, type),
                                tile ? tile->m0 == 0 : programId(1) == 0, gemv);
+  auto [kBegin, kEnd] = kSpan(splits, tile, inner, bk);
   Value acc; // [bm, bn] f32
-  if (spec.get("direct")) {
+  if (spec.get("skinny")) {
+    k.setConfig({{bn, bm, bk}, spec.get("warps"), spec.get("stages")});
+    acc = projectSkinny({weight, hidden, inner, a, rows, std::nullopt, kBegin, kEnd}, m0,
+                        n0, bm, bn, bk);
+  } else if (spec.get("direct")) {
     k.setConfig({{bm, bn, bk}, spec.get("warps"), 1, 8, spec.get("split_k"), true});
     acc = projectDirect(makeView(a, {rows, inner}, {inner, 1}),
                         makeView(weight, {inner, hidden}, {1, inner}), std::nullopt, m0,
@@ -132,18 +151,6 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     config.persistent = spec.get("persistent");
     k.setConfig(config);
     View aView = makeView(a, {rows, inner}, {inner, 1});
-    Operand kBegin = 0, kEnd = inner;
-    if (splits > 1) {
-      // Every split takes as many K steps, a constant trip count; steps past
-      // K load zeros (masked, or TMA's fill).
-      const int64_t span = llvm::divideCeil(llvm::divideCeil(inner, bk), splits) * bk;
-      Value k0 = programId(1) % splits * span;
-      kBegin = k0;
-      kEnd = k0 + span;
-    } else if (tile) {
-      kBegin = tile->kBegin;
-      kEnd = tile->kEnd;
-    }
     acc = forRange(kBegin, kEnd, bk, {zeros({bm, bn}, DType::F32)},
                    [&](Value kk, std::vector<Value> carried) -> std::vector<Value> {
                      Value w = transpose(load(weightView, {n0, kk}, {bn, bk}), {1, 0});
@@ -212,6 +219,7 @@ KernelDef outProjKernel() {
         R::between(0, 64)},
        projectionChunked(),
        projectionPacked(),
+       projectionSkinny(),
        {"tail_splits",
         1,
         "tensor-core tiles: S > 1 splits the K of the last `tail` rows' tiles S ways "
@@ -236,14 +244,15 @@ KernelDef outProjKernel() {
   for (ConstantRule &r : NormPrologue::rules())
     def.rules.push_back(std::move(r));
   def.rules.push_back(
-      {"k_splits > 1 takes the tensor-core tiles (block_m >= 16, "
+      {"k_splits > 1 takes the tensor-core tiles (block_m >= 16, or skinny; "
        "chunked, direct and norm_prologue 0) and at most the K steps, "
        "ceil(inner / block_k)",
-       {"k_splits", "block_m", "chunked", "direct", "norm_prologue", "inner", "block_k"},
+       {"k_splits", "block_m", "skinny", "chunked", "direct", "norm_prologue", "inner",
+        "block_k"},
        [](const Specialization &s) {
          return s.get("k_splits") == 1 ||
-                (s.get("block_m") >= 16 && !s.get("chunked") && !s.get("direct") &&
-                 !s.get("norm_prologue") &&
+                ((s.get("block_m") >= 16 || s.get("skinny")) && !s.get("chunked") &&
+                 !s.get("direct") && !s.get("norm_prologue") &&
                  s.get("k_splits") <= llvm::divideCeil(s.get("inner"), s.get("block_k")));
        }});
   def.rules.push_back(

@@ -92,6 +92,32 @@ WeightLayouts chunkedWeightLayouts(const Specialization &spec);
 KernelConstant projectionChunked();
 KernelConstant projectionPacked();
 
+/// The operands of the skinny projection (projectSkinny).
+struct SkinnyProjection {
+  Value weight;  ///< !tile.ptr [n, k] row-major, e4m3 or bf16
+  int64_t n = 0; ///< weight rows (output columns)
+  int64_t k = 0; ///< K
+  Value input;   ///< !tile.ptr [rows, k]: bf16, or e4m3 already quantized
+  Value rows;    ///< i32: the input's rows
+  /// 1 / s_x: the bf16 input is quantized in the kernel (R1's static quant,
+  /// once per element and program, as projectDirect).
+  std::optional<Value> inverseScale;
+  Operand kBegin = 0, kEnd = 0; ///< the K span the program sums
+};
+
+/// The f32 products [bm, bn] of input rows [m0, m0 + bm) (masked past the
+/// input's rows) with weight rows [n0, n0 + bn) over K [kBegin, kEnd), before
+/// any output scale: mma tiles of [bn, bm] with the weight as A (its rows the
+/// M side), so 8 batch rows fill an m16n8 tile and every weight byte is read
+/// once per program; the K loop's operands pass through `stages` shared-memory
+/// buffers (the kernel's config: tile {bn, bm, bk}). K steps of `bk`.
+Value projectSkinny(const SkinnyProjection &p, Value m0, Value n0, int64_t bm, int64_t bn,
+                    int64_t bk);
+/// The skinny projection's rows per program for a batch of `rows`: 8 up to 64.
+int64_t skinnyRows(int64_t rows);
+/// The constant that selects the skinny projection.
+KernelConstant projectionSkinny();
+
 /// A byte range of an invariant weight a program streams: prefetched into L2
 /// before the program waits for the kernels before it.
 struct WeightSlab {

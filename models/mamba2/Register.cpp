@@ -165,10 +165,13 @@ KernelConstant projectionSplitK() {
 
 std::vector<ConstantRule> projectionRules(llvm::StringRef inner) {
   ConstantRule gemvOrTensorCores{
-      "block_m is 1 (GEMV), at most 16 (chunked GEMV) or at least 16 (tensor cores)",
-      {"block_m", "chunked"},
+      "block_m is 1 (GEMV), at most 16 (chunked GEMV), at least 8 (skinny) or at "
+      "least 16 (tensor cores)",
+      {"block_m", "chunked", "skinny"},
       [](const Specialization &s) {
         int64_t bm = s.get("block_m");
+        if (s.get("skinny"))
+          return bm >= 8 && !s.get("chunked") && !s.get("direct");
         return s.get("chunked") ? bm <= 16 : bm == 1 || bm >= 16;
       }};
   std::string k = inner.str();

@@ -131,6 +131,8 @@ ConstantValues directTiles(int64_t rows) {
 ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8) {
   if (chunkedProjection(overrides, "out_proj"))
     return chunkedTiles(rows, 4, fp8);
+  if (skinnyProjection(overrides, "out_proj"))
+    return skinnyTiles("out_proj", rows, fp8);
   if (directProjection(overrides, "out_proj", rows, fp8))
     return directTiles(rows);
   // The first row of tiles prefetches the weight the others read again
@@ -230,13 +232,14 @@ PlanArg LayerBuilder::normed(const MambaLayerWeights &w, std::vector<int64_t> sh
 
 llvm::Expected<Specialization> LayerBuilder::kernel(llvm::StringRef name,
                                                     ConstantValues geometry) {
-  // out_proj also serves the prefill and large-batch GEMMs, which cannot take
-  // the norm prologue: only the launch that folds the norm (its geometry
-  // says so) sees the caller's norm_prologue.
-  if (name == "out_proj" && !geometry.count("norm_prologue") &&
-      foldsNorm(options.overrides)) {
+  // out_proj also serves the prefill and large-batch GEMMs, which take
+  // neither the norm prologue nor the skinny form: only the launch whose
+  // geometry names one of them sees the caller's setting of it.
+  if (name == "out_proj" && options.overrides.count("out_proj")) {
     KernelOverrides overrides = options.overrides;
-    overrides["out_proj"].erase("norm_prologue");
+    for (const char *own : {"norm_prologue", "skinny"})
+      if (!geometry.count(own))
+        overrides["out_proj"].erase(own);
     return planKernel(registry, overrides, name, std::move(geometry), options.tuned);
   }
   return planKernel(registry, options.overrides, name, std::move(geometry),
@@ -282,20 +285,10 @@ llvm::Error LayerBuilder::addInProjGemm(const MambaLayerWeights &w, const LayerA
   PlanArg gemmInput = in;
   std::optional<PlanArg> scale;
   if (fp8) {
-    auto quant = kernel("quantize_e4m3", {{"width", hidden}});
-    if (!quant)
-      return quant.takeError();
-    PlanArg quantized = intermediate(w.layer, "act_q", Type::F8E4M3, {rows, hidden});
-    // The flat form tiles the rows as one stream.
-    const int64_t block = quant->get("block");
-    launch(
-        w, "quant", "quantize_e4m3", *quant,
-        quant->get("flat")
-            ? std::array<int64_t, 3>{llvm::divideCeilSigned(rows * hidden, block), 1, 1}
-            : std::array<int64_t, 3>{llvm::divideCeilSigned(hidden, block), rows, 1},
-        {in, quantized, PlanArg::integer(rows), PlanArg::real(w.inProj.inputScale)},
-        rows * hidden * 2, rows * hidden);
-    gemmInput = quantized;
+    auto quantized = quantizedInput(w, in, hidden);
+    if (!quantized)
+      return quantized.takeError();
+    gemmInput = *quantized;
     scale = PlanArg::real(float(w.inProj.inputScale) * w.inProj.weightScale);
   }
   return addLinear(w, "in_proj", *inProj, gemmInput, args.inW, zxbcdt, scale, outCols,
@@ -321,6 +314,8 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
     tiles = {{"block_n", 16}, {"loads_in_flight", 7}, {"warps", 2}};
   if (chunkedProjection(options.overrides, "in_proj_conv"))
     tiles = chunkedTiles(rows, fp8 ? 16 : 8, fp8);
+  else if (skinnyProjection(options.overrides, "in_proj_conv"))
+    tiles = skinnyTiles("in_proj_conv", rows, fp8);
   else if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
     tiles = directTiles(rows);
   else if (rows >= 16)
@@ -333,7 +328,11 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
                                             tiles));
   if (!inProj)
     return inProj.takeError();
-  std::vector<PlanArg> inArgs = {io.in,      weightFor(args.inW, "in_proj_conv", *inProj),
+  auto input = inProj->get("quantized_input") ? quantizedInput(w, io.in, hidden)
+                                              : llvm::Expected<PlanArg>(io.in);
+  if (!input)
+    return input.takeError();
+  std::vector<PlanArg> inArgs = {*input,     weightFor(args.inW, "in_proj_conv", *inProj),
                                  slots,      args.convPage,
                                  args.convW, args.convB,
                                  io.z,       xBC,
@@ -347,8 +346,8 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
          {llvm::divideCeilSigned(c.inProjRows(), inProj->get("block_n")),
           llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
          inArgs,
-         bytes(args.inW) + rows * hidden * 2 + convRows + bytes(args.convW) +
-             bytes(args.convB),
+         bytes(args.inW) + rows * hidden * (inProj->get("quantized_input") ? 1 : 2) +
+             convRows + bytes(args.convW) + bytes(args.convB),
          rows * c.inProjRows() * 2 + convRows, /*specializedToWeights=*/true);
   return llvm::Error::success();
 }
@@ -360,6 +359,11 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
   const int64_t I = c.intermediate(), hidden = c.hiddenSize;
   ConstantValues tiles = gemm ? linearTiles(fp8, hidden, I, decode)
                               : decodeOutTiles(options.overrides, rows, fp8);
+  // The skinny tiles are few (42 at NemotronH's out_proj): split K as the
+  // GEMM's tiles are.
+  if (tiles.count("skinny"))
+    tiles["k_splits"] =
+        decodeKSplits(options, tiles, rows, hidden, I, hidden * I * (fp8 ? 1 : 2));
   const bool fold = !gemm && foldsNorm(options.overrides) && gemvTiles(tiles);
   if (fold) {
     // A K step must lie in one norm group (a model's groups of 64 and more).
@@ -433,7 +437,8 @@ bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool f
     return false;
   // The caller's split (out_proj.k_splits > 1) takes the GEMM at any batch,
   // on any arch's gemmTiles.
-  return kSplitsOverride(options.overrides) > 1 ||
+  return (kSplitsOverride(options.overrides) > 1 &&
+          !skinnyProjection(options.overrides, "out_proj")) ||
          (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden) &&
           options.arch->capabilities().wgmma);
 }

@@ -101,6 +101,11 @@ public:
   llvm::Error addNormAndOutProj(const MambaLayerWeights &w, const LayerArgs &args,
                                 const LayerIO &io, bool gemm, bool decode);
 
+  /// Launches quantize_e4m3 of the [rows, width] bf16 activation `in` with the
+  /// in_proj's s_x into the layer's act_q buffer and returns that buffer.
+  llvm::Expected<PlanArg> quantizedInput(const MambaLayerWeights &w, const PlanArg &in,
+                                         int64_t width);
+
 private:
   StepPlan &plan;
   const KernelRegistry &registry;
@@ -123,6 +128,13 @@ void addSsmStateConstants(const SsmStateOptions &state, ConstantValues &geometry
 
 /// From this many rows on decode's out_proj runs as the prefill GEMM too.
 constexpr int64_t kDecodeOutGemmRows = 256;
+
+/// Whether the caller asks for the skinny form of the decode projection
+/// `kernel` (`--set KERNEL.skinny=1`); off by default until the GPU has
+/// measured it (bench/decode/skinny_gpu.sh).
+bool skinnyProjection(const KernelOverrides &overrides, llvm::StringRef kernel);
+/// The skinny form's tiles of `kernel` for `rows` rows.
+ConstantValues skinnyTiles(llvm::StringRef kernel, int64_t rows, bool fp8);
 
 /// out_proj's decode tiles for `rows` rows: direct tensor-core operands for a
 /// few rows, 16-row tiles from 16 rows, else the GEMV.

@@ -28,6 +28,8 @@
 #            default 128)
 #   pdl      bench/decode/pdl_gpu.sh (decode with and without programmatic dependent
 #            launch, interleaved; compute-sanitizer over the PDL launches)
+#   skinny   bench/decode/skinny_gpu.sh (the skinny decode projections and their
+#            variants against the plan at B = 2..32; BATCHES, FULL, RUNS)
 #   compare  bench/compare_builds.sh: the tree before a change (its bundle carried as
 #            bundle-before/tilejit-bundle.tar.xz) against this one, interleaved, decode
 #            and prefill (COMPARE_MODES, ROUNDS)
@@ -97,6 +99,8 @@ for part in "$@"; do
        echo "ssd bench: exit $?"; grep -E "^FAIL" "$out/ssd.log"
        tail -n $(($(wc -l <"$work/ssd/variants.txt") + 2)) "$out/ssd.log" ;;
   pdl) "$root/bench/decode/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
+  skinny) timeout 280 "$root/bench/decode/skinny_gpu.sh" "$work/tilejit-bundle/bin/tilejit" \
+            "$out/skinny" ;;
   model) "$root/tests/e2e/model_gpu.sh" "$work/tilejit-bundle/bin" "$out/model" ;;
   tunedb) "$root/bench/tunedb_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/tunedb" \
             "${OUT:-$work}/h200.tune.json" ;;

@@ -106,12 +106,18 @@ TEST_CASE("a broken relation between constants is refused naming the rule",
         "kernel 'ssd_prefill': dt_col = 10300, heads = 64, dt_stride = 10304 breaks the "
         "rule "
         "dt_col + heads <= dt_stride");
+  const std::string blockMRule =
+      "breaks the rule block_m is 1 (GEMV), at most 16 (chunked GEMV), at least 8 "
+      "(skinny) or at least 16 (tensor cores)";
   CHECK(refusal("in_proj_conv", {{"block_m", 8}}) ==
-        "kernel 'in_proj_conv': block_m = 8, chunked = 0 breaks the rule block_m is 1 "
-        "(GEMV), at most 16 (chunked GEMV) or at least 16 (tensor cores)");
+        "kernel 'in_proj_conv': block_m = 8, chunked = 0, skinny = 0 " + blockMRule);
   CHECK(refusal("out_proj", {{"block_m", 32}, {"chunked", 1}}) ==
-        "kernel 'out_proj': block_m = 32, chunked = 1 breaks the rule block_m is 1 "
-        "(GEMV), at most 16 (chunked GEMV) or at least 16 (tensor cores)");
+        "kernel 'out_proj': block_m = 32, chunked = 1, skinny = 0 " + blockMRule);
+  CHECK(refusal("out_proj", {{"block_m", 4}, {"skinny", 1}}) ==
+        "kernel 'out_proj': block_m = 4, chunked = 0, skinny = 1 " + blockMRule);
+  CHECK(refusal("in_proj_conv", {{"quantized_input", 1}}) ==
+        "kernel 'in_proj_conv': quantized_input = 1, fp8 = 1, skinny = 0 breaks the rule "
+        "quantized_input = 1 takes fp8 = 1 and skinny = 1");
   CHECK(
       refusal("in_proj_conv", {{"chunked", 1}, {"hidden", 200}}) ==
       "kernel 'in_proj_conv': chunked = 1, direct = 0, hidden = 200, block_k = 128, fp8 "
