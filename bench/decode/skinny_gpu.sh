@@ -19,9 +19,8 @@
 #   gemm       the competitor at every batch: both projections on the split tile
 #              GEMM (k_splits 4) in 64 x 128 tiles of one warpgroup (the fastest
 #              B = 8 plan the H100 measured before the skinny form)
-#   sk-in-gemm in_proj skinny, out_proj on that split GEMM
-# B = 8 (FULL, default 8) runs every variant; the other batches base, sk, gemm and
-# sk-in-gemm (29 runs, about 5 minutes; RUNS trims). Each run checks its own batch against f64
+# B = 8 (FULL, default 8) runs every variant; the other batches base, sk and gemm
+# (24 runs, about 4 minutes; RUNS trims). Each run checks its own batch against f64
 # (and B = 3 against the interpreter) before timing it; one line per run: step
 # per layer, in_proj and out_proj per launch (us, TB/s) of the FP8 layer, then
 # that layer's quantize_e4m3 and split_k_sum lines where the run has them.
@@ -56,7 +55,6 @@ for b in ${BATCHES:-2 4 8 16 32}; do
   run base "$b"
   run sk "$b" "${in[@]}" "${outp[@]}"
   run gemm "$b" "${gemm[@]}"
-  run sk-in-gemm "$b" "${in[@]}" "${gemm[@]}"
   [ "$b" = "${FULL:-8}" ] || continue
   run sk-in "$b" "${in[@]}"
   run sk-out "$b" "${outp[@]}"
