@@ -213,7 +213,10 @@ Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
   Value next =
       (state ? *state : toF32(load(*src, {p0, 0}, {s.bp, s.stateSize}))) * decay +
       (x * dt) * b;
-  keep(next);
+  // The stochastic page is stored after y, once C is dead: the hash's words
+  // then share no registers with the reduction's operands.
+  if (!s.stochastic)
+    keep(next);
   Value xp = toF32(load(makeView(r.x, {s.headDim}, {1}), {p0}, {s.bp}));
   Value dSkip =
       s.perP & kPerPD
@@ -225,6 +228,8 @@ Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
     y = y * silu(toF32(load(zView, {p0}, {s.bp})));
   }
   store(r.y, {p0}, y.to(s.yType));
+  if (s.stochastic)
+    keep(next);
   return next;
 }
 
