@@ -20,12 +20,12 @@ Value mix32(Value h) {
 }
 
 /// The bf16 neighbour of `v` away from zero with probability (dropped bits) /
-/// 2^16: the 16 random bits added to the f32 pattern carry into the kept half
+/// 2^16: the 16 random bits `u` added to the f32 pattern carry into the kept half
 /// exactly that often, then the low half is cut. Both signs round on the
 /// magnitude, so the rounding is unbiased either way.
-Value stochasticRoundBF16(Value v, Value bits) {
+Value stochasticRoundBF16(Value v, Value u) {
   Value pattern = bitcast(v, DType::I32);
-  Value kept = shl(shr(pattern + (bits & 0xFFFF), 16), 16);
+  Value kept = shl(shr(pattern + u, 16), 16);
   // NaN and infinities (all exponent bits set) pass as they are; the kept
   // pattern is a bf16 value, so the conversion is exact.
   Value special = (pattern & 0x7F800000) == 0x7F800000;
@@ -34,43 +34,46 @@ Value stochasticRoundBF16(Value v, Value bits) {
 
 } // namespace
 
-Value randomBits(Value key, Value seed, int64_t mixes) {
-  Value s = mix32(seed.to(DType::I32));
-  Value h = mix32(key.to(DType::I32) ^ s);
-  h = mix32(h ^ shr(key, 32).to(DType::I32));
-  for (int64_t i = 2; i < mixes; ++i)
-    h = mix32(h ^ s);
-  return h;
+Value roundingKey(Value seed, Value slot) {
+  Value words = mix32(shr(seed, 32).to(DType::I32)) ^ seed.to(DType::I32);
+  return mix32(mix32(words) ^ slot.to(DType::I32));
 }
 
-Value stochasticRound(Value v, DType type, Value bits) {
+Value randomU(Value key, Value first, const Shape &shape, int64_t mixes) {
+  // A reshaped arange starts in the coalescing layout the state tile has, so
+  // the hash runs on the tile's own registers and nothing is converted.
+  Value e = reshape(arange(0, shape[0] * shape[1]), shape) + first;
+  Value h = shr(e, 1) ^ key;
+  for (int64_t i = 1; i < mixes; ++i)
+    h = mix32(h);
+  // Both elements of a pair hold the same word, so the lowering computes it
+  // once: the even element takes its low half, the odd one its high half.
+  return shr(h, shl(e & 1, 4)) & 0xFFFF;
+}
+
+Value stochasticRound(Value v, DType type, Value u) {
   if (type == DType::BF16)
-    return stochasticRoundBF16(v, bits);
-  // The power of two 2^e <= |v| < 2^(e+1), found exactly by binary search:
-  // up from 1 for |v| >= 1, down from 1 otherwise.
-  Value a = abs(v), up = full(v.shape(), 1.0, DType::F32), down = up;
-  for (int k = 64; k >= 1; k /= 2) {
-    double step = std::ldexp(1.0, k);
-    up = where(a >= up * step, up * step, up);
-    Value lower = down * (1.0 / step);
-    down = where(lower > a, lower, down);
-  }
-  Value scale = where(a >= 1.0, up, down * 0.5);
-  // One ulp of `type` at |v| (f16's subnormals share the smallest).
-  const bool half = type == DType::F16;
-  Value ulp = scale * std::ldexp(1.0, half ? -10 : -7);
-  if (half)
-    ulp = maximum(ulp, std::ldexp(1.0, -24));
+    return stochasticRoundBF16(v, u);
+  // One f16 ulp at |v|, 2^(e - 10) for 2^e <= |v| < 2^(e+1), f16's
+  // subnormals sharing the smallest, 2^-24: built from |v|'s f32 exponent
+  // field as a pattern, with its inverse, so that q is exact without a
+  // division (f16's exponent is not f32's, so the bf16 carry does not apply).
+  Value magnitude = bitcast(v, DType::I32) & 0x7FFFFFFF;
+  Value a = bitcast(magnitude, DType::F32);
+  Value field = maximum(shr(magnitude, 23), 127 - 14) - 10;
+  Value ulp = bitcast(shl(field, 23), DType::F32);
+  Value q = a * bitcast(shl(254 - field, 23), DType::F32);
   // |v| = (whole + frac) ulp exactly; round up with probability frac. The
-  // 16 random bits cover every dropped bit (16 for bf16, 13 for f16).
-  Value q = a / ulp;
+  // 16 random bits cover the 13 bits f16 drops.
   Value whole = q.to(DType::I32).to(DType::F32);
-  Value u = (bits & 0xFFFF).to(DType::F32) * std::ldexp(1.0, -16);
+  Value uf = u.to(DType::F32) * std::ldexp(1.0, -16);
   Value one = full(v.shape(), 1.0, DType::F32);
-  Value rounded = (whole + where(u < q - whole, one, zeros(v.shape(), DType::F32))) * ulp;
+  Value rounded =
+      (whole + where(uf < q - whole, one, zeros(v.shape(), DType::F32))) * ulp;
   Value sr = where(v < 0.0, -rounded, rounded);
   // NaN and infinities pass as they are (both compares are false for NaN);
-  // below 2^-100, where a flushed f32 ulp would make q NaN, nearest even.
+  // below 2^-100, where a GPU flushing f32 subnormals would lose |v|,
+  // nearest even.
   Value ordinary = (a <= double(FLT_MAX)) & (a >= std::ldexp(1.0, -100));
   return where(ordinary, sr, v).to(type);
 }

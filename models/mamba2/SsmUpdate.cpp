@@ -178,14 +178,12 @@ std::array<Value, 3> SsuProgram::rowOperands(const SsuRow &r) const {
 Value SsuProgram::toPage(Value next, Value slot) const {
   if (!s.stochastic)
     return castTo(next, s.stateType);
-  // The element's place in the whole page is its counter, as vLLM keys its
-  // bits by the state offset.
-  Value pIdx = broadcastTo(expandDims(p0 + arange(0, s.bp), 1), {s.bp, s.stateSize});
-  Value nIdx = broadcastTo(expandDims(arange(0, s.stateSize), 0), {s.bp, s.stateSize});
-  Value key = slot.to(DType::I64) * (s.heads * s.headDim * s.stateSize) +
-              (h * (s.headDim * s.stateSize)).to(DType::I64) +
-              (pIdx * s.stateSize + nIdx).to(DType::I64);
-  return stochasticRound(next, s.stateType, randomBits(key, seed, s.mixes));
+  // The seed and the slot key the program; an element's place in the slot's
+  // rows is its counter, as vLLM keys its bits by the state offset.
+  Value first = (h * s.headDim + p0) * s.stateSize;
+  return stochasticRound(next, s.stateType,
+                         randomU(roundingKey(seed, slot), first.to(DType::I32),
+                                 {s.bp, s.stateSize}, s.mixes));
 }
 
 Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
@@ -215,7 +213,10 @@ Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
   Value next =
       (state ? *state : toF32(load(*src, {p0, 0}, {s.bp, s.stateSize}))) * decay +
       (x * dt) * b;
-  keep(next);
+  // The stochastic page is stored after y, once C is dead: the hash's words
+  // then share no registers with the reduction's operands.
+  if (!s.stochastic)
+    keep(next);
   Value xp = toF32(load(makeView(r.x, {s.headDim}, {1}), {p0}, {s.bp}));
   Value dSkip =
       s.perP & kPerPD
@@ -227,6 +228,8 @@ Value SsuProgram::step(const SsuRow &r, std::optional<Value> state, Value slot,
     y = y * silu(toF32(load(zView, {p0}, {s.bp})));
   }
   store(r.y, {p0}, y.to(s.yType));
+  if (s.stochastic)
+    keep(next);
   return next;
 }
 

@@ -16,7 +16,8 @@ constexpr int64_t kPerPDt = 1, kPerPDtBias = 2, kPerPD = 4, kPerPA = 8;
 struct SsuShape {
   int64_t heads, headDim, stateSize, groups, bp, inner, channels;
   bool aIsLog, softplusDt, split, gated, varlen, spec, padId, dstSlots, checked;
-  /// R8s's stochastic rounding (its bits from `mixes` rounds), else nearest even.
+  /// R8s's stochastic rounding (`mixes` rounds of the hash from the slot to an
+  /// element's bits), else nearest even.
   bool stochastic;
   int64_t mixes;
   int64_t perP;
@@ -29,15 +30,20 @@ struct SsuShape {
   static SsuShape of(const Specialization &spec);
 };
 
-/// 32 random bits (an i32 tile) for each element of the i64
-/// `key` tile under the i64 scalar `seed`, from `mixes` (>= 2) rounds of a
-/// counter-based hash: the same key and seed give the same bits.
-Value randomBits(Value key, Value seed, int64_t mixes);
+/// The i32 scalar that keys one program's draws: the i64 `seed`'s two words
+/// and the `slot`, each folded in by a round of the hash.
+Value roundingKey(Value seed, Value slot);
+/// 16 random bits (an i32 tile of values below 2^16) for each element of a
+/// 2-D tile of `shape` whose element (r, c) is number first + r * shape[1] + c
+/// of its slot: elements 2i and 2i + 1 share one 32-bit word, `key` ^ i after
+/// `mixes` - 1 (>= 1) rounds of the hash. The same key and element give the
+/// same bits.
+Value randomU(Value key, Value first, const Shape &shape, int64_t mixes);
 /// R8s's stochastic rounding of the f32 tile `v` to `type` (bf16 or f16):
 /// the neighbour away from zero with probability (|v| - |lower|) / ulp,
-/// decided by the low 16 of `bits`; NaN and infinities as they are (f16:
+/// decided by the 16 bits `u`; NaN and infinities as they are (f16:
 /// |v| < 2^-100 to nearest even).
-Value stochasticRound(Value v, DType type, Value bits);
+Value stochasticRound(Value v, DType type, Value u);
 
 std::vector<KernelConstant> ssmUpdateConstants();
 std::vector<ConstantRule> ssmUpdateRules();

@@ -151,7 +151,8 @@ std::vector<KernelConstant> ssmUpdateConstants() {
            "(seed, slot, element); parameter seed) instead of to nearest even"),
       {"random_mixes",
        2,
-       "rounds of the counter-based hash behind stochastic's bits",
+       "rounds of the counter-based hash behind stochastic's bits: one folds the "
+       "slot into the program's key, the others act on each element pair's word",
        {},
        R::between(2, 16)},
       flag("pad_id", "1: a slot equal to the parameter pad_slot is padding too (vLLM's "
