@@ -131,7 +131,7 @@ ConstantValues directTiles(int64_t rows) {
 ConstantValues decodeOutTiles(const KernelOverrides &overrides, int64_t rows, bool fp8) {
   if (chunkedProjection(overrides, "out_proj"))
     return chunkedTiles(rows, 4, fp8);
-  if (skinnyProjection(overrides, "out_proj"))
+  if (skinnyProjection(overrides, "out_proj", rows))
     return skinnyTiles("out_proj", rows, fp8);
   if (directProjection(overrides, "out_proj", rows, fp8))
     return directTiles(rows);
@@ -314,7 +314,7 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
     tiles = {{"block_n", 16}, {"loads_in_flight", 7}, {"warps", 2}};
   if (chunkedProjection(options.overrides, "in_proj_conv"))
     tiles = chunkedTiles(rows, fp8 ? 16 : 8, fp8);
-  else if (skinnyProjection(options.overrides, "in_proj_conv"))
+  else if (skinnyProjection(options.overrides, "in_proj_conv", rows))
     tiles = skinnyTiles("in_proj_conv", rows, fp8);
   else if (directProjection(options.overrides, "in_proj_conv", rows, fp8))
     tiles = directTiles(rows);
@@ -404,6 +404,15 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
         {"width", I}, {"group_size", c.normGroupSize()}, {"fp8_out", fp8}};
     if (io.zStride)
       normGeometry["z_stride"] = io.zStride;
+    // The e4m3 quotient as a reciprocal product and one FMA step (the same
+    // codes, no division per element) and, for a prefill's many rows, two
+    // rows a program: 0.92x of a copy's time on the H100 where one row and
+    // the division took 0.70x (docs/BENCHMARKS.md, "The prefill's streaming
+    // kernels").
+    if (fp8)
+      normGeometry["quant_fma"] = 1;
+    if (rows >= 1024)
+      normGeometry["rows_per_program"] = 2;
     auto norm = kernel("gated_rmsnorm", normGeometry);
     if (!norm)
       return norm.takeError();
@@ -438,7 +447,7 @@ bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool f
   // The caller's split (out_proj.k_splits > 1) takes the GEMM at any batch,
   // on any arch's gemmTiles.
   return (kSplitsOverride(options.overrides) > 1 &&
-          !skinnyProjection(options.overrides, "out_proj")) ||
+          !skinnyProjection(options.overrides, "out_proj", 0)) ||
          (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden) &&
           options.arch->capabilities().wgmma);
 }

@@ -129,10 +129,12 @@ void addSsmStateConstants(const SsmStateOptions &state, ConstantValues &geometry
 /// From this many rows on decode's out_proj runs as the prefill GEMM too.
 constexpr int64_t kDecodeOutGemmRows = 256;
 
-/// Whether the caller asks for the skinny form of the decode projection
-/// `kernel` (`--set KERNEL.skinny=1`); off by default until the GPU has
-/// measured it (bench/decode/skinny_gpu.sh).
-bool skinnyProjection(const KernelOverrides &overrides, llvm::StringRef kernel);
+/// Whether the decode projection `kernel` of `rows` rows takes the skinny
+/// form: as the caller says (`--set KERNEL.skinny=0|1`; naming `direct` or
+/// `chunked` keeps that form), else from 2 to 63 rows. `rows` 0: only what the
+/// caller says.
+bool skinnyProjection(const KernelOverrides &overrides, llvm::StringRef kernel,
+                      int64_t rows);
 /// The skinny form's tiles of `kernel` for `rows` rows.
 ConstantValues skinnyTiles(llvm::StringRef kernel, int64_t rows, bool fp8);
 

@@ -5,11 +5,20 @@
 
 namespace tilejit::models::detail {
 
-bool skinnyProjection(const KernelOverrides &overrides, llvm::StringRef kernel) {
-  if (auto it = overrides.find(kernel.str()); it != overrides.end())
+bool skinnyProjection(const KernelOverrides &overrides, llvm::StringRef kernel,
+                      int64_t rows) {
+  if (auto it = overrides.find(kernel.str()); it != overrides.end()) {
     if (auto skinny = it->second.find("skinny"); skinny != it->second.end())
       return skinny->second != 0;
-  return false;
+    // A form the caller names keeps its own tiles.
+    for (const char *form : {"direct", "chunked"})
+      if (it->second.count(form))
+        return false;
+  }
+  // Measured on the H100 (docs/BENCHMARKS.md, "The skinny projections"): ahead
+  // of the direct form and of the split GEMM from 2 to 16 rows, level with the
+  // GEMM at 32; from 64 rows its in_proj tiles spill, and the GEMM takes over.
+  return rows >= 2 && rows < 64;
 }
 
 /// 64 weight rows a program on one warpgroup are wgmma's m64n8 tiles
