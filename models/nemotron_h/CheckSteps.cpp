@@ -155,6 +155,12 @@ struct Lockstep {
 
   llvm::Expected<StepCheck> run(HostBuffers buffers, int steps, uint64_t seed,
                                 const StepFn &runStep) const;
+  /// The reference's SSM pages set to the backend's (stochastic rounding).
+  void takePages(const HostBuffers &buffers, DType pageType, StepCheck &check) const {
+    for (size_t l = 0; l < layers.size(); ++l)
+      check.want[l].ssm.data = pageValues(
+          buffers.at(StepPlan::layerBuffer(layers[l].layer, "ssm_page")), pageType);
+  }
 };
 
 llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t seed,
@@ -203,9 +209,7 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
       if (plan.buffers.at(name).role == PlanBuffer::Role::Activation)
         std::fill(bytes.begin(), bytes.end(), 0xff);
     if (stochastic)
-      for (size_t l = 0; l < layers.size(); ++l)
-        check.want[l].ssm.data = pageValues(
-            buffers[StepPlan::layerBuffer(layers[l].layer, "ssm_page")], pageType);
+      takePages(buffers, pageType, check);
     if (auto err = runStep(buffers))
       return std::move(err);
     // Each layer is held against the reference fed the backend's own input to

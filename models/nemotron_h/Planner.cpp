@@ -154,15 +154,15 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
                                       {"dt_col", I + Cd}};
   ConstantValues scanGeometry = ssdGeometry;
   scanGeometry["span_states"] = 1;
-  // The span walks issue each chunk's metadata a chunk ahead: no more
-  // registers, two dependent loads fewer before each chunk's products
-  // (docs/models.md, the chunked SSD).
-  scanGeometry["walk_ahead"] = int64_t(WalkAhead::Metadata);
   addSsmStateConstants(options.ssmState, scanGeometry, {"init_type", "state_type"});
+  // The pass walks the spans serially: blocks of 256 state elements run four
+  // times the programs of 1024, and four spans' loads issue together; 3.8x
+  // faster on the H100 at T = 8192 (docs/BENCHMARKS.md, "The state pass").
   ConstantValues passGeometry = {{"heads", H},
                                  {"head_dim", P},
                                  {"state", N},
-                                 {"block", std::min<int64_t>(1024, P * N)}};
+                                 {"block", std::min<int64_t>(256, P * N)},
+                                 {"unroll", 4}};
   PrefillKernels k;
   k.chunked = options.ssdSchedule == SsdSchedule::Chunked ||
               options.overrides.count("ssd_chunk_scan");
@@ -186,8 +186,6 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
   // tile for 4 warps' registers (ptxas spills).
   if (k.chunked && k.chunk >= 128)
     stateGeometry["warps"] = 8;
-  if (!k.chunked)
-    stateGeometry["walk_ahead"] = int64_t(WalkAhead::Metadata);
   auto spanState = plan("ssd_span_state", stateGeometry);
   auto statePass = plan("ssd_state_pass", std::move(passGeometry));
   auto conv = plan("conv_prefill",

@@ -131,7 +131,16 @@ TEST_CASE("the shipped database: compiled in, found without a file", "[tuning]")
     CHECK(e.key.arch == "sm_90a");
     CHECK(e.key.smCount == 132);
   }
-  CHECK(kernels == std::set<std::string>{"in_proj_conv", "ssd_prefill"});
+  // The kernels the model plans look up (bench/tunedb_gpu.sh tunes each
+  // decode launch and ssd_prefill); which of them an export holds depends on
+  // the plans it was measured with.
+  const std::set<std::string> planned = {"in_proj_conv", "out_proj",    "ssm_update",
+                                         "conv_update",  "split_k_sum", "quantize_e4m3",
+                                         "ssd_prefill"};
+  CHECK(kernels.count("in_proj_conv"));
+  CHECK(kernels.count("ssd_prefill"));
+  for (const std::string &kernel : kernels)
+    CHECK(planned.count(kernel));
   CHECK(shippedTuneDbName() == "tunedb/h200.tune.json (shipped with tilejit)");
 }
 
