@@ -407,8 +407,8 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
     // The e4m3 quotient as a reciprocal product and one FMA step (the same
     // codes, no division per element) and, for a prefill's many rows, two
     // rows a program: 0.92x of a copy's time on the H100 where one row and
-    // the division took 0.70x (docs/BENCHMARKS.md, "The prefill's streaming
-    // kernels").
+    // the division took 0.70x (docs/BENCHMARKS.md, "The state pass and the
+    // streaming kernels").
     if (fp8)
       normGeometry["quant_fma"] = 1;
     if (rows >= 1024)
