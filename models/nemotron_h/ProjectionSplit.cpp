@@ -199,8 +199,11 @@ llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
           ? rows >= kDecodeOutGemmRows || outCols > inner || splits > 1 || tailSplit
           : rows >= 64 || splits > 1 || tailSplit;
   gemmTileSet["k_splits"] = splits;
-  ConstantValues tiles =
-      gemm ? gemmTileSet : decodeOutTiles(options.overrides, rows, fp8);
+  // A lone projection (tilejit.ops) has no split_k_sum after it: the skinny
+  // form, split in K, is the decode plan's only, unless the caller asks.
+  KernelOverrides overrides = options.overrides;
+  overrides["out_proj"].try_emplace("skinny", 0);
+  ConstantValues tiles = gemm ? gemmTileSet : decodeOutTiles(overrides, rows, fp8);
   geometry.insert(tiles.begin(), tiles.end());
   return planKernel(registry, options.overrides, "out_proj", std::move(geometry),
                     options.tuned);
