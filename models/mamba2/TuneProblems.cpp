@@ -34,18 +34,20 @@ TuneProblem inProjConvProblem() {
     std::vector<int32_t> slots(rows);
     for (int64_t r = 0; r < rows; ++r)
       slots[r] = int32_t(r);
-    std::vector<TuneArg> args = {TuneArg::input(DType::BF16, rows * hidden),
-                                 TuneArg::input(fp8 ? DType::F8E4M3 : DType::BF16,
-                                                (inner + channels + heads) * hidden,
-                                                fp8 ? 8.0 : 0.02),
-                                 TuneArg::int32s(slots),
-                                 TuneArg::state(DType::BF16, rows * channels * 3),
-                                 TuneArg::input(DType::BF16, channels * 4, 0.5),
-                                 TuneArg::input(DType::BF16, channels, 0.1),
-                                 TuneArg::output(DType::BF16, rows * inner),
-                                 TuneArg::output(DType::BF16, rows * channels),
-                                 TuneArg::output(DType::BF16, rows * heads),
-                                 TuneArg::integer(rows)};
+    // The skinny form's FP8 in_proj reads x already quantized (e4m3 codes).
+    std::vector<TuneArg> args = {
+        s.get("quantized_input") ? TuneArg::input(DType::F8E4M3, rows * hidden)
+                                 : TuneArg::input(DType::BF16, rows * hidden),
+        TuneArg::input(fp8 ? DType::F8E4M3 : DType::BF16,
+                       (inner + channels + heads) * hidden, fp8 ? 8.0 : 0.02),
+        TuneArg::int32s(slots),
+        TuneArg::state(DType::BF16, rows * channels * 3),
+        TuneArg::input(DType::BF16, channels * 4, 0.5),
+        TuneArg::input(DType::BF16, channels, 0.1),
+        TuneArg::output(DType::BF16, rows * inner),
+        TuneArg::output(DType::BF16, rows * channels),
+        TuneArg::output(DType::BF16, rows * heads),
+        TuneArg::integer(rows)};
     if (fp8) { // s_x keeps x / s_x inside e4m3; s_x * s_w keeps the output O(1)
       args.push_back(TuneArg::real(0.05));
       args.push_back(TuneArg::real(0.05 * 0.01));

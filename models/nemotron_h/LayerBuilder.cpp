@@ -432,24 +432,4 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
   return llvm::Error::success();
 }
 
-/// Decode's in_proj runs as prefill's GEMM from kDecodeGemmRows rows on, where
-/// those are the wgmma producer tiles (sm_90a, rows of `hidden` starting on 16
-/// bytes: the only ones measured against in_proj_conv at these rows), unless
-/// the caller sets constants of in_proj_conv, which keeps the fused kernel. On
-/// the H200 the fused in_proj_conv took several times the GEMM's time at 64
-/// and 256 rows; out_proj (K = 4096, N = 2688: 11 column tiles of 256) fills
-/// the multiprocessors only from kDecodeOutGemmRows rows on
-/// (docs/journal/2026-12-02.md, "Decode from 64 rows on the GEMM").
-bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
-  constexpr int64_t kDecodeGemmRows = 64;
-  if (options.overrides.count("in_proj_conv"))
-    return false;
-  // The caller's split (out_proj.k_splits > 1) takes the GEMM at any batch,
-  // on any arch's gemmTiles.
-  return (kSplitsOverride(options.overrides) > 1 &&
-          !skinnyProjection(options.overrides, "out_proj", 0)) ||
-         (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden) &&
-          options.arch->capabilities().wgmma);
-}
-
 } // namespace tilejit::models::detail

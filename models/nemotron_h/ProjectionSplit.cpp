@@ -1,5 +1,5 @@
-// Split-K for decode's GEMM projections (out_proj's k_splits,
-// docs/decode-projections.md#split-k): how many splits a launch takes, the
+// Decode's GEMM projections: whether in_proj and out_proj take the GEMM, how
+// many K splits a launch takes (docs/decode-projections.md#split-k), the
 // launches of a linear, split or not, and tilejit.ops' projection tiles.
 #include "LayerBuilder.h"
 
@@ -66,6 +66,26 @@ int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,
     if (int64_t cost = busiest(r); cost < least)
       best = r, least = cost;
   return best ? rows - (rowTiles - best) * blockM : 0;
+}
+
+/// Decode's in_proj runs as prefill's GEMM from kDecodeGemmRows rows on, where
+/// those are the wgmma producer tiles (sm_90a, rows of `hidden` starting on 16
+/// bytes: the only ones measured against in_proj_conv at these rows), unless
+/// the caller sets constants of in_proj_conv, which keeps the fused kernel. On
+/// the H200 the fused in_proj_conv took several times the GEMM's time at 64
+/// and 256 rows; out_proj (K = 4096, N = 2688: 11 column tiles of 256) fills
+/// the multiprocessors only from kDecodeOutGemmRows rows on
+/// (docs/journal/2026-12-02.md, "Decode from 64 rows on the GEMM").
+bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
+  constexpr int64_t kDecodeGemmRows = 64;
+  if (options.overrides.count("in_proj_conv"))
+    return false;
+  // The caller's split (out_proj.k_splits > 1) takes the GEMM at any batch,
+  // on any arch's gemmTiles.
+  return (kSplitsOverride(options.overrides) > 1 &&
+          !skinnyProjection(options.overrides, "out_proj", 0)) ||
+         (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden) &&
+          options.arch->capabilities().wgmma);
 }
 
 bool decodeOutGemm(const PlanOptions &options, int64_t rows, int64_t hidden,

@@ -88,9 +88,9 @@ TEST_CASE("the folded norm on the interpreter: carried steps against f64",
   const std::vector<int32_t> slots = randomDecodeSlots(rows, numSlots, 90 + rows);
   // A checked plan keeps gated_rmsnorm beside the folded out_proj so that its
   // checks can read the activation; out_proj reads y and z only.
-  auto plan =
-      planDecodeStep(modelRegistry(), c, *layers, rows, numSlots,
-                     PlanOptions{{{"out_proj", {{"norm_prologue", 1}}}}, nullptr, true});
+  auto plan = planDecodeStep(
+      modelRegistry(), c, *layers, rows, numSlots,
+      PlanOptions{{{"out_proj", {{"norm_prologue", 1}, {"skinny", 0}}}}, nullptr, true});
   INFO((plan ? "" : llvm::toString(plan.takeError())));
   REQUIRE(bool(plan));
   for (const PlannedLaunch &l : plan->launches)

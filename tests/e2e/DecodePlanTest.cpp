@@ -248,12 +248,14 @@ TEST_CASE(
                   tunedFromDatabase(jit, modelRegistry(), {{"rows", 1}}, os)});
   REQUIRE(bool(overridden));
   CHECK(inProj(*overridden).grid[0] == 49);
-  // Another shape bucket (3 rows: rows<=4) has no entry: the plan's own choice.
+  // Another shape bucket (3 rows: rows<=4) has no entry: the plan's own choice,
+  // the skinny form's 32 weight rows a program.
   log.clear();
   auto other = planDecodeStep(
       modelRegistry(), c, *layers, 3, 4,
       PlanOptions{{}, tunedFromDatabase(jit, modelRegistry(), {{"rows", 3}}, os)});
   REQUIRE(bool(other));
-  CHECK(inProj(*other).grid[0] == 25);
+  CHECK(inProj(*other).spec.get("skinny") == 1);
+  CHECK(inProj(*other).grid[0] == 13);
   CHECK(log.empty());
 }
