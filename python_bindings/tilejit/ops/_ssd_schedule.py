@@ -129,9 +129,11 @@ def scan(s, meta, page, init, y, dt_softplus, page_out=None, chunk_states=None,
            (blocks, s.heads, count), span_chunk=span_chunk, span_states=span_states,
            span_decay=span_decay, **inputs)
     size = s.head_dim * s.state
-    block = min(1024, 1 << (size - 1).bit_length())
+    # As the prefill plan: blocks of 256 with four spans' loads a step keep the
+    # serial walk over the spans fed (docs/BENCHMARKS.md, "The state pass").
+    block = min(256, 1 << (size - 1).bit_length())
     pass_constants = dict(heads=s.heads, head_dim=s.head_dim, state=s.state, block=block,
-                          page_type=s.type_of(page))
+                          unroll=4, page_type=s.type_of(page))
     pass_args = dict(span_slot=span_slot, span_flags=span_flags, span_decay=span_decay,
                      span_states=span_states, span_tail=span_tail, ssm_state=page, spans=count)
     if chunked:
