@@ -26,6 +26,8 @@
 #            and issue 31's variants of the span and chunk-parallel schedules, each
 #            checked against the f64 R5, then timed at five shapes; SSD_HEADS,
 #            default 128)
+#   ncussd   bench/ssd/ncu_ssd.sh (Nsight Compute over the prefill SSD's kernels at
+#            T = 8192: stalls, pipes, hottest lines; NCU_SSD_ARGS to `tilejit run`)
 #   pdl      bench/decode/pdl_gpu.sh (decode with and without programmatic dependent
 #            launch, interleaved; compute-sanitizer over the PDL launches)
 #   skinny   bench/decode/skinny_gpu.sh (the skinny decode projections and their
@@ -98,6 +100,8 @@ for part in "$@"; do
        timeout 300 python3 "$root/bench/ssd/ssd_prefill_gpu.py" "$work/ssd" >"$out/ssd.log" 2>&1
        echo "ssd bench: exit $?"; grep -E "^FAIL" "$out/ssd.log"
        tail -n $(($(wc -l <"$work/ssd/variants.txt") + 2)) "$out/ssd.log" ;;
+  ncussd) "$root/bench/ssd/ncu_ssd.sh" "$work/tilejit-bundle/bin/tilejit" "$out/ncussd" \
+    ${NCU_SSD_ARGS:-} ;;
   pdl) "$root/bench/decode/pdl_gpu.sh" "$work/tilejit-bundle/bin/tilejit" "$out/pdl" ;;
   skinny) timeout 280 "$root/bench/decode/skinny_gpu.sh" "$work/tilejit-bundle/bin/tilejit" \
             "$out/skinny" ;;
