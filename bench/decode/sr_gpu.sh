@@ -38,7 +38,8 @@ for page in ${PAGES:-bf16 f16}; do
       awk -v b="B=$b:" -v s="B=$b" '
         $1 == "kernel" && $2 == "ssm_update" && $6 == b { us[$4] = $7; mb = $11; tbs = $14 }
         $1 == "step" && $2 == s { for (i = 1; i <= NF; ++i) if ($i == "us" && $(i + 2) == "layer;") step = $(i - 1) }
-        END { printf "%s %s %s %s %s", us["fp8"], us["bf16"], tbs, mb, step }' "$1"
+        function or(v) { return v == "" ? "-" : v }
+        END { printf "%s %s %s %s %s", or(us["fp8"]), or(us["bf16"]), or(tbs), or(mb), or(step) }' "$1"
     }
     read -r nf nb nt mb ns <<<"$(row "$out/$page-nearest.log")"
     read -r sf sb st _ ss <<<"$(row "$out/$page-stochastic.log")"

@@ -188,8 +188,15 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
     stateGeometry["warps"] = 8;
   auto spanState = plan("ssd_span_state", stateGeometry);
   auto statePass = plan("ssd_state_pass", std::move(passGeometry));
-  auto conv = plan("conv_prefill",
-                   {{"inner", I}, {"channels", Cd}, {"heads", H}, {"block_t", k.chunk}});
+  // Half the channels a program, 16 rows a step: the fastest of the forms
+  // bench/prefill/stream_gpu.py measured (docs/BENCHMARKS.md, "The state pass
+  // and the streaming kernels").
+  auto conv = plan("conv_prefill", {{"inner", I},
+                                    {"channels", Cd},
+                                    {"heads", H},
+                                    {"block_t", k.chunk},
+                                    {"block_c", 512},
+                                    {"rows_per_step", 16}});
   if (!spanState || !statePass || !conv)
     return llvm::joinErrors(
         llvm::joinErrors(spanState.takeError(), statePass.takeError()), conv.takeError());
