@@ -7,6 +7,11 @@
 #            B = 256: 3 and 6; B = 8: no GEMM)
 #   sS       both projections on the split GEMM with S splits at every batch
 #   m64-sS   the same on 64 x 128 tiles of one warpgroup (4 warps)
+#   p-*      the portable plan (TILEJIT_ARCH=sm_90: TMA into mma.sync, no
+#            wgmma): its defaults (p-plan), the fused in_proj_conv it took
+#            before (p-fused), or forced onto the split GEMM with S splits
+#            (p-sS); g121-*: GB10's plan (99 KiB a program) the same way
+#   skinny-1 B = 1 on the skinny projections instead of the GEMVs
 # Each run checks its batch against f64 (and B = 3 against the interpreter,
 # the forced split included) and times it: the per-kernel lines of the
 # projections and their sums (us, MB, TB/s) and the step line are printed.
@@ -26,7 +31,7 @@ run() { # name batch args...
   shift 2
   [ -z "${RUNS:-}" ] || [[ " $RUNS " == *" $name "* ]] || return 0
   start=$(date +%s)
-  timeout "${RUN_TIMEOUT:-120}" "$tj" run --layers 2 --steps 1 --batch "$b" --time-batch "$b" \
+  env ${RUN_ARCH:+TILEJIT_ARCH=$RUN_ARCH} timeout "${RUN_TIMEOUT:-120}" "$tj" run --layers 2 --steps 1 --batch "$b" --time-batch "$b" \
     "$@" </dev/null >"$out/splitk-$name.log" 2>&1
   rc=$?
   printf '== %-14s B=%-4s exit %s (%s s): %s | %s\n' "$name" "$b" "$rc" \
@@ -45,6 +50,13 @@ if [[ $parts == *" decode "* ]]; then
   run s8-64 64 --set out_proj.k_splits=8
   run off-256 256 --set out_proj.k_splits=1
   run plan-256 256
+  run skinny-1 1 --set in_proj_conv.skinny=1 --set out_proj.skinny=1
+  for b in 64 256; do
+    RUN_ARCH=sm_90 run p-plan-$b $b
+    RUN_ARCH=sm_90 run p-fused-$b $b --set in_proj_conv.direct=1
+    for s in 2 4; do RUN_ARCH=sm_90 run p-s$s-$b $b --set out_proj.k_splits=$s; done
+    RUN_ARCH=sm_90 run g121-plan-$b $b --plan-arch sm_121a
+  done
 fi
 for splits in planned 1; do
   [[ $parts == *" ops "* ]] || break
