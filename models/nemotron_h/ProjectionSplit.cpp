@@ -69,13 +69,14 @@ int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,
 }
 
 /// Decode's in_proj runs as prefill's GEMM from kDecodeGemmRows rows on, where
-/// those are the wgmma producer tiles (sm_90a, rows of `hidden` starting on 16
-/// bytes: the only ones measured against in_proj_conv at these rows), unless
-/// the caller sets constants of in_proj_conv, which keeps the fused kernel. On
-/// the H200 the fused in_proj_conv took several times the GEMM's time at 64
-/// and 256 rows; out_proj (K = 4096, N = 2688: 11 column tiles of 256) fills
-/// the multiprocessors only from kDecodeOutGemmRows rows on
-/// (docs/journal/2026-12-02.md, "Decode from 64 rows on the GEMM").
+/// those are the TMA producer tiles (rows of `hidden` starting on 16 bytes;
+/// wgmma's on sm_90a, mma.sync's on sm_90, GB10 and Thor), unless the caller
+/// sets constants of in_proj_conv, which keeps the fused kernel. The fused
+/// in_proj_conv took several times the GEMM's time at 64 and 256 rows on the
+/// H200 (sm_90a) and on the H100 (the portable sm_90 plan); out_proj (K =
+/// 4096, N = 2688: 11 column tiles of 256) fills the multiprocessors only from
+/// kDecodeOutGemmRows rows on unless split in K (docs/BENCHMARKS.md, "Decode
+/// per kernel from 64 rows" and "The portable plan from 64 rows").
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
   constexpr int64_t kDecodeGemmRows = 64;
   if (options.overrides.count("in_proj_conv"))
@@ -84,8 +85,7 @@ bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool f
   // on any arch's gemmTiles.
   return (kSplitsOverride(options.overrides) > 1 &&
           !skinnyProjection(options.overrides, "out_proj", 0)) ||
-         (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden) &&
-          options.arch->capabilities().wgmma);
+         (rows >= kDecodeGemmRows && producerTiles(fp8, options.arch, hidden));
 }
 
 bool decodeOutGemm(const PlanOptions &options, int64_t rows, int64_t hidden,
@@ -203,15 +203,15 @@ llvm::Expected<Specialization> planProjection(const KernelRegistry &registry,
   const bool fp8 = geometry.at("fp8") != 0;
   // Decode takes the GEMM for in_proj from kDecodeGemmRows rows, for out_proj
   // (fewer columns than its inner dimension) from kDecodeOutGemmRows; with
-  // the wgmma tiles from 17 rows on a split GEMM wherever decodeKSplits
-  // splits, or at the caller's k_splits > 1 (or tail_splits > 1) in
-  // `geometry` on any arch.
+  // the wgmma tiles from 17 rows on (the other TMA tiles from
+  // kDecodeGemmRows) a split GEMM wherever decodeKSplits splits, or at the
+  // caller's k_splits > 1 (or tail_splits > 1) in `geometry` on any arch.
   ConstantValues gemmTileSet = gemmTiles(fp8, options.arch, inner);
-  const bool wgmma =
-      producerTiles(fp8, options.arch, inner) && options.arch->capabilities().wgmma;
+  const bool producer = producerTiles(fp8, options.arch, inner);
+  const bool wgmma = producer && options.arch->capabilities().wgmma;
   int64_t splits = geometry.count("k_splits") ? geometry.at("k_splits") : 1;
   const bool tailSplit = geometry.count("tail_splits") && geometry.at("tail_splits") > 1;
-  if (!geometry.count("k_splits") && wgmma && rows > 16)
+  if (!geometry.count("k_splits") && producer && rows > (wgmma ? 16 : 63))
     splits = decodeKSplits(options, gemmTileSet, rows, outCols, inner,
                            outCols * inner * (fp8 ? 1 : 2));
   const bool gemm =

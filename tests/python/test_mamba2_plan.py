@@ -27,14 +27,16 @@ def test_the_arch_picks_the_64_row_decode_plan():
     hopper, gb10 = decode_plan("sm_90a"), decode_plan("sm_121a")
     assert hopper.splitlines()[0] == gb10.splitlines()[0] == "rows 64, slots 64, layers 1"
     assert hopper != gb10
-    # From 64 rows sm_90a quantizes the activations and runs in_proj as an e4m3
-    # GEMM, then the conv on its own; both GEMMs split K, each summed by
-    # split_k_sum (docs/decode-projections.md#split-k); sm_121a keeps the fused
-    # in_proj_conv.
+    # From 64 rows both quantize the activations and run in_proj as an e4m3 GEMM
+    # fed by TMA (wgmma's tiles on sm_90a, mma.sync's on sm_121a), then the conv
+    # on its own; the split in K is the arch's: sm_90a splits both GEMMs, each
+    # summed by split_k_sum (docs/decode-projections.md#split-k), GB10's fewer
+    # multiprocessors leave its in_proj whole.
     assert launched(hopper) == ["quantize_e4m3", "out_proj", "split_k_sum", "conv_update",
                                 "ssm_update", "gated_rmsnorm", "out_proj", "split_k_sum"]
-    assert launched(gb10) == ["in_proj_conv", "ssm_update", "gated_rmsnorm", "out_proj"]
-    assert "quantize_e4m3" not in gb10
+    assert launched(gb10) == ["quantize_e4m3", "out_proj", "conv_update", "ssm_update",
+                              "gated_rmsnorm", "out_proj", "split_k_sum"]
+    assert "in_proj_conv" not in gb10
     # One row fewer, sm_90a plans the fused in_proj_conv too, on its skinny
     # form behind the e4m3 quant (docs/decode-projections.md#the-skinny-form).
     assert launched(decode_plan("sm_90a", rows=63))[:2] == ["quantize_e4m3", "in_proj_conv"]
