@@ -162,11 +162,20 @@ struct Lockstep {
 
   llvm::Expected<StepCheck> run(HostBuffers buffers, int steps, uint64_t seed,
                                 const StepFn &runStep) const;
+  /// The backend's SSM page values of every layer.
+  std::vector<std::vector<float>> ssmPages(const HostBuffers &buffers,
+                                           DType pageType) const {
+    std::vector<std::vector<float>> pages;
+    for (const MambaLayerWeights &w : layers)
+      pages.push_back(
+          pageValues(buffers.at(StepPlan::layerBuffer(w.layer, "ssm_page")), pageType));
+    return pages;
+  }
   /// The reference's SSM pages set to the backend's (stochastic rounding).
   void takePages(const HostBuffers &buffers, DType pageType, StepCheck &check) const {
+    std::vector<std::vector<float>> pages = ssmPages(buffers, pageType);
     for (size_t l = 0; l < layers.size(); ++l)
-      check.want[l].ssm.data = pageValues(
-          buffers.at(StepPlan::layerBuffer(layers[l].layer, "ssm_page")), pageType);
+      check.want[l].ssm.data = std::move(pages[l]);
   }
 };
 
@@ -217,10 +226,7 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
         std::fill(bytes.begin(), bytes.end(), 0xff);
     if (stochastic)
       takePages(buffers, pageType, check);
-    std::vector<std::vector<float>> ssmBefore;
-    for (size_t l = 0; s + 1 == steps && l < layers.size(); ++l)
-      ssmBefore.push_back(pageValues(
-          buffers.at(StepPlan::layerBuffer(layers[l].layer, "ssm_page")), pageType));
+    const std::vector<std::vector<float>> ssmBefore = ssmPages(buffers, pageType);
     if (auto err = runStep(buffers))
       return std::move(err);
     // Each layer is held against the reference fed the backend's own input to
