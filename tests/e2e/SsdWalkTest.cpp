@@ -1,7 +1,8 @@
 // The SSD walks over chunks on the interpreter: ssd_prefill's single walk over a
 // varlen batch with spare chunks and a non-finite x (R5p's bands, NaN never
 // flowing backwards), and the prefill plan's span schedule (ssd_span_state and
-// ssd_prefill span_states=1) against the f64 mixer check.
+// ssd_prefill span_states=1) against the f64 mixer check in the exact and split
+// state modes, whose SSD check fails a dropped carry.
 #include "tilejit/models/mamba2/Kernels.h"
 #include "tilejit/models/nemotron_h/Check.h"
 #include "tilejit/models/nemotron_h/Planner.h"
@@ -56,7 +57,8 @@ TEST_CASE("ssd_prefill: the single walk over a varlen batch with spare chunks an
 }
 
 TEST_CASE("prefill plan: the span schedule (ssd_span_state, ssd_prefill over spans) "
-          "passes the f64 mixer check",
+          "passes the f64 mixer check in the exact and split state modes, and its SSD "
+          "check fails a dropped carry",
           "[e2e][interp][prefill]") {
   NemotronHConfig c = smallConfig();
   auto layers = syntheticMambaLayers(c, 1);
@@ -68,21 +70,38 @@ TEST_CASE("prefill plan: the span schedule (ssd_span_state, ssd_prefill over spa
   // Spans of 2 and 1 chunks: sequences across spans, tails from a span's
   // start and from a sequence start, and spans of one chunk.
   const int64_t spanTokens = GENERATE(64, 32);
-  INFO("span tokens " << spanTokens);
+  const auto precision = GENERATE(SsdPrecision::Exact, SsdPrecision::SplitState);
+  INFO("span tokens " << spanTokens << ", precision " << int64_t(precision));
   PlanOptions options{{{"ssd_prefill", {{"block_p", 16}, {"warps", 4}}}},
                       nullptr,
                       /*perLayerActivations=*/true};
   options.ssdSpanTokens = spanTokens;
+  options.overrides["ssd_prefill"]["precision"] = int64_t(precision);
   auto prefill = planPrefill(modelRegistry(), c, *layers, batch, 150, 6, options);
   INFO((prefill ? "" : llvm::toString(prefill.takeError())));
   REQUIRE(bool(prefill));
+  CHECK(prefill->ssdPrecision == precision);
   InterpreterRunner runner(modelRegistry());
-  auto check =
-      checkPrefillSteps(c, *layers, *prefill, {}, batch, 2, 7, [&](HostBuffers &buffers) {
-        return runner.run(prefill->plan, buffers);
-      });
+  const StepFn run = [&](HostBuffers &buffers) {
+    return runner.run(prefill->plan, buffers);
+  };
+  auto check = checkPrefillSteps(c, *layers, *prefill, {}, batch, 2, 7, run);
   INFO((check ? "" : llvm::toString(check.takeError())));
   REQUIRE(bool(check));
   INFO(reportOf(*check));
   CHECK(check->ok());
+  REQUIRE(check->ssds.size() == 1);
+  CHECK(check->ssds[0].precision == precision);
+
+  // The counterfactual: a carry dropped in the checked forward (the only one)
+  // puts y outside the band where the yardstick puts none.
+  auto dropped =
+      checkPrefillSteps(c, *layers, *prefill, {}, batch, 1, 7,
+                        plantCarryDefect(run, prefill->plan, Defect::DropCarry));
+  REQUIRE(bool(dropped));
+  INFO(reportOf(*dropped));
+  CHECK(!dropped->ok());
+  REQUIRE(dropped->ssds.size() == 1);
+  CHECK(!dropped->ssds[0].ok());
+  CHECK(dropped->ssds[0].outside > dropped->ssds[0].yardOutside);
 }
