@@ -50,13 +50,11 @@ schedule() {
   done
 }
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
-# [WALK_AHEAD]: the plan's span schedule (ssd_prefill span_states=1), its walks
-# over chunks (ssd_prefill's and ssd_span_state's) issuing loads WALK_AHEAD
-# ahead (0 none, 1 metadata, 2 with x and dt, 3 with all tiles).
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS:
+# the plan's span schedule (ssd_prefill span_states=1).
 variant() {
-  out_extra=(--set span_states=1 --set walk_ahead="${9:-0}") pass_extra=()
-  state_extra=(--set walk_ahead="${9:-0}")
+  out_extra=(--set span_states=1) pass_extra=()
+  state_extra=()
   schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
 }
 
@@ -72,7 +70,7 @@ chunked() {
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
-variant plan 32 32 4 0 32 4 512
+variant plan 32 32 4 2 32 4 512
 variant span256 32 32 4 0 32 4 256
 variant span1024 32 32 4 0 32 4 1024
 variant head_p64w8 32 64 8 0 32 4 512
@@ -81,20 +79,8 @@ variant c64_p64w8 64 64 8 0 64 8 512
 variant upstream 32 32 4 1 32 4 512
 variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
-variant split 32 32 4 2 32 4 512
+variant exact 32 32 4 0 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
-# The walks' loads a chunk ahead (walk_ahead; the baselines: c64 at chunk 64,
-# split in the split state mode, head_p64w8 at 64 state rows on 8 warps).
-variant walk1 32 32 4 0 32 4 512 1
-variant walk2 32 32 4 0 32 4 512 2
-variant walk3 32 32 4 0 32 4 512 3
-variant walk1_c64 64 32 4 0 32 4 512 1
-variant walk2_c64 64 32 4 0 32 4 512 2
-variant split_walk1 32 32 4 2 32 4 512 1
-variant split_walk2 32 32 4 2 32 4 512 2
-variant split_walk3 32 32 4 2 32 4 512 3
-variant walk1_p64w8 32 64 8 0 32 4 512 1
-variant walk3_p64w8 32 64 8 0 32 4 512 3
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
 chunked ch64 64 32 32 4 0 32 4

@@ -160,7 +160,7 @@ Value GuardedX::x(Value raw) const {
 }
 
 ChunkTiles loadChunkTiles(const SsdShape &g, const SsdInputs &in, Value h, Value p0,
-                          Value rowBase, Value len, bool withC, bool xDt, bool bc) {
+                          Value rowBase, Value len, bool withC) {
   ChunkTiles c;
   Value group = h / (g.heads / g.groups);
   const Shape bcTile = {g.q, g.stateTile};
@@ -170,15 +170,13 @@ ChunkTiles loadChunkTiles(const SsdShape &g, const SsdInputs &in, Value h, Value
   const Dim rows(len);
   if (g.splitXBC) {
     Value xRow = in.x + rowBase * g.xStride;
-    if (xDt)
-      c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.xStride, g.xType),
-                      p0, {g.q, g.bp});
+    c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.xStride, g.xType),
+                    p0, {g.q, g.bp});
     Value bRow = in.b + rowBase * g.bStride;
-    if (bc)
-      c.b = loadSlice(
-          rowSlice(bRow, group * g.stateSize, rows, g.stateSize, g.bStride, g.bcType), 0,
-          bcTile);
-    if (bc && withC) {
+    c.b = loadSlice(
+        rowSlice(bRow, group * g.stateSize, rows, g.stateSize, g.bStride, g.bcType), 0,
+        bcTile);
+    if (withC) {
       Value cRow = in.c + rowBase * g.cStride;
       c.cm = loadSlice(
           rowSlice(cRow, group * g.stateSize, rows, g.stateSize, g.cStride, g.bcType), 0,
@@ -186,19 +184,16 @@ ChunkTiles loadChunkTiles(const SsdShape &g, const SsdInputs &in, Value h, Value
     }
   } else {
     Value xRow = in.x + rowBase * g.channels;
-    if (xDt)
-      c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.channels, g.xType),
-                      p0, {g.q, g.bp});
+    c.x = loadSlice(rowSlice(xRow, h * g.headDim, rows, g.headDim, g.channels, g.xType),
+                    p0, {g.q, g.bp});
     Value bcRow = in.x + rowBase * g.channels + g.inner;
     RowSlice b =
         rowSlice(bcRow, group * g.stateSize, rows, g.stateSize, g.channels, g.xType);
-    if (bc)
-      c.b = loadSlice(b, 0, bcTile);
-    if (bc && withC)
+    c.b = loadSlice(b, 0, bcTile);
+    if (withC)
       c.cm = loadSlice(b.shifted(g.groups * g.stateSize), 0, bcTile);
   }
-  if (xDt)
-    c.dt = loadDt(g, in, h, rowBase, len, g.q);
+  c.dt = loadDt(g, in, h, rowBase, len, g.q);
   return c;
 }
 

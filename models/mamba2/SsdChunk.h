@@ -81,62 +81,41 @@ struct GuardedX {
 GuardedX guardNonFinite(Value x);
 
 /// The tiles loadChunk reads for one chunk of `len` tokens from rowBase (dt
-/// as read): what a walk may load a chunk ahead of its products.
+/// as read).
 struct ChunkTiles {
   Value x, b, cm, dt;
 };
-/// Only x and dt (`xDt`) or only B and C (`bc`) when a walk loads them apart.
 ChunkTiles loadChunkTiles(const SsdShape &g, const SsdInputs &in, Value h, Value p0,
-                          Value rowBase, Value len, bool withC, bool xDt = true,
-                          bool bc = true);
+                          Value rowBase, Value len, bool withC);
 /// The chunk of those tiles: R5p step 1 (dt' and its decay cumsum).
 Chunk chunkOf(const SsdShape &g, const SsdInputs &in, Value rowBase, Value len,
               const ChunkTiles &tiles);
 Chunk loadChunk(const SsdShape &g, const SsdInputs &in, Value h, Value p0, Value t0,
                 Value t1, bool withC);
 
-/// A scalar `ptr` loaded, or where `valid` holds (`other` elsewhere).
-Value loadIf(Value ptr, Value valid, double other);
 using ChunkStep = std::function<std::vector<Value>(
     Value c, const std::vector<Value> &loaded, std::vector<Value> carried)>;
 
 /// A walk over the chunks [lo, hi) of a kernel whose chunk metadata is two
 /// loads deep: `direct` scalars indexed by the chunk (its tokens among them),
-/// and `indirect` ones indexed by what those read (its sequence's). A chunk's
-/// loads are given `valid` null to load unmasked (the walk's own chunk), else
-/// only where it holds (a chunk ahead, which may be past the walk's end:
-/// masked loads read `other`, a tile view of 0 rows nothing).
+/// and `indirect` ones indexed by what those read (its sequence's).
 struct ChunkWalk {
   const SsdShape &g;
   const SsdInputs &in;
   Value h, p0;
-  WalkAhead ahead;
   bool withC;
-  std::function<std::vector<Value>(Value c, Value valid)> direct;
-  std::function<std::vector<Value>(const std::vector<Value> &direct, Value valid)>
-      indirect;
+  std::function<std::vector<Value>(Value c)> direct;
+  std::function<std::vector<Value>(const std::vector<Value> &direct)> indirect;
   /// The chunk's first token (i32) and its token count from its direct ones.
   std::function<std::pair<Value, Value>(const std::vector<Value> &direct)> rows;
-  /// How many scalars direct and indirect give together.
-  size_t metaCount;
 
   /// for c in [lo, hi): carried = step(c, loaded, carried), loaded the
-  /// chunk's direct then indirect scalars (and the tiles walk_ahead loads
-  /// ahead, which tilesFor reads). Ahead, the direct loads of chunk c + 2 and
-  /// the indirect ones (and tiles) of c + 1 issue before step(c): no load
-  /// waits for another issued in the same iteration.
+  /// chunk's direct then indirect scalars.
   std::vector<Value> walk(Value lo, Value hi, std::vector<Value> init,
                           const ChunkStep &step) const;
-  /// The chunk's tiles: those `loaded` carries, the others loaded now.
+  /// The chunk's tiles, loaded at the rows its scalars `loaded` give.
   ChunkTiles tilesFor(const std::vector<Value> &loaded) const;
-
-private:
-  ChunkTiles tiles(const std::vector<Value> &meta, bool xDt, bool bc) const;
-  /// The indirect scalars and the tiles ahead of chunk c with its direct ones.
-  std::vector<Value> complete(std::vector<Value> direct, Value valid) const;
 };
-/// The walk_ahead constant of ssd_prefill and ssd_span_state.
-KernelConstant walkAheadConstant();
 /// Steps 2-3: the state after the chunk from the state s before it.
 Value stateAfter(const SsdShape &g, const Chunk &c, Value s);
 /// Steps 4-5: the chunk's y [q, bp] (f32) from the state s before it; `finiteX`

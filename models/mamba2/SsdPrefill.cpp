@@ -113,19 +113,17 @@ Value skipRefusedWalk(const SsdShape &g, const PrefillParams &p, Value h, Value 
 /// writes depend on, the chunk's own (direct) and its sequence's (indirect).
 struct ChunkMeta {
   Value rawSeq, t0, t1, slot, seqBegin, seqEnd, init;
-  static constexpr size_t kCount = 7;
   static ChunkMeta of(const std::vector<Value> &v) {
     return {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
   }
-  static std::vector<Value> direct(const PrefillParams &p, Value c, Value valid) {
-    return {loadIf(p.chunkSeq + c, valid, -1), loadIf(p.chunkBegin + c, valid, 0),
-            loadIf(p.chunkEnd + c, valid, 0)};
+  static std::vector<Value> direct(const PrefillParams &p, Value c) {
+    return {load(p.chunkSeq + c), load(p.chunkBegin + c), load(p.chunkEnd + c)};
   }
-  static std::vector<Value> indirect(const PrefillParams &p, const std::vector<Value> &d,
-                                     Value valid) {
+  static std::vector<Value> indirect(const PrefillParams &p,
+                                     const std::vector<Value> &d) {
     Value seq = maximum(d[0], 0);
-    return {loadIf(p.slots + seq, valid, -1), loadIf(p.cuSeqlens + seq, valid, 0),
-            loadIf(p.cuSeqlens + seq + 1, valid, 0), loadIf(p.init + seq, valid, 0)};
+    return {load(p.slots + seq), load(p.cuSeqlens + seq), load(p.cuSeqlens + seq + 1),
+            load(p.init + seq)};
   }
 };
 
@@ -224,14 +222,10 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
       in,
       h,
       p0,
-      WalkAhead(spec.get("walk_ahead")),
       /*withC=*/true,
-      [&](Value c, Value valid) { return ChunkMeta::direct(p, c, valid); },
-      [&](const std::vector<Value> &d, Value valid) {
-        return ChunkMeta::indirect(p, d, valid);
-      },
-      [](const std::vector<Value> &d) { return std::pair(d[1], d[2] - d[1]); },
-      ChunkMeta::kCount};
+      [&](Value c) { return ChunkMeta::direct(p, c); },
+      [&](const std::vector<Value> &d) { return ChunkMeta::indirect(p, d); },
+      [](const std::vector<Value> &d) { return std::pair(d[1], d[2] - d[1]); }};
   walk.walk(lo, hi, {entering},
             [&](Value c, const std::vector<Value> &loaded, std::vector<Value> carried) {
               return std::vector<Value>{prefillChunk(
@@ -265,18 +259,15 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec) {
       in,
       h,
       p0,
-      WalkAhead(spec.get("walk_ahead")),
       /*withC=*/false,
-      [&](Value c, Value valid) {
-        return std::vector<Value>{loadIf(chunkBegin + c, valid, 0),
-                                  loadIf(chunkSeq + c, valid, -1),
-                                  loadIf(chunkEnd + c, valid, 0)};
+      [&](Value c) {
+        return std::vector<Value>{load(chunkBegin + c), load(chunkSeq + c),
+                                  load(chunkEnd + c)};
       },
-      [&](const std::vector<Value> &d, Value valid) {
-        return std::vector<Value>{loadIf(cuSeqlens + maximum(d[1], 0), valid, 0)};
+      [&](const std::vector<Value> &d) {
+        return std::vector<Value>{load(cuSeqlens + maximum(d[1], 0))};
       },
-      [](const std::vector<Value> &d) { return std::pair(d[0], d[2] - d[0]); },
-      4};
+      [](const std::vector<Value> &d) { return std::pair(d[0], d[2] - d[0]); }};
   std::vector<Value> out =
       walk.walk(load(spanChunk + span), load(spanChunk + span + 1),
                 {zeros({g.bp, g.stateTile}, DType::F32), constant(0.0, DType::F32)},
@@ -301,9 +292,7 @@ std::vector<KernelDef> ssdKernels() {
   using R = ConstantRange;
   const std::vector<ConstantRule> rules = ssdRules();
   const std::vector<KernelConstant> constants = ssdConstants();
-  std::vector<KernelConstant> walkConstants = constants;
-  walkConstants.push_back(walkAheadConstant());
-  std::vector<KernelConstant> prefillConstants = walkConstants;
+  std::vector<KernelConstant> prefillConstants = constants;
   prefillConstants.push_back(yF32());
   prefillConstants.push_back(checked());
   prefillConstants.push_back(
@@ -354,7 +343,7 @@ std::vector<KernelDef> ssdKernels() {
           {"ssd_span_state",
            "R5p's chunk states summed over each span's tail (from its last sequence "
            "start) from zero, and the tail's decay",
-           std::move(walkConstants), buildSsdSpanState, rules},
+           constants, buildSsdSpanState, rules},
           ssdChunkScanKernel()};
 }
 

@@ -181,4 +181,86 @@ Tensor<uint16_t> checkFusedInProj(const NemotronHConfig &c, const MambaLayerWeig
   return z;
 }
 
+void checkSsd(const NemotronHConfig &c, const MambaLayerWeights &w,
+              const ref::PrefillBatch &batch, int64_t chunk, SsdPrecision precision,
+              const HostBuffers &b, const std::vector<float> &ssmBefore,
+              StepCheck &check) {
+  const int64_t tokens = batch.cuSeqlens.back(), I = c.intermediate();
+  const int64_t Cd = c.convChannels(), H = c.numHeads, P = c.headDim;
+  const int64_t G = c.numGroups, N = c.stateSize, page = H * P * N;
+  const Tensor<uint16_t> xBC =
+      tensorOf<uint16_t>(layerIntermediate(b, w, "xbc"), {tokens, Cd});
+  const Tensor<uint16_t> dt = sliceColumns(
+      tensorOf<uint16_t>(layerIntermediate(b, w, "zxbcdt"), {tokens, c.inProjRows()}),
+      I + Cd, I + Cd + H);
+  const Tensor<uint16_t> y =
+      tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {tokens, I});
+  const ref::SsmParams params = ref::SsmParams::of(c, w);
+  const bool reduced = precision != SsdPrecision::Exact;
+  SsdCheck ssd;
+  ssd.layer = w.layer;
+  ssd.precision = precision;
+  int64_t yardChecked = 0;
+  for (size_t s = 0; s + 1 < batch.cuSeqlens.size(); ++s) {
+    const int64_t begin = batch.cuSeqlens[s], end = batch.cuSeqlens[s + 1];
+    if (batch.slots[s] < 0)
+      continue;
+    const Tensor<uint16_t> rows = sliceRows(xBC, begin, end);
+    const int64_t len = end - begin;
+    Tensor<float> initial({H, P, N});
+    std::copy_n(ssmBefore.begin() + batch.slots[s] * page, page, initial.data.begin());
+    const Tensor<float> *from = batch.continueFromSlot[s] ? &initial : nullptr;
+    const Tensor<uint16_t> x = sliceColumns(rows, 0, I).reshaped({len, H, P});
+    const Tensor<uint16_t> B = sliceColumns(rows, I, I + G * N).reshaped({len, G, N});
+    const Tensor<uint16_t> C = sliceColumns(rows, I + G * N, Cd).reshaped({len, G, N});
+    const Tensor<uint16_t> dts = sliceRows(dt, begin, end);
+    const Tensor<double> want = cantFail(ref::ssmScan(x, dts, B, C, params, from)).y;
+    const bool shortSeq = len <= SsdCheck::kShortTokens;
+    const double atol = shortSeq ? SsdCheck::kShortAtol : SsdCheck::kLongAtol;
+    const double rtol = shortSeq ? SsdCheck::kShortRtol : SsdCheck::kLongRtol;
+    for (int64_t i = 0; i < len * I; ++i)
+      countInBand(ref::bf16Value(y.data[begin * I + i]), want.data[i], atol, rtol,
+                  ssd.checked, ssd.outside, ssd.worst);
+    if (!reduced)
+      continue;
+    const Tensor<uint16_t> yard =
+        ref::toBF16(cantFail(ref::ssdYardstick(x, dts, B, C, params, from, chunk)).y);
+    for (int64_t i = 0; i < len * I; ++i)
+      countInBand(ref::bf16Value(yard.data[i]), want.data[i], atol, rtol, yardChecked,
+                  ssd.yardOutside, ssd.yardWorst);
+  }
+  check.ssds.push_back(ssd);
+}
+
 } // namespace tilejit::models::detail
+
+namespace tilejit::models {
+
+bool SsdCheck::ok() const {
+  if (checked == 0)
+    return false;
+  if (precision == SsdPrecision::Exact)
+    return outside == 0;
+  return outside <= yardOutside && worst <= kMaxWorstRatio * yardWorst;
+}
+
+void SsdCheck::print(llvm::raw_ostream &os) const {
+  os << llvm::formatv("  layer {0} ssd y: {1} elements against the f64 R5, band {2}/{3} "
+                      "(up to {4} tokens a sequence), {5}/{6} beyond: ",
+                      layer, checked, kShortAtol, kShortRtol, kShortTokens, kLongAtol,
+                      kLongRtol);
+  if (precision == SsdPrecision::Exact) {
+    os << llvm::formatv("exact operands, R5p: {0} outside (needs 0), worst {1:f2} of the "
+                        "band\n",
+                        outside, worst);
+    return;
+  }
+  os << llvm::formatv(
+      "{0} operands, R5p-m against the bf16 yardstick on the same inputs: {1} "
+      "outside, yardstick {2} (needs <= {2}); worst {3:f2} of the band, yardstick "
+      "{4:f2} (needs <= {5:f2})\n",
+      precision == SsdPrecision::UpstreamBF16 ? "upstream (single bf16)" : "split state",
+      outside, yardOutside, worst, yardWorst, kMaxWorstRatio * yardWorst);
+}
+
+} // namespace tilejit::models

@@ -57,6 +57,15 @@ Tensor<uint16_t> checkFusedInProj(const NemotronHConfig &c, const MambaLayerWeig
                                   const HostBuffers &b, const Tensor<uint16_t> &x,
                                   const std::vector<bool> &skip, StepCheck &check);
 
+/// The prefill SSD of layer `w` (SsdCheck): the backend's y against the f64
+/// R5 of its own xBC and dt per sequence of `batch`, each continued sequence
+/// from its slot of `ssmBefore` (the backend's pages before the step), and in
+/// a reduced `precision` against R5p-m's yardstick at chunk `chunk` too.
+void checkSsd(const NemotronHConfig &c, const MambaLayerWeights &w,
+              const ref::PrefillBatch &batch, int64_t chunk, SsdPrecision precision,
+              const HostBuffers &b, const std::vector<float> &ssmBefore,
+              StepCheck &check);
+
 /// R8s: an SSM page of element type `type` (f32, bf16 or f16) as the
 /// reference holds it. pageBytes rounds to nearest even; pageValues widens.
 std::vector<uint8_t> pageBytes(const std::vector<float> &state, DType type);

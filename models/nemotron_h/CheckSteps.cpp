@@ -70,6 +70,8 @@ bool StepCheck::ok() const {
             (l.droppedCarry < 0 || l.droppedCarry >= kMinDroppedCarry);
   for (const ProjectionCheck &p : projections)
     good &= p.ok();
+  for (const SsdCheck &ssd : ssds)
+    good &= ssd.ok();
   for (const NormCheck &n : norms)
     good &=
         n.checked > 0 && n.outside == 0 &&
@@ -106,6 +108,8 @@ void StepCheck::print(llvm::raw_ostream &os) const {
             : std::string());
   for (const ProjectionCheck &p : projections)
     p.print(os);
+  for (const SsdCheck &ssd : ssds)
+    ssd.print(os);
   for (const NormCheck &n : norms) {
     os << llvm::formatv(
         "  layer {0} gated norm ({1}): {2} outputs, {3} outside R6's band{4} "
@@ -140,7 +144,8 @@ namespace {
 /// rows per step (`padding` of them must come out 0), `used` the slots the
 /// batch names, `carried` those whose rows continue from their state,
 /// `refLayer` one layer of the reference (pages updated in place), `opChecks`
-/// the per-op checks of one layer on the last step's buffers.
+/// the per-op checks of one layer on the last step's buffers (with the
+/// backend's SSM page values before that step).
 struct Lockstep {
   const NemotronHConfig &c;
   const std::vector<MambaLayerWeights> &layers;
@@ -151,15 +156,26 @@ struct Lockstep {
   std::function<llvm::Expected<Tensor<uint16_t>>(
       const MambaLayerWeights &, const Tensor<uint16_t> &, ref::PagedState &)>
       refLayer;
-  std::function<void(size_t layer, const HostBuffers &, StepCheck &)> opChecks;
+  std::function<void(size_t layer, const HostBuffers &,
+                     const std::vector<float> &ssmBefore, StepCheck &)>
+      opChecks;
 
   llvm::Expected<StepCheck> run(HostBuffers buffers, int steps, uint64_t seed,
                                 const StepFn &runStep) const;
+  /// The backend's SSM page values of every layer.
+  std::vector<std::vector<float>> ssmPages(const HostBuffers &buffers,
+                                           DType pageType) const {
+    std::vector<std::vector<float>> pages;
+    for (const MambaLayerWeights &w : layers)
+      pages.push_back(
+          pageValues(buffers.at(StepPlan::layerBuffer(w.layer, "ssm_page")), pageType));
+    return pages;
+  }
   /// The reference's SSM pages set to the backend's (stochastic rounding).
   void takePages(const HostBuffers &buffers, DType pageType, StepCheck &check) const {
+    std::vector<std::vector<float>> pages = ssmPages(buffers, pageType);
     for (size_t l = 0; l < layers.size(); ++l)
-      check.want[l].ssm.data = pageValues(
-          buffers.at(StepPlan::layerBuffer(layers[l].layer, "ssm_page")), pageType);
+      check.want[l].ssm.data = std::move(pages[l]);
   }
 };
 
@@ -210,6 +226,7 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
         std::fill(bytes.begin(), bytes.end(), 0xff);
     if (stochastic)
       takePages(buffers, pageType, check);
+    const std::vector<std::vector<float>> ssmBefore = ssmPages(buffers, pageType);
     if (auto err = runStep(buffers))
       return std::move(err);
     // Each layer is held against the reference fed the backend's own input to
@@ -240,7 +257,7 @@ llvm::Expected<StepCheck> Lockstep::run(HostBuffers buffers, int steps, uint64_t
         if (padding[i / c.hiddenSize] && got[i] != 0)
           ++check.paddingNonZero;
       }
-      opChecks(l, buffers, check);
+      opChecks(l, buffers, ssmBefore[l], check);
       check.gotOut = std::move(got);
       check.wantOut = want->data;
     }
@@ -321,7 +338,8 @@ llvm::Expected<StepCheck> checkDecodeSteps(const NemotronHConfig &c,
                           ref::PagedState &pages) {
     return ref::mixerDecode(c, w, hidden, slots64, pages);
   };
-  lockstep.opChecks = [&](size_t l, const HostBuffers &b, StepCheck &check) {
+  lockstep.opChecks = [&](size_t l, const HostBuffers &b, const std::vector<float> &,
+                          StepCheck &check) {
     const MambaLayerWeights &w = layers[l];
     const std::vector<bool> &skip = lockstep.padding;
     Tensor<uint16_t> x =
@@ -364,12 +382,13 @@ llvm::Expected<StepCheck> checkPrefillSteps(const NemotronHConfig &c,
                           ref::PagedState &pages) {
     return ref::mixerPrefill(c, w, hidden, batch, pages);
   };
-  lockstep.opChecks = [&](size_t l, const HostBuffers &b, StepCheck &check) {
+  lockstep.opChecks = [&](size_t l, const HostBuffers &b,
+                          const std::vector<float> &ssmBefore, StepCheck &check) {
     const MambaLayerWeights &w = layers[l];
-    const std::vector<bool> none(tokens, false);
     Tensor<uint16_t> x =
         tensorOf<uint16_t>(b.at(StepPlan::activation(l)), {tokens, c.hiddenSize});
     Tensor<uint16_t> zxbcdt = checkInProjGemm(c, w, plan, sums, b, x, check);
+    checkSsd(c, w, batch, prefill.chunk, prefill.ssdPrecision, b, ssmBefore, check);
     Tensor<uint16_t> y = tensorOf<uint16_t>(layerIntermediate(b, w, "y"), {tokens, I});
     Tensor<uint16_t> z = sliceColumns(zxbcdt, 0, I);
     const std::vector<uint8_t> &normed = layerIntermediate(b, w, "normed");

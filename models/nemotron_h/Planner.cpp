@@ -154,6 +154,10 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
                                       {"dt_col", I + Cd}};
   ConstantValues scanGeometry = ssdGeometry;
   scanGeometry["span_states"] = 1;
+  // The split-state operands: faster than the exact ones and within R5p-m
+  // (docs/numerics.md), which the plan's check holds them to;
+  // `--set ssd_prefill.precision=0` gives the exact operands back.
+  scanGeometry["precision"] = int64_t(SsdPrecision::SplitState);
   addSsmStateConstants(options.ssmState, scanGeometry, {"init_type", "state_type"});
   // The pass walks the spans serially: blocks of 256 state elements run four
   // times the programs of 1024, and four spans' loads issue together; 3.8x

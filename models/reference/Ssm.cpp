@@ -1,5 +1,6 @@
-// R4 (discretization), R5 (the sequential SSM recurrence, never chunked) and R5d
-// (one decode step on a stored f32 state) in f64. Both share one step function.
+// R4 (discretization), R5 (the sequential SSM recurrence, never chunked), R5d
+// (one decode step on a stored f32 state) in f64, sharing one step function, and
+// R5p-m's yardstick (the chunked algorithm with bf16 operands).
 #include "Checks.h"
 #include "tilejit/models/reference/Reference.h"
 
@@ -66,6 +67,62 @@ void ssmStep(const SsmDims &d, const SsmParams &params, const Tensor<uint16_t> &
   }
 }
 
+/// R5p-m's yardstick over one chunk [t0, t0 + len) of head h: y's rows of the
+/// chunk, then the carried state `S` [P, N] moved past the chunk.
+void yardstickChunk(const SsmDims &d, const SsmParams &params, const Tensor<uint16_t> &x,
+                    const Tensor<uint16_t> &dt, const Tensor<uint16_t> &B,
+                    const Tensor<uint16_t> &C, int64_t h, int64_t t0, int64_t len,
+                    Rounding stateRounding, std::vector<double> &S, Tensor<double> &y) {
+  const int64_t g = h / (d.heads / d.groups), P = d.headDim, N = d.stateSize;
+  auto rnd = [](double v) { return double(roundToBF16(float(v))); };
+  const double a = decayRate(params.aLog(h));
+  std::vector<double> step(len), lam(len);
+  double sum = 0;
+  for (int64_t i = 0; i < len; ++i) {
+    step[i] =
+        timeStep(bf16Value(dt(t0 + i, h)), params.dtBias(h), params.dtMin, params.dtMax);
+    lam[i] = (sum += step[i] * a);
+  }
+  auto xv = [&](int64_t i, int64_t p) { return bf16Value(x(t0 + i, h, p)); };
+  auto bv = [&](int64_t i, int64_t n) { return bf16Value(B(t0 + i, g, n)); };
+  auto cv = [&](int64_t i, int64_t n) { return bf16Value(C(t0 + i, g, n)); };
+  // The products' bf16 operands: the decayed CB mix [i, j <= i] and the
+  // carried state entering C S_in.
+  std::vector<double> mix(len * len, 0.0), carried(P * N);
+  for (int64_t i = 0; i < len; ++i)
+    for (int64_t j = 0; j <= i; ++j) {
+      double cb = 0;
+      for (int64_t n = 0; n < N; ++n)
+        cb += cv(i, n) * bv(j, n);
+      mix[i * len + j] = rnd(cb * std::exp(std::min(lam[i] - lam[j], 0.0)) * step[j]);
+    }
+  for (int64_t i = 0; i < P * N; ++i)
+    carried[i] = double(roundToBF16(float(S[i]), stateRounding));
+  for (int64_t i = 0; i < len; ++i)
+    for (int64_t p = 0; p < P; ++p) {
+      double acc = 0, carry = 0;
+      for (int64_t j = 0; j <= i; ++j)
+        acc += mix[i * len + j] * xv(j, p);
+      for (int64_t n = 0; n < N; ++n)
+        carry += cv(i, n) * carried[p * N + n];
+      y(t0 + i, h, p) = acc + std::exp(lam[i]) * carry + double(params.d(h)) * xv(i, p);
+    }
+  // The chunk's state contribution, its decayed dt' x rounded to bf16.
+  std::vector<double> xdt(len);
+  for (int64_t p = 0; p < P; ++p) {
+    for (int64_t j = 0; j < len; ++j)
+      xdt[j] = rnd(xv(j, p) * std::exp(std::min(sum - lam[j], 0.0)) * step[j]);
+    for (int64_t n = 0; n < N; ++n) {
+      double next = S[p * N + n] * std::exp(sum);
+      for (int64_t j = 0; j < len; ++j)
+        next += xdt[j] * bv(j, n);
+      S[p * N + n] = stateRounding == Rounding::NearestEven
+                         ? next
+                         : double(roundToBF16(float(next), stateRounding));
+    }
+  }
+}
+
 } // namespace
 
 SsmParams SsmParams::of(const NemotronHConfig &config, const MambaLayerWeights &weights) {
@@ -101,6 +158,37 @@ llvm::Expected<SsmScanResult> ssmScan(const Tensor<uint16_t> &x,
     for (int64_t t = 0; t < d.rows; ++t)
       ssmStep(d, params, x, dt, B, C, t, h, &result.state.data[h * headState],
               &result.y(t, h, 0));
+  return result;
+}
+
+llvm::Expected<SsmScanResult>
+ssdYardstick(const Tensor<uint16_t> &x, const Tensor<uint16_t> &dt,
+             const Tensor<uint16_t> &B, const Tensor<uint16_t> &C,
+             const SsmParams &params, const Tensor<float> *initialState, int64_t chunk,
+             Rounding stateRounding) {
+  auto dims = ssmDims("ssdYardstick", x, dt, B, C, params);
+  if (!dims)
+    return dims.takeError();
+  const SsmDims &d = *dims;
+  if (chunk < 1)
+    return llvm::createStringError("ssdYardstick: chunk %lld is not positive",
+                                   (long long)chunk);
+  if (initialState)
+    if (auto err = detail::expectShape("ssdYardstick", "initialState", *initialState,
+                                       {d.heads, d.headDim, d.stateSize}))
+      return std::move(err);
+  SsmScanResult result{Tensor<double>({d.rows, d.heads, d.headDim}),
+                       Tensor<double>({d.heads, d.headDim, d.stateSize})};
+  const int64_t headState = d.headDim * d.stateSize;
+  std::vector<double> S(headState);
+  for (int64_t h = 0; h < d.heads; ++h) {
+    for (int64_t i = 0; i < headState; ++i)
+      S[i] = initialState ? double(initialState->data[h * headState + i]) : 0.0;
+    for (int64_t t0 = 0; t0 < d.rows; t0 += chunk)
+      yardstickChunk(d, params, x, dt, B, C, h, t0, std::min(chunk, d.rows - t0),
+                     stateRounding, S, result.y);
+    std::copy(S.begin(), S.end(), result.state.data.begin() + h * headState);
+  }
   return result;
 }
 

@@ -35,14 +35,10 @@ TEST_CASE(
   const Batch batch{{0, T}, {1}, {1}};
   const auto [in, page0, want, wantY] = referenceCase(batch, 3, 21);
 
-  // The walk as the plans build it, and with each chunk's loads a chunk ahead
-  // (walk_ahead: metadata, then all tiles).
-  const int64_t walk = GENERATE(0, 1, 3);
   for (int64_t q : {32, 64, 128}) {
-    INFO("Q = " << q << ", walk_ahead " << walk);
+    INFO("Q = " << q);
     Tensor<float> page = page0;
-    std::vector<uint16_t> y =
-        runSsd(in, batch, q, page, SsdPrecision::Exact, {{"walk_ahead", walk}});
+    std::vector<uint16_t> y = runSsd(in, batch, q, page);
     int64_t checked = 0;
     CHECK(outsideY(y, wantY, kLongY, &checked) == 0);
     CHECK(checked == T * I);
@@ -83,10 +79,7 @@ TEST_CASE(
   const int64_t T = batch.cu.back();
   const auto [in, page0, want, wantY] = referenceCase(batch, 7, 31);
   Tensor<float> page = page0;
-  const int64_t walk = GENERATE(0, 2);
-  INFO("walk_ahead " << walk);
-  std::vector<uint16_t> y =
-      runSsd(in, batch, 32, page, SsdPrecision::Exact, {{"walk_ahead", walk}});
+  std::vector<uint16_t> y = runSsd(in, batch, 32, page);
 
   int64_t checked = 0, bad = 0, zeros = 0;
   for (size_t s = 0; s + 1 < batch.cu.size(); ++s) {
@@ -112,19 +105,13 @@ TEST_CASE("ssd_prefill: a prefill split in two legs carrying the state equals th
   Rng rng(42);
   const Tensor<float> page0 = randomF32({2, H, P, N}, rng, -1, 1);
 
-  const int64_t walk = GENERATE(0, 3);
-  INFO("walk_ahead " << walk);
-  const ConstantValues walkAhead = {{"walk_ahead", walk}};
   Tensor<float> whole = page0;
-  std::vector<uint16_t> yWhole =
-      runSsd(in, {{0, T}, {1}, {1}}, 64, whole, SsdPrecision::Exact, walkAhead);
+  std::vector<uint16_t> yWhole = runSsd(in, {{0, T}, {1}, {1}}, 64, whole);
   Tensor<float> legs = page0;
   SsdInputs first{sliceRows(in.xBC, 0, split), sliceRows(in.dt, 0, split), in.params};
   SsdInputs second{sliceRows(in.xBC, split, T), sliceRows(in.dt, split, T), in.params};
-  std::vector<uint16_t> y1 =
-      runSsd(first, {{0, split}, {1}, {1}}, 64, legs, SsdPrecision::Exact, walkAhead);
-  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs,
-                                    SsdPrecision::Exact, walkAhead);
+  std::vector<uint16_t> y1 = runSsd(first, {{0, split}, {1}, {1}}, 64, legs);
+  std::vector<uint16_t> y2 = runSsd(second, {{0, T - split}, {1}, {1}}, 64, legs);
 
   // Against the f64 whole: the legs' outputs and the final state.
   Tensor<float> want = page0;
@@ -168,12 +155,9 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
     return std::vector<double>(v.begin(), v.end());
   };
 
-  const int64_t walk = GENERATE(0, 3);
-  INFO("walk_ahead " << walk);
-  const ConstantValues walkAhead = {{"walk_ahead", walk}};
   Tensor<float> page = page0;
   const std::vector<double> fast =
-      widen(runSsd<float>(in, batch, q, page, SsdPrecision::UpstreamBF16, walkAhead));
+      widen(runSsd<float>(in, batch, q, page, SsdPrecision::UpstreamBF16));
   const double fastWorst = worstY(fast, wantY, kLongY);
   INFO("upstream mode: " << outside(fast) << " outside, worst " << fastWorst
                          << "; yardstick: " << outside(yard) << " outside, worst "
@@ -187,7 +171,7 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
   // The mode takes effect: the exact mode's outputs differ and err far less.
   Tensor<float> exactPage = page0;
   const std::vector<double> exact =
-      widen(runSsd<float>(in, batch, q, exactPage, SsdPrecision::Exact, walkAhead));
+      widen(runSsd<float>(in, batch, q, exactPage, SsdPrecision::Exact));
   int64_t differ = 0;
   for (size_t i = 0; i < exact.size(); ++i)
     differ += exact[i] != fast[i];
@@ -200,7 +184,7 @@ TEST_CASE("ssd_prefill: precision=1 (upstream bf16 operands) and 2 (split state)
   // upstream (whose extra rounding is the state's).
   Tensor<float> splitPage = page0;
   const std::vector<double> split =
-      widen(runSsd<float>(in, batch, q, splitPage, SsdPrecision::SplitState, walkAhead));
+      widen(runSsd<float>(in, batch, q, splitPage, SsdPrecision::SplitState));
   const double splitWorst = worstY(split, wantY, kLongY);
   INFO("split state mode: " << outside(split) << " outside, worst " << splitWorst);
   CHECK(outside(split) <= outside(yard));

@@ -78,66 +78,18 @@ inline std::vector<double> reference(const SsdInputs &in, const Batch &batch,
   return y;
 }
 
-/// R5p-m's yardstick: the chunked algorithm with the upstream scheme's three
-/// bf16 roundings (the decayed CB mix, the decayed dt x of the chunk state, the
-/// state entering C S_in) and f64 arithmetic otherwise, for one sequence from
-/// `initial` (chunks of q). `stateRounding` TowardZero keeps the carried state
-/// in bf16 by truncation (a kernel storing its state as bf16 with cvt.rz): the
-/// counterfactual the 1.25x margin separates (one bf16 rounding of the state
-/// more, or truncation alone, stay inside it at this size).
+/// R5p-m's yardstick (ref::ssdYardstick) of one sequence covering all of `in`
+/// from `initial` (chunks of q), as y [T, I].
 inline std::vector<double> bf16Yardstick(const SsdInputs &in,
                                          const Tensor<float> &initial, int64_t q,
                                          Rounding stateRounding = Rounding::NearestEven) {
   const int64_t T = in.xBC.dim(0);
-  auto rnd = [](double v) { return double(bf16ToF32(f32ToBF16(float(v)))); };
-  auto rndState = [&](double v) {
-    return double(bf16ToF32(f32ToBF16(float(v), stateRounding)));
-  };
-  auto at = [&](int64_t t, int64_t c) { return ref::bf16Value(in.xBC(t, c)); };
-  std::vector<double> y(T * I, 0.0);
-  for (int64_t h = 0; h < H; ++h) {
-    const int64_t g = h / (H / G);
-    const double a = ref::decayRate(in.params.aLog(h));
-    std::vector<double> S(P * N);
-    for (int64_t i = 0; i < P * N; ++i)
-      S[i] = initial.data[h * P * N + i];
-    for (int64_t t0 = 0; t0 < T; t0 += q) {
-      const int64_t len = std::min(q, T - t0);
-      std::vector<double> dt(len), lam(len);
-      double sum = 0;
-      for (int64_t i = 0; i < len; ++i) {
-        dt[i] = ref::timeStep(ref::bf16Value(in.dt(t0 + i, h)), in.params.dtBias(h),
-                              in.params.dtMin, in.params.dtMax);
-        lam[i] = (sum += dt[i] * a);
-      }
-      auto B = [&](int64_t i, int64_t n) { return at(t0 + i, I + g * N + n); };
-      auto C = [&](int64_t i, int64_t n) { return at(t0 + i, I + (G + g) * N + n); };
-      auto x = [&](int64_t i, int64_t p) { return at(t0 + i, h * P + p); };
-      for (int64_t i = 0; i < len; ++i)
-        for (int64_t p = 0; p < P; ++p) {
-          double acc = 0, carry = 0;
-          for (int64_t j = 0; j <= i; ++j) {
-            double cb = 0;
-            for (int64_t n = 0; n < N; ++n)
-              cb += C(i, n) * B(j, n);
-            acc += rnd(cb * std::exp(std::min(lam[i] - lam[j], 0.0)) * dt[j]) * x(j, p);
-          }
-          for (int64_t n = 0; n < N; ++n)
-            carry += C(i, n) * rndState(S[p * N + n]);
-          y[(t0 + i) * I + h * P + p] =
-              acc + std::exp(lam[i]) * carry + in.params.d(h) * x(i, p);
-        }
-      for (int64_t p = 0; p < P; ++p)
-        for (int64_t n = 0; n < N; ++n) {
-          double next = S[p * N + n] * std::exp(sum);
-          for (int64_t j = 0; j < len; ++j)
-            next +=
-                rnd(x(j, p) * std::exp(std::min(sum - lam[j], 0.0)) * dt[j]) * B(j, n);
-          S[p * N + n] = stateRounding == Rounding::NearestEven ? next : rndState(next);
-        }
-    }
-  }
-  return y;
+  auto yard = ref::ssdYardstick(sliceColumns(in.xBC, 0, I).reshaped({T, H, P}), in.dt,
+                                sliceColumns(in.xBC, I, I + G * N).reshaped({T, G, N}),
+                                sliceColumns(in.xBC, I + G * N, Cd).reshaped({T, G, N}),
+                                in.params, &initial, q, stateRounding);
+  REQUIRE(bool(yard));
+  return yard->y.data;
 }
 
 /// R5p's bf16 output band for sequences up to 256 tokens, and 1e-2 beyond.

@@ -21,7 +21,7 @@ git -C "$root" log --oneline -1 2>/dev/null | tee "$logs/commit.txt"
 RUNS=${QUICK_RUNS:-off-64 plan-64 off-256 plan-256 off-8 s4-8} PARTS=decode RUN_TIMEOUT=40 \
   timeout 200 "$root/bench/decode/splitk_gpu.sh" "$tj" "$logs/splitk" | tee "$logs/splitk.txt"
 [ "${QUICK_SSD:-}" = none ] && exit 0
-keep=${QUICK_SSD:-plan upstream split ch64 ch128 ch128_up ch128_u4 ch256}
+keep=${QUICK_SSD:-plan upstream exact ch64 ch128 ch128_up ch128_u4 ch256}
 SSD_VARIANTS=$keep "$root/bench/ssd/ssd_variants.sh" "$tj" "$work/ssd" 128 \
   >"$logs/ssd-ptxas.log" 2>&1 || { tail -5 "$logs/ssd-ptxas.log"; exit 1; }
 awk -v keep=" $keep " 'index(keep, " " $1 " ")' "$work/ssd/variants.txt" >"$work/ssd/v" &&

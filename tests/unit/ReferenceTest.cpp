@@ -397,3 +397,37 @@ TEST_CASE("R9 cu_seqlens validation and chunk metadata", "[reference]") {
   CHECK(message(varlenChunks({0, 5}, 5, 6)) ==
         "varlen: chunk size 6 is not a power of two");
 }
+
+TEST_CASE("R5p-m's yardstick stays within bf16 roundings of R5, shows them, and checks "
+          "its operands",
+          "[reference]") {
+  Rng rng(9);
+  const int64_t T = 40, H = 4, P = 3, G = 2, N = 5;
+  SsmCase c(rng, T, H, P, G, N);
+  auto scan = ssmScan(c.x, c.dt, c.B, c.C, c.params, &c.init);
+  auto yard = ssdYardstick(c.x, c.dt, c.B, c.C, c.params, &c.init, 16);
+  auto truncated =
+      ssdYardstick(c.x, c.dt, c.B, c.C, c.params, &c.init, 16, Rounding::TowardZero);
+  REQUIRE(bool(scan));
+  REQUIRE(bool(yard));
+  REQUIRE(bool(truncated));
+  auto worst = [&](const Tensor<double> &got, const Tensor<double> &want) {
+    double w = 0;
+    for (int64_t i = 0; i < want.size(); ++i)
+      w = std::max(w,
+                   std::abs(got.data[i] - want.data[i]) / (1 + std::abs(want.data[i])));
+    return w;
+  };
+  // A few bf16 roundings (2^-9 relative each) per output and state element.
+  CHECK(worst(yard->y, scan->y) > 0);
+  CHECK(worst(yard->y, scan->y) < 0.05);
+  CHECK(worst(yard->state, scan->state) < 0.05);
+  CHECK(worst(truncated->y, scan->y) > worst(yard->y, scan->y));
+  auto refused = [&](const Tensor<float> &init, int64_t chunk) {
+    auto r = ssdYardstick(c.x, c.dt, c.B, c.C, c.params, &init, chunk);
+    return r ? std::string() : llvm::toString(r.takeError());
+  };
+  CHECK(refused(c.init, 0) == "ssdYardstick: chunk 0 is not positive");
+  CHECK(refused(Tensor<float>({H, P, N + 1}), 16).find("initialState") !=
+        std::string::npos);
+}

@@ -32,12 +32,6 @@ enum class SsdPrecision : int64_t {
   /// products a chunk instead of seven, held to R5p-m like UpstreamBF16.
   SplitState = 2,
 };
-/// How far ahead ssd_prefill's and ssd_span_state's walk over chunks issues a
-/// chunk's loads (their `walk_ahead`): none (each chunk's loads wait for the
-/// step before), its metadata (the scalars its tile loads depend on), its
-/// metadata with x and dt, or with all its tiles; carried as loop values, so
-/// only the order of the loads changes.
-enum class WalkAhead : int64_t { None = 0, Metadata = 1, XDt = 2, Tiles = 3 };
 /// The prefill SSD's schedule: spans of chunks walked by ssd_prefill, or
 /// chunk-parallel (one-chunk spans, ssd_chunk_scan; docs/models.md).
 enum class SsdSchedule { Span, Chunked };

@@ -107,6 +107,26 @@ struct NormCheck {
   double worst = 0;
 };
 
+/// Prefill: one layer's SSD output y (bf16) against the sequential f64 R5 fed
+/// the backend's own xBC, dt and pages, in R5p's bf16 band per sequence
+/// (kShortY up to kShortTokens tokens, kLongY beyond). The exact mode puts no
+/// element outside it; a reduced mode (R5p-m) is held instead to R5p-m's
+/// yardstick on the same inputs (ref::ssdYardstick at the plan's chunk, its y
+/// rounded to bf16 as the kernel's is): no more elements outside the band and
+/// a worst error at most kMaxWorstRatio times the yardstick's.
+struct SsdCheck {
+  static constexpr double kShortAtol = 5e-2, kShortRtol = 5e-2;
+  static constexpr double kLongAtol = 1e-2, kLongRtol = 1e-2;
+  static constexpr int64_t kShortTokens = 256;
+  static constexpr double kMaxWorstRatio = 1.25;
+  int64_t layer = 0;
+  SsdPrecision precision = SsdPrecision::Exact;
+  int64_t checked = 0, outside = 0, yardOutside = 0;
+  double worst = 0, yardWorst = 0; ///< max |got - want| / band
+  bool ok() const;
+  void print(llvm::raw_ostream &os) const;
+};
+
 /// What checkDecodeSteps / checkPrefillSteps found. Counts are elements
 /// compared / outside the band; the output counts cover every layer's output
 /// after the last step, each against the reference fed that layer's input as
@@ -146,6 +166,7 @@ struct StepCheck {
   std::vector<Layer> layers;
   std::vector<ProjectionCheck> projections; ///< in_proj and out_proj of each layer
   std::vector<NormCheck> norms;
+  std::vector<SsdCheck> ssds; ///< prefill: each layer's SSD output
   /// Prefill FP8 layers: the activation quant's codes against e4m3(x / s_x),
   /// where the reciprocal's code is allowed too, and how many of them a
   /// dropped input_scale (e4m3(x)) would change: at least this share, where

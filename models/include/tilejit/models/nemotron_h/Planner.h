@@ -97,9 +97,9 @@ struct PrefillPlan {
   PrefillMetadata batch; ///< the R9 metadata, chunked as the kernels chunk
   int64_t tokens = 0;
   int64_t chunk = 0; ///< tokens per chunk of the conv and the SSD
-  /// The SSD's R5p-m operands (ssd_prefill's `precision`; the registered
-  /// default is exact: the upstream mode misses R5p-m at chunk 32 on the H200
-  /// and is slower than exact where it meets it, docs/BENCHMARKS.md, "The SSD").
+  /// The SSD's R5p-m operands (its `precision`): the span schedule takes the
+  /// split state unless overridden (docs/numerics.md, R5p-m); the plan's check
+  /// holds a reduced mode to R5p-m's yardstick, the exact one to R5p.
   SsdPrecision ssdPrecision = SsdPrecision::Exact;
 
   /// Writes the batch metadata into its input buffers ("cu_seqlens", "slots",

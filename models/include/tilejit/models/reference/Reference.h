@@ -5,6 +5,7 @@
 #define TILEJIT_MODELS_REFERENCE_H
 
 #include "tilejit/models/nemotron_h/NemotronH.h"
+#include "tilejit/support/FloatFormats.h"
 
 namespace tilejit::models::ref {
 
@@ -88,6 +89,19 @@ llvm::Expected<SsmScanResult> ssmScan(const Tensor<uint16_t> &x,
                                       const Tensor<uint16_t> &B,
                                       const Tensor<uint16_t> &C, const SsmParams &params,
                                       const Tensor<float> *initialState);
+/// R5p-m's yardstick: R5p's chunked algorithm over one sequence (chunks of
+/// `chunk` tokens from its first) with the upstream scheme's three bf16
+/// roundings -- the decayed CB mix, the decayed dt' x of the chunk's state
+/// contribution, and the carried state where it enters C S_in -- and f64
+/// arithmetic otherwise. Operands as ssmScan's. `stateRounding` TowardZero
+/// also keeps the carried state itself in bf16 by truncation (a kernel storing
+/// its state as bf16 with cvt.rz): the counterfactual the 1.25x margin
+/// separates. The returned state is the f64 state after the last chunk.
+llvm::Expected<SsmScanResult>
+ssdYardstick(const Tensor<uint16_t> &x, const Tensor<uint16_t> &dt,
+             const Tensor<uint16_t> &B, const Tensor<uint16_t> &C,
+             const SsmParams &params, const Tensor<float> *initialState, int64_t chunk,
+             Rounding stateRounding = Rounding::NearestEven);
 /// R5d: one step per row. x [R, H, P], dt [R, H], B and C [R, G, N] bf16; state
 /// [R, H, P, N] f32 is updated in place (stored f32). y [R, H, P] uses the
 /// unrounded new state and is returned before its bf16 store.
