@@ -118,7 +118,7 @@ llvm::Expected<Tensor<uint16_t>> mixerPrefill(const NemotronHConfig &config,
                                               const MambaLayerWeights &weights,
                                               const Tensor<uint16_t> &hidden,
                                               const PrefillBatch &batch,
-                                              PagedState &state) {
+                                              PagedState &state, int64_t yardstickChunk) {
   if (auto err = checkOperands(config, weights, hidden, state))
     return std::move(err);
   if (auto chunks = varlenChunks(batch.cuSeqlens, hidden.dim(0), config.chunkSize);
@@ -160,8 +160,12 @@ llvm::Expected<Tensor<uint16_t>> mixerPrefill(const NemotronHConfig &config,
     Tensor<float> ssmInit =
         sliceRows(state.ssm, slot, slot + 1)
             .reshaped({config.numHeads, config.headDim, config.stateSize});
-    SsmScanResult scan = cantFail(ssmScan(xbc.x, sliceRows(split.dt, begin, end), xbc.B,
-                                          xbc.C, params, carry ? &ssmInit : nullptr));
+    const Tensor<uint16_t> dt = sliceRows(split.dt, begin, end);
+    const Tensor<float> *from = carry ? &ssmInit : nullptr;
+    SsmScanResult scan = yardstickChunk > 0
+                             ? cantFail(ssdYardstick(xbc.x, dt, xbc.B, xbc.C, params,
+                                                     from, yardstickChunk))
+                             : cantFail(ssmScan(xbc.x, dt, xbc.B, xbc.C, params, from));
     assignRows(y, begin, toBF16(scan.y).reshaped({end - begin, I}));
     convStates.emplace_back(slot, std::move(conv));
     ssmStates.emplace_back(slot, std::move(scan.state));

@@ -92,6 +92,10 @@ TEST_CASE("prefill plan: the span schedule (ssd_span_state, ssd_prefill over spa
   CHECK(check->ok());
   REQUIRE(check->ssds.size() == 1);
   CHECK(check->ssds[0].precision == precision);
+  // A reduced mode's layer outputs are bounded by the yardstick's layers.
+  CHECK(check->yardOut == (precision != SsdPrecision::Exact));
+  if (check->yardOut)
+    CHECK(check->yardOutChecked == check->outChecked);
 
   // The counterfactual: a carry dropped in the checked forward (the only one)
   // puts y outside the band where the yardstick puts none.
@@ -104,4 +108,22 @@ TEST_CASE("prefill plan: the span schedule (ssd_span_state, ssd_prefill over spa
   REQUIRE(dropped->ssds.size() == 1);
   CHECK(!dropped->ssds[0].ok());
   CHECK(dropped->ssds[0].outside > dropped->ssds[0].yardOutside);
+  if (precision != SsdPrecision::Exact)
+    CHECK(!dropped->outputsOk());
+}
+
+TEST_CASE("a reduced SSD's layer outputs may leave the band only as far as R5p-m's "
+          "yardstick layers do",
+          "[e2e][prefill]") {
+  StepCheck check;
+  check.outChecked = 1000;
+  CHECK(check.outputsOk()); // none outside: R5p's own band holds
+  check.outBad = 2, check.outMaxError = 1.2;
+  CHECK_FALSE(check.outputsOk()); // the exact mode: none may be outside
+  check.yardOut = true, check.yardOutBad = 3, check.yardOutMaxError = 1.0;
+  CHECK(check.outputsOk());
+  check.outBad = 4; // more than the yardstick's
+  CHECK_FALSE(check.outputsOk());
+  check.outBad = 3, check.outMaxError = 1.26; // past 1.25 x its worst
+  CHECK_FALSE(check.outputsOk());
 }

@@ -98,7 +98,7 @@ struct PrefillPlan {
   int64_t tokens = 0;
   int64_t chunk = 0; ///< tokens per chunk of the conv and the SSD
   /// The SSD's R5p-m operands (its `precision`): the span schedule takes the
-  /// split state unless overridden (docs/numerics.md, R5p-m); the plan's check
+  /// exact ones unless overridden (docs/numerics.md, R5p-m); the plan's check
   /// holds a reduced mode to R5p-m's yardstick, the exact one to R5p.
   SsdPrecision ssdPrecision = SsdPrecision::Exact;
 

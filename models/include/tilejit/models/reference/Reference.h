@@ -179,11 +179,13 @@ struct PrefillBatch {
 };
 /// R7 prefill: hidden [T, hiddenSize] bf16 packed per `batch`. Each sequence
 /// starts fresh or continues from its slot and writes its final state back.
-llvm::Expected<Tensor<uint16_t>> mixerPrefill(const NemotronHConfig &config,
-                                              const MambaLayerWeights &weights,
-                                              const Tensor<uint16_t> &hidden,
-                                              const PrefillBatch &batch,
-                                              PagedState &state);
+/// `yardstickChunk` > 0 runs the SSD as R5p-m's yardstick (ssdYardstick at that
+/// chunk) instead of the sequential R5: the layer output a reduced-precision
+/// SSD is held to.
+llvm::Expected<Tensor<uint16_t>>
+mixerPrefill(const NemotronHConfig &config, const MambaLayerWeights &weights,
+             const Tensor<uint16_t> &hidden, const PrefillBatch &batch, PagedState &state,
+             int64_t yardstickChunk = 0);
 
 } // namespace tilejit::models::ref
 
