@@ -41,19 +41,23 @@ using TileEpilogue = std::function<void(Value n0, Value dots)>;
 
 /// The GEMV of input row `row` over the column tiles t = programId(0),
 /// programId(0) + numPrograms(0), ... of an [n, K] weight, `finish` called on
-/// each tile's dot products. The first tile's first K group is loaded before
-/// the wait (with p.waitAfterFirstWeights), and each tile's last group issues
-/// the next tile's first group before its products, so a program keeps its
-/// weight loads in flight from tile to tile; within a tile the groups go as
+/// each tile's dot products, for a grid of `programs` (or more) programs a
+/// row. The first tile's first K group is loaded before the wait (with
+/// p.waitAfterFirstWeights), and each tile's last group issues the next
+/// tile's first group before its products, so a program keeps its weight
+/// loads in flight from tile to tile; within a tile the groups go as
 /// projectRow's.
 void projectRowTiles(const ProjectionOperands &p, Value row, int64_t n, int64_t bn,
-                     int64_t bk, int64_t group, const TileEpilogue &finish);
+                     int64_t bk, int64_t group, int64_t programs,
+                     const TileEpilogue &finish);
 
 /// The constant that selects the persistent GEMV (0: one tile a program).
 KernelConstant gemvPrograms();
 /// gemv_programs > 0 takes the GEMV form (block_m 1; chunked, direct, skinny
-/// and the kernel's other named forms 0).
-ConstantRule gemvProgramsRule(std::vector<std::string> otherForms);
+/// and the kernel's other named forms 0) and at most 32 tiles a program of
+/// the weight's n rows, the sum of the constants `columns`.
+ConstantRule gemvProgramsRule(std::vector<std::string> otherForms,
+                              std::vector<std::string> columns);
 
 } // namespace tilejit::models
 

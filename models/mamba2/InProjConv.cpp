@@ -161,7 +161,7 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     if (spec.get("gemv_programs")) {
       // Persistent: the grid's P programs walk the column tiles.
       projectRowTiles(
-          p, m0, outCols, bn, bk, spec.get("loads_in_flight"),
+          p, m0, outCols, bn, bk, spec.get("loads_in_flight"), spec.get("gemv_programs"),
           [&](Value tileN0, Value dots) { out.finish(m0, tileN0, expandDims(dots, 0)); });
       return;
     }
@@ -194,7 +194,7 @@ std::vector<ConstantRule> inProjConvRules() {
                      return !s.get("quantized_input") ||
                             (s.get("fp8") && s.get("skinny"));
                    }});
-  rules.push_back(gemvProgramsRule({}));
+  rules.push_back(gemvProgramsRule({}, {"inner", "channels", "heads"}));
   return rules;
 }
 

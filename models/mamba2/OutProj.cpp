@@ -171,7 +171,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     if (spec.get("gemv_programs")) {
       // Persistent: the grid's P programs walk the column tiles.
       projectRowTiles(p, m0, hidden, bn, bk, spec.get("loads_in_flight"),
-                      [&](Value tileN0, Value dots) {
+                      spec.get("gemv_programs"), [&](Value tileN0, Value dots) {
                         scale.store(out, rows, hidden, 1, outType, m0, tileN0,
                                     expandDims(dots, 0));
                       });
@@ -269,7 +269,7 @@ KernelDef outProjKernel() {
     def.constants.push_back(std::move(c));
   for (ConstantRule &r : NormPrologue::rules())
     def.rules.push_back(std::move(r));
-  def.rules.push_back(gemvProgramsRule({"persistent"}));
+  def.rules.push_back(gemvProgramsRule({"persistent"}, {"hidden"}));
   def.rules.push_back(
       {"k_splits > 1 takes the tensor-core tiles (block_m >= 16, or skinny; "
        "chunked, direct and norm_prologue 0) and at most the K steps, "

@@ -16,7 +16,7 @@ using namespace tilejit::models::testing;
 namespace {
 
 /// smallConfig's in_proj has 25 FP8 tiles of 16 columns and 49 bf16 ones of
-/// 8, out_proj 50 of 4: programs 7 and 9 walk each 3 to 8 times, 64 leaves
+/// 8, out_proj 50 of 4: 2, 7 or 9 programs walk 3 to 25 tiles each, 64 leave
 /// programs without a tile. Direct off, so 3 rows are the GEMV too.
 KernelOverrides walkOverrides(int64_t inPrograms, int64_t outPrograms, int64_t fold) {
   KernelOverrides o = {{"in_proj_conv", {{"direct", 0}}},
@@ -91,7 +91,7 @@ TEST_CASE("the persistent decode GEMV leaves every buffer bit for bit as the "
     return buffers;
   };
   const HostBuffers once = stepAfter(walkOverrides(0, 0, fold));
-  for (auto [in, out] : {std::pair<int64_t, int64_t>{7, 9}, {1, 64}, {64, 1}}) {
+  for (auto [in, out] : {std::pair<int64_t, int64_t>{7, 9}, {2, 64}, {64, 2}}) {
     INFO("rows " << rows << ", norm_prologue " << fold << ", programs " << in << " / "
                  << out);
     const HostBuffers walked = stepAfter(walkOverrides(in, out, fold));
@@ -116,4 +116,10 @@ TEST_CASE("gemv_programs takes the GEMV form", "[e2e][interp][decode]") {
     CHECK_THAT(llvm::toString(plan.takeError()),
                Catch::Contains("gemv_programs > 0 takes the GEMV"));
   }
+  // The bf16 layer's 49 in_proj tiles on one program: 49 walks, unrolled.
+  KernelOverrides o = {{"in_proj_conv", {{"gemv_programs", 1}}}};
+  auto plan = planDecodeStep(modelRegistry(), c, *layers, 1, 4, PlanOptions{o});
+  REQUIRE(!plan);
+  CHECK_THAT(llvm::toString(plan.takeError()),
+             Catch::Contains("at most 32 column tiles"));
 }
