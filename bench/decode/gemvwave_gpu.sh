@@ -4,25 +4,26 @@
 # the plan's one-tile-a-program grids (in_proj_conv 644 programs, out_proj 672,
 # whose last wave runs the GPU partly empty):
 #   base       the plan's defaults (and again last, for the drift)
-#   in-P       in_proj_conv.gemv_programs=P, out_proj as planned
-#   out-P      out_proj.gemv_programs=P, in_proj_conv as planned
-#   both-P     both projections on P programs
-# each with direct=0 on the walking projection: every run also steps B = 3 on
-# the GPU against the interpreter (launch by launch, so the walk is checked
-# there too), where the plan would otherwise take the direct or skinny tiles
-# (B = 1 plans the GEMV either way). A walking kernel's IR is not the one the
-# tuning database keyed, so its tuned launch choices are pinned: OUT_TILES
-# (default "--set out_proj.warps=8", the shipped database's B = 1 out_proj;
-# in_proj's, 16 columns, 7 steps in flight on 2 warps, are the plan's own).
-# For P in PS (default "132 264 396": 1, 2 and 3 programs a multiprocessor on
-# an H100 SXM or H200). Each run is `tilejit run --layers 2 --steps 1 --batch 1
-# --time-batch 1`: it checks the step against f64 (and a B = 3 step on the GPU
-# against the interpreter, launch by launch) before timing it. One table
-# row per run: exit status, the check, the step per layer (median, min, max of
-# n graph replays) and the FP8 layer's in_proj_conv and out_proj per launch
-# (us, TB/s). About 10-15 s a run, 11 runs. Logs under OUT/gemvwave-*.log.
-# Usage: gemvwave_gpu.sh TILEJIT OUT   (PS, OUT_TILES, RUNS: names to keep,
-# RUN_TIMEOUT)
+#   both-P     both projections on P programs, for P in PS (default "132 264
+#              396": 1, 2 and 3 programs a multiprocessor on an H100 SXM or
+#              H200); each kernel is timed alone, so these rows give each
+#              projection's per-launch time at every P
+#   in-P       only in_proj_conv on P programs, for P in SPLIT_PS (default
+#   out-P      "264"), only out_proj: which projection moves the step
+# The walking projections take direct=0: every run also steps B = 3 on the
+# GPU against the interpreter (launch by launch, so the walk is checked there
+# too), where the plan would otherwise take the direct or skinny tiles (B = 1
+# plans the GEMV either way). A walking kernel's IR is not the one the tuning
+# database keyed, so its tuned launch choices are pinned: OUT_TILES (default
+# "--set out_proj.warps=8", the shipped database's B = 1 out_proj; in_proj's,
+# 16 columns, 7 steps in flight on 2 warps, are the plan's own). Each run is
+# `tilejit run --layers 2 --steps 1 --batch 1 --time-batch 1`: it checks the
+# step against f64 (and the B = 3 step) before timing it. One table row per
+# run: exit status, the checks, the step per layer (median, min, max of n graph
+# replays) and the FP8 layer's in_proj_conv and out_proj per launch (us, TB/s).
+# About 15-20 s a run, 7 runs. Logs under OUT/gemvwave-*.log.
+# Usage: gemvwave_gpu.sh TILEJIT OUT   (PS, SPLIT_PS, OUT_TILES, RUNS: names
+# to keep, RUN_TIMEOUT)
 set -u
 tj=$1 out=$2
 OUT_TILES=${OUT_TILES:---set out_proj.warps=8}
@@ -58,10 +59,11 @@ run() { # name args...
 }
 run base
 for p in ${PS:-132 264 396}; do
-  in=(--set "in_proj_conv.gemv_programs=$p" --set in_proj_conv.direct=0)
-  run "in-$p" "${in[@]}"
-  outp=(--set "out_proj.gemv_programs=$p" --set out_proj.direct=0 $OUT_TILES)
-  run "out-$p" "${outp[@]}"
-  run "both-$p" "${in[@]}" "${outp[@]}"
+  run "both-$p" --set "in_proj_conv.gemv_programs=$p" --set in_proj_conv.direct=0 \
+    --set "out_proj.gemv_programs=$p" --set out_proj.direct=0 $OUT_TILES
+done
+for p in ${SPLIT_PS:-264}; do
+  run "in-$p" --set "in_proj_conv.gemv_programs=$p" --set in_proj_conv.direct=0
+  run "out-$p" --set "out_proj.gemv_programs=$p" --set out_proj.direct=0 $OUT_TILES
 done
 run base-again
