@@ -4,16 +4,12 @@
 // the one-tile-a-program GEMV leaves it, with several tiles a program, tile
 // counts P does not divide, and P past the tiles; and the B = 1 plan's walking
 // kernels through ptxas without spills.
-#include "tilejit/jit/JitCompiler.h"
 #include "tilejit/models/nemotron_h/Check.h"
-#include "tilejit/models/nemotron_h/Planner.h"
 
 #include "ModelPtxas.h"
 #include "ModelTestSupport.h"
 
 #include <catch2/catch.hpp>
-
-#include <set>
 
 using namespace tilejit;
 using namespace tilejit::models;
@@ -132,33 +128,9 @@ TEST_CASE("gemv_programs takes the GEMV form", "[e2e][interp][decode]") {
 
 TEST_CASE("the persistent GEMVs of the sm_90a B = 1 plan assemble without spills",
           "[e2e][plan][ptxas]") {
-  auto ptxas = tilejit::testing::findPtxas();
-  if (!ptxas) {
-    WARN("SKIP: ptxas not found (install the CUDA 13 toolkit)");
-    return;
-  }
-  const NemotronHConfig c; // the full geometry
-  std::vector<MambaLayerWeights> layers;
-  for (int64_t index : {0, 4}) // the synthetic model's FP8 and bf16 layers
-    layers.push_back(llvm::cantFail(syntheticMambaLayer(c, index)));
-  const Arch arch = llvm::cantFail(Arch::parse("sm_90a"));
-  PlanOptions options;
-  options.arch = arch;
-  options.overrides = {{"in_proj_conv", {{"gemv_programs", 264}}},
-                       {"out_proj", {{"gemv_programs", 264}}}};
-  auto plan = planDecodeStep(modelRegistry(), c, layers, 1, 8, options);
-  INFO((plan ? "" : llvm::toString(plan.takeError())));
-  REQUIRE(bool(plan));
-  std::set<std::pair<std::string, ConstantValues>> kernels;
-  for (const PlannedLaunch &launch : plan->launches)
-    if (launch.spec.values().count("gemv_programs") && launch.spec.get("gemv_programs"))
-      kernels.insert({launch.kernel, launch.spec.values()});
-  CHECK(kernels.size() == 4); // both projections, FP8 and bf16
-  JitCompiler compiler;
-  for (const auto &[name, constants] : kernels) {
-    INFO(name << " " << formatConstants(constants));
-    AssembledKernel assembled =
-        assembleModelKernel(compiler, *ptxas, name, constants, arch, "sm_90a");
-    CHECK(tilejit::testing::spillBytes(assembled.ptxas.output) == 0);
-  }
+  auto assembled = assembleDecodeForm({{"in_proj_conv", {{"gemv_programs", 264}}},
+                                       {"out_proj", {{"gemv_programs", 264}}}},
+                                      {1}, "gemv_programs");
+  if (assembled)
+    CHECK(assembled->size() == 4); // both projections, FP8 and bf16
 }
