@@ -8,6 +8,7 @@
 // up to 16 rows, the weight read once for all); larger blocks use tensor-core
 // tiles for large batches; `direct` 1 uses tensor cores for any
 // batch with the operands loaded straight into their fragments (projectDirect).
+#include "GemvWave.h"
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
@@ -25,6 +26,42 @@ Value tileIndex(bool whole, int axis, Value start, int64_t bm, int64_t bn) {
   Value flat = reshape(arange(0, bm * bn), {bm, bn});
   return start + (axis ? flat % bn : flat / bn);
 }
+
+/// The kernel's outputs and what the epilogue reads to finish a tile.
+struct InProjOutputs {
+  Value slots, z, xBC, dt, rows;
+  ConvOperands conv;
+  int64_t inner, heads, bm, bn;
+  bool skinny;
+  std::optional<Value> outputScale;
+
+  /// Scales the [bm, bn] tile of rows m0 and columns n0, stores its z and dt
+  /// columns and runs its xBC columns through the conv update.
+  void finish(Value m0, Value n0, Value acc) const {
+    const int64_t channels = conv.channels, outCols = inner + channels + heads;
+    if (outputScale)
+      acc = acc * *outputScale;
+    Value y = acc.to(DType::BF16);
+
+    // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
+    Value rowIdx = tileIndex(skinny, 0, m0, bm, bn);
+    Value rowOk = rowIdx < rows;
+    Value slot = load(slots + rowIdx, rowOk, -1);
+    Value live = slot >= 0;
+    Value cols = tileIndex(skinny, 1, n0, bm, bn);
+    Value zero = zeros({bm, bn}, DType::BF16);
+    Value isZ = (cols < inner) & rowOk;
+    Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;
+    Value isDt = (cols >= inner + channels) & (cols < outCols) & rowOk;
+    Value row64 = rowIdx.to(DType::I64);
+    store(z + row64 * inner + cols, where(live, y, zero), isZ);
+    store(dt + row64 * heads + (cols - (inner + channels)), where(live, y, zero), isDt);
+
+    // R3d on the xBC columns.
+    Value c = cols - inner;
+    store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
+  }
+};
 
 } // namespace
 
@@ -72,6 +109,18 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   const bool waitLater =
       dependentStart(spec, weightRows(weight, n0, bn, outCols, hidden, weightType),
                      programId(1) == 0, gemv);
+  const InProjOutputs out{slots,
+                          z,
+                          xBC,
+                          dt,
+                          rows,
+                          {state, convWeight, convBias, channels},
+                          inner,
+                          heads,
+                          bm,
+                          bn,
+                          spec.get("skinny") != 0,
+                          outputScale};
   Value acc; // [bm, bn] f32
   if (spec.get("skinny")) {
     // A few rows: the weight as the mma's M side, read once through the K
@@ -109,6 +158,13 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     // weight then share one layout, so neither passes through shared memory.
     k.setConfig({{bn, bk}, spec.get("warps"), 1, 8});
     ProjectionOperands p{weightView, x, hidden, inputScale, waitLater};
+    if (spec.get("gemv_programs")) {
+      // Persistent: the grid's P programs walk the column tiles.
+      projectRowTiles(
+          p, m0, outCols, bn, bk, spec.get("loads_in_flight"), spec.get("gemv_programs"),
+          [&](Value tileN0, Value dots) { out.finish(m0, tileN0, expandDims(dots, 0)); });
+      return;
+    }
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles; the activation is quantized in the
@@ -123,29 +179,7 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
                      return {dot(a, w, carried[0])};
                    })[0];
   }
-  if (outputScale)
-    acc = acc * *outputScale;
-  Value y = acc.to(DType::BF16);
-
-  // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
-  const bool skinny = spec.get("skinny") != 0;
-  Value rowIdx = tileIndex(skinny, 0, m0, bm, bn);
-  Value rowOk = rowIdx < rows;
-  Value slot = load(slots + rowIdx, rowOk, -1);
-  Value live = slot >= 0;
-  Value cols = tileIndex(skinny, 1, n0, bm, bn);
-  Value zero = zeros({bm, bn}, DType::BF16);
-  Value isZ = (cols < inner) & rowOk;
-  Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;
-  Value isDt = (cols >= inner + channels) & (cols < outCols) & rowOk;
-  Value row64 = rowIdx.to(DType::I64);
-  store(z + row64 * inner + cols, where(live, y, zero), isZ);
-  store(dt + row64 * heads + (cols - (inner + channels)), where(live, y, zero), isDt);
-
-  // R3d on the xBC columns.
-  Value c = cols - inner;
-  ConvOperands conv{state, convWeight, convBias, channels};
-  store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
+  out.finish(m0, n0, acc);
 }
 
 namespace {
@@ -160,6 +194,7 @@ std::vector<ConstantRule> inProjConvRules() {
                      return !s.get("quantized_input") ||
                             (s.get("fp8") && s.get("skinny"));
                    }});
+  rules.push_back(gemvProgramsRule({}, {"inner", "channels", "heads"}));
   return rules;
 }
 
@@ -202,7 +237,8 @@ KernelDef inProjConvKernel() {
             {},
             R::flag()},
            dependent(2),
-           prefetch()},
+           prefetch(),
+           gemvPrograms()},
           buildInProjConv,
           inProjConvRules(),
           {"rows"},

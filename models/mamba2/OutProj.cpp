@@ -10,6 +10,7 @@
 // storing its unscaled f32 partial for split_k_sum (SplitKSum.cpp) to reduce;
 // `tail_splits` S > 1 does so only for the tiles of the last `tail` rows (the
 // persistent walk's last, partial wave), the others whole (TailTile).
+#include "GemvWave.h"
 #include "NormPrologue.h"
 #include "Parts.h"
 #include "Registration.h"
@@ -65,6 +66,31 @@ std::pair<Operand, Operand> kSpan(int64_t splits, const std::optional<TailTile> 
   return {k0, k0 + span};
 }
 
+/// out_proj's output scale: s_x * s_w as a scalar, or read from two
+/// one-element tensors (scale_ptr), or none.
+struct OutScale {
+  std::optional<Value> scaleA, scaleB, product;
+
+  /// Scales the [bm, bn] tile `acc` and stores it at (m0, n0) of `out`
+  /// ([rows, hidden]), or with splits > 1 as this program's partial.
+  void store(Value out, Value rows, int64_t hidden, int64_t splits, DType outType,
+             Value m0, Value n0, Value acc) const {
+    // After the wait: the scales are the caller's tensors.
+    std::optional<Value> scale = product;
+    if (scaleA)
+      scale = load(*scaleA) * load(*scaleB);
+    if (scale)
+      acc = acc * *scale;
+    if (splits > 1)
+      tilejit::store(makeView(out + programId(1) % splits * rows * hidden, {rows, hidden},
+                              {hidden, 1}),
+                     {m0, n0}, acc);
+    else
+      tilejit::store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0},
+                     acc.to(outType));
+  }
+};
+
 } // namespace
 
 void buildOutProj(Kernel &k, const Specialization &spec) {
@@ -94,13 +120,13 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     tile.emplace(rows, k.scalarParam("tail", DType::I32), hidden, inner,
                  spec.get("block_m"), bn, bk, tailSplits,
                  std::max<int64_t>(spec.get("persistent"), 1));
-  std::optional<Value> scaleA, scaleB, outputScale;
+  OutScale scale;
   const bool scaled = fp8 && splits == 1; // else split_k_sum scales the sum
   if (scaled && spec.get("scale_ptr")) {
-    scaleA = k.ptrParam("scale_a", DType::F32, {1});
-    scaleB = k.ptrParam("scale_b", DType::F32, {1});
+    scale.scaleA = k.ptrParam("scale_a", DType::F32, {1});
+    scale.scaleB = k.ptrParam("scale_b", DType::F32, {1});
   } else if (scaled) {
-    outputScale = k.scalarParam("output_scale", DType::F32); // s_x * s_w
+    scale.product = k.scalarParam("output_scale", DType::F32); // s_x * s_w
   }
   const int64_t bm = spec.get("block_m");
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
@@ -142,6 +168,15 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     ProjectionOperands p{weightView, a, inner, std::nullopt, waitLater};
     if (norm)
       p.activation = norm->source();
+    if (spec.get("gemv_programs")) {
+      // Persistent: the grid's P programs walk the column tiles.
+      projectRowTiles(p, m0, hidden, bn, bk, spec.get("loads_in_flight"),
+                      spec.get("gemv_programs"), [&](Value tileN0, Value dots) {
+                        scale.store(out, rows, hidden, 1, outType, m0, tileN0,
+                                    expandDims(dots, 0));
+                      });
+      return;
+    }
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles, the weight staged through shared memory
@@ -165,17 +200,7 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
           {tile->tailRow, n0}, acc);
     rows = where(tile->inTail, 0, rows);
   }
-  // After the wait: the scales are the caller's tensors.
-  if (scaleA)
-    outputScale = load(*scaleA) * load(*scaleB);
-  if (outputScale)
-    acc = acc * *outputScale;
-  if (splits > 1)
-    store(makeView(out + programId(1) % splits * rows * hidden, {rows, hidden},
-                   {hidden, 1}),
-          {m0, n0}, acc);
-  else
-    store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
+  scale.store(out, rows, hidden, splits, outType, m0, n0, acc);
 }
 
 /// Tuned per batch size: its tuning database entries are bucketed by rows.
@@ -234,7 +259,8 @@ KernelDef outProjKernel() {
         {},
         R::between(1, 64)},
        dependent(2),
-       prefetch()},
+       prefetch(),
+       gemvPrograms()},
       buildOutProj,
       projectionRules("inner"),
       {"rows"},
@@ -243,6 +269,7 @@ KernelDef outProjKernel() {
     def.constants.push_back(std::move(c));
   for (ConstantRule &r : NormPrologue::rules())
     def.rules.push_back(std::move(r));
+  def.rules.push_back(gemvProgramsRule({"persistent"}, {"hidden"}));
   def.rules.push_back(
       {"k_splits > 1 takes the tensor-core tiles (block_m >= 16, or skinny; "
        "chunked, direct and norm_prologue 0) and at most the K steps, "

@@ -1,5 +1,6 @@
 // Building blocks the Mamba2 kernels share (see Parts.h).
 #include "Parts.h"
+#include "GemvWave.h"
 
 #include <algorithm>
 
@@ -20,40 +21,15 @@ int64_t vectorWidth(DType t) {
 
 Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
                  int64_t group) {
-  // The activation row is read as a [bn, K] view with row stride 0: every
-  // weight row sees it in the weight tile's own layout, straight from L1, so
-  // no layout conversion (and no barrier) sits between the weight loads.
-  auto rowView = [&](Value start) { return makeView(start, {bn, p.k}, {0, 1}); };
-  std::optional<View> input;
-  if (!p.activation)
-    input = rowView(p.input + row.to(DType::I64) * p.k);
-  std::optional<Value> inverse;
-  if (p.quantScale)
-    inverse = 1.0f / *p.quantScale;
+  RowSteps steps(p, row, bn, bk);
   // Products accumulate elementwise in a [bn, bk] tile and are reduced once
   // at the end: no cross-lane traffic inside the K loop.
   Value acc = zeros({bn, bk}, DType::F32);
   for (int64_t g0 = 0; g0 < p.k; g0 += group * bk) {
-    std::vector<std::pair<int64_t, Value>> weights;
-    for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
-      weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
+    WeightGroup weights = steps.loadWeights(n0, g0, group);
     if (g0 == 0 && p.waitAfterFirstWeights)
       waitAndSignal();
-    for (auto &[k0, w] : weights) {
-      // The copies in registers cost less than a round trip through shared
-      // memory: quantizing once per program and broadcasting it measured
-      // slower on the H200
-      // (docs/journal/2026-11-30-runtime-tuning-decode.md, "Decode, run 2").
-      Value a = p.activation
-                    ? p.activation(0, row, k0, bk,
-                                   [&](Value start) {
-                                     return load(rowView(start), {0, k0}, {bn, bk});
-                                   })
-                    : load(*input, {0, k0}, {bn, bk}).to(DType::F32);
-      if (inverse)
-        a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
-      acc = acc + w.to(DType::F32) * a;
-    }
+    acc = steps.accumulate(weights, acc);
   }
   return sum(acc, 1);
 }

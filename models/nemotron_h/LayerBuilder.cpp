@@ -343,7 +343,9 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
   }
   const int64_t convRows = rows * Cd * 3 * 2; // the rows' conv taps, bf16
   launch(w, "in_proj", "in_proj_conv", *inProj,
-         {llvm::divideCeilSigned(c.inProjRows(), inProj->get("block_n")),
+         {inProj->get("gemv_programs")
+              ? inProj->get("gemv_programs")
+              : llvm::divideCeilSigned(c.inProjRows(), inProj->get("block_n")),
           llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
          inArgs,
          bytes(args.inW) + rows * hidden * (inProj->get("quantized_input") ? 1 : 2) +
@@ -425,7 +427,9 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
     return addLinear(w, "out_proj", *outProj, io.normed, weight, io.out, scale, hidden,
                      inputBytes + bytes(args.outW));
   launch(w, "out_proj", "out_proj", *outProj,
-         {llvm::divideCeilSigned(hidden, outProj->get("block_n")),
+         {outProj->get("gemv_programs")
+              ? outProj->get("gemv_programs")
+              : llvm::divideCeilSigned(hidden, outProj->get("block_n")),
           llvm::divideCeilSigned(rows, outProj->get("block_m")), 1},
          std::move(foldArgs), inputBytes + bytes(args.outW), rows * hidden * 2,
          /*specializedToWeights=*/true);

@@ -119,7 +119,8 @@ llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef 
                               bytesRead);
   const int64_t splits = spec.get("k_splits");
   const std::array<int64_t, 3> grid = {
-      llvm::divideCeilSigned(columns, spec.get("block_n")),
+      spec.get("gemv_programs") ? spec.get("gemv_programs")
+                                : llvm::divideCeilSigned(columns, spec.get("block_n")),
       llvm::divideCeilSigned(rows, spec.get("block_m")) * splits, 1};
   const PlanArg count = PlanArg::integer(rows);
   if (splits == 1) {
