@@ -12,7 +12,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 work=/tmp/tj logs=/tmp/tj/quick
 mkdir -p "$logs"
 trap 'tar -C "$work" -cJf "${OUT:-$work}/quick.tar.xz" quick' EXIT
-[ -x "$work/tilejit-bundle/bin/tilejit" ] || tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work"
+[ -x "$work/tilejit-bundle/bin/tilejit" ] || tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work" ||
+  { rm -rf "$work/tilejit-bundle"; exit 1; } # no partial tree for the next call
 tj=$work/tilejit-bundle/bin/tilejit
 export TILEJIT_CACHE_DIR=$work/cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader |

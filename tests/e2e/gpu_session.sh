@@ -50,8 +50,13 @@ trap 'tar -C "$work/logs" -cJf "${OUT:-$work}/logs.tar.xz" .' EXIT
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 # Each archive is unpacked when carried: the two together pass the device's
 # 64 MiB, so the python part may come in a call of its own.
+# A bundle cut short (carried while still being written) must not leave a
+# partial tree that the next call would take as unpacked.
 if [ ! -x "$work/tilejit-bundle/bin/tilejit" ] && [ -f "$root/bundle/tilejit-bundle.tar.xz" ]; then
-  tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work" || exit 1
+  tar -xJf "$root/bundle/tilejit-bundle.tar.xz" -C "$work" || {
+    rm -rf "$work/tilejit-bundle"
+    exit 1
+  }
 fi
 if [ -f "$root/bundle/tilejit-python-gpu-kit.tar.xz" ] && [ ! -d "$work/kit" ]; then
   tar -xJf "$root/bundle/tilejit-python-gpu-kit.tar.xz" -C "$work" &&
