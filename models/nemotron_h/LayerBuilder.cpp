@@ -343,9 +343,7 @@ llvm::Error LayerBuilder::addInProjConv(const MambaLayerWeights &w, const LayerA
   }
   const int64_t convRows = rows * Cd * 3 * 2; // the rows' conv taps, bf16
   launch(w, "in_proj", "in_proj_conv", *inProj,
-         {inProj->get("gemv_programs")
-              ? inProj->get("gemv_programs")
-              : llvm::divideCeilSigned(c.inProjRows(), inProj->get("block_n")),
+         {columnPrograms(*inProj, c.inProjRows()),
           llvm::divideCeilSigned(rows, inProj->get("block_m")), 1},
          inArgs,
          bytes(args.inW) + rows * hidden * (inProj->get("quantized_input") ? 1 : 2) +
@@ -427,9 +425,7 @@ llvm::Error LayerBuilder::addNormAndOutProj(const MambaLayerWeights &w,
     return addLinear(w, "out_proj", *outProj, io.normed, weight, io.out, scale, hidden,
                      inputBytes + bytes(args.outW));
   launch(w, "out_proj", "out_proj", *outProj,
-         {outProj->get("gemv_programs")
-              ? outProj->get("gemv_programs")
-              : llvm::divideCeilSigned(hidden, outProj->get("block_n")),
+         {columnPrograms(*outProj, hidden),
           llvm::divideCeilSigned(rows, outProj->get("block_m")), 1},
          std::move(foldArgs), inputBytes + bytes(args.outW), rows * hidden * 2,
          /*specializedToWeights=*/true);

@@ -46,6 +46,11 @@ int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
   return best;
 }
 
+int64_t columnPrograms(const Specialization &spec, int64_t columns) {
+  const int64_t programs = spec.get("gemv_programs");
+  return programs ? programs : llvm::divideCeilSigned(columns, spec.get("block_n"));
+}
+
 int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,
                  int64_t programs) {
   const int64_t rowTiles = llvm::divideCeil(rows, blockM);
@@ -73,10 +78,11 @@ int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,
 /// wgmma's on sm_90a, mma.sync's on sm_90, GB10 and Thor), unless the caller
 /// sets constants of in_proj_conv, which keeps the fused kernel. The fused
 /// in_proj_conv took several times the GEMM's time at 64 and 256 rows on the
-/// H200 (sm_90a) and on the H100 (the portable sm_90 plan); out_proj (K =
-/// 4096, N = 2688: 11 column tiles of 256) fills the multiprocessors only from
-/// kDecodeOutGemmRows rows on unless split in K (docs/BENCHMARKS.md, "Decode
-/// per kernel from 64 rows" and "The portable plan from 64 rows").
+/// H200 (sm_90a); in the portable plan it streamed 0.20 TB/s on the H100, its
+/// GEMM there not yet timed; out_proj (K = 4096, N = 2688: 11 column tiles of
+/// 256) fills the multiprocessors only from kDecodeOutGemmRows rows on unless
+/// split in K (docs/BENCHMARKS.md, "Decode per kernel from 64 rows" and "The
+/// portable plan from 64 rows").
 bool decodeGemm(const PlanOptions &options, int64_t rows, int64_t hidden, bool fp8) {
   constexpr int64_t kDecodeGemmRows = 64;
   if (options.overrides.count("in_proj_conv"))
@@ -119,8 +125,7 @@ llvm::Error LayerBuilder::addLinear(const MambaLayerWeights &w, llvm::StringRef 
                               bytesRead);
   const int64_t splits = spec.get("k_splits");
   const std::array<int64_t, 3> grid = {
-      spec.get("gemv_programs") ? spec.get("gemv_programs")
-                                : llvm::divideCeilSigned(columns, spec.get("block_n")),
+      columnPrograms(spec, columns),
       llvm::divideCeilSigned(rows, spec.get("block_m")) * splits, 1};
   const PlanArg count = PlanArg::integer(rows);
   if (splits == 1) {
