@@ -155,9 +155,10 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
   ConstantValues scanGeometry = ssdGeometry;
   scanGeometry["span_states"] = 1;
   // The exact operands: the split state is faster, and within R5p-m at y, but
-  // on the H100 it put 12 layer outputs outside their band where R5p-m's
-  // yardstick layers put 3 (docs/numerics.md); `--set ssd_prefill.precision=2`
-  // takes it, held by the plan's check to R5p-m at y and at the output.
+  // on the H100 it put 12 layer outputs outside their band, R5p-m's
+  // yardstick layers 3 on the interpreter (docs/numerics.md); `--set
+  // ssd_prefill.precision=2` takes it, held by the plan's check to R5p-m at y and at the
+  // output.
   scanGeometry["precision"] = int64_t(SsdPrecision::Exact);
   addSsmStateConstants(options.ssmState, scanGeometry, {"init_type", "state_type"});
   // The pass walks the spans serially: blocks of 256 state elements run four
