@@ -141,7 +141,8 @@ void Kernel::setConfig(const Config &c, SrcLoc loc) {
   // yields null; ConfigAttr::get would abort the process.
   auto config = tile::ConfigAttr::getChecked(
       [&] { return emitError(location(loc)); }, &ctx_, llvm::ArrayRef<int64_t>(c.tile),
-      c.warps, c.stages, c.vector, c.splitK, int64_t(c.direct), c.producer, c.persistent);
+      c.warps, c.stages, c.vector, c.splitK, int64_t(c.direct), c.producer, c.persistent,
+      c.occupancy);
   if (config)
     cast<tile::KernelOp>(kernelOp_).setConfigAttr(config);
 }
