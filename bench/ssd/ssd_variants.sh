@@ -50,14 +50,11 @@ schedule() {
   done
 }
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
-# [OCCUPANCY [STATE_OCCUPANCY]]: the plan's span schedule (ssd_prefill
-# span_states=1), the occupancies (programs a multiprocessor the registers must
-# allow, #tile.config occupancy) of ssd_prefill and ssd_span_state 0 (no cap)
-# unless given.
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS:
+# the plan's span schedule (ssd_prefill span_states=1).
 variant() {
-  out_extra=(--set span_states=1 --set occupancy="${9:-0}") pass_extra=()
-  state_extra=(--set occupancy="${10:-0}")
+  out_extra=(--set span_states=1) pass_extra=()
+  state_extra=()
   schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
 }
 
@@ -73,7 +70,7 @@ chunked() {
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
-variant plan 32 32 4 0 32 4 512
+variant plan 32 32 4 2 32 4 512
 variant span256 32 32 4 0 32 4 256
 variant span1024 32 32 4 0 32 4 1024
 variant head_p64w8 32 64 8 0 32 4 512
@@ -83,17 +80,7 @@ variant upstream 32 32 4 1 32 4 512
 variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant exact 32 32 4 0 32 4 512
-variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
-# Issue 31: the walk at 255 registers holds 8 warps a multiprocessor (2 programs)
-# and is bound by latency (Nsight Compute: IPC 1.34, tensor pipe 5.5 %); capped
-# registers hold more warps at the cost of spills. ssd_span_state holds 16.
-variant occ3 32 32 4 0 32 4 512 3
-variant occ4 32 32 4 0 32 4 512 4
-variant p64w8_occ2 32 64 8 0 32 4 512 2
-variant span_occ5 32 32 4 0 32 4 512 0 5
-variant span_occ6 32 32 4 0 32 4 512 0 6
-variant split_occ3 32 32 4 2 32 4 512 3
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
 chunked ch64 64 32 32 4 0 32 4

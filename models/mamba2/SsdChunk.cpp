@@ -298,12 +298,6 @@ Value OutputParams::gate(const SsdShape &g, Value rowBase, Value len, Value h, V
   return silu(load(zs.view, {0, zs.at(p0)}, {rows, g.bp}).to(DType::F32));
 }
 
-Config ssdConfig(const Specialization &spec, Shape tile) {
-  Config config{std::move(tile), spec.get("warps"), /*stages=*/1};
-  config.occupancy = spec.get("occupancy");
-  return config;
-}
-
 View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows) {
   Value at = base + (index.to(DType::I64) * g.heads + h.to(DType::I64)) *
                         (g.headDim * g.stateSize);
@@ -335,12 +329,6 @@ std::vector<KernelConstant> ssdConstants() {
           {"dt_col", 10240, "first dt column in that row", {}, columnsRange()},
           {"block_p", 32, "state rows (p) per program", {16, 64}, tileRange()},
           {"warps", 4, "warps per program", {8}, warpsRange()},
-          {"occupancy",
-           0,
-           "programs a multiprocessor must hold: registers capped to allow them, "
-           "the rest spilled (0: no cap)",
-           {},
-           R::between(0, 16)},
           {"precision",
            int64_t(SsdPrecision::Exact),
            "R5p-m operands of the tensor-core products: 0 exact (hi + lo bf16 "
@@ -396,12 +384,6 @@ std::vector<ConstantRule> ssdRules() {
                    {"dt_col", "heads", "dt_stride"},
                    [](const Specialization &s) {
                      return s.get("dt_col") + s.get("heads") <= s.get("dt_stride");
-                   }});
-  // A multiprocessor holds 2048 threads (64 warps).
-  rules.push_back({"occupancy * warps <= 64 (a multiprocessor's 2048 threads)",
-                   {"occupancy", "warps"},
-                   [](const Specialization &s) {
-                     return s.get("occupancy") * s.get("warps") <= 64;
                    }});
   rules.push_back(ssdStrideRule("x_stride", "heads", "head_dim"));
   rules.push_back(ssdStrideRule("b_stride", "groups", "state"));

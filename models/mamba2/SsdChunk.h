@@ -168,10 +168,6 @@ struct OutputParams {
 /// `index` (a page slot, a span or a chunk), head h.
 View stateView(Value base, Value index, Value h, const SsdShape &g, Dim rows);
 
-/// An SSD kernel's config: its tile, and the shared constants' warps and
-/// occupancy.
-Config ssdConfig(const Specialization &spec, Shape tile);
-
 /// The SSD kernels' shared constants (shapes, chunk, tuning, conventions and
 /// the operands' element types) and the rules between them.
 std::vector<KernelConstant> ssdConstants();

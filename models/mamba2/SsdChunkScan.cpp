@@ -89,7 +89,7 @@ void buildSsdChunkScan(Kernel &k, const Specialization &spec) {
   gb.q = spec.get("block_m");
   SsdInputs in = SsdInputs::declare(k, g);
   const ScanParams p(k, g, spec, in);
-  k.setConfig(ssdConfig(spec, {gb.q, g.bp, g.stateTile}));
+  k.setConfig({{gb.q, g.bp, g.stateTile}, spec.get("warps"), 1});
 
   const int64_t pBlocks = (g.headDim + g.bp - 1) / g.bp;
   Value z = programId(1), h = programId(2);

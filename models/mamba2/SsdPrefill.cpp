@@ -199,7 +199,7 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
   const SsdShape g(spec);
   SsdInputs in = SsdInputs::declare(k, g);
   const PrefillParams p = PrefillParams::declare(k, g, spec, in);
-  k.setConfig(ssdConfig(spec, {g.q, g.bp, g.stateTile}));
+  k.setConfig({{g.q, g.bp, g.stateTile}, spec.get("warps"), 1});
 
   Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
   in.loadHead(g, h);
@@ -248,7 +248,7 @@ void buildSsdSpanState(Kernel &k, const Specialization &spec) {
   Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"}); // [spans * heads]
   in.dtMin = k.scalarParam("dt_min", DType::F32);
   in.dtMax = k.scalarParam("dt_max", DType::F32);
-  k.setConfig(ssdConfig(spec, {g.q, g.bp, g.stateTile}));
+  k.setConfig({{g.q, g.bp, g.stateTile}, spec.get("warps"), 1});
 
   Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
   in.loadHead(g, h);

@@ -141,8 +141,7 @@ void Kernel::setConfig(const Config &c, SrcLoc loc) {
   // yields null; ConfigAttr::get would abort the process.
   auto config = tile::ConfigAttr::getChecked(
       [&] { return emitError(location(loc)); }, &ctx_, llvm::ArrayRef<int64_t>(c.tile),
-      c.warps, c.stages, c.vector, c.splitK, int64_t(c.direct), c.producer, c.persistent,
-      c.occupancy);
+      c.warps, c.stages, c.vector, c.splitK, int64_t(c.direct), c.producer, c.persistent);
   if (config)
     cast<tile::KernelOp>(kernelOp_).setConfigAttr(config);
 }

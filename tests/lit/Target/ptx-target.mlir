@@ -4,9 +4,6 @@
 // RUN: tilejit dump vector_add --stage ptx --arch sm_110a | FileCheck %s --check-prefix=SM110A
 // RUN: tilejit dump vector_add --stage ptx --arch sm_121a | FileCheck %s --check-prefix=SM121A
 // RUN: not tilejit dump vector_add --stage ptx --arch sm_110 2>&1 | FileCheck %s --check-prefix=BAD
-// A kernel's occupancy reaches ptxas as .minnctapersm (its register cap).
-// RUN: tilejit dump ssd_prefill --stage ptx --arch sm_90a --set occupancy=3 | FileCheck %s --check-prefix=OCC
-// RUN: tilejit dump ssd_prefill --stage ptx --arch sm_90a | FileCheck %s --check-prefix=NOOCC
 
 // SM90: .version 8.8
 // SM90-NEXT: .target sm_90{{$}}
@@ -17,6 +14,3 @@
 // SM121A: .version 8.8
 // SM121A-NEXT: .target sm_121a{{$}}
 // BAD: only the arch-specific 'sm_110a' exists
-// OCC: .entry ssd_prefill
-// OCC: .minnctapersm 3
-// NOOCC-NOT: .minnctapersm

@@ -124,9 +124,6 @@ struct Config {
   /// G >= 1: at most one program per multiprocessor walks the output tiles,
   /// G along grid axis 0 at a time (#tile.config persistent); 0: off.
   int64_t persistent = 0;
-  /// N >= 1: registers capped so that N programs fit a multiprocessor
-  /// (#tile.config occupancy, PTX .minnctapersm); 0: no cap.
-  int64_t occupancy = 0;
 };
 
 /// A kernel under construction. The constructor makes it the thread's current

@@ -79,13 +79,6 @@ struct ConvertTileToLLVMPass
         func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
                       b.getI32IntegerAttr(int32_t(programsPerSM)));
       }
-      // The config's occupancy: ptxas caps the registers so that this many
-      // programs fit (the verifier keeps it apart from a producer's split).
-      if (auto config = kernel.getConfigAttr(); config && config.getOccupancy()) {
-        programsPerSM = config.getOccupancy();
-        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      b.getI32IntegerAttr(int32_t(programsPerSM)));
-      }
       // A persistent grid launches this many programs per multiprocessor.
       tileDialect->getProgramsPerSmAttrHelper().setAttr(
           func, b.getI64IntegerAttr(programsPerSM));

@@ -36,19 +36,3 @@ tile.kernel @plain(%out: !tile.ptr<f32>) attributes {config = #tile.config<tile 
   tile.store %t, %v[%c0] : tensor<256xf32>, !tile.view<256xf32, strides = [1]>
   tile.return
 }
-
-// -----
-
-// occupancy = 3: ptxas must leave room for three programs a multiprocessor
-// (nvvm.minctasm, PTX's .minnctapersm), and a persistent grid launches three.
-// CHECK-LABEL: llvm.func @capped
-// CHECK-SAME: nvvm.minctasm = 3 : i32
-// CHECK-SAME: tile.programs_per_sm = 3 : i64
-tile.kernel @capped(%out: !tile.ptr<f32>) attributes {config = #tile.config<tile = [256], warps = 4, persistent = 1, occupancy = 3>} {
-  %c0 = arith.constant 0 : i32
-  %one = arith.constant 1.0 : f32
-  %v = tile.make_view %out : !tile.ptr<f32> -> !tile.view<256xf32, strides = [1]>
-  %t = tile.splat %one : tensor<256xf32>
-  tile.store %t, %v[%c0] : tensor<256xf32>, !tile.view<256xf32, strides = [1]>
-  tile.return
-}

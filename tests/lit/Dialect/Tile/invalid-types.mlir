@@ -114,7 +114,7 @@ tile.kernel @config_split_k() attributes {config = #tile.config<tile = [64], war
 
 // -----
 
-// expected-error @+1 {{unknown config key 'unroll' (expected stages, vector, split_k, direct, producer, persistent or occupancy)}}
+// expected-error @+1 {{unknown config key 'unroll' (expected stages, vector, split_k, direct, producer or persistent)}}
 tile.kernel @config_unknown_key() attributes {config = #tile.config<tile = [64], warps = 4, unroll = 2>} {
   tile.return
 }
@@ -123,19 +123,5 @@ tile.kernel @config_unknown_key() attributes {config = #tile.config<tile = [64],
 
 // expected-error @+1 {{config key 'stages' given twice}}
 tile.kernel @config_repeated_key() attributes {config = #tile.config<tile = [64], warps = 4, stages = 2, stages = 3>} {
-  tile.return
-}
-
-// -----
-
-// expected-error @+1 {{config occupancy must be 0 (no register cap) or a count of programs whose threads fit a multiprocessor's 2048 (warps = 8: at most 8), got 9}}
-tile.kernel @config_occupancy() attributes {config = #tile.config<tile = [64], warps = 8, occupancy = 9>} {
-  tile.return
-}
-
-// -----
-
-// expected-error @+1 {{config occupancy cannot be combined with producer = 1}}
-tile.kernel @config_occupancy_producer() attributes {config = #tile.config<tile = [64], warps = 4, producer = 1, occupancy = 2>} {
   tile.return
 }

@@ -216,8 +216,7 @@ void ViewType::print(AsmPrinter &printer) const {
 LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  ArrayRef<int64_t> tile, int64_t warps, int64_t stages,
                                  int64_t vector, int64_t splitK, int64_t direct,
-                                 int64_t producer, int64_t persistent,
-                                 int64_t occupancy) {
+                                 int64_t producer, int64_t persistent) {
   if (tile.empty())
     return emitError() << "config needs at least one tile size";
   for (int64_t t : tile)
@@ -249,27 +248,15 @@ LogicalResult ConfigAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "config persistent must be 0 (off) or a tile group of 1 to 64, "
                           "got "
                        << persistent;
-  // A multiprocessor holds at most 2048 threads, and PTX gives no thread
-  // fewer than 24 registers (65536 / 24 / 32 = 85 warps: the thread limit
-  // binds first).
-  if (occupancy < 0 || 32 * warps * occupancy > 2048)
-    return emitError() << "config occupancy must be 0 (no register cap) or a count of "
-                          "programs whose threads fit a multiprocessor's 2048 (warps = "
-                       << warps << ": at most " << 2048 / (32 * warps) << "), got "
-                       << occupancy;
-  if (occupancy != 0 && producer == 1)
-    return emitError() << "config occupancy cannot be combined with producer = 1 (the "
-                          "producer warpgroup's register split sets the programs per "
-                          "multiprocessor)";
   return success();
 }
 
 // #tile.config<tile = [128, 64], warps = 4[, stages = N][, vector = N][, split_k = N]
-//              [, direct = 0|1][, producer = 0|1|2][, persistent = G][, occupancy = N]>
+//              [, direct = 0|1][, producer = 0|1|2][, persistent = G]>
 Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   SmallVector<int64_t> tile;
   int64_t warps = 0, stages = 1, vector = 1, splitK = 1, direct = 0, producer = 0,
-          persistent = 0, occupancy = 0;
+          persistent = 0;
   if (parser.parseLess() || parser.parseKeyword("tile") || parser.parseEqual() ||
       parser.parseCommaSeparatedList(
           AsmParser::Delimiter::Square,
@@ -290,13 +277,11 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
                         .Case("direct", &direct)
                         .Case("producer", &producer)
                         .Case("persistent", &persistent)
-                        .Case("occupancy", &occupancy)
                         .Default(nullptr);
     if (!slot) {
       parser.emitError(loc)
           << "unknown config key '" << key
-          << "' (expected stages, vector, split_k, direct, producer, persistent or "
-             "occupancy)";
+          << "' (expected stages, vector, split_k, direct, producer or persistent)";
       return {};
     }
     if (!seen.insert(key).second) {
@@ -309,7 +294,7 @@ Attribute ConfigAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   return parser.getChecked<ConfigAttr>(parser.getContext(), tile, warps, stages, vector,
-                                       splitK, direct, producer, persistent, occupancy);
+                                       splitK, direct, producer, persistent);
 }
 
 void ConfigAttr::print(AsmPrinter &printer) const {
@@ -328,8 +313,6 @@ void ConfigAttr::print(AsmPrinter &printer) const {
     printer << ", producer = " << getProducer();
   if (getPersistent() != 0)
     printer << ", persistent = " << getPersistent();
-  if (getOccupancy() != 0)
-    printer << ", occupancy = " << getOccupancy();
   printer << ">";
 }
 

@@ -35,11 +35,7 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     or warpgroup beyond `warps`; 2: by one thread of the consumers, stages - 1
     K steps ahead, so every register stays the consumers') and `persistent` (G >= 1: a grid of at most one
     program per multiprocessor walks the output tiles, in groups of G along
-    grid axis 0, see `tile-persistent`) and `occupancy` (N >= 1: the register
-    allocation must leave room for N programs on a multiprocessor, PTX's
-    `.minnctapersm`: ptxas caps each thread at the registers that allow it and
-    spills the rest; for a latency-bound kernel whose registers leave too few
-    warps resident; 0: no cap).
+    grid axis 0, see `tile-persistent`).
     A heuristic or the tuner writes it on the `tile.kernel`; lowering only
     reads it, so tests can check what was chosen.
 
@@ -47,7 +43,6 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     #tile.config<tile = [128, 64, 32], warps = 4, stages = 3, vector = 8>
     #tile.config<tile = [16, 8, 256], warps = 4, split_k = 4, direct = 1>
     #tile.config<tile = [128, 128, 128], warps = 8, stages = 4, producer = 1, persistent = 8>
-    #tile.config<tile = [32, 32, 128], warps = 4, occupancy = 3>
     ```
   }];
   let parameters = (ins
@@ -58,8 +53,7 @@ def Tile_ConfigAttr : AttrDef<Tile_Dialect, "Config"> {
     DefaultValuedParameter<"int64_t", "1">:$splitK,
     DefaultValuedParameter<"int64_t", "0">:$direct,
     DefaultValuedParameter<"int64_t", "0">:$producer,
-    DefaultValuedParameter<"int64_t", "0">:$persistent,
-    DefaultValuedParameter<"int64_t", "0">:$occupancy);
+    DefaultValuedParameter<"int64_t", "0">:$persistent);
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
 }
