@@ -70,7 +70,7 @@ chunked() {
 }
 
 # The plan's (the baseline), then one design choice changed at a time.
-variant plan 32 32 4 2 32 4 512
+variant plan 32 32 4 0 32 4 512
 variant span256 32 32 4 0 32 4 256
 variant span1024 32 32 4 0 32 4 1024
 variant head_p64w8 32 64 8 0 32 4 512
@@ -80,6 +80,7 @@ variant upstream 32 32 4 1 32 4 512
 variant upstream_c64 64 32 4 1 32 4 512
 variant upstream_p64w8 32 64 8 1 32 4 512
 variant exact 32 32 4 0 32 4 512
+variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
