@@ -184,7 +184,8 @@ Error Kernel::launch(const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args) 
   if (Error err = checkArguments(spec.name, kernel->params, args))
     return err;
   SmallVector<KernelArg, 16> all;
-  if (Error err = withSupplied(args, grid, all))
+  SmallVector<TensorMapBytes, 2> maps;
+  if (Error err = withSupplied(args, grid, all, maps))
     return err;
   LaunchConfig config{grid, Dim3{kernel->launch.threadsPerBlock, 1, 1},
                       kernel->launch.dynamicSharedBytes, stream.handle(),
@@ -197,8 +198,13 @@ Error Kernel::launch(const Stream &stream, Dim3 grid, ArrayRef<KernelArg> args) 
 }
 
 Error Kernel::withSupplied(ArrayRef<KernelArg> args, Dim3 &grid,
-                           SmallVectorImpl<KernelArg> &all) {
+                           SmallVectorImpl<KernelArg> &all,
+                           SmallVectorImpl<TensorMapBytes> &maps) {
   all.assign(args.begin(), args.end());
+  // The arguments point into `maps`: it must not grow past what it reserves.
+  maps.clear();
+  maps.reserve(llvm::count_if(kernel->params,
+                              [](const KernelParam &p) { return bool(p.tensorMap); }));
   Dim3 logical = grid;
   for (const KernelParam &param : kernel->params) {
     if (param.gridAxis) {
@@ -232,28 +238,28 @@ Error Kernel::withSupplied(ArrayRef<KernelArg> args, Dim3 &grid,
     };
     DevicePtr base = args[map.base].pattern();
     uint64_t rows = extent(0), cols = extent(1);
-    auto same = [&](const std::unique_ptr<BuiltTensorMap> &built) {
-      return built->param == map.param && built->base == base && built->rows == rows &&
-             built->cols == cols;
+    auto same = [&](const BuiltTensorMap &built) {
+      return built.param == map.param && built.base == base && built.rows == rows &&
+             built.cols == cols;
     };
     auto it = llvm::find_if(tensorMaps, same);
     if (it == tensorMaps.end()) {
-      auto built = std::make_unique<BuiltTensorMap>(
-          BuiltTensorMap{map.param, base, rows, cols, TensorMapBytes{}});
-      if (Error err =
-              runtime.device().encodeTensorMap(map, base, rows, cols, built->bytes))
+      BuiltTensorMap built{map.param, base, rows, cols, TensorMapBytes{}};
+      if (Error err = runtime.device().encodeTensorMap(map, base, rows, cols, built.bytes))
         return createStringError(
             inconvertibleErrorCode(),
             formatv("kernel '{0}': the tensor map of '{1}' ({2} x {3} at {4:x}): {5}",
                     spec.name, param.name, rows, cols, base, toString(std::move(err))));
-      // Views come and go with activations; weights stay, found at the front.
-      constexpr size_t kKept = 64;
+      // Views come and go with activations; weights stay, found at the front
+      // (decode's 23 layers hold 92 weight and activation views of one GEMM).
+      constexpr size_t kKept = 256;
       if (tensorMaps.size() == kKept)
         tensorMaps.erase(tensorMaps.begin() + kKept / 2);
-      tensorMaps.push_back(std::move(built));
+      tensorMaps.push_back(built);
       it = std::prev(tensorMaps.end());
     }
-    all.push_back(KernelArg::tensorMap((*it)->bytes));
+    maps.push_back(it->bytes);
+    all.push_back(KernelArg::tensorMap(maps.back()));
   }
   return Error::success();
 }

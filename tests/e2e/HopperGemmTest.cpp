@@ -125,6 +125,47 @@ TEST_CASE("the launcher supplies a persistent kernel's grid and its TMA tensor m
   CHECK(cached.compiled()->params[8].tensorMap->box == std::array<uint32_t, 2>{128, 128});
 }
 
+TEST_CASE("each launch passes its own tensor maps when it sees more views than the "
+          "launcher keeps",
+          "[jit][hopper]") {
+  // Decode's portable plan launches one GEMM over 23 layers' weights and
+  // activations (92 views); the launcher's cache of built maps evicted an
+  // entry that the same launch's arguments still pointed at, and the GPU
+  // stopped on a garbage descriptor (CUDA_ERROR_ILLEGAL_INSTRUCTION). Each
+  // launch now copies its maps; the FakeDevice copies them at launch as the
+  // driver does (under ASan the old pointer was a use after free).
+  auto device = std::make_unique<FakeDevice>();
+  FakeDevice &fake = *device;
+  auto jit = makeRuntime(std::move(device), freshCacheDirectory());
+  Kernel gemm = gemmKernel(*jit, "gemm_e4m3", e4m3Constants(/*persistent=*/true));
+  constexpr int kViews = 300, kWeights = 7, kStep = 64;
+  DeviceBuffer a = allocateOrFail(*jit, size_t(kM) * kK + kStep * kViews),
+               w = allocateOrFail(*jit, size_t(kN) * kK + kStep * kWeights),
+               c = allocateOrFail(*jit, size_t(kM) * kN * 2);
+  auto stream = Stream::create(jit->device());
+  REQUIRE(!!stream);
+  // Views at distinct bases: new activations beside weights seen before, and
+  // seen activations beside new weights, past the cache's 256 entries.
+  std::vector<std::pair<uint64_t, uint64_t>> bases;
+  for (int i = 0; i < 2 * kViews; ++i) {
+    bases.emplace_back(a.address() + kStep * uint64_t((i * 37) % kViews),
+                       w.address() + kStep * uint64_t(i % kWeights));
+    requireOk(gemm.launch(*stream, {2, 3, 1},
+                          {KernelArg::pointer(bases.back().first),
+                           KernelArg::pointer(bases.back().second),
+                           KernelArg::pointer(c.address()), KernelArg::i32(kM),
+                           KernelArg::f32(0.5f)}));
+  }
+  std::vector<FakeLaunch> launches = fake.launches();
+  REQUIRE(launches.size() == bases.size());
+  int wrong = 0;
+  for (size_t i = 0; i < launches.size(); ++i)
+    wrong += fieldAt(launches[i].args[7], 0) != bases[i].first ||
+             fieldAt(launches[i].args[8], 0) != bases[i].second;
+  CHECK(wrong == 0);
+  CHECK(fake.tensorMapsEncoded() > 256); // the cache evicted entries
+}
+
 namespace {
 
 /// One GEMM on the GPU: y[m, n] = bf16(scale * sum_k a[m, k] w[n, k]) (no

@@ -20,6 +20,9 @@ struct FakeLaunch {
   uint64_t moduleId = 0;
   LaunchConfig config;
   std::vector<KernelArg> args;
+  /// The tensor maps' bytes as the launch passed them, where `args` point: as
+  /// the driver does, a launch copies them (the caller's may be gone after).
+  std::shared_ptr<const std::vector<TensorMapBytes>> tensorMaps;
   /// True when the launch was replayed from an instantiated graph.
   bool fromGraph = false;
 };

@@ -81,18 +81,22 @@ private:
   /// logical grid (`grid`, which then becomes at most one program per
   /// multiprocessor), and the tensor maps, each built from the view its spec
   /// names in `args` (TensorMapSpec), or taken from `tensorMaps` when that
-  /// view's base and extents were seen before.
+  /// view's base and extents were seen before. Each map's bytes are copied to
+  /// `maps`, the launch's own, where its argument points: the cache may evict
+  /// an entry while this launch still needs it (a kernel launched over more
+  /// views than the cache keeps, as decode's GEMMs over 23 layers' weights).
   llvm::Error withSupplied(llvm::ArrayRef<KernelArg> args, Dim3 &grid,
-                           llvm::SmallVectorImpl<KernelArg> &all);
+                           llvm::SmallVectorImpl<KernelArg> &all,
+                           llvm::SmallVectorImpl<TensorMapBytes> &maps);
 
-  /// A built descriptor (heap-held: launch arguments point at its bytes).
+  /// A built descriptor.
   struct BuiltTensorMap {
     uint32_t param;
     DevicePtr base;
     uint64_t rows, cols;
     TensorMapBytes bytes;
   };
-  std::vector<std::unique_ptr<BuiltTensorMap>> tensorMaps;
+  std::vector<BuiltTensorMap> tensorMaps;
 
   JitRuntime &runtime;
   KernelSpec spec;
