@@ -108,9 +108,12 @@ Expected<runtime::RuntimeOptions> runtimeOptions(const BackendOptions &options,
   const bool portable =
       device && options.planArch && (!deviceArch || *deviceArch != *options.planArch);
   std::optional<Arch> arch = options.arch;
+  // sm_90 itself, not the H100's and H200's sm_90a: with wgmma the dots
+  // would not be the ones GB10 and Thor run (compute capability 9.0 names
+  // sm_90a).
   if (portable)
     arch = options.planArch->smVersion() == 90 ? *options.planArch
-                                               : *Arch::forComputeCapability(9, 0);
+                                               : *Arch::parse("sm_90");
   else if (!device && !arch)
     arch = options.planArch;
   auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment(arch.has_value());
