@@ -219,8 +219,21 @@ LayerArgs LayerBuilder::addLayerBuffers(const MambaLayerWeights &w) {
 PlanArg LayerBuilder::intermediate(int64_t layer, llvm::StringRef name, Type type,
                                    std::vector<int64_t> shape) {
   std::string buffer = intermediateBuffer(options, layer, name);
-  if (plan.buffers.count(buffer))
+  if (auto it = plan.buffers.find(buffer); it != plan.buffers.end()) {
+    // Layers share an intermediate but may need it larger: an FP8 and a bf16
+    // out_proj split K 6 and 11 ways at 64 rows on sm_90, and the partials
+    // sized by the first overflowed on the second (an illegal address on the
+    // H100). The buffer holds the largest use; each kernel indexes its own.
+    PlanBuffer &b = it->second;
+    size_t bytes = dtypeBytes(type);
+    for (int64_t d : shape)
+      bytes *= size_t(d);
+    if (b.type == type && bytes > b.bytes) {
+      b.shape = std::move(shape);
+      b.bytes = bytes;
+    }
     return PlanArg::of(buffer);
+  }
   return plan.addBuffer(buffer, Role::Activation, type, std::move(shape),
                         options.perLayerActivations ? layer : -1);
 }
