@@ -8,7 +8,6 @@
 // up to 16 rows, the weight read once for all); larger blocks use tensor-core
 // tiles for large batches; `direct` 1 uses tensor cores for any
 // batch with the operands loaded straight into their fragments (projectDirect).
-#include "GemvWave.h"
 #include "Parts.h"
 #include "Registration.h"
 #include "tilejit/models/mamba2/Kernels.h"
@@ -158,13 +157,6 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
     // weight then share one layout, so neither passes through shared memory.
     k.setConfig({{bn, bk}, spec.get("warps"), 1, 8});
     ProjectionOperands p{weightView, x, hidden, inputScale, waitLater};
-    if (spec.get("gemv_programs")) {
-      // Persistent: the grid's P programs walk the column tiles.
-      projectRowTiles(
-          p, m0, outCols, bn, bk, spec.get("loads_in_flight"), spec.get("gemv_programs"),
-          [&](Value tileN0, Value dots) { out.finish(m0, tileN0, expandDims(dots, 0)); });
-      return;
-    }
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles; the activation is quantized in the
@@ -194,7 +186,6 @@ std::vector<ConstantRule> inProjConvRules() {
                      return !s.get("quantized_input") ||
                             (s.get("fp8") && s.get("skinny"));
                    }});
-  rules.push_back(gemvProgramsRule({}, {"inner", "channels", "heads"}));
   return rules;
 }
 
@@ -237,8 +228,7 @@ KernelDef inProjConvKernel() {
             {},
             R::flag()},
            dependent(2),
-           prefetch(),
-           gemvPrograms()},
+           prefetch()},
           buildInProjConv,
           inProjConvRules(),
           {"rows"},

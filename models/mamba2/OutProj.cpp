@@ -10,7 +10,6 @@
 // storing its unscaled f32 partial for split_k_sum (SplitKSum.cpp) to reduce;
 // `tail_splits` S > 1 does so only for the tiles of the last `tail` rows (the
 // persistent walk's last, partial wave), the others whole (TailTile).
-#include "GemvWave.h"
 #include "NormPrologue.h"
 #include "Parts.h"
 #include "Registration.h"
@@ -168,15 +167,6 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     ProjectionOperands p{weightView, a, inner, std::nullopt, waitLater};
     if (norm)
       p.activation = norm->source();
-    if (spec.get("gemv_programs")) {
-      // Persistent: the grid's P programs walk the column tiles.
-      projectRowTiles(p, m0, hidden, bn, bk, spec.get("loads_in_flight"),
-                      spec.get("gemv_programs"), [&](Value tileN0, Value dots) {
-                        scale.store(out, rows, hidden, 1, outType, m0, tileN0,
-                                    expandDims(dots, 0));
-                      });
-      return;
-    }
     acc = expandDims(projectRow(p, m0, n0, bn, bk, spec.get("loads_in_flight")), 0);
   } else {
     // Large batches: tensor-core tiles, the weight staged through shared memory
@@ -259,8 +249,7 @@ KernelDef outProjKernel() {
         {},
         R::between(1, 64)},
        dependent(2),
-       prefetch(),
-       gemvPrograms()},
+       prefetch()},
       buildOutProj,
       projectionRules("inner"),
       {"rows"},
@@ -269,7 +258,6 @@ KernelDef outProjKernel() {
     def.constants.push_back(std::move(c));
   for (ConstantRule &r : NormPrologue::rules())
     def.rules.push_back(std::move(r));
-  def.rules.push_back(gemvProgramsRule({"persistent"}, {"hidden"}));
   def.rules.push_back(
       {"k_splits > 1 takes the tensor-core tiles (block_m >= 16, or skinny; "
        "chunked, direct and norm_prologue 0) and at most the K steps, "

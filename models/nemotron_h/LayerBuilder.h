@@ -151,8 +151,7 @@ ConstantValues gemmTiles(bool fp8, const std::optional<Arch> &arch, int64_t inne
 /// projections as the split GEMM at every batch.
 int64_t kSplitsOverride(const KernelOverrides &overrides);
 /// The programs a projection launch runs per row tile over `columns` output
-/// columns: its `gemv_programs` where set (the persistent GEMV), else one per
-/// column tile.
+/// columns: one per column tile.
 int64_t columnPrograms(const Specialization &spec, int64_t columns);
 /// The K splits of a decode GEMM of `rows` x `columns` over K = `inner` on
 /// `tiles` (gemmTiles) for `options.arch`'s device (1 without one, or with

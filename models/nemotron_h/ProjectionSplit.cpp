@@ -47,8 +47,7 @@ int64_t decodeKSplits(const PlanOptions &options, const ConstantValues &tiles,
 }
 
 int64_t columnPrograms(const Specialization &spec, int64_t columns) {
-  const int64_t programs = spec.get("gemv_programs");
-  return programs ? programs : llvm::divideCeilSigned(columns, spec.get("block_n"));
+  return llvm::divideCeilSigned(columns, spec.get("block_n"));
 }
 
 int64_t tailRows(int64_t rows, int64_t blockM, int64_t columns, int64_t splits,

@@ -1,7 +1,7 @@
 // A registered model kernel compiled for an arch and assembled by CUDA's
 // ptxas -v: what the ptxas gates over the plans' kernels share
 // (PlanPtxasTest.cpp, SsmStatePageTest.cpp), and the kernels of a form the
-// decode plans take (SkinnyPtxasTest.cpp, DecodeGemvWaveTest.cpp).
+// decode plans take (SkinnyPtxasTest.cpp).
 #ifndef TILEJIT_TESTS_E2E_MODELPTXAS_H
 #define TILEJIT_TESTS_E2E_MODELPTXAS_H
 
