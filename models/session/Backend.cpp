@@ -112,8 +112,8 @@ Expected<runtime::RuntimeOptions> runtimeOptions(const BackendOptions &options,
   // would not be the ones GB10 and Thor run (compute capability 9.0 names
   // sm_90a).
   if (portable)
-    arch = options.planArch->smVersion() == 90 ? *options.planArch
-                                               : *Arch::parse("sm_90");
+    arch =
+        options.planArch->smVersion() == 90 ? *options.planArch : *Arch::parse("sm_90");
   else if (!device && !arch)
     arch = options.planArch;
   auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment(arch.has_value());

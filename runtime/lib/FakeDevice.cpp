@@ -377,8 +377,9 @@ Error FakeDevice::launch(FunctionHandle handle, const LaunchConfig &config,
   const auto &function = *static_cast<const Function *>(handle.raw);
   if (Error err = checkLaunch(function, config, args))
     return err;
-  FakeLaunch launch{function.entry, function.module->id, config,
-                    std::vector<KernelArg>(args.begin(), args.end()), nullptr, false};
+  FakeLaunch launch{function.entry, function.module->id,
+                    config,         std::vector<KernelArg>(args.begin(), args.end()),
+                    nullptr,        false};
   // The driver copies a tensor map's 128 bytes at launch: so does this, and
   // the recorded arguments point at the copies.
   auto maps = std::make_shared<std::vector<TensorMapBytes>>();

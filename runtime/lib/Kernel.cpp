@@ -245,7 +245,8 @@ Error Kernel::withSupplied(ArrayRef<KernelArg> args, Dim3 &grid,
     auto it = llvm::find_if(tensorMaps, same);
     if (it == tensorMaps.end()) {
       BuiltTensorMap built{map.param, base, rows, cols, TensorMapBytes{}};
-      if (Error err = runtime.device().encodeTensorMap(map, base, rows, cols, built.bytes))
+      if (Error err =
+              runtime.device().encodeTensorMap(map, base, rows, cols, built.bytes))
         return createStringError(
             inconvertibleErrorCode(),
             formatv("kernel '{0}': the tensor map of '{1}' ({2} x {3} at {4:x}): {5}",

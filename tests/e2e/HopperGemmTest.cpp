@@ -150,11 +150,10 @@ TEST_CASE("each launch passes its own tensor maps when it sees more views than t
   for (int i = 0; i < 2 * kViews; ++i) {
     bases.emplace_back(a.address() + kStep * uint64_t((i * 37) % kViews),
                        w.address() + kStep * uint64_t(i % kWeights));
-    requireOk(gemm.launch(*stream, {2, 3, 1},
-                          {KernelArg::pointer(bases.back().first),
-                           KernelArg::pointer(bases.back().second),
-                           KernelArg::pointer(c.address()), KernelArg::i32(kM),
-                           KernelArg::f32(0.5f)}));
+    requireOk(gemm.launch(
+        *stream, {2, 3, 1},
+        {KernelArg::pointer(bases.back().first), KernelArg::pointer(bases.back().second),
+         KernelArg::pointer(c.address()), KernelArg::i32(kM), KernelArg::f32(0.5f)}));
   }
   std::vector<FakeLaunch> launches = fake.launches();
   REQUIRE(launches.size() == bases.size());
