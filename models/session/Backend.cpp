@@ -108,12 +108,15 @@ Expected<runtime::RuntimeOptions> runtimeOptions(const BackendOptions &options,
   const bool portable =
       device && options.planArch && (!deviceArch || *deviceArch != *options.planArch);
   std::optional<Arch> arch = options.arch;
-  // sm_90 itself, not the H100's and H200's sm_90a: with wgmma the dots
-  // would not be the ones GB10 and Thor run (compute capability 9.0 names
-  // sm_90a).
+  // The portable arch of SM 90 (not the H100's and H200's arch-specific one,
+  // which compute capability 9.0 names): with wgmma the dots would not be the
+  // ones GB10 and Thor run.
   if (portable)
-    arch =
-        options.planArch->smVersion() == 90 ? *options.planArch : *Arch::parse("sm_90");
+    arch = options.planArch->smVersion() == 90
+               ? *options.planArch
+               : *llvm::find_if(Arch::all(), [](const Arch &a) {
+                   return a.smVersion() == 90 && !a.isArchSpecific();
+                 });
   else if (!device && !arch)
     arch = options.planArch;
   auto runtimeOptions = runtime::RuntimeOptions::fromEnvironment(arch.has_value());

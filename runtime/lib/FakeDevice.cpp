@@ -377,19 +377,8 @@ Error FakeDevice::launch(FunctionHandle handle, const LaunchConfig &config,
   const auto &function = *static_cast<const Function *>(handle.raw);
   if (Error err = checkLaunch(function, config, args))
     return err;
-  FakeLaunch launch{function.entry, function.module->id,
-                    config,         std::vector<KernelArg>(args.begin(), args.end()),
-                    nullptr,        false};
-  // The driver copies a tensor map's 128 bytes at launch: so does this, and
-  // the recorded arguments point at the copies.
-  auto maps = std::make_shared<std::vector<TensorMapBytes>>();
-  for (const KernelArg &arg : args)
-    if (arg.kind() == ParamKind::TensorMap)
-      maps->push_back(*static_cast<const TensorMapBytes *>(arg.data()));
-  for (size_t i = 0, m = 0; i < launch.args.size(); ++i)
-    if (launch.args[i].kind() == ParamKind::TensorMap)
-      launch.args[i] = KernelArg::tensorMap((*maps)[m++]);
-  launch.tensorMaps = std::move(maps);
+  FakeLaunch launch{function.entry, function.module->id, config, {}, {}, false};
+  launch.copyArgs(args);
   auto capture = capturing.find(config.stream.raw);
   if (capture != capturing.end())
     capture->second->launches.push_back(std::move(launch));

@@ -20,11 +20,22 @@ struct FakeLaunch {
   uint64_t moduleId = 0;
   LaunchConfig config;
   std::vector<KernelArg> args;
-  /// The tensor maps' bytes as the launch passed them, where `args` point: as
-  /// the driver does, a launch copies them (the caller's may be gone after).
+  /// The tensor maps' bytes as the launch passed them (copyArgs).
   std::shared_ptr<const std::vector<TensorMapBytes>> tensorMaps;
   /// True when the launch was replayed from an instantiated graph.
   bool fromGraph = false;
+
+  /// Records `args`, each tensor map's bytes copied to `tensorMaps` (as the
+  /// driver copies them at launch) and its argument pointing at the copy.
+  void copyArgs(llvm::ArrayRef<KernelArg> launched) {
+    auto maps = std::make_shared<std::vector<TensorMapBytes>>(launched.size());
+    args.assign(launched.begin(), launched.end());
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].kind() == ParamKind::TensorMap)
+        args[i] = KernelArg::tensorMap(
+            (*maps)[i] = *static_cast<const TensorMapBytes *>(args[i].data()));
+    tensorMaps = std::move(maps);
+  }
 };
 
 /// Behaves like the driver where the runtime relies on it, and stricter where
