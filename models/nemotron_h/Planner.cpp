@@ -154,11 +154,11 @@ llvm::Expected<PrefillKernels> planPrefillKernels(const KernelRegistry &registry
                                       {"dt_col", I + Cd}};
   ConstantValues scanGeometry = ssdGeometry;
   scanGeometry["span_states"] = 1;
-  // The exact operands: the split state is faster, and within R5p-m at y, but
-  // on the H100 it put 12 layer outputs outside their band, R5p-m's
-  // yardstick layers 3 on the interpreter (docs/numerics.md); `--set
-  // ssd_prefill.precision=2` takes it, held by the plan's check to R5p-m at y and at the
-  // output.
+  // The exact operands: the split state is 9 % faster and within R5p-m at y,
+  // but fails the plan's layer-output rule on the H100 (12 outputs outside
+  // their band at T = 300, the yardstick layers 1; docs/BENCHMARKS.md);
+  // `--set ssd_prefill.precision=2` takes it, held by the plan's check to
+  // R5p-m at y and at the output.
   scanGeometry["precision"] = int64_t(SsdPrecision::Exact);
   addSsmStateConstants(options.ssmState, scanGeometry, {"init_type", "state_type"});
   // The pass walks the spans serially: blocks of 256 state elements run four
