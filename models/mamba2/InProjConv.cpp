@@ -26,42 +26,6 @@ Value tileIndex(bool whole, int axis, Value start, int64_t bm, int64_t bn) {
   return start + (axis ? flat % bn : flat / bn);
 }
 
-/// The kernel's outputs and what the epilogue reads to finish a tile.
-struct InProjOutputs {
-  Value slots, z, xBC, dt, rows;
-  ConvOperands conv;
-  int64_t inner, heads, bm, bn;
-  bool skinny;
-  std::optional<Value> outputScale;
-
-  /// Scales the [bm, bn] tile of rows m0 and columns n0, stores its z and dt
-  /// columns and runs its xBC columns through the conv update.
-  void finish(Value m0, Value n0, Value acc) const {
-    const int64_t channels = conv.channels, outCols = inner + channels + heads;
-    if (outputScale)
-      acc = acc * *outputScale;
-    Value y = acc.to(DType::BF16);
-
-    // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
-    Value rowIdx = tileIndex(skinny, 0, m0, bm, bn);
-    Value rowOk = rowIdx < rows;
-    Value slot = load(slots + rowIdx, rowOk, -1);
-    Value live = slot >= 0;
-    Value cols = tileIndex(skinny, 1, n0, bm, bn);
-    Value zero = zeros({bm, bn}, DType::BF16);
-    Value isZ = (cols < inner) & rowOk;
-    Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;
-    Value isDt = (cols >= inner + channels) & (cols < outCols) & rowOk;
-    Value row64 = rowIdx.to(DType::I64);
-    store(z + row64 * inner + cols, where(live, y, zero), isZ);
-    store(dt + row64 * heads + (cols - (inner + channels)), where(live, y, zero), isDt);
-
-    // R3d on the xBC columns.
-    Value c = cols - inner;
-    store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
-  }
-};
-
 } // namespace
 
 void buildInProjConv(Kernel &k, const Specialization &spec) {
@@ -108,18 +72,6 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
   const bool waitLater =
       dependentStart(spec, weightRows(weight, n0, bn, outCols, hidden, weightType),
                      programId(1) == 0, gemv);
-  const InProjOutputs out{slots,
-                          z,
-                          xBC,
-                          dt,
-                          rows,
-                          {state, convWeight, convBias, channels},
-                          inner,
-                          heads,
-                          bm,
-                          bn,
-                          spec.get("skinny") != 0,
-                          outputScale};
   Value acc; // [bm, bn] f32
   if (spec.get("skinny")) {
     // A few rows: the weight as the mma's M side, read once through the K
@@ -171,7 +123,29 @@ void buildInProjConv(Kernel &k, const Specialization &spec) {
                      return {dot(a, w, carried[0])};
                    })[0];
   }
-  out.finish(m0, n0, acc);
+  if (outputScale)
+    acc = acc * *outputScale;
+  Value y = acc.to(DType::BF16);
+
+  // The epilogue on [bm, bn]: rows past `rows` are masked like padding rows.
+  const bool skinny = spec.get("skinny") != 0;
+  Value rowIdx = tileIndex(skinny, 0, m0, bm, bn);
+  Value rowOk = rowIdx < rows;
+  Value slot = load(slots + rowIdx, rowOk, -1);
+  Value live = slot >= 0;
+  Value cols = tileIndex(skinny, 1, n0, bm, bn);
+  Value zero = zeros({bm, bn}, DType::BF16);
+  Value isZ = (cols < inner) & rowOk;
+  Value isConv = (cols >= inner) & (cols < inner + channels) & rowOk;
+  Value isDt = (cols >= inner + channels) & (cols < outCols) & rowOk;
+  Value row64 = rowIdx.to(DType::I64);
+  store(z + row64 * inner + cols, where(live, y, zero), isZ);
+  store(dt + row64 * heads + (cols - (inner + channels)), where(live, y, zero), isDt);
+
+  // R3d on the xBC columns.
+  Value c = cols - inner;
+  ConvOperands conv{state, convWeight, convBias, channels};
+  store(xBC + row64 * channels + c, convUpdate(conv, slot, live, c, isConv, y), isConv);
 }
 
 namespace {

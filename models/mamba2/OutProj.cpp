@@ -65,31 +65,6 @@ std::pair<Operand, Operand> kSpan(int64_t splits, const std::optional<TailTile> 
   return {k0, k0 + span};
 }
 
-/// out_proj's output scale: s_x * s_w as a scalar, or read from two
-/// one-element tensors (scale_ptr), or none.
-struct OutScale {
-  std::optional<Value> scaleA, scaleB, product;
-
-  /// Scales the [bm, bn] tile `acc` and stores it at (m0, n0) of `out`
-  /// ([rows, hidden]), or with splits > 1 as this program's partial.
-  void store(Value out, Value rows, int64_t hidden, int64_t splits, DType outType,
-             Value m0, Value n0, Value acc) const {
-    // After the wait: the scales are the caller's tensors.
-    std::optional<Value> scale = product;
-    if (scaleA)
-      scale = load(*scaleA) * load(*scaleB);
-    if (scale)
-      acc = acc * *scale;
-    if (splits > 1)
-      tilejit::store(makeView(out + programId(1) % splits * rows * hidden, {rows, hidden},
-                              {hidden, 1}),
-                     {m0, n0}, acc);
-    else
-      tilejit::store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0},
-                     acc.to(outType));
-  }
-};
-
 } // namespace
 
 void buildOutProj(Kernel &k, const Specialization &spec) {
@@ -119,13 +94,13 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
     tile.emplace(rows, k.scalarParam("tail", DType::I32), hidden, inner,
                  spec.get("block_m"), bn, bk, tailSplits,
                  std::max<int64_t>(spec.get("persistent"), 1));
-  OutScale scale;
+  std::optional<Value> scaleA, scaleB, outputScale;
   const bool scaled = fp8 && splits == 1; // else split_k_sum scales the sum
   if (scaled && spec.get("scale_ptr")) {
-    scale.scaleA = k.ptrParam("scale_a", DType::F32, {1});
-    scale.scaleB = k.ptrParam("scale_b", DType::F32, {1});
+    scaleA = k.ptrParam("scale_a", DType::F32, {1});
+    scaleB = k.ptrParam("scale_b", DType::F32, {1});
   } else if (scaled) {
-    scale.product = k.scalarParam("output_scale", DType::F32); // s_x * s_w
+    outputScale = k.scalarParam("output_scale", DType::F32); // s_x * s_w
   }
   const int64_t bm = spec.get("block_m");
   View weightView = makeView(weight, {hidden, inner}, {inner, 1});
@@ -190,7 +165,17 @@ void buildOutProj(Kernel &k, const Specialization &spec) {
           {tile->tailRow, n0}, acc);
     rows = where(tile->inTail, 0, rows);
   }
-  scale.store(out, rows, hidden, splits, outType, m0, n0, acc);
+  // After the wait: the scales are the caller's tensors.
+  if (scaleA)
+    outputScale = load(*scaleA) * load(*scaleB);
+  if (outputScale)
+    acc = acc * *outputScale;
+  if (splits > 1)
+    store(makeView(out + programId(1) % splits * rows * hidden, {rows, hidden},
+                   {hidden, 1}),
+          {m0, n0}, acc);
+  else
+    store(makeView(out, {rows, hidden}, {hidden, 1}), {m0, n0}, acc.to(outType));
 }
 
 /// Tuned per batch size: its tuning database entries are bucketed by rows.

@@ -18,83 +18,42 @@ int64_t vectorWidth(DType t) {
   }
 }
 
-namespace {
-
-/// One K group of a GEMV's weight tile: each [bn, bk] step with its K offset.
-using WeightGroup = std::vector<std::pair<int64_t, Value>>;
-
-/// Reads one activation row of a GEMV (projectRow's operand side) step by step
-/// against weight tiles of `bn` rows and K steps of `bk`.
-class RowSteps {
-public:
-  RowSteps(const ProjectionOperands &p, Value row, int64_t bn, int64_t bk);
-
-  /// Issues the loads of K steps [g0, g0 + group * bk) of weight rows
-  /// [n0, n0 + bn) (rows past the weight's read zeros).
-  WeightGroup loadWeights(Value n0, int64_t g0, int64_t group) const;
-  /// `acc` ([bn, bk] f32) plus the products of `weights` with the row.
-  Value accumulate(const WeightGroup &weights, Value acc) const;
-
-private:
-  const ProjectionOperands &p;
-  Value row;
-  int64_t bn, bk;
-  std::optional<View> input;
-  std::optional<Value> inverse;
-};
-
-RowSteps::RowSteps(const ProjectionOperands &p, Value row, int64_t bn, int64_t bk)
-    : p(p), row(row), bn(bn), bk(bk) {
+Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
+                 int64_t group) {
   // The activation row is read as a [bn, K] view with row stride 0: every
   // weight row sees it in the weight tile's own layout, straight from L1, so
   // no layout conversion (and no barrier) sits between the weight loads.
+  auto rowView = [&](Value start) { return makeView(start, {bn, p.k}, {0, 1}); };
+  std::optional<View> input;
   if (!p.activation)
-    input = makeView(p.input + row.to(DType::I64) * p.k, {bn, p.k}, {0, 1});
+    input = rowView(p.input + row.to(DType::I64) * p.k);
+  std::optional<Value> inverse;
   if (p.quantScale)
     inverse = 1.0f / *p.quantScale;
-}
-
-WeightGroup RowSteps::loadWeights(Value n0, int64_t g0, int64_t group) const {
-  WeightGroup weights;
-  for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
-    weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
-  return weights;
-}
-
-Value RowSteps::accumulate(const WeightGroup &weights, Value acc) const {
-  for (auto &[k0, w] : weights) {
-    // The copies in registers cost less than a round trip through shared
-    // memory: quantizing once per program and broadcasting it measured
-    // slower on the H200
-    // (docs/journal/2026-11-30-runtime-tuning-decode.md, "Decode, run 2").
-    const int64_t step = k0;
-    Value a = p.activation
-                  ? p.activation(0, row, step, bk,
-                                 [&](Value start) {
-                                   return load(makeView(start, {bn, p.k}, {0, 1}),
-                                               {0, step}, {bn, bk});
-                                 })
-                  : load(*input, {0, step}, {bn, bk}).to(DType::F32);
-    if (inverse)
-      a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
-    acc = acc + w.to(DType::F32) * a;
-  }
-  return acc;
-}
-
-} // namespace
-
-Value projectRow(const ProjectionOperands &p, Value row, Value n0, int64_t bn, int64_t bk,
-                 int64_t group) {
-  RowSteps steps(p, row, bn, bk);
   // Products accumulate elementwise in a [bn, bk] tile and are reduced once
   // at the end: no cross-lane traffic inside the K loop.
   Value acc = zeros({bn, bk}, DType::F32);
   for (int64_t g0 = 0; g0 < p.k; g0 += group * bk) {
-    WeightGroup weights = steps.loadWeights(n0, g0, group);
+    std::vector<std::pair<int64_t, Value>> weights;
+    for (int64_t k0 = g0; k0 < std::min(p.k, g0 + group * bk); k0 += bk)
+      weights.emplace_back(k0, load(p.weight, {n0, k0}, {bn, bk}));
     if (g0 == 0 && p.waitAfterFirstWeights)
       waitAndSignal();
-    acc = steps.accumulate(weights, acc);
+    for (auto &[k0, w] : weights) {
+      // The copies in registers cost less than a round trip through shared
+      // memory: quantizing once per program and broadcasting it measured
+      // slower on the H200
+      // (docs/journal/2026-11-30-runtime-tuning-decode.md, "Decode, run 2").
+      Value a = p.activation
+                    ? p.activation(0, row, k0, bk,
+                                   [&](Value start) {
+                                     return load(rowView(start), {0, k0}, {bn, bk});
+                                   })
+                    : load(*input, {0, k0}, {bn, bk}).to(DType::F32);
+      if (inverse)
+        a = (a * *inverse).to(DType::F8E4M3).to(DType::F32);
+      acc = acc + w.to(DType::F32) * a;
+    }
   }
   return sum(acc, 1);
 }
