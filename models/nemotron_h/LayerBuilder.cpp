@@ -224,15 +224,11 @@ PlanArg LayerBuilder::intermediate(int64_t layer, llvm::StringRef name, Type typ
     // out_proj split K 6 and 11 ways at 64 rows on sm_90, and the partials
     // sized by the first overflowed on the second (an illegal address on the
     // H100). The buffer holds the largest use; each kernel indexes its own.
-    PlanBuffer &b = it->second;
-    size_t bytes = dtypeBytes(type);
-    for (int64_t d : shape)
-      bytes *= size_t(d);
-    if (b.type == type && bytes > b.bytes) {
-      b.shape = std::move(shape);
-      b.bytes = bytes;
-    }
-    return PlanArg::of(buffer);
+    PlanBuffer kept = it->second;
+    PlanArg arg = plan.addBuffer(buffer, kept.role, type, std::move(shape), kept.layer);
+    if (kept.type != type || kept.bytes >= it->second.bytes)
+      it->second = std::move(kept);
+    return arg;
   }
   return plan.addBuffer(buffer, Role::Activation, type, std::move(shape),
                         options.perLayerActivations ? layer : -1);
