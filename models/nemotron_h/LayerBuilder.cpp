@@ -1,6 +1,7 @@
 // The NemotronH layer builder (LayerBuilder.h) and the tiles it picks for the
 // projections: the decode GEMV, the direct tensor-core tiles, the prefill GEMM.
 #include "LayerBuilder.h"
+#include "tilejit/models/reference/HostTensor.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -224,11 +225,13 @@ PlanArg LayerBuilder::intermediate(int64_t layer, llvm::StringRef name, Type typ
     // out_proj split K 6 and 11 ways at 64 rows on sm_90, and the partials
     // sized by the first overflowed on the second (an illegal address on the
     // H100). The buffer holds the largest use; each kernel indexes its own.
-    PlanBuffer kept = it->second;
-    PlanArg arg = plan.addBuffer(buffer, kept.role, type, std::move(shape), kept.layer);
-    if (kept.type != type || kept.bytes >= it->second.bytes)
-      it->second = std::move(kept);
-    return arg;
+    PlanBuffer &b = it->second;
+    size_t bytes = size_t(numElements(shape)) * dtypeBytes(type);
+    if (b.type == type && bytes > b.bytes) {
+      b.shape = std::move(shape);
+      b.bytes = bytes;
+    }
+    return PlanArg::of(buffer);
   }
   return plan.addBuffer(buffer, Role::Activation, type, std::move(shape),
                         options.perLayerActivations ? layer : -1);
