@@ -1,6 +1,7 @@
 // The C++ builder API: the Mamba2 kernels build and verify, mistakes become
 // diagnostics at the user's line (never an abort), specialization works.
 #include "tilejit/Builder/KernelRegistry.h"
+#include "tilejit/Interpreter/Interpreter.h"
 #include "tilejit/Pipeline/Pipeline.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
@@ -267,6 +268,47 @@ TEST_CASE("loops carry values and check their types", "[builder]") {
     std::string msg = errorText(k.finish().takeError());
     CHECK(msg.find("loop-carried value 0 changes type: tile<16xf32> -> tile<8xf32>") !=
           std::string::npos);
+  }
+}
+
+TEST_CASE("ifElse runs only the taken arm and checks the arms' types", "[builder]") {
+  Fixture f;
+  {
+    // Even programs take the then arm (the program id as a tile), odd ones
+    // the else arm (its negation); the store after the branch sees which.
+    Kernel k(*f.ctx, "branch");
+    Value out = k.ptrParam("out", DType::F32);
+    Value pid = programId(0);
+    std::vector<Value> picked = ifElse(
+        pid % 2 == 0,
+        [&] {
+          return std::vector<Value>{full({16}, 1.0, DType::F32) * pid.to(DType::F32)};
+        },
+        [&] {
+          return std::vector<Value>{full({16}, -1.0, DType::F32) * pid.to(DType::F32)};
+        });
+    REQUIRE(picked.size() == 1);
+    store(out + pid * 16 + arange(0, 16), picked[0]);
+    auto module = k.finish();
+    REQUIRE(bool(module));
+    requireRoundTrip(f, **module);
+    auto kernel = *(*module)->getOps<tile::KernelOp>().begin();
+    std::vector<float> got(4 * 16, NAN);
+    llvm::Error err = interp::run(kernel, {4, 1, 1}, {interp::Arg::buffer(got)});
+    INFO(llvm::toString(std::move(err)));
+    for (int p = 0; p < 4; ++p)
+      for (int i = 0; i < 16; ++i)
+        CHECK(got[p * 16 + i] == float(p % 2 == 0 ? p : -p));
+  }
+  {
+    Kernel k(*f.ctx, "bad_branch");
+    ifElse(
+        programId(0) == 0, [&] { return std::vector<Value>{zeros({16}, DType::F32)}; },
+        [&] { return std::vector<Value>{zeros({8}, DType::F32)}; });
+    std::string msg = errorText(k.finish().takeError());
+    CHECK(
+        msg.find("ifElse result 0 differs between arms: tile<16xf32> and tile<8xf32>") !=
+        std::string::npos);
   }
 }
 

@@ -320,4 +320,68 @@ void ifThen(const Operand &cond, llvm::function_ref<void()> body) {
   body();
 }
 
+std::vector<Value> ifElse(const Operand &cond, BranchBody thenBody, BranchBody elseBody) {
+  Kernel *k = kernelOf({&cond});
+  if (!k)
+    return {};
+  if (cond.number || cond.value.isTile() || !cond.value.raw().getType().isInteger(1)) {
+    k->fail(cond.loc, "ifElse needs a scalar i1 condition");
+    return {};
+  }
+  OpBuilder &b = k->builder();
+  Location loc = k->location(cond.loc);
+  // The arms are built first, into a detached if without results; the
+  // results' types come from the then arm, and the else arm must match them.
+  auto op = scf::IfOp::create(b, loc, TypeRange(), cond.value.raw(),
+                              /*withElseRegion=*/true);
+  auto buildArm = [&](Block *block,
+                      BranchBody body) -> std::optional<std::vector<Value>> {
+    OpBuilder::InsertionGuard guard(b);
+    block->getTerminator()->erase();
+    b.setInsertionPointToEnd(block);
+    std::vector<Value> values = body();
+    SmallVector<mlir::Value> raw;
+    for (const Value &v : values) {
+      if (!v.valid())
+        return std::nullopt;
+      raw.push_back(v.raw());
+    }
+    scf::YieldOp::create(b, loc, raw);
+    return values;
+  };
+  auto thenValues = buildArm(op.thenBlock(), thenBody);
+  auto elseValues = buildArm(op.elseBlock(), elseBody);
+  bool ok = thenValues && elseValues;
+  if (ok && thenValues->size() != elseValues->size()) {
+    k->fail(cond.loc, "ifElse arms return " + std::to_string(thenValues->size()) +
+                          " and " + std::to_string(elseValues->size()) + " values");
+    ok = false;
+  }
+  SmallVector<Type> types;
+  for (size_t i = 0; ok && i < thenValues->size(); ++i) {
+    Type t = (*thenValues)[i].raw().getType();
+    if (t != (*elseValues)[i].raw().getType()) {
+      k->fail(cond.loc, "ifElse result " + std::to_string(i) +
+                            " differs between arms: " + describe((*thenValues)[i].raw()) +
+                            " and " + describe((*elseValues)[i].raw()));
+      ok = false;
+    }
+    types.push_back(t);
+  }
+  if (!ok) {
+    op.erase();
+    return {};
+  }
+  // The if with its results, taking over both arms' regions.
+  auto result =
+      scf::IfOp::create(b, loc, types, cond.value.raw(), /*withElseRegion=*/true);
+  result.getThenRegion().takeBody(op.getThenRegion());
+  result.getElseRegion().takeBody(op.getElseRegion());
+  op.erase();
+  std::vector<Value> out;
+  for (mlir::Value r : result.getResults())
+    out.push_back(k->wrap(r));
+  return out;
+}
+
 } // namespace tilejit

@@ -290,6 +290,12 @@ std::vector<Value> forRange(const Operand &lo, const Operand &hi, const Operand 
                             std::vector<Value> init, LoopBody body);
 /// Runs `body` only where the scalar i1 `cond` holds.
 void ifThen(const Operand &cond, llvm::function_ref<void()> body);
+using BranchBody = llvm::function_ref<std::vector<Value>()>;
+/// cond ? thenBody() : elseBody() for a scalar i1 `cond`: only the taken arm
+/// runs (where `where` computes both), so a value needed on a rare path (a
+/// sequence's first chunk) costs nothing on the common one. Both arms return
+/// values of the same types, one per result.
+std::vector<Value> ifElse(const Operand &cond, BranchBody thenBody, BranchBody elseBody);
 
 // Programmatic dependent launch (docs/design.md#programmatic-dependent-launch):
 // the kernel may start while the one before it on the stream still runs.
