@@ -47,6 +47,10 @@ void buildTileToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // After CSE, whose merged lane indices make repeated shuffles identical;
+  // CSE again for what their users now share.
+  pm.addPass(createMergeShuffles());
+  pm.addPass(createCSEPass());
 }
 
 namespace {

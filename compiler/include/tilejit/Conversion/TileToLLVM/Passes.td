@@ -20,6 +20,21 @@ def ConvertTileToLLVM : Pass<"convert-tile-to-llvm", "::mlir::ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def MergeShuffles : Pass<"merge-shuffles", "::mlir::ModuleOp"> {
+  let summary = "Merge identical warp shuffles of one block";
+  let description = [{
+    Runs after `convert-tile-to-llvm` and CSE. A layout change that spreads a
+    vector over a tile (a broadcast or an expand_dims into an mma layout)
+    emits one `shfl.sync` per destination register, and registers of one row
+    read the same lane: after CSE their operands are the same values. CSE
+    keeps them apart (a shuffle is convergent and not marked pure), so the
+    PTX repeated them. Two `nvvm.shfl.sync` ops of one block with the same
+    operands and attributes run on the same threads with the same inputs:
+    the later one takes the earlier one's result.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 def TileVerifyLowerable : Pass<"tile-verify-lowerable", "::tilejit::tile::KernelOp"> {
   let summary = "Refuse a kernel holding an op or a type the GPU lowering lacks";
   let description = [{
