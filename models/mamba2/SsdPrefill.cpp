@@ -149,22 +149,30 @@ Value prefillChunk(const PrefillWalk &w, Value c, const ChunkMeta &m,
   // reads zeros (a fresh or padding sequence) and touches no memory. Any
   // other chunk continues from the one before (in a span's first chunk: the
   // state ssd_state_pass left for the span).
-  Value first = m.t0 == m.seqBegin;
+  Value later = m.t0 != m.seqBegin;
   Value last = m.t1 == m.seqEnd;
   Value isTail = m.rawSeq == w.tailSeq, notTail = m.rawSeq != w.tailSeq;
   auto rows = [&](Value when) {
     return where(when, constant(double(g.headDim), DType::I32), constant(0, DType::I32));
   };
-  Value initial = load(stateView(p.page, maximum(m.slot, 0), w.h, g,
-                                 Dim(rows(first & notTail & live & (m.init != 0)))),
-                       {w.p0, 0}, stateTile)
-                      .to(DType::F32);
-  if (p.spans)
-    initial = where(isTail,
-                    load(stateView(p.spanTail, w.span, w.h, g, Dim(rows(first & isTail))),
-                         {w.p0, 0}, stateTile),
-                    initial);
-  Value s = where(first, initial, carried);
+  // Only a first chunk reads its initial state (a branch, where a select
+  // would issue the masked loads at every step). The carried arm comes first:
+  // the result takes its layout, the accumulator's, so the common path
+  // converts nothing.
+  Value s = ifElse(
+      later, [&] { return std::vector<Value>{carried}; },
+      [&] {
+        Value initial = load(stateView(p.page, maximum(m.slot, 0), w.h, g,
+                                       Dim(rows(notTail & live & (m.init != 0)))),
+                             {w.p0, 0}, stateTile)
+                            .to(DType::F32);
+        if (p.spans)
+          initial = where(isTail,
+                          load(stateView(p.spanTail, w.span, w.h, g, Dim(rows(isTail))),
+                               {w.p0, 0}, stateTile),
+                          initial);
+        return std::vector<Value>{initial};
+      })[0];
   Value len = m.t1 - m.t0, rowBase = m.t0.to(DType::I64);
   Chunk chunk = chunkOf(g, w.in, rowBase, len, tiles());
   Value yRow = p.y + chunk.rowBase * g.inner;
