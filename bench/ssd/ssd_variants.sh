@@ -50,13 +50,11 @@ schedule() {
   done
 }
 
-# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS
-# [WINDOW] (ssd_span_state's window, 0 when left out):
+# variant NAME CHUNK BLOCK_P WARPS PRECISION STATE_BLOCK_P STATE_WARPS SPAN_TOKENS:
 # the plan's span schedule (ssd_prefill span_states=1).
 variant() {
   out_extra=(--set span_states=1) pass_extra=()
   state_extra=()
-  [ -z "${9:-}" ] || state_extra=(--set window="$9")
   schedule ssd_prefill "$1" "$2" "$5" "$3" "$4" "$6" "$7" "$1 $2 $3 $6 $8"
 }
 
@@ -84,13 +82,6 @@ variant upstream_p64w8 32 64 8 1 32 4 512
 variant exact 32 32 4 0 32 4 512
 variant split 32 32 4 2 32 4 512
 variant split_p64w8 32 64 8 2 32 4 512
-# ssd_span_state's tail as one product over its tokens, WINDOW tokens a step
-# (the 9th field; 64 state rows on 4 warps: wgmma on sm_90a).
-variant win16 32 32 4 0 64 4 512 16
-variant win32 32 32 4 0 64 4 512 32
-variant win64 32 32 4 0 64 4 512 64
-variant win128 32 32 4 0 64 4 512 128
-variant split_win64 32 32 4 2 64 4 512 64
 # The chunk-parallel schedule: chunk, state rows and warps, precision (block_m 64
 # and ssd_span_state at chunk 256 spill: ptxas lines above).
 chunked ch64 64 32 32 4 0 32 4

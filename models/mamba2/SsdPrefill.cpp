@@ -16,8 +16,6 @@
 #include "SsdChunk.h"
 #include "tilejit/models/mamba2/Kernels.h"
 
-#include "llvm/Support/MathExtras.h"
-
 #include <cmath>
 
 namespace tilejit::models {
@@ -244,6 +242,58 @@ void buildSsdPrefill(Kernel &k, const Specialization &spec) {
             });
 }
 
+void buildSsdSpanState(Kernel &k, const Specialization &spec) {
+  const SsdShape g(spec);
+  SsdInputs in = SsdInputs::declare(k, g);
+  Value cuSeqlens = k.ptrParam("cu_seqlens", DType::I32, {"?"});        // [S + 1]
+  Value chunkSeq = k.ptrParam("chunk_seq", DType::I32, {"chunks"});     // [chunks]
+  Value spanChunk = k.ptrParam("span_chunk", DType::I32, {"?"});        // [spans + 1]
+  Value chunkBegin = k.ptrParam("chunk_begin", DType::I32, {"chunks"}); // [chunks]
+  Value chunkEnd = k.ptrParam("chunk_end", DType::I32, {"chunks"});     // [chunks]
+  // [spans, heads, head_dim, state]: each span's tail state summed from zero
+  Value spanStates =
+      k.ptrParam("span_states", DType::F32, {"?", g.heads, g.headDim, g.stateSize});
+  Value spanDecay = k.ptrParam("span_decay", DType::F32, {"?"}); // [spans * heads]
+  in.dtMin = k.scalarParam("dt_min", DType::F32);
+  in.dtMax = k.scalarParam("dt_max", DType::F32);
+  k.setConfig({{g.q, g.bp, g.stateTile}, spec.get("warps"), 1});
+
+  Value p0 = programId(0) * g.bp, h = programId(1), span = programId(2);
+  in.loadHead(g, h);
+  // A chunk's metadata: its first token, its sequence and end; its
+  // sequence's first token.
+  const ChunkWalk walk{
+      g,
+      in,
+      h,
+      p0,
+      /*withC=*/false,
+      [&](Value c) {
+        return std::vector<Value>{load(chunkBegin + c), load(chunkSeq + c),
+                                  load(chunkEnd + c)};
+      },
+      [&](const std::vector<Value> &d) {
+        return std::vector<Value>{load(cuSeqlens + maximum(d[1], 0))};
+      },
+      [](const std::vector<Value> &d) { return std::pair(d[0], d[2] - d[0]); }};
+  std::vector<Value> out =
+      walk.walk(load(spanChunk + span), load(spanChunk + span + 1),
+                {zeros({g.bp, g.stateTile}, DType::F32), constant(0.0, DType::F32)},
+                [&](Value, const std::vector<Value> &m, std::vector<Value> carried) {
+                  // The tail: from the span's last sequence start (or its first chunk).
+                  Value first = m[0] == m[3];
+                  Value s = where(first, 0.0, carried[0]);
+                  Value lam = where(first, 0.0, carried[1]);
+                  Chunk chunk =
+                      chunkOf(g, in, m[0].to(DType::I64), m[2] - m[0], walk.tilesFor(m));
+                  return std::vector<Value>{stateAfter(g, chunk, s), lam + chunk.lamEnd};
+                });
+  store(stateView(spanStates, span, h, g, g.headDim), {p0, 0}, out[0]);
+  // The tail's total decay exponent, sum of dt' A over its tokens.
+  ifThen(programId(0) == 0,
+         [&] { store(spanDecay + span.to(DType::I64) * g.heads + h, out[1]); });
+}
+
 /// ssd_prefill tunes its state rows and warps per prompt length: its tuning
 /// database entries are bucketed by tokens.
 std::vector<KernelDef> ssdKernels() {
@@ -279,22 +329,6 @@ std::vector<KernelDef> ssdKernels() {
   callerOptions.insert(callerOptions.end(), stateOptions.begin(), stateOptions.end());
   prefillConstants.insert(prefillConstants.end(), callerOptions.begin(),
                           callerOptions.end());
-  std::vector<KernelConstant> spanConstants = constants;
-  spanConstants.push_back(
-      {"window",
-       0,
-       "0: walk the tail's chunks; W > 0: the tail as one product over its tokens, "
-       "W tokens a step of its K loop (B staged; wgmma on sm_90a with block_p 64 on "
-       "4 warps)",
-       {64},
-       R::between(0, 256)});
-  std::vector<ConstantRule> spanRules = rules;
-  spanRules.push_back({"window is 0 or a power of two from 16 (a whole mma K step)",
-                       {"window"},
-                       [](const Specialization &s) {
-                         int64_t w = s.get("window");
-                         return w == 0 || (w >= 16 && llvm::isPowerOf2_64(uint64_t(w)));
-                       }});
   std::vector<ConstantRule> prefillRules = rules;
   prefillRules.push_back({"checked walks the whole stream (span_states = 0)",
                           {"checked", "span_states"},
@@ -317,7 +351,7 @@ std::vector<KernelDef> ssdKernels() {
           {"ssd_span_state",
            "R5p's chunk states summed over each span's tail (from its last sequence "
            "start) from zero, and the tail's decay",
-           std::move(spanConstants), buildSsdSpanState, std::move(spanRules)},
+           constants, buildSsdSpanState, rules},
           ssdChunkScanKernel()};
 }
 

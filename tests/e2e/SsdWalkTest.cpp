@@ -71,13 +71,8 @@ TEST_CASE("prefill plan: the span schedule (ssd_span_state, ssd_prefill over spa
   // start and from a sequence start, and spans of one chunk.
   const int64_t spanTokens = GENERATE(64, 32);
   const auto precision = GENERATE(SsdPrecision::Exact, SsdPrecision::SplitState);
-  // ssd_span_state's chunk walk, and the tail as one product in windows of 16
-  // tokens (a tail of up to 64 tokens: one to four windows, the first partial).
-  const int64_t window = GENERATE(0, 16);
-  INFO("span tokens " << spanTokens << ", precision " << int64_t(precision)
-                      << ", span state window " << window);
-  PlanOptions options{{{"ssd_prefill", {{"block_p", 16}, {"warps", 4}}},
-                       {"ssd_span_state", {{"block_p", 16}, {"window", window}}}},
+  INFO("span tokens " << spanTokens << ", precision " << int64_t(precision));
+  PlanOptions options{{{"ssd_prefill", {{"block_p", 16}, {"warps", 4}}}},
                       nullptr,
                       /*perLayerActivations=*/true};
   options.ssdSpanTokens = spanTokens;
