@@ -74,6 +74,7 @@ variant plan 32 32 4 0 32 4 512
 variant span256 32 32 4 0 32 4 256
 variant span1024 32 32 4 0 32 4 1024
 variant head_p64w8 32 64 8 0 32 4 512
+variant p16 32 16 4 0 32 4 512
 variant c64 64 32 4 0 32 4 512
 variant c64_p64w8 64 64 8 0 64 8 512
 variant upstream 32 32 4 1 32 4 512
