@@ -1,7 +1,6 @@
 // The NemotronH layer builder (LayerBuilder.h) and the tiles it picks for the
 // projections: the decode GEMV, the direct tensor-core tiles, the prefill GEMM.
 #include "LayerBuilder.h"
-#include "tilejit/models/reference/HostTensor.h"
 
 #include "llvm/Support/MathExtras.h"
 
@@ -219,22 +218,13 @@ LayerArgs LayerBuilder::addLayerBuffers(const MambaLayerWeights &w) {
 
 PlanArg LayerBuilder::intermediate(int64_t layer, llvm::StringRef name, Type type,
                                    std::vector<int64_t> shape) {
-  std::string buffer = intermediateBuffer(options, layer, name);
-  if (auto it = plan.buffers.find(buffer); it != plan.buffers.end()) {
-    // Layers share an intermediate but may need it larger: an FP8 and a bf16
-    // out_proj split K 6 and 11 ways at 64 rows on sm_90, and the partials
-    // sized by the first overflowed on the second (an illegal address on the
-    // H100). The buffer holds the largest use; each kernel indexes its own.
-    PlanBuffer &b = it->second;
-    size_t bytes = size_t(numElements(shape)) * dtypeBytes(type);
-    if (b.type == type && bytes > b.bytes) {
-      b.shape = std::move(shape);
-      b.bytes = bytes;
-    }
-    return PlanArg::of(buffer);
-  }
-  return plan.addBuffer(buffer, Role::Activation, type, std::move(shape),
-                        options.perLayerActivations ? layer : -1);
+  // Layers share an intermediate but may need it larger: an FP8 and a bf16
+  // out_proj split K 6 and 11 ways at 64 rows on sm_90, and the partials
+  // sized by the first overflowed on the second (an illegal address on the
+  // H100). The buffer holds the largest use; each kernel indexes its own.
+  return plan.addSharedBuffer(intermediateBuffer(options, layer, name), Role::Activation,
+                              type, std::move(shape),
+                              options.perLayerActivations ? layer : -1);
 }
 
 PlanArg LayerBuilder::normed(const MambaLayerWeights &w, std::vector<int64_t> shape) {

@@ -95,10 +95,30 @@ llvm::Expected<SpecializedKernel> specializeKernel(const KernelRegistry &registr
   return SpecializedKernel{*def, std::move(*spec)};
 }
 
+namespace {
+size_t bufferBytes(DType type, const std::vector<int64_t> &shape) {
+  return size_t(numElements(shape)) * dtypeBytes(type);
+}
+} // namespace
+
 PlanArg StepPlan::addBuffer(std::string name, PlanBuffer::Role role, DType type,
                             std::vector<int64_t> shape, int64_t layer) {
-  size_t bytes = size_t(numElements(shape)) * dtypeBytes(type);
+  size_t bytes = bufferBytes(type, shape);
   buffers[name] = {role, bytes, type, std::move(shape), layer, {}};
+  return PlanArg::of(std::move(name));
+}
+
+PlanArg StepPlan::addSharedBuffer(std::string name, PlanBuffer::Role role, DType type,
+                                  std::vector<int64_t> shape, int64_t layer) {
+  auto it = buffers.find(name);
+  if (it == buffers.end())
+    return addBuffer(std::move(name), role, type, std::move(shape), layer);
+  PlanBuffer &b = it->second;
+  size_t bytes = bufferBytes(type, shape);
+  if (b.type == type && bytes > b.bytes) {
+    b.shape = std::move(shape);
+    b.bytes = bytes;
+  }
   return PlanArg::of(std::move(name));
 }
 

@@ -115,6 +115,11 @@ struct StepPlan {
   /// the argument that names it.
   PlanArg addBuffer(std::string name, PlanBuffer::Role role, DType type,
                     std::vector<int64_t> shape, int64_t layer = -1);
+  /// A buffer that several launches share (an intermediate all layers use):
+  /// the first call declares it as addBuffer does, a later one of the same
+  /// type grows it to the larger shape, so it holds the largest use.
+  PlanArg addSharedBuffer(std::string name, PlanBuffer::Role role, DType type,
+                          std::vector<int64_t> shape, int64_t layer = -1);
 
   /// "l<layer>.<name>", the buffer of one layer's parameter or page.
   static std::string layerBuffer(int64_t layer, llvm::StringRef name);
