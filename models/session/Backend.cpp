@@ -144,12 +144,7 @@ Expected<runtime::RuntimeOptions> runtimeOptions(const BackendOptions &options,
 /// A device that stands in for `arch`'s GPU where nothing runs: compiles fill
 /// the caches and the tuning key sees that device's multiprocessors.
 std::unique_ptr<runtime::DeviceApi> compileOnlyDevice(const Arch &arch) {
-  runtime::DeviceInfo info = runtime::FakeDevice::withComputeCapability(
-      arch.smVersion() / 10, arch.smVersion() % 10);
-  info.name = arch.profile().device.str() + " (compile-only)";
-  info.smCount = unsigned(arch.profile().smCount);
-  info.maxDynamicSharedBytes = uint32_t(arch.profile().sharedBytesPerBlock);
-  return std::make_unique<runtime::FakeDevice>(info);
+  return std::make_unique<runtime::FakeDevice>(runtime::compileOnlyInfo(arch));
 }
 
 } // namespace

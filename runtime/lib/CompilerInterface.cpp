@@ -1,8 +1,11 @@
 // The value types of the compiler interface: argument checks against a
 // kernel's signature, canonical options.
 #include "tilejit/runtime/CompilerInterface.h"
+#include "cache/CacheEntry.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SHA256.h"
 
 #include <cassert>
 #include <cstring>
@@ -91,6 +94,11 @@ std::string CompileOptions::canonical() const {
 
 StringRef sumPrecisionName(SumPrecision sums) {
   return sums == SumPrecision::Reduced ? "reduced" : "exact";
+}
+
+std::string codeFingerprint(const CompiledKernel &kernel) {
+  std::string bytes = cache::kernelBytes(kernel);
+  return toHex(SHA256::hash(arrayRefFromStringRef(bytes)), /*LowerCase=*/true);
 }
 
 double CompiledKernel::totalMs() const {

@@ -10,6 +10,16 @@ using namespace llvm;
 
 namespace tilejit::runtime {
 
+DeviceInfo compileOnlyInfo(const Arch &arch) {
+  DeviceInfo info;
+  info.name = arch.profile().device.str() + " (compile-only)";
+  info.ccMajor = unsigned(arch.smVersion() / 10);
+  info.ccMinor = unsigned(arch.smVersion() % 10);
+  info.smCount = unsigned(arch.profile().smCount);
+  info.maxDynamicSharedBytes = uint32_t(arch.profile().sharedBytesPerBlock);
+  return info;
+}
+
 Expected<Arch> nativeArch(const DeviceInfo &info) {
   return Arch::forComputeCapability(info.ccMajor, info.ccMinor);
 }

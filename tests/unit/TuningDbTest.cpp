@@ -109,6 +109,7 @@ TEST_CASE("describeTuneDb: what a database holds and whether this build measured
   CHECK(describeTuneDb(path, "v2") ==
         "tuning database " + path +
             ": 3 entries, 2 of them measured by this build (v2), the others by v1 (used "
+            "where this build compiles their winners to the code measured, the rest "
             "after 'tilejit tune --revalidate'): gemm_bf16 on sm_90a (132 SMs) at "
             "m<=4096, m<=64; softmax on sm_90a (78 SMs) at m<=4096");
   {

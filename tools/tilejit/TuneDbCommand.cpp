@@ -1,5 +1,5 @@
-// `tilejit tunedb ls|export|import|launch` and the helpers shared with `tilejit
-// tune`. `launch` builds a kernel with the constants the database holds for it,
+// `tilejit tunedb ls|export|import|launch|stamp` and the helpers shared with
+// `tilejit tune`. `launch` builds a kernel with the constants the database holds for it,
 // as an application does (tuning::lookupTuned says what it found), then checks
 // and times it.
 #include "Commands.h"
@@ -7,6 +7,8 @@
 
 #include "tilejit/jit/JitCompiler.h"
 #include "tilejit/runtime/CudaDevice.h"
+#include "tilejit/runtime/FakeDevice.h"
+#include "tilejit/tuning/Record.h"
 #include "tilejit/tuning/TunedLookup.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -14,16 +16,18 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <set>
+
 using namespace llvm;
 using namespace tilejit;
 
 namespace {
 
 cl::SubCommand tuneDbCmd("tunedb", "The tuning database: ls, export FILE, import FILE, "
-                                   "launch KERNEL");
+                                   "launch KERNEL, stamp");
 cl::list<std::string> dbArgs(cl::Positional,
                              cl::desc("<ls | export FILE | import FILE | "
-                                      "launch KERNEL>"),
+                                      "launch KERNEL | stamp>"),
                              cl::OneOrMore, cl::sub(tuneDbCmd));
 cl::list<std::string> launchShape("shape", cl::desc("launch: a launch size, name=value"),
                                   cl::sub(tuneDbCmd));
@@ -35,10 +39,11 @@ int listEntries(const tuning::TuneDb &db, StringRef path) {
   for (const tuning::TuneEntry &e : db.entries())
     outs() << formatv(
         "  {0,-12} [{1}] {2} {3} SMs  {4}  {5:F4} ms (default {6:F4})  tilejit "
-        "{7}, {8}, {9}{10}\n",
+        "{7}, {8}, {9}{10}{11}\n",
         e.key.kernel, e.key.shapeBucket, e.key.arch, e.key.smCount,
         tuning::formatNamedValues(e.config), e.medianMs, e.defaultMedianMs, e.key.version,
         e.provenance.date, e.provenance.device,
+        e.codeHash.empty() ? "" : ", code " + e.codeHash.substr(0, 12),
         e.rejected.empty() ? "" : "  REJECTED: " + e.rejected);
   return 0;
 }
@@ -88,6 +93,47 @@ int launch(const KernelRegistry &registry, StringRef kernel) {
     outs() << ": " << result.detail;
   outs() << "\n";
   return result.status == tuning::CandidateResult::Status::Measured ? 0 : 1;
+}
+
+/// Code hashes for the entries this build measured before the tuner recorded
+/// them: compiled here for each entry's arch and SM count, no GPU needed.
+int stamp(const KernelRegistry &registry, StringRef path) {
+  Expected<runtime::RuntimeOptions> options = runtime::RuntimeOptions::fromEnvironment();
+  if (!options)
+    return fail(toString(options.takeError()));
+  std::shared_ptr<runtime::KernelCompiler> compiler = JitCompiler::fromEnvironment();
+  tuning::StampReport report;
+  if (Error err = tuning::updateTuneDb(path, [&](tuning::TuneDb &db) -> Error {
+        std::set<std::pair<std::string, unsigned>> targets;
+        for (const tuning::TuneEntry &e : db.entries())
+          if (e.codeHash.empty())
+            targets.insert({e.key.arch, e.key.smCount});
+        for (const auto &[name, sms] : targets) {
+          Expected<Arch> arch = Arch::parse(name);
+          if (!arch)
+            return arch.takeError();
+          runtime::DeviceInfo info = runtime::compileOnlyInfo(*arch);
+          info.smCount = sms;
+          runtime::RuntimeOptions here = *options;
+          here.archOverride = *arch;
+          Expected<std::unique_ptr<runtime::JitRuntime>> jit =
+              runtime::JitRuntime::create(std::make_unique<runtime::FakeDevice>(info),
+                                          compiler, std::move(here));
+          if (!jit)
+            return jit.takeError();
+          tuning::StampReport r = tuning::stampCodeHashes(
+              db, registry, tuning::TuneProblemRegistry::global(), **jit);
+          report.stamped += r.stamped;
+          llvm::append_range(report.skipped, r.skipped);
+        }
+        return Error::success();
+      }))
+    return fail(toString(std::move(err)));
+  outs() << formatv("{0}: stamped {1} entr{2} with the code hash of their winner\n", path,
+                    report.stamped, report.stamped == 1 ? "y" : "ies");
+  for (const std::string &s : report.skipped)
+    outs() << "  left without one: " << s << "\n";
+  return 0;
 }
 
 } // namespace
@@ -195,5 +241,8 @@ int tilejit::cli::tuneDbMain(const KernelRegistry &registry) {
       outs() << "  run 'tilejit tune --revalidate' on the GPU they were measured on\n";
     return 0;
   }
-  return fail("tunedb: expected 'ls', 'export FILE', 'import FILE' or 'launch KERNEL'");
+  if (action == "stamp" && dbArgs.size() == 1)
+    return stamp(registry, *path);
+  return fail("tunedb: expected 'ls', 'export FILE', 'import FILE', 'launch KERNEL' or "
+              "'stamp'");
 }

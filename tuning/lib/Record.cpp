@@ -1,5 +1,6 @@
-// Provenance of a measurement, the locked write of an entry, and re-validation:
-// an entry of another version is measured again against the default, here.
+// Provenance of a measurement, the locked write of an entry, re-validation (an
+// entry of another version is measured again against the default, here) and the
+// code hashes stamped on entries recorded before they existed.
 #include "tilejit/tuning/Record.h"
 
 #include "tilejit/tuning/TunedLookup.h"
@@ -105,6 +106,48 @@ Expected<Revalidation> revalidateEntry(runtime::JitRuntime &jit,
   }
   result.report = std::move(*report);
   return result;
+}
+
+StampReport stampCodeHashes(TuneDb &db, const KernelRegistry &kernels,
+                            const TuneProblemRegistry &problems,
+                            runtime::JitRuntime &jit) {
+  StampReport report;
+  std::string version = tuneVersion(jit.compiler());
+  for (size_t i = 0; i < db.entries().size(); ++i) {
+    const TuneEntry &e = db.entries()[i];
+    if (!e.codeHash.empty() || e.key.arch != jit.targetArch().name() ||
+        e.key.smCount != jit.device().info().smCount)
+      continue;
+    auto skip = [&](const Twine &why) {
+      report.skipped.push_back(formatv("{0} [{1}] {2}: {3}", e.key.kernel,
+                                       e.key.shapeBucket, e.key.arch, why.str()));
+    };
+    if (e.key.version != version) {
+      skip("measured by tilejit " + e.key.version + ", not this build");
+      continue;
+    }
+    Expected<TuneTarget> target =
+        makeTuneTarget(kernels, problems, e.key.kernel, e.constants, e.shape);
+    Expected<TuneKey> key =
+        target ? tuneKeyFor(jit, *target) : Expected<TuneKey>(target.takeError());
+    if (!key) {
+      skip("cannot be rebuilt: " + toString(key.takeError()));
+      continue;
+    }
+    if (key->irHash != e.key.irHash) {
+      skip("the kernel's IR changed since it was tuned");
+      continue;
+    }
+    Expected<std::string> code =
+        winnerFingerprint(jit, *target->def, target->base, e.config);
+    if (!code) {
+      skip("its configuration does not compile: " + toString(code.takeError()));
+      continue;
+    }
+    db.setCodeHash(i, std::move(*code));
+    ++report.stamped;
+  }
+  return report;
 }
 
 } // namespace tilejit::tuning

@@ -160,6 +160,8 @@ json::Value entryToJSON(const TuneEntry &e) {
                                   {"device", e.provenance.device},
                                   {"driver", int64_t(e.provenance.driverVersion)},
                                   {"clocks", e.provenance.clocks}}}};
+  if (!e.codeHash.empty())
+    out["code_hash"] = e.codeHash;
   if (!e.rejected.empty())
     out["rejected"] = e.rejected;
   return out;
@@ -187,6 +189,12 @@ Expected<TuneEntry> entryFromJSON(const json::Value &value, size_t index) {
   e.samples = unsigned(r.integer("samples", 0, UINT32_MAX));
   e.defaultMedianMs = r.milliseconds("default_median_ms");
   e.rejected = r.optionalString("rejected");
+  e.codeHash = r.optionalString("code_hash");
+  if (!e.codeHash.empty() && (e.codeHash.size() != 64 || !all_of(e.codeHash, [](char c) {
+                                return isDigit(c) || (c >= 'a' && c <= 'f');
+                              })))
+    return createStringError(inconvertibleErrorCode(),
+                             where + ": 'code_hash' must be 64 lowercase hex digits");
   if (const json::Object *p = r.object_("provenance")) {
     FieldReader pr(*p, where + " provenance");
     e.provenance.date = pr.string("date");

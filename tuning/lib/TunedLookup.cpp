@@ -3,6 +3,7 @@
 #include "tilejit/tuning/TunedLookup.h"
 
 #include "tilejit/jit/JitCompiler.h"
+#include "tilejit/runtime/Kernel.h"
 #include "tilejit/tuning/ShippedTuneDb.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -76,7 +77,9 @@ std::string describeEntries(const TuneDb &db, StringRef currentVersion) {
                              db.entries().size(), db.entries().size() == 1 ? "y" : "ies",
                              current, currentVersion);
   if (!others.empty())
-    text += formatv(", the others by {0} (used after 'tilejit tune --revalidate')",
+    text += formatv(", the others by {0} (used where this build compiles their "
+                    "winners to the code measured, the rest after 'tilejit tune "
+                    "--revalidate')",
                     join(others, ", "));
   const char *sep = ": ";
   for (const auto &[target, buckets] : targets) {
@@ -175,24 +178,54 @@ TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const Kernel
                 where, entry->rejected);
     return choice;
   }
-  if (match == TuneMatch::OtherVersion) {
-    choice.message =
-        formatv("{0} has an entry measured by tilejit {1}, not this {2}; using "
-                "the defaults until it is re-validated ('tilejit tune "
-                "--revalidate')",
-                where, entry->key.version, choice.key.version);
-    return choice;
-  }
   if (std::string why = unusableConfig(def, entry->config); !why.empty()) {
     choice.message = where + " " + why;
     return choice;
   }
+  std::string measuredBy;
+  if (match == TuneMatch::OtherVersion) {
+    std::string unused = formatv("{0} has an entry measured by tilejit {1}, not this {2}",
+                                 where, entry->key.version, choice.key.version);
+    const char *until =
+        "; using the defaults until it is re-validated ('tilejit tune --revalidate')";
+    if (entry->codeHash.empty()) {
+      choice.message = unused + until;
+      return choice;
+    }
+    Expected<std::string> code = winnerFingerprint(jit, def, base, entry->config);
+    if (!code) {
+      choice.message =
+          formatv("{0}, and its configuration does not compile here ({1}){2}", unused,
+                  toString(code.takeError()), until);
+      return choice;
+    }
+    if (*code != entry->codeHash) {
+      choice.message = unused + ", which compiled it to other code" + until;
+      return choice;
+    }
+    choice.sameCode = true;
+    measuredBy = formatv(" by tilejit {0}, whose code for it this build generates "
+                         "unchanged",
+                         entry->key.version);
+  }
   choice.config = entry->config;
-  choice.message =
-      formatv("{0} uses {1} (tuned {2} on {3}: {4:F4} ms, default {5:F4} ms)", where,
-              formatNamedValues(entry->config), entry->provenance.date,
-              entry->provenance.device, entry->medianMs, entry->defaultMedianMs);
+  choice.message = formatv(
+      "{0} uses {1} (tuned {2} on {3}{4}: {5:F4} ms, default {6:F4} ms)", where,
+      formatNamedValues(entry->config), entry->provenance.date, entry->provenance.device,
+      measuredBy, entry->medianMs, entry->defaultMedianMs);
   return choice;
+}
+
+Expected<std::string> winnerFingerprint(runtime::JitRuntime &jit, const KernelDef &def,
+                                        const Specialization &base,
+                                        const ConstantValues &config) {
+  Specialization spec = base;
+  for (const auto &[name, value] : config)
+    spec.set(name, value);
+  runtime::Kernel kernel(jit, makeKernelSpec(def, spec));
+  if (Error err = kernel.compile())
+    return std::move(err);
+  return runtime::codeFingerprint(*kernel.compiled());
 }
 
 } // namespace tilejit::tuning

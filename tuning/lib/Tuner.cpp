@@ -390,6 +390,7 @@ Expected<TuneReport> measureCandidates(JitRuntime &jit, const TuneTarget &target
   entry.minMs = best.minMs;
   entry.maxMs = best.maxMs;
   entry.samples = best.samples;
+  entry.codeHash = runtime::codeFingerprint(*kernels[*report.winner]->compiled());
   if (report.defaultIndex &&
       report.results[*report.defaultIndex].status == Status::Measured)
     entry.defaultMedianMs = report.results[*report.defaultIndex].medianMs;

@@ -85,11 +85,8 @@ Error corrupt(const Twine &message) {
 }
 } // namespace
 
-std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) {
+std::string kernelBytes(const CompiledKernel &kernel) {
   std::string payload;
-  putString(payload, meta.key);
-  putString(payload, meta.kernelName);
-  putString(payload, meta.arch);
   putString(payload, kernel.entryName);
   putU32(payload, kernel.launch.threadsPerBlock);
   putU32(payload, kernel.launch.dynamicSharedBytes);
@@ -105,6 +102,15 @@ std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) 
     putU32(payload, param.gridAxis ? *param.gridAxis : noGridAxis);
   }
   putString(payload, kernel.ptx);
+  return payload;
+}
+
+std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel) {
+  std::string payload;
+  putString(payload, meta.key);
+  putString(payload, meta.kernelName);
+  putString(payload, meta.arch);
+  payload += kernelBytes(kernel);
 
   std::string entry(magic, sizeof(magic));
   putU32(entry, entryFormatVersion);

@@ -26,6 +26,10 @@ struct EntryMeta {
   std::string arch;
 };
 
+/// What the device is handed of `kernel` (entry, launch sizes, parameters,
+/// PTX) as the payload's tail: serializeEntry's and codeFingerprint's bytes.
+std::string kernelBytes(const CompiledKernel &kernel);
+
 /// The entry's bytes: header then payload.
 std::string serializeEntry(const EntryMeta &meta, const CompiledKernel &kernel);
 

@@ -99,6 +99,13 @@ struct CompiledKernel {
   double totalMs() const;
 };
 
+/// SHA-256 (64 hex digits) of what the device is handed of `kernel`: its PTX,
+/// entry, launch sizes and parameters, not its compile times or warnings.
+/// Two compiles with equal fingerprints run the same code the same way, so a
+/// time measured for one holds for the other (the tuning database relies on
+/// it across compiler builds).
+std::string codeFingerprint(const CompiledKernel &kernel);
+
 /// The toolchain's identity; part of every disk cache key, so that a rebuilt
 /// tilejit or another LLVM never loads an entry an older one wrote.
 struct CompilerIdentity {

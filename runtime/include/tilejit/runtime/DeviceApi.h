@@ -59,6 +59,11 @@ struct DeviceInfo {
 llvm::Expected<Arch> nativeArch(const DeviceInfo &info);
 /// Whether an arch-specific target applies to this device at all.
 bool hasArchSpecificTarget(const DeviceInfo &info);
+/// `arch`'s GPU as its profile describes it (compute capability,
+/// multiprocessors, shared memory per program), named "<device>
+/// (compile-only)": what a FakeDevice stands in for where nothing runs, so that
+/// compiles fill caches and tuning keys see that GPU's multiprocessors.
+DeviceInfo compileOnlyInfo(const Arch &arch);
 /// Whether code built for `arch` runs here: an `a` target only on its own SM,
 /// a portable target on its SM and later ones (the driver JIT-compiles PTX).
 bool canRun(const DeviceInfo &info, const Arch &arch);

@@ -43,6 +43,23 @@ revalidateEntry(runtime::JitRuntime &jit, const KernelRegistry &kernels,
                 const TuneProblemRegistry &problems, const TuneEntry &entry,
                 const TuneOptions &options, const ProgressFn &progress);
 
+/// What stampCodeHashes did.
+struct StampReport {
+  unsigned stamped = 0;
+  /// "kernel [bucket] arch: why" for each entry left without a code hash.
+  std::vector<std::string> skipped;
+};
+
+/// Gives each entry of `db` for `jit`'s arch and SM count that `jit`'s compiler
+/// measured (its version) and that has no code hash the runtime::codeFingerprint
+/// of its winner as `jit` compiles it (a compile-only device will do: the code
+/// this build generates is the code it timed). Entries of other versions, those
+/// whose kernel IR changed and those that no longer compile are skipped and
+/// named.
+StampReport stampCodeHashes(TuneDb &db, const KernelRegistry &kernels,
+                            const TuneProblemRegistry &problems,
+                            runtime::JitRuntime &jit);
+
 } // namespace tilejit::tuning
 
 #endif // TILEJIT_TUNING_RECORD_H

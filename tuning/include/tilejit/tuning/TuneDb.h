@@ -63,6 +63,11 @@ struct TuneEntry {
   double medianMs = 0, minMs = 0, maxMs = 0;
   unsigned samples = 0;
   double defaultMedianMs = 0;
+  /// runtime::codeFingerprint of the winner as the measuring build compiled
+  /// it ("" in entries recorded before it existed). Another build that
+  /// compiles the winner to the same code may use the entry: the time
+  /// measured is the time of the code it would run.
+  std::string codeHash;
   /// Empty for a usable entry; else why it must not be used (a re-validation
   /// that failed). Such an entry stays in the file, visible, until re-tuned.
   std::string rejected;
@@ -74,7 +79,9 @@ enum class TuneMatch {
   None,
   /// An entry of this version: use it.
   Exact,
-  /// Only entries of other versions: not used until re-validated.
+  /// Only entries of other versions: not used until re-validated, unless
+  /// this build compiles the entry's winner to the code it measured
+  /// (TunedChoice::sameCode).
   OtherVersion,
   /// An entry of this version marked rejected.
   Rejected,
@@ -110,6 +117,10 @@ public:
   MergeReport merge(const TuneDb &other, llvm::StringRef currentVersion);
 
   const std::vector<TuneEntry> &entries() const { return all; }
+  /// Sets entries()[index].codeHash (stampCodeHashes).
+  void setCodeHash(size_t index, std::string codeHash) {
+    all.at(index).codeHash = std::move(codeHash);
+  }
   /// Entries whose version is not `currentVersion`.
   std::vector<const TuneEntry *> staleEntries(llvm::StringRef currentVersion) const;
 

@@ -54,17 +54,29 @@ struct TunedChoice {
   ConstantValues config;
   /// What was found, for the user; empty when there is no entry.
   std::string message;
+  /// An entry of another version used because this build compiles its
+  /// winner to the code that build measured (TuneEntry::codeHash).
+  bool sameCode = false;
 };
 
 /// The entry of `db` for `def` at `base` (tunable constants at their
 /// defaults, see tuningBase) launched at `shape` on `jit`: a current entry's
-/// configuration, or none with the reason in the message (an entry of another
-/// version, a rejected one, one naming constants the kernel lacks, one
-/// refused for setting constants without candidate lists: shapes, forms,
-/// split counts, whose values change what the launch computes). A base
-/// that does not build has no key and finds nothing.
+/// configuration, or an entry of another version whose winner this build
+/// compiles to the code measured (its codeHash; the winner is compiled here
+/// to check), or none with the reason in the message (another version's
+/// entry without a code hash or whose code changed, a rejected one, one naming constants
+/// the kernel lacks, one refused for setting constants without candidate lists: shapes,
+/// forms, split counts, whose values change what the launch computes). A base that does
+/// not build has no key and finds nothing.
 TunedChoice lookupTuned(runtime::JitRuntime &jit, const TuneDb &db, const KernelDef &def,
                         const Specialization &base, const NamedValues &shape);
+
+/// runtime::codeFingerprint of `def` at `base` with `config` set, compiled by
+/// `jit` as the tuner compiles its candidates (default compile options).
+llvm::Expected<std::string> winnerFingerprint(runtime::JitRuntime &jit,
+                                              const KernelDef &def,
+                                              const Specialization &base,
+                                              const ConstantValues &config);
 
 } // namespace tilejit::tuning
 
