@@ -110,8 +110,10 @@ int stamp(const KernelRegistry &registry, StringRef path) {
             targets.insert({e.key.arch, e.key.smCount});
         for (const auto &[name, sms] : targets) {
           Expected<Arch> arch = Arch::parse(name);
-          if (!arch)
-            return arch.takeError();
+          if (!arch) {
+            report.skipped.push_back("the entries for " + name + ": " + toString(arch.takeError()));
+            continue;
+          }
           runtime::DeviceInfo info = runtime::compileOnlyInfo(*arch);
           info.smCount = sms;
           runtime::RuntimeOptions here = *options;
