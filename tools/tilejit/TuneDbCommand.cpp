@@ -111,7 +111,8 @@ int stamp(const KernelRegistry &registry, StringRef path) {
         for (const auto &[name, sms] : targets) {
           Expected<Arch> arch = Arch::parse(name);
           if (!arch) {
-            report.skipped.push_back("the entries for " + name + ": " + toString(arch.takeError()));
+            report.skipped.push_back("the entries for " + name + ": " +
+                                     toString(arch.takeError()));
             continue;
           }
           runtime::DeviceInfo info = runtime::compileOnlyInfo(*arch);
