@@ -58,6 +58,31 @@ Expected<std::vector<std::string>> recordEntry(StringRef path, TuneEntry entry,
   return replaced;
 }
 
+namespace {
+
+/// An entry's kernel rebuilt on a runtime at the entry's constants and sizes.
+struct Rebuilt {
+  TuneTarget target;
+  TuneKey key;
+};
+
+/// `entry`'s kernel rebuilt on `jit`, or why it cannot be: it does not build, or
+/// its IR hash changed (another kernel now: the entry can never match again).
+Expected<Rebuilt> rebuild(runtime::JitRuntime &jit, const KernelRegistry &kernels,
+                          const TuneProblemRegistry &problems, const TuneEntry &entry) {
+  Expected<TuneTarget> target =
+      makeTuneTarget(kernels, problems, entry.key.kernel, entry.constants, entry.shape);
+  Expected<TuneKey> key =
+      target ? tuneKeyFor(jit, *target) : Expected<TuneKey>(target.takeError());
+  if (!key)
+    return createStringError("cannot be rebuilt: " + toString(key.takeError()));
+  if (key->irHash != entry.key.irHash)
+    return createStringError("the kernel's IR changed since it was tuned; re-tune it");
+  return Rebuilt{std::move(*target), std::move(*key)};
+}
+
+} // namespace
+
 Expected<Revalidation> revalidateEntry(runtime::JitRuntime &jit,
                                        const KernelRegistry &kernels,
                                        const TuneProblemRegistry &problems,
@@ -71,19 +96,14 @@ Expected<Revalidation> revalidateEntry(runtime::JitRuntime &jit,
     return result;
   }
   result.verdict = entry;
-  Expected<TuneTarget> target =
-      makeTuneTarget(kernels, problems, entry.key.kernel, entry.constants, entry.shape);
-  Expected<TuneKey> key =
-      target ? tuneKeyFor(jit, *target) : Expected<TuneKey>(target.takeError());
-  if (!key) {
-    result.verdict.rejected = "cannot be rebuilt: " + toString(key.takeError());
+  Expected<Rebuilt> rebuilt = rebuild(jit, kernels, problems, entry);
+  if (!rebuilt) {
+    // The entry stays visible, rejected with the reason.
+    result.verdict.rejected = toString(rebuilt.takeError());
     return result;
   }
-  if (key->irHash != entry.key.irHash) {
-    // Another kernel now: its entry can never match again; it stays visible.
-    result.verdict.rejected = "the kernel's IR changed since it was tuned; re-tune it";
-    return result;
-  }
+  const TuneTarget *target = &rebuilt->target;
+  const TuneKey *key = &rebuilt->key;
   Candidate stored, fallback;
   stored.spec = fallback.spec = target->base;
   for (const auto &[name, value] : entry.config) {
@@ -126,20 +146,13 @@ StampReport stampCodeHashes(TuneDb &db, const KernelRegistry &kernels,
       skip("measured by tilejit " + e.key.version + ", not this build");
       continue;
     }
-    Expected<TuneTarget> target =
-        makeTuneTarget(kernels, problems, e.key.kernel, e.constants, e.shape);
-    Expected<TuneKey> key =
-        target ? tuneKeyFor(jit, *target) : Expected<TuneKey>(target.takeError());
-    if (!key) {
-      skip("cannot be rebuilt: " + toString(key.takeError()));
-      continue;
-    }
-    if (key->irHash != e.key.irHash) {
-      skip("the kernel's IR changed since it was tuned");
+    Expected<Rebuilt> rebuilt = rebuild(jit, kernels, problems, e);
+    if (!rebuilt) {
+      skip(toString(rebuilt.takeError()));
       continue;
     }
     Expected<std::string> code =
-        winnerFingerprint(jit, *target->def, target->base, e.config);
+        winnerFingerprint(jit, *rebuilt->target.def, rebuilt->target.base, e.config);
     if (!code) {
       skip("its configuration does not compile: " + toString(code.takeError()));
       continue;
